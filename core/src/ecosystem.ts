@@ -1,0 +1,111 @@
+/**
+ * The one interface every wallet ecosystem implements. Core and the server speak only to this;
+ * a new chain is a new package under plugins/ plus one registry entry in the server.
+ *
+ * Chain-touching capabilities take a `client` made by `connect`, like a viem action takes a client,
+ * so a plugin holds no state and tests can hand it a client bound to a local chain.
+ */
+export const ECOSYSTEM_IDS = ['evm', 'solana', 'ton'] as const
+export type EcosystemId = (typeof ECOSYSTEM_IDS)[number]
+
+/** Raw configuration given to `connect`: environment-style strings, never `process.env` itself. */
+export type ChainEnv = Readonly<Record<string, string | undefined>>
+
+export interface SignInMessageParameters {
+  /** Canonical address (as returned by `address.parse`). */
+  address: string
+  /** Host of the integrator's `url` (with port when it has one). */
+  domain: string
+  /** The integrator's `url`, verbatim. */
+  uri: string
+  /** EVM chain id; other ecosystems may ignore it. */
+  chainId: string
+  nonce: string
+  issuedAt: Date
+  expiresAt: Date
+}
+
+export interface VerifySignInParameters extends SignInMessageParameters {
+  /** The exact message issued by the agreement step, as stored; never one sent back by a client. */
+  message: string
+  /** The `signature` field of the create request, as given. */
+  signature: string
+  now: Date
+}
+
+/** An expected outcome, not an exception: an invalid signature is data the caller branches on. */
+export type VerifySignInResult = { valid: true } | { valid: false; reason: string }
+
+export interface BalanceParameters {
+  chainId: string
+  /** Canonical wallet address. */
+  owner: string
+  /** Token address in the ecosystem's form, or `native` for the chain's own coin. */
+  token: string
+}
+
+export interface OpportunityTarget {
+  id: string
+  chainId: string
+  vaultAddress: string
+  baseToken: string
+  receiptToken: string
+}
+
+interface BuildCommon {
+  chainId: string
+  /** Canonical wallet address; it signs and pays. */
+  owner: string
+  opportunity: OpportunityTarget
+  /** Smallest units. */
+  amount: bigint
+  /** Attribution tag `earn:v1:...` carried by the deposit step. */
+  tag: string
+  slippageBps: number
+}
+
+export type BuildParameters =
+  | (BuildCommon & { kind: 'deposit'; tokenIn: string; mode: 'direct' | 'swap' })
+  | (BuildCommon & { kind: 'withdraw'; tokenOut?: string })
+
+export interface UnsignedTransaction {
+  type: 'approve' | 'swap' | 'deposit' | 'withdraw'
+  /** The ecosystem's unsigned form, JSON-ready (amounts as decimal strings). */
+  transaction: Record<string, unknown>
+  description: string
+  metadata?: Record<string, unknown>
+}
+
+export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknown> {
+  id: Id
+  /** Transport-like: builds the client from configuration; no I/O until a capability uses it. */
+  connect(env: ChainEnv): Client
+  address: {
+    /** Cheap guard; never throws. */
+    isValid(input: string): boolean
+    /** Canonical identity form, or throws `InvalidAddressError`. Idempotent. */
+    parse(input: string): string
+    /** The form shown in responses (EIP-55 on EVM). Takes a canonical address. */
+    format(canonical: string): string
+  }
+  signIn: {
+    /** The agreement message the wallet signs. */
+    message(p: SignInMessageParameters): string
+    /**
+     * Verifies a signature over the stored message. Resolves `{valid: false}` for a bad proof;
+     * rejects with `UnavailableError` when a chain it must ask cannot answer.
+     */
+    verify(client: Client, p: VerifySignInParameters): Promise<VerifySignInResult>
+  }
+  balance: {
+    read(client: Client, p: BalanceParameters): Promise<bigint>
+  }
+  transactions: {
+    build(client: Client, p: BuildParameters): Promise<UnsignedTransaction[]>
+  }
+}
+
+/** Type-checks a plugin object without changing it. */
+export const defineEcosystem = <const E extends Ecosystem<EcosystemId, any>>(e: E): E => e
+
+export const isEcosystemId = (s: string): s is EcosystemId => (ECOSYSTEM_IDS as readonly string[]).includes(s)

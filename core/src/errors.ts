@@ -1,0 +1,101 @@
+/**
+ * Every failure a client can see is an `ApiError`. The envelope the spec defines reverses the
+ * naming Elysia and unkey use (`code` is the number there, the name here); only `toEnvelope` knows.
+ */
+export const STATUS = {
+  INVALID_ARGUMENT: 400,
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  RESOURCE_EXHAUSTED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+} as const
+
+export type StatusName = keyof typeof STATUS
+export type ErrorContext = Record<string, unknown>
+
+export class ApiError extends Error {
+  /** The HTTP number: what Elysia's pipeline reads. */
+  readonly status: number
+  constructor(
+    readonly code: StatusName,
+    message: string,
+    readonly context: ErrorContext = {},
+    options?: ErrorOptions,
+  ) {
+    super(message, options)
+    this.name = new.target.name
+    this.status = STATUS[code]
+  }
+}
+
+export class InvalidArgumentError extends ApiError {
+  constructor(message: string, context: ErrorContext = {}, options?: ErrorOptions) {
+    super('INVALID_ARGUMENT', message, context, options)
+  }
+}
+
+export class UnauthorizedError extends ApiError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super('UNAUTHORIZED', message, context)
+  }
+}
+
+export class NotFoundError extends ApiError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super('NOT_FOUND', message, context)
+  }
+}
+
+export class ConflictError extends ApiError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super('CONFLICT', message, context)
+  }
+}
+
+/** A dependency (chain RPC, database, Redis) failed; the client should retry later. */
+export class UnavailableError extends ApiError {
+  constructor(message: string, context: ErrorContext = {}, options?: ErrorOptions) {
+    super('UNAVAILABLE', message, context, options)
+  }
+}
+
+export class UnsupportedEcosystemError extends InvalidArgumentError {
+  constructor(walletEcosystem: string, supported: readonly string[]) {
+    super(`unsupported walletEcosystem "${walletEcosystem}"; this server accepts ${supported.join(', ')}`, {
+      walletEcosystem: `must be one of ${supported.join(', ')}`,
+    })
+  }
+}
+
+export class InvalidAddressError extends InvalidArgumentError {
+  constructor(ecosystem: string, reason: string, field = 'address') {
+    super(`address is not a valid ${ecosystem} address: ${reason}`, { [field]: reason })
+  }
+}
+
+export interface ErrorEnvelope {
+  code: number
+  status: StatusName
+  error: string
+  context: ErrorContext
+}
+
+export const toEnvelope = (e: ApiError): ErrorEnvelope => ({
+  code: e.status,
+  status: e.code,
+  error: e.message,
+  context: e.context,
+})
+
+/** A nested `cause` chain, outermost first; used to find an `ApiError` wrapped by a library. */
+export function findApiError(error: unknown): ApiError | undefined {
+  let e: unknown = error
+  for (let depth = 0; e && depth < 8; depth++) {
+    if (e instanceof ApiError) return e
+    e = (e as { cause?: unknown }).cause
+  }
+  return undefined
+}
