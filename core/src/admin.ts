@@ -1,0 +1,131 @@
+/**
+ * Administration of organizations, keys and distributors: what the CLI and the first-start demo
+ * call. Plain keys are returned to the caller once and never stored.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Clock } from './clock.ts'
+import { InvalidArgumentError, NotFoundError } from './errors.ts'
+import { generateKey, hashKey, type KeyKind, keyStart, newId } from './keys.ts'
+import type { ApiKeyRecord, Tier } from './store/schema.ts'
+import type { Store } from './store/store.ts'
+
+export interface AdminDeps {
+  store: Store
+  clock: Clock
+}
+
+/** Default hourly cost-unit budgets by tier; a monthly cap is off unless set. */
+export const DEFAULT_HOURLY_BUDGET: Record<Tier, number> = { standard: 10_000, premium: 100_000 }
+
+export interface CreateOrganizationParameters {
+  name: string
+  tier?: Tier
+  hourlyBudget?: number
+  monthlyBudget?: number | null
+}
+
+export interface IssuedKey {
+  keyId: string
+  key: string
+}
+
+export interface CreateOrganizationResult {
+  orgId: string
+  publishableKey: string
+  secretKey: string
+  publishableKeyId: string
+  secretKeyId: string
+}
+
+function budget(name: string, value: number | null | undefined): void {
+  if (value === undefined || value === null) return
+  if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(`${name} must be a whole number of cost units, 0 or more`, { [name]: value })
+}
+
+export async function issueKey(deps: AdminDeps, orgId: string, kind: KeyKind, budgets: Partial<Pick<ApiKeyRecord, 'hourlyBudget' | 'monthlyBudget'>> = {}): Promise<IssuedKey> {
+  const key = generateKey(kind)
+  const keyId = newId('key')
+  await deps.store.insertKey({
+    id: keyId,
+    orgId,
+    kind,
+    hash: hashKey(key),
+    start: keyStart(key),
+    hourlyBudget: budgets.hourlyBudget ?? null,
+    monthlyBudget: budgets.monthlyBudget ?? null,
+    createdAt: deps.clock.now(),
+    revokedAt: null,
+  })
+  return { keyId, key }
+}
+
+export async function createOrganization(deps: AdminDeps, p: CreateOrganizationParameters): Promise<CreateOrganizationResult> {
+  const name = p.name.trim()
+  if (!name) throw new InvalidArgumentError('an organization needs a name', { name: 'must not be empty' })
+  const tier = p.tier ?? 'standard'
+  budget('hourlyBudget', p.hourlyBudget)
+  budget('monthlyBudget', p.monthlyBudget)
+  const orgId = newId('org')
+  await deps.store.createOrganization({
+    id: orgId,
+    name,
+    tier,
+    hourlyBudget: p.hourlyBudget ?? DEFAULT_HOURLY_BUDGET[tier],
+    monthlyBudget: p.monthlyBudget ?? null,
+    createdAt: deps.clock.now(),
+  })
+  const publishable = await issueKey(deps, orgId, 'publishable')
+  const secret = await issueKey(deps, orgId, 'secret')
+  return {
+    orgId,
+    publishableKey: publishable.key,
+    secretKey: secret.key,
+    publishableKeyId: publishable.keyId,
+    secretKeyId: secret.keyId,
+  }
+}
+
+export async function createDistributor(deps: AdminDeps, p: { orgId: string; name?: string }) {
+  if (!(await deps.store.getOrganization(p.orgId))) throw new NotFoundError(`organization ${p.orgId} not found`, { org: p.orgId })
+  const distributorId = randomUUID()
+  await deps.store.createDistributor({ id: distributorId, orgId: p.orgId, name: p.name?.trim() || 'default', createdAt: deps.clock.now() })
+  return { distributorId }
+}
+
+/** Finds a key by its id or by the plain key itself. */
+export async function findKey(deps: AdminDeps, ref: { keyId?: string; key?: string }): Promise<ApiKeyRecord> {
+  const found = ref.keyId
+    ? await deps.store.getKey(ref.keyId)
+    : ref.key
+      ? (await deps.store.findKeyByHash(hashKey(ref.key)))?.key
+      : undefined
+  if (!found) throw new NotFoundError('key not found', { key: ref.keyId ?? 'the given key' })
+  return found
+}
+
+export async function revokeKey(deps: AdminDeps, ref: { keyId?: string; key?: string }) {
+  const key = await findKey(deps, ref)
+  const revoked = await deps.store.revokeKey(key.id, deps.clock.now())
+  return { keyId: key.id, revoked }
+}
+
+/** Revokes a key and issues a new one of the same kind, organization and budgets. */
+export async function rotateKey(deps: AdminDeps, ref: { keyId?: string; key?: string }) {
+  const old = await findKey(deps, ref)
+  if (old.revokedAt !== null) throw new InvalidArgumentError('a revoked key cannot be rotated', { key: old.id })
+  const fresh = await issueKey(deps, old.orgId, old.kind, { hourlyBudget: old.hourlyBudget, monthlyBudget: old.monthlyBudget })
+  await deps.store.revokeKey(old.id, deps.clock.now())
+  return { revokedKeyId: old.id, keyId: fresh.keyId, key: fresh.key, kind: old.kind }
+}
+
+export async function setKeyBudgets(
+  deps: AdminDeps,
+  ref: { keyId?: string; key?: string },
+  budgets: { hourlyBudget?: number | null; monthlyBudget?: number | null },
+) {
+  budget('hourlyBudget', budgets.hourlyBudget)
+  budget('monthlyBudget', budgets.monthlyBudget)
+  const key = await findKey(deps, ref)
+  await deps.store.setKeyBudgets(key.id, budgets)
+  return { keyId: key.id, ...budgets }
+}

@@ -1,0 +1,80 @@
+/**
+ * The deployment's configuration, parsed once from an environment-style record. Pure: the
+ * composition root hands it `process.env`; nothing else reads the environment.
+ */
+import { ECOSYSTEM_IDS, type EcosystemId, isEcosystemId } from './ecosystem.ts'
+
+export interface Config {
+  port: number
+  host: string
+  dataDir: string
+  databaseUrl: string | undefined
+  redisUrl: string | undefined
+  nonceTtlSeconds: number
+  ecosystems: EcosystemId[]
+  attributionSecret: string | undefined
+  /** Seconds a verified key stays cached; bounds how late a revocation is seen. */
+  keyCacheSeconds: number
+  logRequests: boolean
+  /** The environment record itself, for plugins' `connect` (each reads its own variables). */
+  env: Readonly<Record<string, string | undefined>>
+}
+
+/** A bad value stops the start with one line naming the variable. */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, reason: string) {
+    super(`${variable}: ${reason}`)
+    this.name = 'ConfigError'
+  }
+}
+
+function integer(env: Config['env'], name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got "${raw}"`)
+  const n = Number(raw)
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`)
+  return n
+}
+
+function url(env: Config['env'], name: string, protocols: string[]): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(name, 'is not a URL')
+  }
+  if (!protocols.includes(parsed.protocol))
+    throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`)
+  return raw
+}
+
+function ecosystems(env: Config['env']): EcosystemId[] {
+  const raw = env.ECOSYSTEMS
+  if (raw === undefined || raw.trim() === '') return [...ECOSYSTEM_IDS]
+  const ids = raw.split(',').map((s) => s.trim()).filter(Boolean)
+  for (const id of ids)
+    if (!isEcosystemId(id)) throw new ConfigError('ECOSYSTEMS', `unknown ecosystem "${id}"; known: ${ECOSYSTEM_IDS.join(', ')}`)
+  return [...new Set(ids)] as EcosystemId[]
+}
+
+export function parseConfig(env: Config['env']): Config {
+  const secret = env.ATTRIBUTION_SECRET
+  if (secret !== undefined && secret !== '' && secret.length < 16)
+    throw new ConfigError('ATTRIBUTION_SECRET', 'must be at least 16 characters')
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    dataDir: env.DATA_DIR || './.data',
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    nonceTtlSeconds: integer(env, 'NONCE_TTL_SECONDS', 300, 10, 86_400),
+    ecosystems: ecosystems(env),
+    attributionSecret: secret || undefined,
+    keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 2, 0, 5),
+    logRequests: env.LOG_REQUESTS !== '0',
+    env,
+  }
+}

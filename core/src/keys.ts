@@ -1,0 +1,46 @@
+/**
+ * API keys: `pk_live_` (publishable) or `sk_live_` (secret) + base58 of 32 random bytes.
+ * Only the SHA-256 digest is stored; the plain key exists once, in the answer to whoever made it.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+
+export const KEY_KINDS = ['publishable', 'secret'] as const
+export type KeyKind = (typeof KEY_KINDS)[number]
+
+const PREFIX: Record<KeyKind, string> = { publishable: 'pk_live_', secret: 'sk_live_' }
+const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
+
+export function base58(bytes: Uint8Array): string {
+  let n = 0n
+  for (const b of bytes) n = (n << 8n) | BigInt(b)
+  let out = ''
+  while (n > 0n) {
+    out = ALPHABET[Number(n % 58n)] + out
+    n /= 58n
+  }
+  for (const b of bytes) {
+    if (b !== 0) break
+    out = '1' + out
+  }
+  return out
+}
+
+export function generateKey(kind: KeyKind): string {
+  return PREFIX[kind] + base58(randomBytes(32))
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex')
+}
+
+/** The kind a presented key claims by its prefix, or undefined for anything else. */
+export function keyKind(key: string): KeyKind | undefined {
+  if (key.startsWith(PREFIX.secret)) return 'secret'
+  if (key.startsWith(PREFIX.publishable)) return 'publishable'
+  return undefined
+}
+
+/** A short, non-secret prefix kept for display ("which key is this?"). */
+export const keyStart = (key: string) => key.slice(0, 12)
+
+export const newId = (prefix: string) => `${prefix}_${base58(randomBytes(12))}`

@@ -1,0 +1,146 @@
+/**
+ * Wallet membership: check, agreement (nonce + message to sign), create (verify, consume, register).
+ * The order of checks on create is the one DECISIONS.md rules; each failure is its own error class.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Clock } from '../clock.ts'
+import { InvalidArgumentError } from '../errors.ts'
+import type { EcosystemRegistry } from '../registry.ts'
+import type { Store } from '../store/store.ts'
+import {
+  DistributorNotFoundError,
+  InvalidNonceError,
+  InvalidSignatureError,
+  InvalidUrlError,
+  MembershipExistsError,
+} from './errors.ts'
+
+export interface MembershipDeps {
+  store: Store
+  clock: Clock
+  ecosystems: EcosystemRegistry
+  nonceTtlSeconds: number
+}
+
+export interface CheckMembershipParameters {
+  address: string
+  walletEcosystem: string
+}
+
+export interface AgreementParameters {
+  orgId: string
+  address: string
+  walletEcosystem: string
+  url: string
+  chainId?: string
+}
+
+export interface CreateMembershipParameters {
+  orgId: string
+  address: string
+  walletEcosystem: string
+  signature: string
+  nonce: string
+  distributorId?: string
+}
+
+function resolveWallet(deps: MembershipDeps, walletEcosystem: string, address: string) {
+  const ecosystem = deps.ecosystems.get(walletEcosystem)
+  return { ecosystem, address: ecosystem.plugin.address.parse(address) }
+}
+
+function parseAppUrl(raw: string): URL {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new InvalidUrlError('it does not parse as a URL')
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InvalidUrlError('only http and https are accepted')
+  if (url.username || url.password) throw new InvalidUrlError('it must not carry credentials')
+  return url
+}
+
+export async function checkMembership(deps: MembershipDeps, p: CheckMembershipParameters) {
+  const { ecosystem, address } = resolveWallet(deps, p.walletEcosystem, p.address)
+  const member = await deps.store.getMember(ecosystem.plugin.id, address)
+  return { isMember: member !== undefined }
+}
+
+export async function issueAgreement(deps: MembershipDeps, p: AgreementParameters) {
+  const { ecosystem, address } = resolveWallet(deps, p.walletEcosystem, p.address)
+  const url = parseAppUrl(p.url)
+  const chainId = p.chainId ?? '1'
+  if (!/^[1-9]\d{0,18}$/.test(chainId))
+    throw new InvalidArgumentError('chainId must be a positive decimal chain id such as "1"', { chainId: 'not a chain id' })
+  const now = deps.clock.now()
+  const nonce = randomUUID()
+  const params = {
+    address,
+    domain: url.host,
+    uri: p.url,
+    chainId,
+    nonce,
+    issuedAt: new Date(now),
+    expiresAt: new Date(now + deps.nonceTtlSeconds * 1000),
+  }
+  const message = ecosystem.plugin.signIn.message(params)
+  await deps.store.insertNonce({
+    nonce,
+    orgId: p.orgId,
+    ecosystem: ecosystem.plugin.id,
+    address,
+    message,
+    chainId,
+    domain: params.domain,
+    uri: params.uri,
+    issuedAt: now,
+    expiresAt: params.expiresAt.getTime(),
+    consumedAt: null,
+  })
+  return { nonce, message }
+}
+
+export async function createMembership(deps: MembershipDeps, p: CreateMembershipParameters) {
+  const { ecosystem, address } = resolveWallet(deps, p.walletEcosystem, p.address)
+  const id = ecosystem.plugin.id
+  if (await deps.store.getMember(id, address)) throw new MembershipExistsError(ecosystem.plugin.address.format(address))
+  if (p.distributorId !== undefined) {
+    const distributor = await deps.store.getDistributor(p.distributorId)
+    if (!distributor || distributor.orgId !== p.orgId) throw new DistributorNotFoundError(p.distributorId)
+  }
+
+  const nonce = await deps.store.getNonce(p.nonce)
+  const now = deps.clock.now()
+  if (!nonce) throw new InvalidNonceError('unknown')
+  if (nonce.ecosystem !== id || nonce.address !== address) throw new InvalidNonceError('other_wallet')
+  if (nonce.consumedAt !== null) throw new InvalidNonceError('consumed')
+  if (nonce.expiresAt <= now) throw new InvalidNonceError('expired')
+
+  const verdict = await ecosystem.plugin.signIn.verify(ecosystem.client, {
+    address,
+    domain: nonce.domain,
+    uri: nonce.uri,
+    chainId: nonce.chainId,
+    nonce: nonce.nonce,
+    issuedAt: new Date(nonce.issuedAt),
+    expiresAt: new Date(nonce.expiresAt),
+    message: nonce.message,
+    signature: p.signature,
+    now: new Date(now),
+  })
+  if (!verdict.valid) throw new InvalidSignatureError(verdict.reason)
+
+  // Time has passed during verification (an RPC call, maybe); the transaction re-checks expiry at commit time.
+  const result = await deps.store.createMemberWithNonce(
+    nonce.nonce,
+    { ecosystem: id, address, orgId: p.orgId, distributorId: p.distributorId ?? null, chainId: nonce.chainId, createdAt: now },
+    deps.clock.now(),
+  )
+  if (!result.ok) {
+    if (result.reason === 'exists') throw new MembershipExistsError(ecosystem.plugin.address.format(address))
+    const again = await deps.store.getNonce(nonce.nonce)
+    throw new InvalidNonceError(again?.consumedAt !== null ? 'consumed' : 'expired')
+  }
+  return { isMember: true, error: '' }
+}

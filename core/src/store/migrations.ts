@@ -1,0 +1,134 @@
+/**
+ * Versioned migrations, written once with Kysely's schema builder for both engines. They run at
+ * start inside one transaction that holds an exclusive lock (a PostgreSQL advisory lock, or SQLite's
+ * write lock taken by BEGIN IMMEDIATE), so processes starting together migrate exactly once.
+ */
+import { type Kysely, sql } from 'kysely'
+import type { Database } from './schema.ts'
+
+export type Engine = 'sqlite' | 'postgres'
+
+export interface Migration {
+  version: number
+  name: string
+  up(db: Kysely<any>, engine: Engine): Promise<void>
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'organizations, keys, distributors, members, nonces, actions',
+    async up(db) {
+      await db.schema
+        .createTable('organizations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('tier', 'text', (c) => c.notNull().check(sql`tier in ('standard', 'premium')`))
+        .addColumn('hourly_budget', 'bigint', (c) => c.notNull())
+        .addColumn('monthly_budget', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('org_id', 'text', (c) => c.notNull().references('organizations.id'))
+        .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('publishable', 'secret')`))
+        .addColumn('hash', 'text', (c) => c.notNull().unique())
+        .addColumn('start', 'text', (c) => c.notNull())
+        .addColumn('hourly_budget', 'bigint')
+        .addColumn('monthly_budget', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('revoked_at', 'bigint')
+        .execute()
+      await db.schema.createIndex('api_keys_org').on('api_keys').column('org_id').execute()
+      await db.schema
+        .createTable('distributors')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('org_id', 'text', (c) => c.notNull().references('organizations.id'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createTable('members')
+        .addColumn('ecosystem', 'text', (c) => c.notNull())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('org_id', 'text', (c) => c.notNull())
+        .addColumn('distributor_id', 'text')
+        .addColumn('chain_id', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('members_pk', ['ecosystem', 'address'])
+        .execute()
+      await db.schema.createIndex('members_distributor').on('members').column('distributor_id').execute()
+      await db.schema
+        .createTable('nonces')
+        .addColumn('nonce', 'text', (c) => c.primaryKey())
+        .addColumn('org_id', 'text', (c) => c.notNull())
+        .addColumn('ecosystem', 'text', (c) => c.notNull())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('message', 'text', (c) => c.notNull())
+        .addColumn('chain_id', 'text', (c) => c.notNull())
+        .addColumn('domain', 'text', (c) => c.notNull())
+        .addColumn('uri', 'text', (c) => c.notNull())
+        .addColumn('issued_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('consumed_at', 'bigint')
+        .execute()
+      await db.schema.createIndex('nonces_expiry').on('nonces').column('expires_at').execute()
+      await db.schema
+        .createTable('actions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('org_id', 'text', (c) => c.notNull())
+        .addColumn('distributor_id', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('ecosystem', 'text', (c) => c.notNull())
+        .addColumn('chain_id', 'text')
+        .addColumn('wallet', 'text', (c) => c.notNull())
+        .addColumn('opportunity_id', 'text')
+        .addColumn('token', 'text')
+        .addColumn('amount', 'text')
+        .addColumn('referral_code', 'text')
+        .addColumn('tx_hash', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema.createIndex('actions_wallet').on('actions').columns(['wallet', 'created_at']).execute()
+      await db.schema
+        .createIndex('actions_distributor')
+        .on('actions')
+        .columns(['distributor_id', 'created_at'])
+        .execute()
+    },
+  },
+]
+
+// Any fixed number works; it only has to be the same for every process of this service.
+const ADVISORY_LOCK_ID = 724_201_611
+
+/** Applies every migration not yet recorded; returns the versions this call applied. */
+export async function migrate(db: Kysely<Database>, engine: Engine, now: number): Promise<number[]> {
+  return db.connection().execute(async (conn) => {
+    await sql.raw(engine === 'sqlite' ? 'begin immediate' : 'begin').execute(conn)
+    try {
+      if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK_ID})`.execute(conn)
+      await conn.schema
+        .createTable('schema_migrations')
+        .ifNotExists()
+        .addColumn('version', 'integer', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('applied_at', 'bigint', (c) => c.notNull())
+        .execute()
+      const done = new Set((await conn.selectFrom('schemaMigrations').select('version').execute()).map((r) => r.version))
+      const applied: number[] = []
+      for (const m of MIGRATIONS) {
+        if (done.has(m.version)) continue
+        await m.up(conn, engine)
+        await conn.insertInto('schemaMigrations').values({ version: m.version, name: m.name, appliedAt: now }).execute()
+        applied.push(m.version)
+      }
+      await sql.raw('commit').execute(conn)
+      return applied
+    } catch (e) {
+      await sql.raw('rollback').execute(conn).catch(() => {})
+      throw e
+    }
+  })
+}

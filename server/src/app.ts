@@ -1,0 +1,29 @@
+/**
+ * The HTTP application: cross-cutting plugins first, then one Elysia instance per feature.
+ * No handler logic lives here.
+ */
+import { Elysia } from 'elysia'
+import type { Deps } from './deps.ts'
+import { healthRoutes } from './features/health/routes.ts'
+import { legacyRoutes } from './features/legacy/routes.ts'
+import { membershipRoutes } from './features/membership/routes.ts'
+import { apiDocs, docsPage } from './http/docs.ts'
+import { errorHandling } from './http/errors.ts'
+import { bodyParsing } from './http/parse.ts'
+import { requestLogging } from './http/requestLog.ts'
+
+export const API_VERSION = '2.0.0'
+
+export function createApp(deps: Deps) {
+  const app = new Elysia({ name: 'earn-api' })
+    .use(requestLogging({ clock: deps.clock, logger: deps.logger, enabled: deps.config.logRequests }))
+    .use(errorHandling(deps.logger))
+    .use(bodyParsing)
+    .use(apiDocs(API_VERSION))
+    .use(healthRoutes(deps))
+    .use(membershipRoutes(deps))
+    .use(legacyRoutes(deps))
+  return app.use(docsPage((r) => app.handle(r)))
+}
+
+export type App = ReturnType<typeof createApp>

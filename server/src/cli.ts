@@ -1,0 +1,173 @@
+/**
+ * `bun run cli ...`: administers the deployment named by the environment (the same store
+ * `bun run start` uses), safe to run while servers are up. Every command takes `--json`.
+ */
+import {
+  type AdminDeps,
+  ApiError,
+  ConfigError,
+  createDistributor,
+  createOrganization,
+  findKey,
+  issueKey,
+  KEY_KINDS,
+  type KeyKind,
+  NotFoundError,
+  parseConfig,
+  revokeKey,
+  rotateKey,
+  setKeyBudgets,
+  systemClock,
+  type Tier,
+} from '@earn/core'
+import { openStore } from './compose.ts'
+
+const USAGE = `usage: bun run cli <command> [options] [--json]
+
+  org create --name N [--tier standard|premium] [--hourly-budget N] [--monthly-budget N|none]
+  org list
+  distributor create --org ORG_ID [--name N]
+  distributor list --org ORG_ID
+  key create --org ORG_ID --kind publishable|secret [--hourly-budget N] [--monthly-budget N]
+  key list --org ORG_ID
+  key rotate (--id KEY_ID | --key KEY)
+  key revoke (--id KEY_ID | --key KEY)
+  key budget (--id KEY_ID | --key KEY) [--hourly-budget N|default] [--monthly-budget N|default]
+      (default: use the organization's budget again)
+
+Environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded SQLite, default ./.data), as for bun run start.`
+
+export class UsageError extends Error {}
+
+type Flags = Record<string, string | true>
+
+export function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
+  const words: string[] = []
+  const flags: Flags = {}
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    if (!a.startsWith('--')) {
+      words.push(a)
+      continue
+    }
+    const [name, inline] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
+    if (inline !== undefined) flags[name] = inline
+    else if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) flags[name] = argv[++i]!
+    else flags[name] = true
+  }
+  return { words, flags }
+}
+
+function text(flags: Flags, name: string, required: true): string
+function text(flags: Flags, name: string, required?: false): string | undefined
+function text(flags: Flags, name: string, required = false) {
+  const v = flags[name]
+  if (v === true) throw new UsageError(`--${name} needs a value`)
+  if (v === undefined && required) throw new UsageError(`--${name} is required`)
+  return v
+}
+
+/** A budget flag: a whole number, or a word meaning "no cap" / "inherit the organization's". */
+function budgetFlag(flags: Flags, name: string, words: Record<string, null> = {}): number | null | undefined {
+  const v = text(flags, name)
+  if (v === undefined) return undefined
+  if (v in words) return words[v]!
+  if (!/^\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number of cost units${Object.keys(words).length ? ` or ${Object.keys(words).join('/')}` : ''}`)
+  return Number(v)
+}
+
+function keyRef(flags: Flags) {
+  const keyId = text(flags, 'id')
+  const key = text(flags, 'key')
+  if (!keyId && !key) throw new UsageError('give --id KEY_ID or --key KEY')
+  return { keyId, key }
+}
+
+/** Runs one command; returns what it prints (as JSON with --json, else as lines). */
+export async function runCommand(deps: AdminDeps, argv: string[]): Promise<unknown> {
+  const { words, flags } = parseArgs(argv)
+  const [group, verb] = words
+  switch (`${group} ${verb}`) {
+    case 'org create': {
+      const tier = (text(flags, 'tier') ?? 'standard') as Tier
+      if (tier !== 'standard' && tier !== 'premium') throw new UsageError('--tier must be standard or premium')
+      return createOrganization(deps, {
+        name: text(flags, 'name', true),
+        tier,
+        hourlyBudget: budgetFlag(flags, 'hourly-budget') ?? undefined,
+        monthlyBudget: budgetFlag(flags, 'monthly-budget', { none: null }),
+      })
+    }
+    case 'org list':
+      return { organizations: await deps.store.listOrganizations() }
+    case 'distributor create':
+      return createDistributor(deps, { orgId: text(flags, 'org', true), name: text(flags, 'name') })
+    case 'distributor list':
+      return { distributors: await deps.store.listDistributors(text(flags, 'org', true)) }
+    case 'key create': {
+      const orgId = text(flags, 'org', true)
+      const kind = text(flags, 'kind', true) as KeyKind
+      if (!KEY_KINDS.includes(kind)) throw new UsageError('--kind must be publishable or secret')
+      if (!(await deps.store.getOrganization(orgId))) throw new NotFoundError(`organization ${orgId} not found`)
+      const issued = await issueKey(deps, orgId, kind, {
+        hourlyBudget: budgetFlag(flags, 'hourly-budget') ?? null,
+        monthlyBudget: budgetFlag(flags, 'monthly-budget') ?? null,
+      })
+      return { ...issued, kind, orgId }
+    }
+    case 'key list': {
+      const keys = await deps.store.listKeys(text(flags, 'org', true))
+      // Digests stay in the store; a listing shows what identifies a key to a person.
+      return { keys: keys.map(({ hash: _hash, ...k }) => k) }
+    }
+    case 'key rotate':
+      return rotateKey(deps, keyRef(flags))
+    case 'key revoke':
+      return revokeKey(deps, keyRef(flags))
+    case 'key budget': {
+      const ref = keyRef(flags)
+      await findKey(deps, ref)
+      const hourlyBudget = budgetFlag(flags, 'hourly-budget', { default: null })
+      const monthlyBudget = budgetFlag(flags, 'monthly-budget', { default: null })
+      if (hourlyBudget === undefined && monthlyBudget === undefined) throw new UsageError('give --hourly-budget and/or --monthly-budget')
+      return setKeyBudgets(deps, ref, { hourlyBudget, monthlyBudget })
+    }
+    default:
+      throw new UsageError(group ? `unknown command "${words.join(' ')}"` : 'no command given')
+  }
+}
+
+function print(result: unknown, json: boolean) {
+  if (json) return console.log(JSON.stringify(result, null, 2))
+  for (const [k, v] of Object.entries(result as Record<string, unknown>)) {
+    if (Array.isArray(v)) {
+      console.log(`${k}:`)
+      for (const row of v) console.log('  ' + Object.entries(row).map(([a, b]) => `${a}=${b}`).join(' '))
+    } else console.log(`${k}: ${v}`)
+  }
+}
+
+if (import.meta.main) {
+  const argv = process.argv.slice(2)
+  const json = argv.includes('--json')
+  let exitCode = 0
+  let store: ReturnType<typeof openStore> | undefined
+  try {
+    if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+      console.log(USAGE)
+    } else {
+      const config = parseConfig(process.env)
+      store = openStore(config)
+      await store.migrate(systemClock.now())
+      print(await runCommand({ store, clock: systemClock }, argv.filter((a) => a !== '--json')), json)
+    }
+  } catch (e) {
+    exitCode = e instanceof UsageError ? 2 : 1
+    const message = e instanceof ApiError || e instanceof UsageError || e instanceof ConfigError ? e.message : String(e)
+    if (json) console.error(JSON.stringify({ error: message }))
+    else console.error(`error: ${message}${e instanceof UsageError ? `\n\n${USAGE}` : ''}`)
+  } finally {
+    await store?.close()
+  }
+  process.exit(exitCode)
+}

@@ -1,0 +1,14 @@
+import type { Clock, Config, EcosystemRegistry, KeyVerifier, Store } from '@earn/core'
+import type { Meter } from '@earn/core/metering/meter'
+import type { Logger } from './logger.ts'
+
+/** Everything a route needs, built once by main.ts (or a test harness) and passed in. */
+export interface Deps {
+  config: Config
+  store: Store
+  meter: Meter
+  keys: KeyVerifier
+  ecosystems: EcosystemRegistry
+  clock: Clock
+  logger: Logger
+}

@@ -1,0 +1,29 @@
+import { ECOSYSTEM_IDS } from '@earn/core'
+import { t } from 'elysia'
+
+const Address = t.String({ minLength: 1, maxLength: 200, description: 'Wallet address in any form the ecosystem accepts' })
+const Ecosystem = t.String({ description: `One of ${ECOSYSTEM_IDS.join(', ')}`, examples: ['evm'] })
+
+export const CheckQuery = t.Object({
+  address: Address,
+  walletEcosystem: t.Optional(t.String({ ...Ecosystem, default: 'evm' })),
+})
+
+export const AgreementBody = t.Object({
+  address: Address,
+  walletEcosystem: Ecosystem,
+  url: t.String({ minLength: 1, maxLength: 2048, description: 'URL of your application; its host is the sign-in domain' }),
+  chainId: t.Optional(t.String({ maxLength: 20, description: 'EVM chain id, default "1"; not needed for solana or ton' })),
+})
+
+export const CreateBody = t.Object({
+  address: Address,
+  walletEcosystem: Ecosystem,
+  signature: t.String({ minLength: 1, maxLength: 16_384, description: 'Signature of the agreement message (see the docs per ecosystem)' }),
+  nonce: t.String({ minLength: 1, maxLength: 64 }),
+  distributorId: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+})
+
+export const MembershipStatus = t.Object({ isMember: t.Boolean() })
+export const Agreement = t.Object({ nonce: t.String(), message: t.String() })
+export const CreateResult = t.Object({ isMember: t.Boolean(), error: t.String() })

@@ -1,0 +1,60 @@
+/**
+ * `/openapi.json`, generated from the route schemas, and `/docs`, a page rendered here from that
+ * document so it works offline (no script from a CDN). Neither needs a key.
+ */
+import { openapi } from '@elysiajs/openapi'
+import { Elysia } from 'elysia'
+
+const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!)
+
+type Spec = { info: { title: string; version: string; description?: string }; paths: Record<string, Record<string, any>> }
+
+function renderDocs(spec: Spec): string {
+  const rows: string[] = []
+  for (const [path, methods] of Object.entries(spec.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const cost = op['x-cost-units'] === undefined ? '' : `${op['x-cost-units']} units`
+      const key = op['x-key-kind'] === 'secret' ? 'secret' : op['x-key-kind'] ? 'publishable' : 'none'
+      rows.push(
+        `<tr${op.deprecated ? ' class="dep"' : ''}><td><code>${method.toUpperCase()}</code></td><td><code>${escape(path)}</code></td>` +
+          `<td>${escape(op.summary ?? '')}</td><td>${key}</td><td>${cost}</td></tr>`,
+      )
+    }
+  }
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${escape(spec.info.title)}</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}
+td,th{border-bottom:1px solid #ddd;padding:.4rem;text-align:left}.dep{color:#999;text-decoration:line-through}code{font-size:13px}</style></head>
+<body><h1>${escape(spec.info.title)} <small>${escape(spec.info.version)}</small></h1><p>${escape(spec.info.description ?? '')}</p>
+<p>Send your key in the <code>X-API-Key</code> header. The machine-readable document is <a href="/openapi.json">/openapi.json</a>.</p>
+<table><thead><tr><th>Method</th><th>Path</th><th>Summary</th><th>Key</th><th>Cost</th></tr></thead><tbody>${rows.join('')}</tbody></table></body></html>`
+}
+
+export const apiDocs = (version: string) =>
+  new Elysia({ name: 'earn/docs' })
+    .use(
+      openapi({
+        provider: null,
+        specPath: '/openapi.json',
+        documentation: {
+          info: {
+            title: 'Earn API',
+            version,
+            description:
+              'Register wallets as members, discover yield opportunities, build deposit and withdrawal transactions. ' +
+              'Every error is {code, status, error, context}. Every metered response carries X-RateLimit-* and X-Monthly-* headers.',
+          },
+          components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
+        },
+      }),
+    )
+
+/** `/docs`, reading the same document clients read, through the composed app itself. */
+export const docsPage = (handle: (r: Request) => Response | Promise<Response>) =>
+  new Elysia({ name: 'earn/docs-page' }).get(
+    '/docs',
+    async ({ request }) => {
+      const spec = (await (await handle(new Request(new URL('/openapi.json', request.url)))).json()) as Spec
+      return new Response(renderDocs(spec), { headers: { 'content-type': 'text/html; charset=utf-8' } })
+    },
+    { detail: { hide: true } },
+  )

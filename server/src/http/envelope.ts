@@ -1,0 +1,21 @@
+/** The error envelope as a TypeBox schema (for OpenAPI) and as a Response (for the error hook). */
+import { ApiError, type ErrorEnvelope, toEnvelope } from '@earn/core'
+import { t } from 'elysia'
+
+export const ErrorEnvelopeSchema = t.Object(
+  {
+    code: t.Integer({ description: 'HTTP status code' }),
+    status: t.String({ description: 'Error name, e.g. INVALID_ARGUMENT' }),
+    error: t.String({ description: 'What went wrong, for a person to act on' }),
+    context: t.Record(t.String(), t.Unknown(), { description: 'Details keyed by field name' }),
+  },
+  { $id: '#/components/schemas/ErrorEnvelope', title: 'ErrorEnvelope' },
+)
+
+export function envelopeResponse(error: ApiError, headers: Record<string, string | number | undefined>): Response {
+  const body: ErrorEnvelope = toEnvelope(error)
+  const h = new Headers()
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined) h.set(k, String(v))
+  h.set('content-type', 'application/json')
+  return new Response(JSON.stringify(body), { status: error.status, headers: h })
+}

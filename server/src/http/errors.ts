@@ -1,0 +1,53 @@
+/**
+ * The only error hook: every failure leaves as the spec's envelope, with the request id and, for a
+ * valid key, the metering headers. Unknown errors are logged with their cause and become a bare 500.
+ */
+import { ApiError, findApiError, InvalidArgumentError, NotFoundError } from '@earn/core'
+import { Elysia, ValidationError } from 'elysia'
+import type { Logger } from '../logger.ts'
+import { envelopeResponse } from './envelope.ts'
+import { requestState } from './request.ts'
+
+/** `context` keyed by field name, from Elysia's (TypeBox) validation error. */
+function validationContext(error: ValidationError): Record<string, string> {
+  const context: Record<string, string> = {}
+  for (const e of error.all) {
+    if (!('path' in e)) continue
+    const field = e.path.replace(/^\//, '').replaceAll('/', '.') || error.type
+    context[field] ??= e.summary ?? e.message
+  }
+  return context
+}
+
+function toApiError(code: string | number, error: unknown, request: Request): ApiError | undefined {
+  const api = findApiError(error)
+  if (api) return api
+  if (error instanceof ValidationError) {
+    const context = validationContext(error)
+    const fields = Object.keys(context)
+    return new InvalidArgumentError(`invalid ${error.type}: check ${fields.join(', ') || 'the request'}`, context)
+  }
+  if (code === 'PARSE') return new InvalidArgumentError('request body could not be parsed', { body: 'unparseable' })
+  if (code === 'NOT_FOUND') {
+    const path = new URL(request.url).pathname
+    return new NotFoundError(`no route ${request.method} ${path}; see /openapi.json for the API`, { path })
+  }
+  return undefined
+}
+
+export const errorHandling = (logger: Logger) =>
+  new Elysia({ name: 'earn/errors' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
+    const state = requestState(request)
+    let api = toApiError(code, error, request)
+    if (!api) {
+      logger.error({
+        msg: 'unhandled error',
+        requestId: state?.id,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        stack: error instanceof Error ? error.stack : undefined,
+      })
+      api = new ApiError('INTERNAL', `internal error; retry with exponential backoff (request id ${state?.id ?? 'unknown'})`)
+    }
+    if (state) state.status = api.status
+    return envelopeResponse(api, { ...(set.headers as Record<string, string>), ...state?.headers, 'x-request-id': state?.id })
+  })

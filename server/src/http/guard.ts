@@ -1,0 +1,56 @@
+/**
+ * The per-operation guard: API key, key scope and cost-unit metering, in that order, before the
+ * request's schema is validated, so a request without a valid key is 401 whatever its body.
+ */
+import { ApiError, InvalidArgumentError, UnauthorizedError } from '@earn/core'
+import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
+import { meterHeaders } from '@earn/core/metering/meter'
+import type { Deps } from '../deps.ts'
+import { MALFORMED_JSON } from './parse.ts'
+import { requestState } from './request.ts'
+
+const UNAUTHORIZED_TEXT = {
+  MISSING: 'missing API key: send your key in the X-API-Key header',
+  MALFORMED: 'invalid API key: keys start with pk_live_ or sk_live_',
+  NOT_FOUND: 'invalid API key: no such key',
+  REVOKED: 'invalid API key: this key was revoked',
+} as const
+
+export class RateLimitedError extends ApiError {
+  constructor(which: 'hourly' | 'monthly') {
+    super('RESOURCE_EXHAUSTED', `${which} cost-unit budget exhausted for this API key; retry after the window resets`, {
+      budget: which,
+    })
+  }
+}
+
+export async function guard(
+  deps: Deps,
+  id: OperationId,
+  ctx: { request: Request; set: { headers: Record<string, unknown> }; body?: unknown },
+) {
+  const state = requestState(ctx.request)
+  const policy = OPERATIONS[id]
+  const verified = await deps.keys.verify(ctx.request.headers.get('x-api-key'))
+  if (verified.code !== 'VALID') throw new UnauthorizedError(UNAUTHORIZED_TEXT[verified.code])
+  const { key, organization } = verified.record
+  if (state) state.auth = { kind: verified.kind, keyId: key.id, organization }
+
+  const now = deps.clock.now()
+  const decision = await deps.meter.admit({
+    keyId: key.id,
+    cost: policy.cost,
+    budget: { hourly: key.hourlyBudget ?? organization.hourlyBudget, monthly: key.monthlyBudget ?? organization.monthlyBudget },
+    now,
+  })
+  const headers = meterHeaders(decision, now)
+  if (state) state.headers = headers
+  Object.assign(ctx.set.headers, headers)
+  if (!decision.admitted) throw new RateLimitedError(decision.refusedBy ?? 'hourly')
+
+  if (policy.key === 'secret' && verified.kind !== 'secret')
+    throw new UnauthorizedError('this endpoint requires a secret key (sk_live_); publishable keys may only read', {
+      'x-api-key': 'secret key required',
+    })
+  if (ctx.body === MALFORMED_JSON) throw new InvalidArgumentError('request body is not valid JSON', { body: 'malformed JSON' })
+}

@@ -1,0 +1,31 @@
+/**
+ * Per-request state shared by the cross-cutting hooks. Keyed by the Request object because some
+ * hooks (404, parse errors) run before Elysia has a route context to derive into.
+ */
+import type { KeyKind, Organization } from '@earn/core'
+
+export interface RequestState {
+  id: string
+  startedAt: number
+  auth?: { kind: KeyKind; keyId: string; organization: Organization }
+  /** Metering headers for a valid key; sent on every response, errors and 429 included. */
+  headers: Record<string, string>
+  /** True once the key check ran (it runs at most once per request). */
+  authenticated: boolean
+  status?: number
+}
+
+const states = new WeakMap<Request, RequestState>()
+
+export function startRequest(request: Request, now: number): RequestState {
+  const state: RequestState = {
+    id: request.headers.get('x-request-id')?.slice(0, 64).replace(/[^\w.-]/g, '') || crypto.randomUUID(),
+    startedAt: now,
+    headers: {},
+    authenticated: false,
+  }
+  states.set(request, state)
+  return state
+}
+
+export const requestState = (request: Request): RequestState | undefined => states.get(request)

@@ -1,0 +1,25 @@
+/** Request id on every response and one structured log line per request. */
+import { Elysia } from 'elysia'
+import type { Clock } from '@earn/core'
+import type { Logger } from '../logger.ts'
+import { requestState, startRequest } from './request.ts'
+
+export const requestLogging = (deps: { clock: Clock; logger: Logger; enabled: boolean }) =>
+  new Elysia({ name: 'earn/request-log' })
+    .onRequest(({ request, set }) => {
+      const state = startRequest(request, performance.now())
+      set.headers['x-request-id'] = state.id
+    })
+    .onAfterResponse({ as: 'global' }, ({ request, set, route }) => {
+      if (!deps.enabled) return
+      const state = requestState(request)
+      if (!state) return
+      deps.logger.info({
+        requestId: state.id,
+        method: request.method,
+        route: route || new URL(request.url).pathname,
+        status: state.status ?? (typeof set.status === 'number' ? set.status : 200),
+        durationMs: Math.round((performance.now() - state.startedAt) * 100) / 100,
+        org: state.auth?.organization.id,
+      })
+    })

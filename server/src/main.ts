@@ -1,0 +1,52 @@
+/**
+ * `bun run start`: the composition root. The only module that reads the environment, opens
+ * connections and owns the process's signals.
+ */
+import { ConfigError, parseConfig } from '@earn/core'
+import { createApp } from './app.ts'
+import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
+import { composeDeps } from './compose.ts'
+import { MAX_BODY_BYTES } from './http/parse.ts'
+
+const SHUTDOWN_GRACE_MS = 10_000
+
+async function main() {
+  let config
+  try {
+    config = parseConfig(process.env)
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(`configuration error: ${e.message}`)
+      process.exit(1)
+    }
+    throw e
+  }
+  const deps = await composeDeps(config)
+  const demo = await createDemoIfEmpty(deps)
+  const app = createApp(deps)
+  // A little over the limit, so the app answers an oversized body with its own envelope first.
+  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_BODY_BYTES + 64 * 1024 })
+  const server = app.server!
+  const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
+  deps.logger.info({ msg: 'listening', url: baseUrl, store: deps.store.engine, meter: deps.meter.kind, ecosystems: deps.ecosystems.ids })
+  if (demo) process.stdout.write(demoBanner(demo, baseUrl) + '\n')
+
+  let stopping = false
+  const shutdown = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    deps.logger.info({ msg: 'shutting down', signal })
+    // stop(false) refuses new connections and resolves when requests in flight have finished.
+    const drained = server.stop(false)
+    const timedOut = await Promise.race([drained.then(() => false), Bun.sleep(SHUTDOWN_GRACE_MS).then(() => true)])
+    if (timedOut) await server.stop(true)
+    await deps.meter.close()
+    await deps.store.close()
+    deps.logger.info({ msg: 'stopped', drained: !timedOut })
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+}
+
+await main()

@@ -1,0 +1,31 @@
+import { describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import postgres from 'postgres'
+import { MIGRATIONS } from '@earn/core/store/migrations'
+import { DATABASE_URL, freshSchema, postgresAvailable } from './services.ts'
+
+if (await postgresAvailable()) {
+  describe('migrations on one PostgreSQL', () => {
+    test('three processes starting at once migrate exactly once', async () => {
+      const { schema, drop } = await freshSchema()
+      try {
+        const procs = Array.from({ length: 3 }, () =>
+          Bun.spawn(['bun', join(import.meta.dir, 'fixtures/migrate.ts'), DATABASE_URL, schema], { stdout: 'pipe', stderr: 'pipe' }),
+        )
+        const outputs = await Promise.all(procs.map(async (p) => ({ code: await p.exited, out: await new Response(p.stdout).text(), err: await new Response(p.stderr).text() })))
+        for (const o of outputs) expect(o.code, o.err).toBe(0)
+        const applied = outputs.map((o) => JSON.parse(o.out.trim()) as number[])
+        const all = MIGRATIONS.map((m) => m.version)
+        // Exactly one process applied every migration; the others found them done.
+        expect(applied.filter((a) => a.length > 0)).toEqual([all])
+        expect(applied.filter((a) => a.length === 0)).toHaveLength(2)
+        const sql = postgres(DATABASE_URL, { max: 1, connection: { search_path: schema } })
+        const rows = await sql`select version from schema_migrations order by version`
+        await sql.end()
+        expect(rows.map((r) => r.version)).toEqual(all)
+      } finally {
+        await drop()
+      }
+    })
+  })
+} else describe.skip('migrations on one PostgreSQL (not reachable)', () => {})
