@@ -87,10 +87,15 @@ export async function createHarness(options: HarnessOptions = {}) {
 
 export type Harness = Awaited<ReturnType<typeof createHarness>>
 
-/** The envelope every error must have, for `expect(...).toMatchObject`. */
-export const envelope = (code: number, status: string) => ({
-  code,
-  status,
-  error: expect.any(String),
-  context: expect.any(Object),
-})
+/**
+ * Asserts the envelope every error must have. (Not an asymmetric-matcher object: bun's
+ * toMatchObject writes the matchers back into the received object.)
+ */
+export function expectEnvelope(body: Json, code: number, status: string) {
+  expect(Object.keys(body).sort()).toEqual(['code', 'context', 'error', 'status'])
+  expect(body.code).toBe(code)
+  expect(body.status).toBe(status)
+  expect(typeof body.error).toBe('string')
+  expect(body.error.length).toBeGreaterThan(0)
+  expect(typeof body.context).toBe('object')
+}

@@ -10,7 +10,7 @@ if (await postgresAvailable()) {
       const { schema, drop } = await freshSchema()
       try {
         const procs = Array.from({ length: 3 }, () =>
-          Bun.spawn(['bun', join(import.meta.dir, 'fixtures/migrate.ts'), DATABASE_URL, schema], { stdout: 'pipe', stderr: 'pipe' }),
+          Bun.spawn([process.execPath, join(import.meta.dir, 'fixtures/migrate.ts'), DATABASE_URL, schema], { stdout: 'pipe', stderr: 'pipe' }),
         )
         const outputs = await Promise.all(procs.map(async (p) => ({ code: await p.exited, out: await new Response(p.stdout).text(), err: await new Response(p.stderr).text() })))
         for (const o of outputs) expect(o.code, o.err).toBe(0)

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { issueKey } from '@earn/core'
+import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
+
+const addr = '0x000000000000000000000000000000000000dEaD'
+let h: Harness
+beforeAll(async () => {
+  h = await createHarness()
+})
+afterAll(() => h.close())
+
+describe('API keys', () => {
+  test('a missing key is 401 with the envelope', async () => {
+    const r = await h.get(`/v2/membership/?address=${addr}`, { key: null })
+    expect(r.status).toBe(401)
+    expect(r.body).toEqual({ code: 401, status: 'UNAUTHORIZED', error: expect.stringContaining('X-API-Key'), context: {} })
+  })
+
+  test('unknown, malformed and revoked keys are 401', async () => {
+    for (const key of ['sk_live_' + 'x'.repeat(44), 'not-a-key', 'pk_live_']) {
+      const r = await h.get(`/v2/membership/?address=${addr}`, { key })
+      expect(r.status).toBe(401)
+      expectEnvelope(r.body, 401, 'UNAUTHORIZED')
+    }
+    const { key, keyId } = await issueKey(h.deps, h.org.orgId, 'secret')
+    expect((await h.get(`/v2/membership/?address=${addr}`, { key })).status).toBe(200)
+    await h.store.revokeKey(keyId, Date.now())
+    // The harness caches verified keys for KEY_CACHE_SECONDS (2 s by default); revocation shows within it.
+    await Bun.sleep(2100)
+    const r = await h.get(`/v2/membership/?address=${addr}`, { key })
+    expect(r.status).toBe(401)
+    expect(r.body.error).toContain('revoked')
+  })
+
+  test('a publishable key reads and asks for agreements, but cannot create', async () => {
+    const pk = h.org.publishableKey
+    expect((await h.get(`/v2/membership/?address=${addr}`, { key: pk })).status).toBe(200)
+    const agreement = await h.post('/v2/membership/agreement', { address: addr, walletEcosystem: 'evm', url: 'https://app.example.com' }, { key: pk })
+    expect(agreement.status).toBe(200)
+    const create = await h.post(
+      '/v2/membership/',
+      { address: addr, walletEcosystem: 'evm', signature: '0x00', nonce: agreement.body.nonce },
+      { key: pk },
+    )
+    expect(create.status).toBe(401)
+    expect(create.body).toMatchObject({ code: 401, status: 'UNAUTHORIZED', error: expect.stringContaining('sk_live_') })
+  })
+
+  test('a secret key may call publishable endpoints too', async () => {
+    expect((await h.get(`/v2/membership/?address=${addr}`, { key: h.org.secretKey })).status).toBe(200)
+  })
+
+  test('a key of one kind presented with the other prefix is not accepted', async () => {
+    const swapped = 'pk_live_' + h.org.secretKey.slice('sk_live_'.length)
+    expect((await h.get(`/v2/membership/?address=${addr}`, { key: swapped })).status).toBe(401)
+  })
+
+  test('a request without a valid key is 401 even when its body is malformed', async () => {
+    const r = await h.request('POST', '/v2/membership/agreement', { key: null, rawBody: '{not json' })
+    expect(r.status).toBe(401)
+  })
+})

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { OPERATIONS } from '@earn/core/metering/costs'
+import { createHarness, type Harness } from '../harness.ts'
+
+let h: Harness
+beforeAll(async () => {
+  h = await createHarness()
+})
+afterAll(() => h.close())
+
+describe('public endpoints', () => {
+  test('/openapi.json is OpenAPI 3 with the X-API-Key scheme and a cost on every operation', async () => {
+    const r = await h.get('/openapi.json', { key: null })
+    expect(r.status).toBe(200)
+    expect(r.body.openapi).toMatch(/^3\./)
+    expect(r.body.components.securitySchemes.apiKey).toEqual({ type: 'apiKey', in: 'header', name: 'X-API-Key' })
+    const ops = Object.values(r.body.paths as Record<string, Record<string, any>>).flatMap((m) => Object.values(m))
+    const metered = ops.filter((o) => o.operationId in OPERATIONS)
+    expect(metered.length).toBeGreaterThanOrEqual(4)
+    for (const op of metered) {
+      expect(op['x-cost-units']).toBe(OPERATIONS[op.operationId as keyof typeof OPERATIONS].cost)
+      expect(op.security).toEqual([{ apiKey: [] }])
+    }
+    expect(r.body.paths['/v2/membership/agreement'].post.requestBody).toBeDefined()
+  })
+
+  test('/docs renders the operations without a key', async () => {
+    const r = await h.get('/docs', { key: null })
+    expect(r.status).toBe(200)
+    expect(r.headers.get('content-type')).toContain('text/html')
+    expect(r.text).toContain('/v2/membership/agreement')
+    expect(r.text).not.toContain('<script')
+  })
+
+  test('/healthz and /readyz answer without a key', async () => {
+    const live = await h.get('/healthz', { key: null })
+    expect(live.status).toBe(200)
+    const ready = await h.get('/readyz', { key: null })
+    expect(ready.status).toBe(200)
+    expect(ready.body).toEqual({ status: 'ok', checks: expect.objectContaining({ store: 'ok', meter: 'ok' }) })
+  })
+
+  test('/readyz is 503 when the store is down', async () => {
+    await using_closed_store()
+  })
+})
+
+async function using_closed_store() {
+  const down = await createHarness()
+  await down.store.close()
+  const r = await down.get('/readyz', { key: null })
+  expect(r.status).toBe(503)
+  expect(r.body.status).toBe('unavailable')
+  expect(r.body.checks.store).toStartWith('unavailable')
+}

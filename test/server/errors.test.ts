@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createStore } from '@earn/core'
+import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
+
+let h: Harness
+beforeAll(async () => {
+  h = await createHarness()
+})
+afterAll(() => h.close())
+
+const agreementBody = { address: '0x000000000000000000000000000000000000dEaD', walletEcosystem: 'evm', url: 'https://app.example.com' }
+
+describe('the error envelope', () => {
+  test('a schema failure is 400 with context keyed by field name', async () => {
+    const r = await h.post('/v2/membership/agreement', { walletEcosystem: 'evm', url: 5 })
+    expect(r.status).toBe(400)
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(Object.keys(r.body.context).sort()).toEqual(['address', 'url'])
+  })
+
+  test('a missing query parameter is 400 naming it', async () => {
+    const r = await h.get('/v2/membership/')
+    expect(r.status).toBe(400)
+    expect(r.body.context).toHaveProperty('address')
+  })
+
+  test('malformed JSON is 400', async () => {
+    const r = await h.request('POST', '/v2/membership/agreement', { rawBody: '{"address": ' })
+    expect(r.status).toBe(400)
+    expect(r.body).toEqual({ code: 400, status: 'INVALID_ARGUMENT', error: 'request body is not valid JSON', context: { body: 'malformed JSON' } })
+  })
+
+  test('a body over 1 MiB is refused with the envelope', async () => {
+    const r = await h.request('POST', '/v2/membership/agreement', { rawBody: JSON.stringify({ ...agreementBody, pad: 'x'.repeat(1024 * 1024) }) })
+    expect(r.status).toBe(413)
+    expectEnvelope(r.body, 413, 'PAYLOAD_TOO_LARGE')
+  })
+
+  test('unknown routes and methods are 404 with the envelope', async () => {
+    for (const [method, path] of [
+      ['GET', '/v2/nothing-here'],
+      ['DELETE', '/v2/membership/'],
+      ['PUT', '/v2/membership/agreement'],
+    ] as const) {
+      const r = await h.request(method, path)
+      expect(r.status).toBe(404)
+      expectEnvelope(r.body, 404, 'NOT_FOUND')
+      expect(r.body.error).toContain(method)
+    }
+  })
+
+  test('an unsupported ecosystem and an invalid address are 400', async () => {
+    const eco = await h.post('/v2/membership/agreement', { ...agreementBody, walletEcosystem: 'bitcoin' })
+    expect(eco.status).toBe(400)
+    expect(eco.body.context).toHaveProperty('walletEcosystem')
+    const bad = await h.post('/v2/membership/agreement', { ...agreementBody, address: '0x1234' })
+    expect(bad.status).toBe(400)
+    expect(bad.body.context).toHaveProperty('address')
+  })
+
+  test('POST /v1/actions/attribute says it was removed', async () => {
+    const r = await h.post('/v1/actions/attribute', {})
+    expect(r.status).toBe(404)
+    expect(r.body.status).toBe('NOT_FOUND')
+    expect(r.body.error).toMatch(/removed.*automatic/)
+  })
+
+  test('every response carries X-Request-Id, errors and public routes included', async () => {
+    for (const r of [await h.get('/healthz', { key: null }), await h.get('/nope'), await h.get('/v2/membership/', { key: null })])
+      expect(r.headers.get('x-request-id')).toMatch(/^[\w-]{8,}$/)
+  })
+
+  test('an unexpected exception is a 500 INTERNAL without internals, logged with the request id', async () => {
+    const logged: Record<string, unknown>[] = []
+    const store = createStore({ engine: 'sqlite', path: ':memory:' })
+    const broken = await createHarness({
+      store: { ...store, getMember: async () => Promise.reject(new Error('disk on fire at /var/secret/path')) },
+      logger: { info() {}, error: (f) => logged.push(f) },
+    })
+    const r = await broken.get('/v2/membership/?address=0x000000000000000000000000000000000000dEaD')
+    expect(r.status).toBe(500)
+    expectEnvelope(r.body, 500, 'INTERNAL')
+    expect(r.text).not.toContain('disk on fire')
+    expect(r.text).not.toContain('/var/secret')
+    const requestId = r.headers.get('x-request-id')!
+    expect(r.body.error).toContain(requestId)
+    expect(logged).toHaveLength(1)
+    expect(logged[0]).toMatchObject({ requestId, error: expect.stringContaining('disk on fire') })
+    await broken.close()
+  })
+})
+
+describe('request log', () => {
+  test('one line per request with method, route, status, duration and organization; never a key or body', async () => {
+    const lines: string[] = []
+    const logged = await createHarness({ env: { LOG_REQUESTS: '1' }, logger: { info: (f) => lines.push(JSON.stringify(f)), error: (f) => lines.push(JSON.stringify(f)) } })
+    await logged.post('/v2/membership/agreement', { ...agreementBody, url: 'https://secret-body.example' })
+    await logged.post('/v2/membership/', { ...agreementBody, signature: '0xdeadbeefsignature', nonce: 'n' })
+    await logged.get('/nope')
+    await Bun.sleep(20)
+    expect(lines).toHaveLength(3)
+    const first = JSON.parse(lines[0]!)
+    expect(first).toMatchObject({ method: 'POST', route: '/v2/membership/agreement', status: 200, org: logged.org.orgId })
+    expect(typeof first.durationMs).toBe('number')
+    expect(JSON.parse(lines[1]!).status).toBe(400)
+    expect(JSON.parse(lines[2]!).status).toBe(404)
+    const all = lines.join('\n')
+    for (const secret of [logged.org.secretKey, 'secret-body', 'deadbeefsignature']) expect(all).not.toContain(secret)
+    await logged.close()
+  })
+})

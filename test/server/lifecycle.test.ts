@@ -1,0 +1,69 @@
+/** The server process: first start on an empty embedded store, later starts, SIGTERM. */
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startServer } from '../process.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'earn-life-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('server process', () => {
+  test('first start prints demo keys and a curl line that works; later starts print no keys', async () => {
+    const first = await startServer({ DATA_DIR: dir })
+    await Bun.sleep(100)
+    const out = first.output()
+    const key = out.match(/publishable key (pk_live_\w+)/)?.[1]
+    expect(key).toBeDefined()
+    expect(out).toMatch(/secret key +sk_live_\w+/)
+    expect(out).toMatch(/distributor id +[0-9a-f-]{36}/)
+    const curl = out.match(/curl -s -H 'X-API-Key: (\S+)' '(\S+)'/)
+    expect(curl?.[1]).toBe(key)
+    const r = await fetch(curl![2]!, { headers: { 'x-api-key': curl![1]! } })
+    expect(r.status).toBe(200)
+    expect(await r.json()).toEqual({ isMember: false })
+    expect(await first.stop()).toBe(0)
+
+    const second = await startServer({ DATA_DIR: dir })
+    await Bun.sleep(100)
+    expect(second.output()).not.toContain('_live_')
+    expect(await second.stop()).toBe(0)
+  })
+
+  test('SIGTERM lets a request in flight finish, then exits 0', async () => {
+    const server = await startServer({ DATA_DIR: dir })
+    // A body sent in two parts keeps the request in flight across the signal.
+    let send!: (s: string) => void
+    let finish!: () => void
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const enc = new TextEncoder()
+        send = (s) => controller.enqueue(enc.encode(s))
+        finish = () => controller.close()
+      },
+    })
+    const response = fetch(`${server.url}/v2/membership/agreement`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      // @ts-expect-error: Bun accepts the fetch spec's duplex option for streamed bodies
+      duplex: 'half',
+    })
+    send('{"address":"0x000000000000000000000000000000000000dEaD",')
+    await Bun.sleep(300)
+    const exited = server.stop('SIGTERM')
+    await Bun.sleep(300)
+    send('"walletEcosystem":"evm","url":"https://app.example.com"}')
+    finish()
+    const r = await response
+    expect(r.status).toBe(401)
+    expect((await r.json()).status).toBe('UNAUTHORIZED')
+    expect(await exited).toBe(0)
+    expect(server.output()).toContain('"msg":"stopped","drained":true')
+    expect(await fetch(`${server.url}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused')
+  })
+
+  test('a bad configuration value stops the start with one line naming the variable', async () => {
+    await expect(startServer({ DATA_DIR: dir, NONCE_TTL_SECONDS: 'soon' }, 5000)).rejects.toThrow(/NONCE_TTL_SECONDS/)
+  })
+})
