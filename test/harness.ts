@@ -48,6 +48,7 @@ export async function createHarness(options: HarnessOptions = {}) {
     ecosystems: loadEcosystems(config, options.clients),
     logger: options.logger ?? silentLogger,
   }
+  await deps.ecosystems.warm()
   const app = createApp(deps)
   const org = await createOrganization({ store, clock }, { name: 'Test org', ...options.org })
   const { distributorId } = await createDistributor({ store, clock }, { orgId: org.orgId, name: 'Test distributor' })

@@ -1,6 +1,7 @@
 /**
  * The ecosystems this deployment loaded, each with its client. Core asks the registry; it never
- * names an ecosystem itself.
+ * names an ecosystem itself. Plugins load lazily (their chain libraries are most of the start-up
+ * cost), so `get` is async; `warm` loads them all ahead of traffic.
  */
 import { type Ecosystem, type EcosystemId, ECOSYSTEM_IDS } from './ecosystem.ts'
 import { UnsupportedEcosystemError } from './errors.ts'
@@ -10,23 +11,46 @@ export interface LoadedEcosystem {
   client: unknown
 }
 
+export type EcosystemLoader = () => Promise<LoadedEcosystem>
+
 export interface EcosystemRegistry {
   ids: readonly EcosystemId[]
-  /** The loaded ecosystem, or 400 for an unknown one and for a known one this deployment did not load. */
-  get(id: string): LoadedEcosystem
-  all(): LoadedEcosystem[]
+  /** The loaded ecosystem; 400 for an unknown one and for a known one this deployment did not load. */
+  get(id: string): Promise<LoadedEcosystem>
+  all(): Promise<LoadedEcosystem[]>
+  /** Starts loading every ecosystem; resolves when all are ready. */
+  warm(): Promise<void>
+  /** Which ecosystems have finished loading (for readiness). */
+  loaded(): EcosystemId[]
 }
 
-export function createRegistry(loaded: LoadedEcosystem[]): EcosystemRegistry {
-  const byId = new Map(loaded.map((l) => [l.plugin.id as string, l]))
-  const ids = ECOSYSTEM_IDS.filter((id) => byId.has(id))
+export function createRegistry(loaders: Partial<Record<EcosystemId, EcosystemLoader>>): EcosystemRegistry {
+  const ids = ECOSYSTEM_IDS.filter((id) => loaders[id])
+  const pending = new Map<EcosystemId, Promise<LoadedEcosystem>>()
+  const ready = new Set<EcosystemId>()
+  const load = (id: EcosystemId) => {
+    let p = pending.get(id)
+    if (!p) {
+      p = loaders[id]!().then((l) => {
+        ready.add(id)
+        return l
+      })
+      // A failed load is retried on the next request rather than cached.
+      p.catch(() => pending.delete(id))
+      pending.set(id, p)
+    }
+    return p
+  }
   return {
     ids,
     get(id) {
-      const found = byId.get(id)
-      if (!found) throw new UnsupportedEcosystemError(id, ids)
-      return found
+      if (!(ids as readonly string[]).includes(id)) return Promise.reject(new UnsupportedEcosystemError(id, ids))
+      return load(id as EcosystemId)
     },
-    all: () => [...byId.values()],
+    all: () => Promise.all(ids.map(load)),
+    async warm() {
+      await Promise.all(ids.map(load))
+    },
+    loaded: () => ids.filter((id) => ready.has(id)),
   }
 }

@@ -1,19 +1,26 @@
 /**
  * The registry of ecosystem plugins: the one place that names them all. An id without a plugin
- * fails to compile.
+ * fails to compile. Plugins are imported on first use (or by `warm()` right after the server
+ * listens): their chain libraries would otherwise dominate the cold start.
  */
-import { type Config, createRegistry, type Ecosystem, type EcosystemId, type LoadedEcosystem } from '@earn/core'
-import { evm } from '@earn/plugin-evm'
-import { solana } from '@earn/plugin-solana'
-import { ton } from '@earn/plugin-ton'
+import { type Config, createRegistry, type Ecosystem, type EcosystemId } from '@earn/core'
 
-export const PLUGINS = { evm, solana, ton } satisfies { [K in EcosystemId]: Ecosystem<K, any> }
+export const PLUGINS = {
+  evm: () => import('@earn/plugin-evm').then((m) => m.evm),
+  solana: () => import('@earn/plugin-solana').then((m) => m.solana),
+  ton: () => import('@earn/plugin-ton').then((m) => m.ton),
+} satisfies { [K in EcosystemId]: () => Promise<Ecosystem<K, any>> }
 
-/** Loads the configured ecosystems with clients from the environment; `clients` overrides (tests). */
+/** The configured ecosystems with clients from the environment; `clients` overrides (tests). */
 export function loadEcosystems(config: Pick<Config, 'ecosystems' | 'env'>, clients: Partial<Record<EcosystemId, unknown>> = {}) {
-  const loaded: LoadedEcosystem[] = config.ecosystems.map((id) => {
-    const plugin = PLUGINS[id] as Ecosystem<EcosystemId, any>
-    return { plugin, client: clients[id] ?? plugin.connect(config.env) }
-  })
-  return createRegistry(loaded)
+  const loaders = Object.fromEntries(
+    config.ecosystems.map((id) => [
+      id,
+      async () => {
+        const plugin = (await PLUGINS[id]()) as Ecosystem<EcosystemId, any>
+        return { plugin, client: clients[id] ?? plugin.connect(config.env) }
+      },
+    ]),
+  )
+  return createRegistry(loaders)
 }

@@ -30,6 +30,11 @@ async function main() {
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
   deps.logger.info({ msg: 'listening', url: baseUrl, store: deps.store.engine, meter: deps.meter.kind, ecosystems: deps.ecosystems.ids })
   if (demo) process.stdout.write(demoBanner(demo, baseUrl) + '\n')
+  // Load the chain plugins now that the server answers; /readyz reports them until they are in.
+  deps.ecosystems.warm().then(
+    () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
+    (e) => deps.logger.error({ msg: 'an ecosystem failed to load', error: String(e) }),
+  )
 
   let stopping = false
   const shutdown = async (signal: string) => {

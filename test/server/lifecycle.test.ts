@@ -32,6 +32,8 @@ describe('server process', () => {
 
   test('SIGTERM lets a request in flight finish, then exits 0', async () => {
     const server = await startServer({ DATA_DIR: dir })
+    // Once ready, nothing (such as plugins still loading) holds the event loop when the request arrives.
+    while ((await fetch(`${server.url}/readyz`)).status !== 200) await Bun.sleep(50)
     // A body sent in two parts keeps the request in flight across the signal.
     let send!: (s: string) => void
     let finish!: () => void

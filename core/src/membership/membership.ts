@@ -44,8 +44,8 @@ export interface CreateMembershipParameters {
   distributorId?: string
 }
 
-function resolveWallet(deps: MembershipDeps, walletEcosystem: string, address: string) {
-  const ecosystem = deps.ecosystems.get(walletEcosystem)
+async function resolveWallet(deps: MembershipDeps, walletEcosystem: string, address: string) {
+  const ecosystem = await deps.ecosystems.get(walletEcosystem)
   return { ecosystem, address: ecosystem.plugin.address.parse(address) }
 }
 
@@ -62,13 +62,13 @@ function parseAppUrl(raw: string): URL {
 }
 
 export async function checkMembership(deps: MembershipDeps, p: CheckMembershipParameters) {
-  const { ecosystem, address } = resolveWallet(deps, p.walletEcosystem, p.address)
+  const { ecosystem, address } = await resolveWallet(deps, p.walletEcosystem, p.address)
   const member = await deps.store.getMember(ecosystem.plugin.id, address)
   return { isMember: member !== undefined }
 }
 
 export async function issueAgreement(deps: MembershipDeps, p: AgreementParameters) {
-  const { ecosystem, address } = resolveWallet(deps, p.walletEcosystem, p.address)
+  const { ecosystem, address } = await resolveWallet(deps, p.walletEcosystem, p.address)
   const url = parseAppUrl(p.url)
   const chainId = p.chainId ?? '1'
   if (!/^[1-9]\d{0,18}$/.test(chainId))
@@ -102,7 +102,7 @@ export async function issueAgreement(deps: MembershipDeps, p: AgreementParameter
 }
 
 export async function createMembership(deps: MembershipDeps, p: CreateMembershipParameters) {
-  const { ecosystem, address } = resolveWallet(deps, p.walletEcosystem, p.address)
+  const { ecosystem, address } = await resolveWallet(deps, p.walletEcosystem, p.address)
   const id = ecosystem.plugin.id
   if (await deps.store.getMember(id, address)) throw new MembershipExistsError(ecosystem.plugin.address.format(address))
   if (p.distributorId !== undefined) {

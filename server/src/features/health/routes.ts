@@ -19,7 +19,14 @@ export const healthRoutes = (deps: Deps) =>
             checks[name] = `unavailable: ${e instanceof Error ? e.message.split('\n')[0]!.slice(0, 120) : 'error'}`
           }
         }
-        await Promise.all([probe('store', () => deps.store.ping()), probe('meter', () => deps.meter.ping())])
+        await Promise.all([
+          probe('store', () => deps.store.ping()),
+          probe('meter', () => deps.meter.ping()),
+          probe('ecosystems', async () => {
+            const missing = deps.ecosystems.ids.filter((id) => !deps.ecosystems.loaded().includes(id))
+            if (missing.length) throw new Error(`loading ${missing.join(', ')}`)
+          }),
+        ])
         const ok = Object.values(checks).every((c) => c === 'ok')
         if (!ok) set.status = 503
         return { status: ok ? ('ok' as const) : ('unavailable' as const), checks }
