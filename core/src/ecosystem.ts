@@ -44,6 +44,35 @@ export interface BalanceParameters {
   token: string
 }
 
+/** What the chain knows about a vault (for ERC-4626: asset, its decimals, total assets). */
+export interface VaultState {
+  /** The token deposited (ERC-4626 `asset()`). */
+  baseToken: string
+  /** The token that represents a position (the vault's share token; on ERC-4626 the vault itself). */
+  receiptToken: string
+  decimals: number
+  /** In base-token smallest units. */
+  totalAssets: bigint
+}
+
+export interface VaultParameters {
+  chainId: string
+  vaultAddress: string
+}
+
+export interface ReadTagParameters {
+  chainId: string
+  /** EVM transaction hash, Solana signature, TON transaction hash: the ecosystem's own form. */
+  txHash: string
+}
+
+/** A mined transaction's attribution tag (`earn:v1:...`), or null when it carries none. */
+export interface ReadTagResult {
+  tag: string | null
+  /** The wallet that sent the transaction, canonical. */
+  from: string
+}
+
 export interface OpportunityTarget {
   id: string
   chainId: string
@@ -78,6 +107,8 @@ export interface UnsignedTransaction {
 
 export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknown> {
   id: Id
+  /** Whether a chain id (as written in the catalog and the verify endpoint) belongs to this ecosystem. */
+  ownsChain(chainId: string): boolean
   /** Transport-like: builds the client from configuration; no I/O until a capability uses it. */
   connect(env: ChainEnv): Client
   address: {
@@ -98,10 +129,15 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
     verify(client: Client, p: VerifySignInParameters): Promise<VerifySignInResult>
   }
   balance: {
+    /** Read at call time, never from a cache; concurrent reads may be batched and identical ones shared. */
     read(client: Client, p: BalanceParameters): Promise<bigint>
+    /** The vault's on-chain facts, for the catalog. */
+    vault(client: Client, p: VaultParameters): Promise<VaultState>
   }
   transactions: {
     build(client: Client, p: BuildParameters): Promise<UnsignedTransaction[]>
+    /** Reads a mined transaction and the attribution tag it carries; NotFoundError when there is none such. */
+    readTag(client: Client, p: ReadTagParameters): Promise<ReadTagResult>
   }
 }
 

@@ -7,7 +7,7 @@
  * `checkEcosystem` returns the same checks as data, so a harness (or a test of the kit itself)
  * can read the report without a test runner.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, test } from 'bun:test'
 import {
   ApiError,
   ECOSYSTEM_IDS,
@@ -175,7 +175,7 @@ export function checkEcosystem<Client>(
         const { params, message, signature } = await signAndVerify('c0ffee00-0000-4000-8000-000000000003')
         const r = await p.signIn.verify(fixtures.client, { ...params, message, signature: tamper(signature), now: new Date() })
         if (r.valid) fail('signIn.verify accepted a tampered signature')
-        if (!r.reason) fail('signIn.verify gave no reason for rejecting a signature')
+        if (!r.valid && !r.reason) fail('signIn.verify gave no reason for rejecting a signature')
       },
     },
     {
@@ -251,20 +251,32 @@ export async function conformanceReport<Client>(
   return failures
 }
 
+export interface ConformanceOptions {
+  /**
+   * Capabilities the plugin declares unfinished, with where they are tracked (e.g. an issue).
+   * Their checks are registered as todo with that note instead of failing, so the gap stays visible.
+   */
+  pending?: Partial<Record<'balance.read' | 'transactions.build', string>>
+}
+
 /** Registers one bun test per check, so a failing plugin sees exactly which capability is lacking. */
 export function runEcosystemConformance<Client>(
   plugin: Partial<Ecosystem<any, Client>>,
   fixtures: ConformanceFixtures<Client> | (() => Promise<ConformanceFixtures<Client>>),
+  options: ConformanceOptions = {},
 ) {
   describe(`ecosystem conformance: ${plugin.id ?? '(no id)'}`, () => {
     let resolved: ConformanceFixtures<Client> | undefined
     const get = async () => (resolved ??= typeof fixtures === 'function' ? await fixtures() : fixtures)
     // Names are known before the fixtures are: build them once with a placeholder.
     const names = checkEcosystem(plugin, {} as ConformanceFixtures<Client>).map((c) => c.name)
+    const pending = Object.entries(options.pending ?? {})
     names.forEach((name, i) => {
+      const waiting = pending.find(([capability]) => name.includes(capability))
+      if (waiting) return test.todo(`${name} (pending: ${waiting[1]})`)
       test(name, async () => {
-        const check = checkEcosystem(plugin, await get())[i]!
-        await expect(check.run()).resolves.toBeUndefined()
+        // Awaited directly so a failure shows the kit's own message, naming what is missing.
+        await checkEcosystem(plugin, await get())[i]!.run()
       })
     })
   })

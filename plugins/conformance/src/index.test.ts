@@ -1,0 +1,64 @@
+/** The kit itself: a deliberately incomplete plugin fails it with messages naming what is missing. */
+import { describe, expect, test } from 'bun:test'
+import { InvalidAddressError } from '@earn/core'
+import { createHash } from 'node:crypto'
+import { conformanceReport, type ConformanceFixtures } from './index.ts'
+
+// A half-built "fourth chain": addresses are 40 hex chars, but it accepts anything as valid,
+// has no signature verification and no balance reader.
+const halfBuilt = {
+  id: 'evm' as const,
+  connect: () => ({}),
+  address: {
+    isValid: () => true,
+    parse: (input: string) => {
+      if (input.length === 0) throw new InvalidAddressError('test', 'empty')
+      return input.toLowerCase()
+    },
+    format: (c: string) => c,
+  },
+  signIn: {
+    message: (p: { nonce: string }) => `sign in ${p.nonce}`,
+  },
+  transactions: {
+    build: async () => [],
+  },
+}
+
+// Signing that a real plugin would verify: a keyed hash stands in for a signature scheme here,
+// because the plugin under test has no verifier to call anyway.
+const fixtures: ConformanceFixtures<object> = {
+  client: {},
+  chainId: '1',
+  addressForms: ['0xABCDEF0000000000000000000000000000000001', '0xabcdef0000000000000000000000000000000001'],
+  invalidAddresses: ['not-an-address'],
+  async newSigner() {
+    const secret = crypto.randomUUID()
+    return {
+      address: '0x' + createHash('sha256').update(secret).digest('hex').slice(0, 40),
+      sign: async (message: string) => createHash('sha256').update(secret + message).digest('hex'),
+    }
+  },
+}
+
+describe('conformance kit on an incomplete plugin', () => {
+  test('reports every missing capability by name', async () => {
+    const failures = await conformanceReport(halfBuilt as never, fixtures)
+    const byName = Object.fromEntries(failures.map((f) => [f.name, f.error]))
+    expect(byName['implements signIn.verify']).toBe('signIn.verify is missing: the plugin must implement signIn.verify()')
+    expect(byName['implements balance.read']).toBe('balance.read is missing: the plugin must implement balance.read()')
+    expect(byName["signIn.verify accepts a real wallet's signature"]).toContain('signIn.verify is missing')
+    expect(byName['address.parse rejects invalid input with a 400 InvalidArgument error']).toContain('address.isValid("not-an-address") is true')
+    expect(byName['transactions.build returns unsigned steps in signing order']).toContain('no build fixture')
+    // What it does implement passes.
+    expect(byName['implements address.parse']).toBeUndefined()
+    expect(byName['signIn.message is deterministic and carries the nonce']).toBeUndefined()
+    expect(byName['address.parse gives one canonical form for every input form, idempotently']).toBeUndefined()
+  })
+
+  test('reports a plugin with no id or connect', async () => {
+    const failures = await conformanceReport({} as never, fixtures)
+    expect(failures.find((f) => f.name === 'declares a known ecosystem id')?.error).toContain('id is missing or unknown')
+    expect(failures.length).toBeGreaterThanOrEqual(10)
+  })
+})

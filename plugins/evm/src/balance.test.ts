@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
+import { createPublicClient, http, parseEther, parseUnits, type Address } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import {
+  closedPortUrl,
+  deploySmartWallet,
+  deployToken,
+  mintToken,
+  setNativeBalance,
+  startAnvil,
+  type Anvil,
+} from '../../../test/chains/evm.ts'
+import { read } from './balance.ts'
+import { connect, evmClientFromPublicClients, type EvmClient } from './client.ts'
+
+describe('balance.read (anvil)', () => {
+  let anvil: Anvil
+  let client: EvmClient
+  let token: Address
+  const holder = privateKeyToAccount(generatePrivateKey()).address
+  const owner = holder.toLowerCase()
+
+  beforeAll(async () => {
+    anvil = await startAnvil()
+    client = evmClientFromPublicClients({ [anvil.chainId]: anvil.publicClient })
+    token = await deployToken(anvil, { decimals: 6 })
+    await mintToken(anvil, token, holder, parseUnits('1234.5', 6))
+    await setNativeBalance(anvil, holder, parseEther('1.25'))
+  })
+  afterAll(() => anvil?.stop())
+
+  test('native balance, as a bigint in wei', async () => {
+    const balance = await read(client, { chainId: anvil.chainId, owner, token: 'native' })
+    expect(typeof balance).toBe('bigint')
+    expect(balance).toBe(parseEther('1.25'))
+  })
+
+  test('ERC-20 balance, in smallest units, whatever case the token address is in', async () => {
+    expect(await read(client, { chainId: anvil.chainId, owner, token })).toBe(1_234_500_000n)
+    expect(await read(client, { chainId: anvil.chainId, owner, token: token.toLowerCase() })).toBe(1_234_500_000n)
+  })
+
+  test('an empty wallet reads zero', async () => {
+    const nobody = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
+    expect(await read(client, { chainId: anvil.chainId, owner: nobody, token })).toBe(0n)
+    expect(await read(client, { chainId: anvil.chainId, owner: nobody, token: 'native' })).toBe(0n)
+  })
+
+  /** An RPC in front of anvil that records each HTTP request's JSON-RPC methods. */
+  function recordingProxy() {
+    const requests: string[][] = []
+    const server = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const body = await req.text()
+        const parsed = JSON.parse(body) as { method: string } | { method: string }[]
+        requests.push((Array.isArray(parsed) ? parsed : [parsed]).map((r) => r.method))
+        return fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      },
+    })
+    return { url: `http://127.0.0.1:${server.port}`, requests, stop: () => server.stop(true) }
+  }
+
+  test('concurrent token reads fold into one Multicall3 eth_call where the chain has Multicall3', async () => {
+    const holders: string[] = []
+    for (const n of [1n, 2n, 3n, 4n]) {
+      const a = privateKeyToAccount(generatePrivateKey()).address
+      await mintToken(anvil, token, a, n)
+      holders.push(a.toLowerCase())
+    }
+    const proxy = recordingProxy()
+    try {
+      const viaProxy = evmClientFromPublicClients({
+        [anvil.chainId]: createPublicClient({ chain: anvil.chain, transport: http(proxy.url), batch: { multicall: true } }),
+      })
+      const balances = await Promise.all(holders.map((h) => read(viaProxy, { chainId: anvil.chainId, owner: h, token })))
+      expect(balances).toEqual([1n, 2n, 3n, 4n])
+      expect(proxy.requests).toEqual([['eth_call']])
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test('concurrent reads through connect() leave as one HTTP request (JSON-RPC batch)', async () => {
+    const proxy = recordingProxy()
+    try {
+      const viaEnv = connect({ EVM_RPC_URLS: `${anvil.chainId}=${proxy.url}` })
+      const reads = await Promise.all([
+        read(viaEnv, { chainId: anvil.chainId, owner, token }),
+        read(viaEnv, { chainId: anvil.chainId, owner, token: 'native' }),
+        read(viaEnv, { chainId: anvil.chainId, owner: anvil.deployer.address.toLowerCase(), token }),
+      ])
+      expect(reads).toEqual([1_234_500_000n, parseEther('1.25'), 0n])
+      expect(proxy.requests).toHaveLength(1)
+      expect(proxy.requests[0]!.toSorted()).toEqual(['eth_call', 'eth_call', 'eth_getBalance'])
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test('a chain with no RPC is a 400 naming the chain', async () => {
+    const e = await read(client, { chainId: '8453', owner, token: 'native' }).catch((e: unknown) => e)
+    expect(e).toBeInstanceOf(InvalidArgumentError)
+    expect(e).toMatchObject({ status: 400, context: { chainId: expect.stringContaining('8453') } })
+    expect((e as Error).message).toContain('8453')
+  })
+
+  test('a token address with no ERC-20 behind it is a 400 naming the token', async () => {
+    const notAToken = await deploySmartWallet(anvil, holder)
+    for (const address of [notAToken, privateKeyToAccount(generatePrivateKey()).address]) {
+      const e = await read(client, { chainId: anvil.chainId, owner, token: address }).catch((e: unknown) => e)
+      expect(e).toBeInstanceOf(InvalidArgumentError)
+      expect(e).toMatchObject({ status: 400, context: { token: expect.any(String) } })
+    }
+  })
+
+  test('a malformed owner or token is an InvalidAddressError on that field', async () => {
+    const badOwner = await read(client, { chainId: anvil.chainId, owner: '0x123', token }).catch((e: unknown) => e)
+    expect(badOwner).toBeInstanceOf(InvalidAddressError)
+    expect(badOwner).toMatchObject({ context: { owner: expect.any(String) } })
+    const badToken = await read(client, { chainId: anvil.chainId, owner, token: 'usdc' }).catch((e: unknown) => e)
+    expect(badToken).toBeInstanceOf(InvalidAddressError)
+    expect(badToken).toMatchObject({ context: { token: expect.any(String) } })
+  })
+
+  test('an RPC that is down is a 503, for native and token reads', async () => {
+    const down = connect({ EVM_RPC_URLS: `${anvil.chainId}=${await closedPortUrl()}` })
+    for (const t of ['native', token]) {
+      const e = await read(down, { chainId: anvil.chainId, owner, token: t }).catch((e: unknown) => e)
+      expect(e).toBeInstanceOf(UnavailableError)
+      expect(e).toMatchObject({ status: 503, context: { chainId: anvil.chainId } })
+    }
+  })
+})

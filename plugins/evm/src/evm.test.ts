@@ -1,0 +1,42 @@
+import { afterAll } from 'bun:test'
+import { runEcosystemConformance, type ConformanceFixtures } from '@earn/plugin-conformance'
+import { parseUnits } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { deployToken, mintToken, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
+import { evmClientFromPublicClients, type EvmClient } from './client.ts'
+import { evm } from './index.ts'
+
+let anvil: Anvil | undefined
+afterAll(() => anvil?.stop())
+
+async function fixtures(): Promise<ConformanceFixtures<EvmClient>> {
+  anvil = await startAnvil()
+  const holder = privateKeyToAccount(generatePrivateKey()).address
+  const token = await deployToken(anvil, { decimals: 6 })
+  const amount = parseUnits('42.5', 6)
+  await mintToken(anvil, token, holder, amount)
+  const checksummed = privateKeyToAccount(generatePrivateKey()).address
+  return {
+    client: evmClientFromPublicClients({ [anvil.chainId]: anvil.publicClient }),
+    chainId: anvil.chainId,
+    addressForms: [checksummed, checksummed.toLowerCase(), `0x${checksummed.slice(2).toUpperCase()}`],
+    invalidAddresses: [
+      '',
+      '0x',
+      checksummed.slice(0, -1),
+      `${checksummed}00`,
+      // The EIP-55 test vector with one letter's case flipped: a wrong checksum.
+      '0x5aAEb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+      checksummed.slice(2),
+      'EQD4FPq-PRDieyQKkizFTRtSDyucUIqrj0v_zXJmqaDp6_0t',
+      '0:83dfd552e63729b472fcbcc8c45ebcc6691702558b68ec7527e1ba403a0f31a8',
+    ],
+    async newSigner() {
+      const account = privateKeyToAccount(generatePrivateKey())
+      return { address: account.address, sign: (message) => account.signMessage({ message }) }
+    },
+    balance: { params: { chainId: anvil.chainId, owner: holder.toLowerCase(), token }, expected: amount },
+  }
+}
+
+runEcosystemConformance(evm, fixtures, { pending: { 'transactions.build': 'deposit and withdrawal building, issue 5' } })

@@ -1,0 +1,101 @@
+/**
+ * Asking a chain can end three ways: an answer, a contract's refusal (it reverted or returned nothing), or no
+ * answer at all. viem folds the last two together in places (a failed `verifyHash` is just `false`), and the
+ * API must not: a refusal is a bad proof or a bad argument, while no answer is a 503 the client retries.
+ */
+import { UnavailableError } from '@earn/core'
+import {
+  AbiDecodingDataSizeTooSmallError,
+  AbiDecodingZeroDataError,
+  BaseError,
+  ContractFunctionZeroDataError,
+  HttpRequestError,
+  RawContractError,
+  RpcError,
+  RpcRequestError,
+  SocketClosedError,
+  TimeoutError,
+  WebSocketRequestError,
+  type PublicClient,
+} from 'viem'
+
+/** JSON-RPC code for "execution reverted" (EIP-1474 as nodes implement it). */
+const EXECUTION_REVERTED = 3
+
+export type RpcFailure = 'refused' | 'unavailable'
+
+/** `refused` when the chain ran the call and the contract said no; `unavailable` when the chain did not answer. */
+export function classifyRpcError(error: unknown): RpcFailure | undefined {
+  if (!(error instanceof BaseError)) return undefined
+  const rpc = error.walk((e) => e instanceof RpcRequestError) as RpcRequestError | null
+  // Nodes disagree on the code for a revert (3, -32000, -32603), but all of them say "revert" in the text.
+  if (rpc) return rpc.code === EXECUTION_REVERTED || /revert/i.test(rpc.details) ? 'refused' : 'unavailable'
+  const transport = error.walk(
+    (e) =>
+      e instanceof HttpRequestError ||
+      e instanceof TimeoutError ||
+      e instanceof WebSocketRequestError ||
+      e instanceof SocketClosedError ||
+      e instanceof RpcError,
+  )
+  if (transport) return 'unavailable'
+  // Raised after a successful eth_call: a Multicall3 sub-call that failed, or return data that is empty or short.
+  const refusal = error.walk(
+    (e) =>
+      e instanceof RawContractError ||
+      e instanceof ContractFunctionZeroDataError ||
+      e instanceof AbiDecodingZeroDataError ||
+      e instanceof AbiDecodingDataSizeTooSmallError,
+  )
+  return refusal ? 'refused' : undefined
+}
+
+/**
+ * The 503 for a chain that did not answer. Neither its text nor its cause carries the RPC URL (it may hold an
+ * API key) or the request body (it may hold a signature): viem puts both in its messages, so only the short
+ * message and the node's own details are kept for the logs.
+ */
+export function chainUnavailable(chainId: string, error: unknown): UnavailableError {
+  return new UnavailableError(`the RPC for EVM chain ${chainId} did not answer; try again later`, { chainId }, {
+    cause: redact(error),
+  })
+}
+
+function redact(error: unknown): Error {
+  if (!(error instanceof BaseError)) return new Error('chain request failed')
+  const cause = new Error([error.shortMessage, error.details].filter(Boolean).join(' '))
+  cause.name = error.name
+  return cause
+}
+
+/**
+ * Runs a chain request. No answer becomes `UnavailableError`; a contract's refusal goes to `onRefused` (by default
+ * rethrown as is, for requests no contract can refuse); anything else, a bug on our side, is rethrown unchanged.
+ */
+export async function ask<T>(
+  chainId: string,
+  request: () => Promise<T>,
+  onRefused: (error: unknown) => T = (error) => {
+    throw error
+  },
+): Promise<T> {
+  try {
+    return await request()
+  } catch (error) {
+    const failure = classifyRpcError(error)
+    if (failure === 'unavailable') throw chainUnavailable(chainId, error)
+    if (failure === 'refused') return onRefused(error)
+    throw error
+  }
+}
+
+/**
+ * Confirms the RPC answers and serves the chain we expect, before a check whose failure viem would report as
+ * plain `false`. A URL pointing at another chain is worse than none: a contract wallet at the same address there
+ * may have another owner.
+ */
+export async function assertServesChain(client: PublicClient, chainId: string): Promise<void> {
+  const served = await ask(chainId, () => client.getChainId())
+  if (String(served) !== chainId)
+    throw new UnavailableError(`the RPC configured for EVM chain ${chainId} serves chain ${served}`, { chainId })
+}

@@ -1,0 +1,312 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { InvalidArgumentError, UnavailableError, type VerifySignInParameters } from '@earn/core'
+import { encodeFunctionData, serializeErc6492Signature, toHex, type Address, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { parseSiweMessage } from 'viem/siwe'
+import {
+  closedPortUrl,
+  deploySmartWallet,
+  deploySmartWalletFactory,
+  startAnvil,
+  testSmartWalletFactoryAbi,
+  type Anvil,
+} from '../../../test/chains/evm.ts'
+import { connect, evmClientFromPublicClients, type EvmClient } from './client.ts'
+import { message, SIGN_IN_STATEMENT, verify } from './signIn.ts'
+
+const NOW = new Date('2026-03-01T12:00:00.000Z')
+const NONCE = '3f2b8c4e-9a1d-4e7f-8b2c-5d6e7f8a9b0c'
+const offline: EvmClient = connect({})
+
+function agreement(address: string, over: Partial<VerifySignInParameters> = {}) {
+  return {
+    address: address.toLowerCase(),
+    domain: 'app.example.com',
+    uri: 'https://app.example.com/earn',
+    chainId: '1',
+    nonce: NONCE,
+    issuedAt: NOW,
+    expiresAt: new Date(NOW.getTime() + 300_000),
+    ...over,
+  }
+}
+
+/** What the server does: issue a message, have the wallet sign it, verify against the stored text. */
+async function signed(account: PrivateKeyAccount, over: Partial<VerifySignInParameters> = {}) {
+  const p = agreement(account.address, over)
+  const text = message(p)
+  const signature = await account.signMessage({ message: text })
+  return { ...p, message: text, signature, now: new Date(NOW.getTime() + 1_000) } satisfies VerifySignInParameters
+}
+
+describe('signIn.message', () => {
+  test('is an EIP-4361 message carrying every agreement field, the address in EIP-55 form', () => {
+    const account = privateKeyToAccount(generatePrivateKey())
+    const text = message(agreement(account.address))
+    expect(text).toBe(
+      [
+        `app.example.com wants you to sign in with your Ethereum account:`,
+        account.address,
+        '',
+        SIGN_IN_STATEMENT,
+        '',
+        'URI: https://app.example.com/earn',
+        'Version: 1',
+        'Chain ID: 1',
+        'Nonce: 3f2b8c4e9a1d4e7f8b2c5d6e7f8a9b0c',
+        'Issued At: 2026-03-01T12:00:00.000Z',
+        'Expiration Time: 2026-03-01T12:05:00.000Z',
+      ].join('\n'),
+    )
+    expect(parseSiweMessage(text).address).toBe(account.address)
+  })
+
+  test('keeps the port of a local domain', () => {
+    const text = message(agreement(privateKeyToAccount(generatePrivateKey()).address, { domain: 'localhost:5173', uri: 'http://localhost:5173' }))
+    expect(text).toStartWith('localhost:5173 wants you to sign in')
+  })
+
+  test('refuses a chain id that is not a positive integer, naming the field', () => {
+    const address = privateKeyToAccount(generatePrivateKey()).address
+    for (const chainId of ['mainnet', '0', '-1', '1.5', '']) {
+      expect(() => message(agreement(address, { chainId }))).toThrow(InvalidArgumentError)
+    }
+    try {
+      message(agreement(address, { chainId: 'mainnet' }))
+    } catch (e) {
+      expect((e as InvalidArgumentError).context).toHaveProperty('chainId')
+    }
+  })
+
+  test('refuses a domain EIP-4361 cannot carry, naming the url field', () => {
+    const address = privateKeyToAccount(generatePrivateKey()).address
+    let thrown: unknown
+    try {
+      message(agreement(address, { domain: 'not a host' }))
+    } catch (e) {
+      thrown = e
+    }
+    expect(thrown).toBeInstanceOf(InvalidArgumentError)
+    expect((thrown as InvalidArgumentError).context).toEqual({ url: expect.stringContaining('domain') })
+  })
+})
+
+describe('signIn.verify, EOA (offline)', () => {
+  const alice = privateKeyToAccount(generatePrivateKey())
+  const mallory = privateKeyToAccount(generatePrivateKey())
+
+  test("accepts the wallet's own signature with no RPC at all", async () => {
+    expect(await verify(offline, await signed(alice))).toEqual({ valid: true })
+  })
+
+  test('accepts an uppercase-hex signature', async () => {
+    const p = await signed(alice)
+    expect(await verify(offline, { ...p, signature: `0x${p.signature.slice(2).toUpperCase()}` })).toEqual({ valid: true })
+  })
+
+  const rejects = async (p: VerifySignInParameters, reason: RegExp) => {
+    const r = await verify(offline, p)
+    expect(r).toEqual({ valid: false, reason: expect.stringMatching(reason) })
+  }
+
+  test('rejects a different nonce than the agreement', async () => {
+    await rejects({ ...(await signed(alice)), nonce: '00000000-0000-4000-8000-000000000000' }, /another nonce/)
+  })
+
+  test('rejects a different domain', async () => {
+    await rejects({ ...(await signed(alice)), domain: 'evil.example.com' }, /domain app\.example\.com, not evil\.example\.com/)
+  })
+
+  test('rejects a different URI', async () => {
+    await rejects({ ...(await signed(alice)), uri: 'https://app.example.com/other' }, /URI/)
+  })
+
+  test('rejects a different chain', async () => {
+    await rejects({ ...(await signed(alice)), chainId: '8453' }, /chain 1, not chain 8453/)
+  })
+
+  test('rejects a message issued to another address', async () => {
+    await rejects({ ...(await signed(alice)), address: mallory.address.toLowerCase() }, /another address/)
+  })
+
+  test('rejects an expired agreement, at the second it expires', async () => {
+    const p = await signed(alice)
+    await rejects({ ...p, now: p.expiresAt }, /expired/)
+    await rejects({ ...p, now: new Date(p.expiresAt.getTime() + 60_000) }, /expired/)
+    expect(await verify(offline, { ...p, now: new Date(p.expiresAt.getTime() - 1) })).toEqual({ valid: true })
+  })
+
+  test('rejects a tampered message, even one whose fields still match', async () => {
+    const p = await signed(alice)
+    await rejects({ ...p, message: p.message.replace('register this wallet', 'register that wallet') }, /not made by this wallet's key/)
+  })
+
+  test('rejects text that is not an EIP-4361 message', async () => {
+    await rejects({ ...(await signed(alice)), message: 'hello' }, /not a complete EIP-4361 message/)
+  })
+
+  test("rejects another key's signature over the same message", async () => {
+    const p = await signed(alice)
+    await rejects({ ...p, signature: await mallory.signMessage({ message: p.message }) }, /no RPC is configured for chain 1/)
+  })
+
+  test.each([
+    ['', /0x-prefixed hexadecimal/],
+    ['not a signature', /0x-prefixed hexadecimal/],
+    ['0x', /0 bytes/],
+    ['0x1234', /2 bytes/],
+    ['0xabc', /odd number/],
+    [`0x${'zz'.repeat(65)}`, /0x-prefixed hexadecimal/],
+    [`0x${'00'.repeat(65)}`, /not made by this wallet's key/],
+    [`0x${'ff'.repeat(65)}`, /not made by this wallet's key/],
+  ])('rejects the garbage signature %p without throwing', async (signature, reason) => {
+    await rejects({ ...(await signed(alice)), signature }, reason)
+  })
+
+  test('a signature without its 0x prefix is not accepted', async () => {
+    const p = await signed(alice)
+    await rejects({ ...p, signature: p.signature.slice(2) }, /0x-prefixed/)
+  })
+})
+
+describe('signIn.verify, contract wallets (anvil)', () => {
+  let anvil: Anvil
+  let client: EvmClient
+  const owner = privateKeyToAccount(generatePrivateKey())
+  const stranger = privateKeyToAccount(generatePrivateKey())
+  let wallet: Address
+  let factory: Address
+
+  beforeAll(async () => {
+    anvil = await startAnvil()
+    client = evmClientFromPublicClients({ [anvil.chainId]: anvil.publicClient })
+    wallet = await deploySmartWallet(anvil, owner.address)
+    factory = await deploySmartWalletFactory(anvil)
+  })
+  afterAll(() => anvil?.stop())
+
+  /** The wallet's owner signs the agreement issued to the contract wallet's address (as a Safe app would relay). */
+  async function signedFor(address: Address, signer: PrivateKeyAccount) {
+    const p = agreement(address, { chainId: anvil.chainId })
+    const text = message(p)
+    return { ...p, message: text, signature: await signer.signMessage({ message: text }), now: new Date(NOW.getTime() + 1_000) }
+  }
+
+  test("ERC-1271: the owner's signature verifies through the chain", async () => {
+    expect(await verify(client, await signedFor(wallet, owner))).toEqual({ valid: true })
+  })
+
+  test("ERC-1271: a stranger's signature is refused by the wallet", async () => {
+    expect(await verify(client, await signedFor(wallet, stranger))).toEqual({
+      valid: false,
+      reason: expect.stringContaining('did not accept the signature (ERC-1271)'),
+    })
+  })
+
+  test('ERC-1271: a signature over another message is refused', async () => {
+    const p = await signedFor(wallet, owner)
+    const other = await signedFor(wallet, owner)
+    const forged = { ...other, message: other.message.replace('Sign in', 'Log in') }
+    expect(await verify(client, { ...forged, signature: p.signature })).toMatchObject({ valid: false })
+  })
+
+  test('ERC-1271: garbage of a plausible length is refused by the wallet, not thrown', async () => {
+    const p = await signedFor(wallet, owner)
+    expect(await verify(client, { ...p, signature: toHex(new Uint8Array(130).fill(7)) })).toMatchObject({ valid: false })
+  })
+
+  test('an EOA address with a stranger signature: no contract there, so refused', async () => {
+    const eoa = privateKeyToAccount(generatePrivateKey())
+    expect(await verify(client, await signedFor(eoa.address, stranger))).toEqual({
+      valid: false,
+      reason: expect.stringContaining(`no contract wallet is deployed at this address on chain ${anvil.chainId}`),
+    })
+  })
+
+  test('the same contract-wallet signature on a chain with no RPC is refused, with the reason', async () => {
+    const p = await signedFor(wallet, owner)
+    expect(await verify(offline, p)).toEqual({
+      valid: false,
+      reason: expect.stringContaining(`no RPC is configured for chain ${anvil.chainId}`),
+    })
+  })
+
+  test('an RPC that is down makes the check unavailable (503), not invalid', async () => {
+    const url = await closedPortUrl()
+    const down = connect({ EVM_RPC_URLS: `${anvil.chainId}=${url}` })
+    const p = await signedFor(wallet, owner)
+    const error = await verify(down, p).then(
+      (r) => r,
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(UnavailableError)
+    expect(error).toMatchObject({ status: 503, code: 'UNAVAILABLE', context: { chainId: anvil.chainId } })
+    // The text reaches the client and the cause may reach the logs: neither carries the RPC URL (it may hold an
+    // API key) nor the signature.
+    const cause = (error as Error).cause as Error
+    expect(cause).toBeInstanceOf(Error)
+    for (const text of [(error as Error).message, cause.message, String(cause.stack)]) {
+      expect(text).not.toContain(url)
+      expect(text).not.toContain(p.signature.slice(2, 40))
+    }
+    // An EOA needs no chain, so the same outage does not stop it.
+    const eoa = privateKeyToAccount(generatePrivateKey())
+    expect(await verify(down, await signedFor(eoa.address, eoa))).toEqual({ valid: true })
+  })
+
+  test('an RPC that serves another chain is not trusted with a contract wallet', async () => {
+    const misrouted = evmClientFromPublicClients({ '1': anvil.publicClient })
+    const p = agreement(wallet, { chainId: '1' })
+    const text = message(p)
+    const outcome = verify(misrouted, { ...p, message: text, signature: await owner.signMessage({ message: text }), now: NOW })
+    await expect(outcome).rejects.toBeInstanceOf(UnavailableError)
+    await expect(outcome).rejects.toThrow(`serves chain ${anvil.chainId}`)
+  })
+
+  describe('ERC-6492 (counterfactual wallet)', () => {
+    const salt = toHex(1n, { size: 32 })
+    let predicted: Address
+
+    beforeAll(async () => {
+      predicted = await anvil.publicClient.readContract({
+        address: factory,
+        abi: testSmartWalletFactoryAbi,
+        functionName: 'predict',
+        args: [owner.address, salt],
+      })
+    })
+
+    const wrap = (signature: Hex, walletOwner: Address = owner.address) =>
+      serializeErc6492Signature({
+        address: factory,
+        data: encodeFunctionData({ abi: testSmartWalletFactoryAbi, functionName: 'deploy', args: [walletOwner, salt] }),
+        signature,
+      })
+
+    test("the owner's wrapped signature verifies before the wallet exists, and deploys nothing", async () => {
+      expect(await anvil.publicClient.getCode({ address: predicted })).toBeUndefined()
+      const p = await signedFor(predicted, owner)
+      expect(await verify(client, { ...p, signature: wrap(p.signature) })).toEqual({ valid: true })
+      expect(await anvil.publicClient.getCode({ address: predicted })).toBeUndefined()
+    })
+
+    test("a stranger's wrapped signature is refused", async () => {
+      const p = await signedFor(predicted, stranger)
+      expect(await verify(client, { ...p, signature: wrap(p.signature) })).toEqual({
+        valid: false,
+        reason: expect.stringContaining('ERC-6492'),
+      })
+    })
+
+    test('a factory call that deploys a wallet at another address is refused', async () => {
+      const p = await signedFor(predicted, stranger)
+      expect(await verify(client, { ...p, signature: wrap(p.signature, stranger.address) })).toMatchObject({ valid: false })
+    })
+
+    test('with the RPC down it is unavailable, not invalid', async () => {
+      const down = connect({ EVM_RPC_URLS: `${anvil.chainId}=${await closedPortUrl()}` })
+      const p = await signedFor(predicted, owner)
+      await expect(verify(down, { ...p, signature: wrap(p.signature) })).rejects.toBeInstanceOf(UnavailableError)
+    })
+  })
+})

@@ -1,0 +1,197 @@
+/**
+ * Membership sign-in on EVM: an EIP-4361 (Sign-In with Ethereum) message signed with `personal_sign`.
+ *
+ * An EOA's signature is checked offline. Contract wallets (ERC-1271 when deployed, ERC-6492 when not yet) can
+ * only be asked on their own chain, through that chain's RPC; when that RPC cannot answer, `verify` rejects with
+ * `UnavailableError` instead of calling a possibly good signature bad.
+ */
+import {
+  InvalidArgumentError,
+  type SignInMessageParameters,
+  type VerifySignInParameters,
+  type VerifySignInResult,
+} from '@earn/core'
+import {
+  encodeDeployData,
+  erc6492SignatureValidatorAbi,
+  erc6492SignatureValidatorByteCode,
+  hashMessage,
+  isErc6492Signature,
+  isErc8010Signature,
+  parseAbi,
+  recoverMessageAddress,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from 'viem'
+import { createSiweMessage, parseSiweMessage, SiweInvalidMessageFieldError } from 'viem/siwe'
+import { format, parse } from './address.ts'
+import type { EvmClient } from './client.ts'
+import { ask, assertServesChain } from './rpc.ts'
+
+export const SIGN_IN_STATEMENT =
+  'Sign in to register this wallet as a member. This request will not trigger a blockchain transaction or cost any gas.'
+
+const ERC1271_MAGIC_VALUE = '0x1626ba7e'
+const erc1271Abi = parseAbi(['function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)'])
+
+/** An ECDSA signature is 64 or 65 bytes; contract wallets wrap or concatenate them, so nothing shorter is one. */
+const MIN_SIGNATURE_BYTES = 64
+const EOA_SIGNATURE_BYTES = 65
+
+/** EIP-4361 nonces are alphanumeric; our nonces are UUIDs, so the message carries them without dashes. */
+const siweNonce = (nonce: string) => nonce.replaceAll('-', '')
+
+function chainIdNumber(chainId: string): number {
+  const n = Number(chainId)
+  if (!/^[1-9]\d*$/.test(chainId) || !Number.isSafeInteger(n))
+    throw new InvalidArgumentError(`chainId must be a positive decimal integer for EVM, got "${chainId}"`, {
+      chainId: 'must be a positive decimal integer, e.g. "1" for Ethereum mainnet',
+    })
+  return n
+}
+
+// The API field each EIP-4361 field comes from, so a rejected value is reported where the caller sent it.
+const SOURCE_FIELD: Record<string, string> = { domain: 'url', uri: 'url', chainId: 'chainId', nonce: 'nonce', address: 'address' }
+
+export function message(p: SignInMessageParameters): string {
+  try {
+    return createSiweMessage({
+      domain: p.domain,
+      address: format(p.address),
+      statement: SIGN_IN_STATEMENT,
+      uri: p.uri,
+      version: '1',
+      chainId: chainIdNumber(p.chainId),
+      nonce: siweNonce(p.nonce),
+      issuedAt: p.issuedAt,
+      expirationTime: p.expiresAt,
+    })
+  } catch (e) {
+    if (!(e instanceof SiweInvalidMessageFieldError)) throw e
+    const field = Object.keys(SOURCE_FIELD).find((f) => e.shortMessage.includes(`"${f}"`)) ?? 'message'
+    throw new InvalidArgumentError(`cannot build a Sign-In with Ethereum message: ${e.shortMessage}`, {
+      [SOURCE_FIELD[field] ?? field]: `not accepted in an EIP-4361 message (${field})`,
+    })
+  }
+}
+
+const invalid = (reason: string): VerifySignInResult => ({ valid: false, reason })
+const VALID: VerifySignInResult = { valid: true }
+
+/** Why the stored message does not belong to this agreement, or `undefined` when every field matches. */
+function messageMismatch(p: VerifySignInParameters): string | undefined {
+  const m = parseSiweMessage(p.message)
+  if (!m.address || !m.domain || !m.uri || !m.version || m.chainId === undefined || !m.nonce || !m.issuedAt)
+    return 'the agreement message is not a complete EIP-4361 message'
+  if (m.version !== '1') return `the agreement message has EIP-4361 version ${m.version}; only version 1 is supported`
+  if (m.address.toLowerCase() !== p.address.toLowerCase()) return 'the agreement message was issued to another address'
+  if (m.domain !== p.domain) return `the agreement message is for the domain ${m.domain}, not ${p.domain}`
+  if (m.uri !== p.uri) return `the agreement message is for the URI ${m.uri}, not ${p.uri}`
+  if (String(m.chainId) !== p.chainId) return `the agreement message is for chain ${m.chainId}, not chain ${p.chainId}`
+  if (m.nonce !== siweNonce(p.nonce)) return 'the agreement message carries another nonce'
+  const now = p.now.getTime()
+  const expiresAt = m.expirationTime?.getTime()
+  if (expiresAt === undefined || Number.isNaN(expiresAt)) return 'the agreement message has no valid expiration time'
+  if (Math.min(expiresAt, p.expiresAt.getTime()) <= now) return 'the agreement has expired; request a new one'
+  const notBefore = m.notBefore?.getTime()
+  if (notBefore !== undefined && (Number.isNaN(notBefore) || notBefore > now)) return 'the agreement message is not valid yet'
+  return undefined
+}
+
+/** The signature as hex, or why it cannot be a wallet signature at all. */
+function signatureHex(signature: string): { hex: Hex } | { problem: string } {
+  if (typeof signature !== 'string' || !/^0x[0-9a-fA-F]*$/.test(signature))
+    return { problem: 'the signature must be 0x-prefixed hexadecimal, as personal_sign returns it' }
+  if (signature.length % 2 !== 0) return { problem: 'the signature has an odd number of hex digits' }
+  const bytes = (signature.length - 2) / 2
+  if (bytes < MIN_SIGNATURE_BYTES) return { problem: `the signature is ${bytes} bytes, too short for a wallet signature (an EOA's is 65)` }
+  return { hex: signature as Hex }
+}
+
+async function recoversTo(message: string, signature: Hex, address: Address): Promise<boolean> {
+  try {
+    return (await recoverMessageAddress({ message, signature })).toLowerCase() === address
+  } catch {
+    // r, s or v out of range: not an ECDSA signature, though it may still be a contract wallet's.
+    return false
+  }
+}
+
+export async function verify(client: EvmClient, p: VerifySignInParameters): Promise<VerifySignInResult> {
+  const mismatch = messageMismatch(p)
+  if (mismatch) return invalid(mismatch)
+  const sig = signatureHex(p.signature)
+  if ('problem' in sig) return invalid(sig.problem)
+  const address = parse(p.address)
+  const signature = sig.hex
+
+  const wrapped = isErc6492Signature(signature) || isErc8010Signature(signature)
+  if (!wrapped && sig.hex.length === 2 + 2 * EOA_SIGNATURE_BYTES && (await recoversTo(p.message, signature, address)))
+    return VALID
+
+  // Not this address's key: only a contract wallet at this address can still vouch for the signature.
+  const publicClient = client.publicClient(p.chainId)
+  if (!publicClient)
+    return invalid(
+      `the signature was not made by this wallet's key; a contract wallet cannot be checked because no RPC is configured for chain ${p.chainId}`,
+    )
+  return verifyContractWallet(publicClient, p.chainId, address, hashMessage(p.message), signature)
+}
+
+async function verifyContractWallet(
+  client: PublicClient,
+  chainId: string,
+  address: Address,
+  hash: Hex,
+  signature: Hex,
+): Promise<VerifySignInResult> {
+  if (isErc6492Signature(signature)) {
+    await assertServesChain(client, chainId)
+    return verifyCounterfactual(client, chainId, address, hash, signature)
+  }
+  if (isErc8010Signature(signature)) {
+    await assertServesChain(client, chainId)
+    // viem reports a refused check as `false` and lets transport failures through on this path.
+    const ok = await ask(chainId, () => client.verifyHash({ address, hash, signature }), () => false)
+    return ok ? VALID : invalid('the EIP-7702 account did not accept the signature (ERC-8010)')
+  }
+
+  const [, code] = await Promise.all([
+    assertServesChain(client, chainId),
+    ask(chainId, () => client.getCode({ address })),
+  ])
+  if (!code || code === '0x')
+    return invalid(`the signature was not made by this wallet's key, and no contract wallet is deployed at this address on chain ${chainId}`)
+
+  const answer = await ask<Hex | undefined>(
+    chainId,
+    () => client.readContract({ address, abi: erc1271Abi, functionName: 'isValidSignature', args: [hash, signature] }),
+    () => undefined,
+  )
+  return answer?.toLowerCase() === ERC1271_MAGIC_VALUE
+    ? VALID
+    : invalid(`the contract wallet on chain ${chainId} did not accept the signature (ERC-1271)`)
+}
+
+/**
+ * ERC-6492: the signature carries the wallet's factory call. The validator is run deployless in an `eth_call`
+ * (as viem's verifyHash does), but called here directly, because verifyHash reports an RPC failure as `false`.
+ */
+async function verifyCounterfactual(
+  client: PublicClient,
+  chainId: string,
+  address: Address,
+  hash: Hex,
+  signature: Hex,
+): Promise<VerifySignInResult> {
+  const data = encodeDeployData({
+    abi: erc6492SignatureValidatorAbi,
+    bytecode: erc6492SignatureValidatorByteCode,
+    args: [address, hash, signature],
+  })
+  const result = await ask(chainId, async () => (await client.call({ data })).data, () => undefined)
+  return result !== undefined && /^0x0*1$/.test(result)
+    ? VALID
+    : invalid(`the counterfactual wallet on chain ${chainId} did not accept the signature (ERC-6492)`)
+}

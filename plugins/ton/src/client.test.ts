@@ -1,0 +1,49 @@
+import { describe, expect, test } from 'bun:test'
+import { InvalidArgumentError, UnavailableError } from '@earn/core'
+import { Address } from '@ton/core'
+import { askChain, connectTon, getMethodExitCode } from './client.ts'
+
+const somewhere = new Address(0, Buffer.alloc(32, 1))
+
+describe('connectTon', () => {
+  test('does no I/O and needs no URL until a provider is asked for', () => {
+    const client = connectTon({})
+    expect(typeof client.provider).toBe('function')
+    let thrown: unknown
+    try {
+      client.provider(somewhere)
+    } catch (e) {
+      thrown = e
+    }
+    expect(thrown).toBeInstanceOf(InvalidArgumentError)
+    expect((thrown as InvalidArgumentError).message).toContain('TON_API_URL')
+    expect((thrown as InvalidArgumentError).context).toHaveProperty('TON_API_URL')
+  })
+
+  test('a blank URL counts as none', () => {
+    expect(() => connectTon({ TON_API_URL: '  ' }).provider(somewhere)).toThrow(InvalidArgumentError)
+  })
+
+  test('with a URL it hands out TonClient providers', () => {
+    const provider = connectTon({ TON_API_URL: 'http://127.0.0.1:1/jsonRPC', TON_API_KEY: 'k' }).provider(somewhere)
+    expect(typeof provider.get).toBe('function')
+    expect(typeof provider.getState).toBe('function')
+  })
+})
+
+describe('askChain', () => {
+  test('a get-method exit code is an answer and passes through', async () => {
+    const answered = new Error('Unable to execute get method. Got exit_code: 11')
+    expect(getMethodExitCode(answered)).toBe(11)
+    expect(getMethodExitCode(Object.assign(new Error('x'), { exitCode: -13 }))).toBe(-13)
+    expect(await askChain('x', () => Promise.reject(answered)).catch((e: unknown) => e)).toBe(answered)
+  })
+
+  test('anything else becomes UnavailableError with the cause kept', async () => {
+    const network = new Error('socket hang up')
+    const error = await askChain('the wallet state', () => Promise.reject(network)).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(UnavailableError)
+    expect((error as UnavailableError).message).toBe('the TON API did not answer while reading the wallet state; retry later')
+    expect((error as UnavailableError).cause).toBe(network)
+  })
+})

@@ -1,0 +1,47 @@
+import { runEcosystemConformance } from '@earn/plugin-conformance'
+import { toNano } from '@ton/core'
+import { keyPairFromSeed, mnemonicNew, mnemonicToPrivateKey } from '@ton/crypto'
+import { signTonProof, startTon, tonWallet } from '../../../test/chains/ton.ts'
+import { ton } from './index.ts'
+
+runEcosystemConformance(ton, async () => {
+  const chain = await startTon()
+  const funded = await chain.deployWallet('v4r2', keyPairFromSeed(Buffer.alloc(32, 11)), toNano('5'))
+  const { address } = funded
+  return {
+    client: chain.client,
+    chainId: '-239',
+    addressForms: [
+      address.toRawString(),
+      `0:${address.toRawString().slice(2).toUpperCase()}`,
+      address.toString({ bounceable: true }),
+      address.toString({ bounceable: false }),
+      address.toString({ bounceable: false, urlSafe: false }),
+      address.toString({ bounceable: true, testOnly: true }),
+      address.toString({ bounceable: false, testOnly: true }),
+    ],
+    invalidAddresses: [
+      '',
+      'not an address',
+      `-1:${address.toRawString().slice(2)}`,
+      `0:${address.toRawString().slice(3)}`,
+      address.toString().slice(0, -1) + (address.toString().endsWith('A') ? 'B' : 'A'),
+      '0x52908400098527886E0F7030069857D2E4169EE7',
+    ],
+    async newSigner() {
+      // A fresh wallet each time, as TON Connect reports it: v5r1, not yet deployed, with its stateInit.
+      const keyPair = await mnemonicToPrivateKey(await mnemonicNew(24))
+      const wallet = tonWallet('v5r1', keyPair.publicKey)
+      return {
+        address: wallet.address.toString({ bounceable: false }),
+        async sign(message, p) {
+          return signTonProof({ keyPair, address: wallet.address, domain: p.domain, payload: message, stateInit: wallet.init })
+        },
+      }
+    },
+    balance: {
+      params: { chainId: '-239', owner: address.toRawString(), token: 'native' },
+      expected: (await chain.blockchain.getContract(address)).balance,
+    },
+  }
+}, { pending: { 'transactions.build': 'TON deposit and withdrawal building, issue 6' } })

@@ -1,0 +1,301 @@
+/**
+ * A real EVM chain for tests: anvil on a free port, our Solidity test contracts compiled offline with solc-js,
+ * and deploy helpers. Any test that touches an EVM chain imports this file; nothing here is mocked.
+ *
+ *   const chain = await startAnvil()            // Multicall3 already installed
+ *   const token = await deployToken(chain)      // compiles test/contracts/ once per process
+ *   afterAll(() => chain.stop())
+ */
+import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  defineChain,
+  erc20Abi,
+  erc4626Abi,
+  http,
+  parseAbi,
+  type Abi,
+  type Address,
+  type Hash,
+  type Hex,
+  type HttpTransport,
+  type PublicClient,
+  type TestClient,
+  type WalletClient,
+} from 'viem'
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { foundry } from 'viem/chains'
+
+const require = createRequire(import.meta.url)
+const here = dirname(fileURLToPath(import.meta.url))
+const CONTRACTS_DIR = join(here, '..', 'contracts')
+const ARTIFACTS_DIR = join(here, '..', '.artifacts')
+
+/** Where Multicall3 lives on nearly every EVM chain; viem's call batching sends `aggregate3` here. */
+export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
+
+/** anvil's chain, with the Multicall3 that `startAnvil` installs, so viem's multicall batching has a target. */
+export const anvilChain = defineChain({ ...foundry, contracts: { multicall3: { address: MULTICALL3_ADDRESS } } })
+export type AnvilChain = typeof anvilChain
+
+/** anvil's first dev account (mnemonic "test test ... junk"): funded with 10 000 ETH; deploys and mints. */
+export const ANVIL_DEPLOYER_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
+
+// Typed ABIs for the calls tests make; the compiled ABI is only used to deploy.
+export const testTokenAbi = [...erc20Abi, ...parseAbi(['function mint(address to, uint256 amount)'])] as const
+export const testVaultAbi = erc4626Abi
+export const testSmartWalletAbi = parseAbi([
+  'function owner() view returns (address)',
+  'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)',
+])
+export const testSmartWalletFactoryAbi = parseAbi([
+  'function deploy(address owner, bytes32 salt) returns (address)',
+  'function predict(address owner, bytes32 salt) view returns (address)',
+])
+
+// ---------------------------------------------------------------------------------------------------------------
+// anvil
+
+export interface Anvil {
+  url: string
+  port: number
+  /** The chain id as the API spells it (a decimal string). */
+  chainId: string
+  chain: AnvilChain
+  publicClient: PublicClient<HttpTransport, AnvilChain>
+  walletClient: WalletClient<HttpTransport, AnvilChain, PrivateKeyAccount>
+  testClient: TestClient<'anvil', HttpTransport, AnvilChain>
+  /** Funded account that sends every helper transaction. */
+  deployer: PrivateKeyAccount
+  stop(): Promise<void>
+}
+
+export interface StartAnvilOptions {
+  /** Install MiniMulticall3 at `MULTICALL3_ADDRESS` (default true). */
+  multicall3?: boolean
+  /** Extra anvil flags, e.g. ['--chain-id', '8453']. */
+  args?: string[]
+}
+
+/** The real anvil binary: the npm wrapper (`.bin/anvil`, a node script) would sit between us and the signals. */
+export function anvilBinary(): string {
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch
+  const wrapper = dirname(require.resolve('@foundry-rs/anvil/package.json'))
+  // With bun's isolated installs the platform package is a sibling of the wrapper, not a dependency of ours.
+  const fromWrapper = createRequire(join(wrapper, 'package.json'))
+  const pkg = dirname(fromWrapper.resolve(`@foundry-rs/anvil-${process.platform}-${arch}/package.json`))
+  return join(pkg, 'bin', 'anvil')
+}
+
+export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil> {
+  const proc = spawn(anvilBinary(), ['--host', '127.0.0.1', '--port', '0', ...(options.args ?? [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
+  const kill = () => proc.kill('SIGTERM')
+  // A test process that dies without stop() must not leave anvil running.
+  process.once('exit', kill)
+
+  const port = await new Promise<number>((resolve, reject) => {
+    let output = ''
+    const timer = setTimeout(() => reject(new Error(`anvil did not start within 15 s:\n${output}`)), 15_000)
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const m = output.match(/Listening on 127\.0\.0\.1:(\d+)/)
+      if (m) {
+        clearTimeout(timer)
+        resolve(Number(m[1]))
+      }
+    }
+    proc.stdout!.on('data', onData)
+    proc.stderr!.on('data', onData)
+    proc.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`anvil exited with code ${code} before listening:\n${output}`))
+    })
+    proc.once('error', (e) => {
+      clearTimeout(timer)
+      reject(e)
+    })
+  }).catch((e) => {
+    kill()
+    process.off('exit', kill)
+    throw e
+  })
+  // anvil logs every request; keep draining so a full pipe never blocks it.
+  proc.stdout!.removeAllListeners('data').resume()
+  proc.stderr!.removeAllListeners('data').resume()
+
+  const url = `http://127.0.0.1:${port}`
+  const transport = http(url)
+  const chain = anvilChain
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 50, batch: { multicall: true } })
+  const deployer = privateKeyToAccount(ANVIL_DEPLOYER_KEY)
+  const walletClient = createWalletClient({ chain, transport, account: deployer, pollingInterval: 50 })
+  const testClient = createTestClient({ mode: 'anvil', chain, transport, pollingInterval: 50 })
+
+  const anvil: Anvil = {
+    url,
+    port,
+    chainId: String(chain.id),
+    chain,
+    publicClient,
+    walletClient,
+    testClient,
+    deployer,
+    async stop() {
+      process.off('exit', kill)
+      if (proc.exitCode === null && proc.signalCode === null) kill()
+      await exited
+    },
+  }
+  if (options.multicall3 ?? true) {
+    const { MiniMulticall3 } = await compileContracts()
+    await testClient.setCode({ address: MULTICALL3_ADDRESS, bytecode: MiniMulticall3.deployedBytecode })
+  }
+  return anvil
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Solidity
+
+export interface Artifact {
+  abi: Abi
+  bytecode: Hex
+  deployedBytecode: Hex
+}
+
+export const CONTRACT_NAMES = [
+  'TestToken',
+  'TestVault',
+  'TestSmartWallet',
+  'TestSmartWalletFactory',
+  'MiniMulticall3',
+] as const
+export type ContractName = (typeof CONTRACT_NAMES)[number]
+export type Artifacts = Record<ContractName, Artifact>
+
+const SOLC_SETTINGS = {
+  optimizer: { enabled: true, runs: 200 },
+  evmVersion: 'cancun',
+  outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
+}
+
+let compiled: Promise<Artifacts> | undefined
+
+/**
+ * Compiles every `.sol` file in test/contracts/ with solc-js (no download: soljson ships in the package).
+ * Memoized per process, and on disk under test/.artifacts/ keyed by sources, compiler and settings, because
+ * loading solc and compiling OpenZeppelin takes about a second.
+ */
+export function compileContracts(): Promise<Artifacts> {
+  compiled ??= compile().catch((e) => {
+    compiled = undefined
+    throw e
+  })
+  return compiled
+}
+
+async function compile(): Promise<Artifacts> {
+  const sources: Record<string, { content: string }> = {}
+  for (const file of readdirSync(CONTRACTS_DIR).filter((f) => f.endsWith('.sol')).sort())
+    sources[file] = { content: readFileSync(join(CONTRACTS_DIR, file), 'utf8') }
+
+  const solcVersion: string = require('solc/package.json').version
+  const ozVersion: string = require('@openzeppelin/contracts/package.json').version
+  const key = createHash('sha256')
+    .update(JSON.stringify({ sources, solcVersion, ozVersion, SOLC_SETTINGS, CONTRACT_NAMES }))
+    .digest('hex')
+    .slice(0, 16)
+  const cacheFile = join(ARTIFACTS_DIR, `evm-${key}.json`)
+  if (existsSync(cacheFile)) return JSON.parse(readFileSync(cacheFile, 'utf8')) as Artifacts
+
+  const solc = (await import('solc')).default
+  const ozRoot = dirname(require.resolve('@openzeppelin/contracts/package.json'))
+  const findImports = (path: string) => {
+    const prefix = '@openzeppelin/contracts/'
+    const file = path.startsWith(prefix) ? join(ozRoot, path.slice(prefix.length)) : join(CONTRACTS_DIR, path)
+    return existsSync(file) ? { contents: readFileSync(file, 'utf8') } : { error: `not found: ${path}` }
+  }
+  const input = { language: 'Solidity', sources, settings: SOLC_SETTINGS }
+  const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports })) as {
+    errors?: { severity: string; formattedMessage: string }[]
+    contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>>
+  }
+  const errors = (output.errors ?? []).filter((e) => e.severity === 'error')
+  if (errors.length) throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`)
+
+  const byName = new Map(
+    Object.values(output.contracts ?? {}).flatMap((contracts) => Object.entries(contracts)),
+  )
+  const artifacts = {} as Artifacts
+  for (const name of CONTRACT_NAMES) {
+    const c = byName.get(name)
+    if (!c) throw new Error(`solc output has no contract ${name}; is it in test/contracts/?`)
+    artifacts[name] = {
+      abi: c.abi,
+      bytecode: `0x${c.evm.bytecode.object}`,
+      deployedBytecode: `0x${c.evm.deployedBytecode.object}`,
+    }
+  }
+  try {
+    mkdirSync(ARTIFACTS_DIR, { recursive: true })
+    writeFileSync(cacheFile, JSON.stringify(artifacts))
+  } catch {
+    // A read-only checkout still works; it only compiles every run.
+  }
+  return artifacts
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Deploying and funding
+
+/** Deploys a compiled contract from the deployer and waits for it; resolves to its address. */
+export async function deploy(anvil: Anvil, name: ContractName, args: readonly unknown[] = []): Promise<Address> {
+  const { abi, bytecode } = (await compileContracts())[name]
+  const hash = await anvil.walletClient.deployContract({ abi, bytecode, args: [...args] })
+  const receipt = await anvil.publicClient.waitForTransactionReceipt({ hash })
+  if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error(`deploying ${name} failed (${hash})`)
+  return receipt.contractAddress
+}
+
+export const deployToken = (anvil: Anvil, p: { name?: string; symbol?: string; decimals?: number } = {}) =>
+  deploy(anvil, 'TestToken', [p.name ?? 'Test USD', p.symbol ?? 'tUSD', p.decimals ?? 6])
+
+export const deployVault = (anvil: Anvil, asset: Address, p: { name?: string; symbol?: string } = {}) =>
+  deploy(anvil, 'TestVault', [asset, p.name ?? 'Test Vault Share', p.symbol ?? 'vtUSD'])
+
+/** An ERC-1271 wallet that accepts signatures by `owner`. */
+export const deploySmartWallet = (anvil: Anvil, owner: Address) => deploy(anvil, 'TestSmartWallet', [owner])
+
+export const deploySmartWalletFactory = (anvil: Anvil) => deploy(anvil, 'TestSmartWalletFactory')
+
+/** Waits for a transaction the deployer sent and fails loudly if it reverted. */
+export async function confirm(anvil: Anvil, hash: Hash): Promise<void> {
+  const receipt = await anvil.publicClient.waitForTransactionReceipt({ hash })
+  if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`)
+}
+
+export async function mintToken(anvil: Anvil, token: Address, to: Address, amount: bigint): Promise<void> {
+  await confirm(anvil, await anvil.walletClient.writeContract({ address: token, abi: testTokenAbi, functionName: 'mint', args: [to, amount] }))
+}
+
+/** Sets an account's native balance outright (anvil_setBalance). */
+export async function setNativeBalance(anvil: Anvil, address: Address, value: bigint): Promise<void> {
+  await anvil.testClient.setBalance({ address, value })
+}
+
+/** A URL where nothing listens: an RPC that is down. */
+export async function closedPortUrl(): Promise<string> {
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const url = `http://127.0.0.1:${server.port}`
+  await server.stop(true)
+  return url
+}

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {IERC1271} from "@openzeppelin/contracts/interfaces/IERC1271.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+
+/// The smallest contract wallet that signs like real ones (Safe, Coinbase Smart Wallet): ERC-1271 accepts a
+/// signature over the hash when its single owner (an EOA) made it.
+contract TestSmartWallet is IERC1271 {
+    address public immutable owner;
+
+    constructor(address owner_) {
+        owner = owner_;
+    }
+
+    function isValidSignature(bytes32 hash, bytes calldata signature) external view returns (bytes4) {
+        (address signer, ECDSA.RecoverError err,) = ECDSA.tryRecover(hash, signature);
+        return err == ECDSA.RecoverError.NoError && signer == owner ? IERC1271.isValidSignature.selector : bytes4(0xffffffff);
+    }
+
+    function execute(address to, uint256 value, bytes calldata data) external returns (bytes memory) {
+        require(msg.sender == owner, "not owner");
+        (bool ok, bytes memory ret) = to.call{value: value}(data);
+        require(ok, "call failed");
+        return ret;
+    }
+
+    receive() external payable {}
+}
+
+/// CREATE2 factory, so a wallet has an address before it exists: what ERC-6492 counterfactual signatures name.
+contract TestSmartWalletFactory {
+    function deploy(address owner, bytes32 salt) external returns (address wallet) {
+        wallet = predict(owner, salt);
+        if (wallet.code.length == 0) new TestSmartWallet{salt: salt}(owner);
+    }
+
+    function predict(address owner, bytes32 salt) public view returns (address) {
+        bytes32 codeHash = keccak256(abi.encodePacked(type(TestSmartWallet).creationCode, abi.encode(owner)));
+        return address(uint160(uint256(keccak256(abi.encodePacked(bytes1(0xff), address(this), salt, codeHash)))));
+    }
+}
