@@ -1,0 +1,33 @@
+/**
+ * The Solana client: configuration in, an RPC handle out. Only balance reads need it; membership
+ * signatures verify offline, so a server without `SOLANA_RPC_URL` still registers Solana wallets.
+ */
+import type { ChainEnv } from '@earn/core'
+import { createSolanaRpc, type Rpc, type SolanaRpcApi } from '@solana/kit'
+
+export interface SolanaClient {
+  /** Absent when no `SOLANA_RPC_URL` is configured; capabilities that need it say so. */
+  readonly rpc?: Rpc<SolanaRpcApi>
+}
+
+export function connect(env: ChainEnv): SolanaClient {
+  const url = env.SOLANA_RPC_URL?.trim()
+  if (!url) return {}
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    // The value itself stays out of the message: RPC URLs often carry an API key.
+    throw new Error('SOLANA_RPC_URL is not a valid URL; expected an http(s) Solana JSON-RPC endpoint')
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new Error(`SOLANA_RPC_URL must be an http(s) URL, not ${parsed.protocol}`)
+  // Built on first use, so a server that never reads a Solana balance never makes the transport;
+  // even then nothing is sent until a capability calls `.send()`.
+  let rpc: Rpc<SolanaRpcApi> | undefined
+  return {
+    get rpc() {
+      return (rpc ??= createSolanaRpc(url))
+    },
+  }
+}

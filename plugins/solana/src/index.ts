@@ -1,0 +1,24 @@
+/**
+ * `@earn/plugin-solana`: Solana wallets for the Earn API. Base58 addresses, Sign-In-With-Solana
+ * membership proofs verified offline, and SOL / SPL balances read through @solana/kit.
+ */
+import { defineEcosystem } from '@earn/core'
+import { formatAddress, isValidAddress, parseAddress } from './address.ts'
+import { readBalance } from './balance.ts'
+import { ownsSolanaChain } from './chain.ts'
+import { connect } from './client.ts'
+import { signInMessage, verifySignIn } from './signIn.ts'
+import { buildTransactions, readTag } from './transactions.ts'
+import { readVault } from './vault.ts'
+
+export type { SolanaClient } from './client.ts'
+
+export const solana = defineEcosystem({
+  id: 'solana',
+  ownsChain: ownsSolanaChain,
+  connect,
+  address: { isValid: isValidAddress, parse: (input: string) => parseAddress(input), format: formatAddress },
+  signIn: { message: signInMessage, verify: verifySignIn },
+  balance: { read: readBalance, vault: readVault },
+  transactions: { build: buildTransactions, readTag },
+})
