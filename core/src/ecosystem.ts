@@ -58,6 +58,9 @@ export interface VaultState {
 export interface VaultParameters {
   chainId: string
   vaultAddress: string
+  /** The catalog's tokens: ecosystems whose vaults do not name them on chain (Solana, TON) read these. */
+  baseToken?: string
+  receiptToken?: string
 }
 
 export interface ReadTagParameters {
