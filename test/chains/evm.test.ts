@@ -6,13 +6,19 @@ import {
   anvilBinary,
   compileContracts,
   CONTRACT_NAMES,
+  createPair,
+  deploySwapRouter,
   deploySmartWallet,
   deployToken,
   deployVault,
   mintToken,
   MULTICALL3_ADDRESS,
+  sendUnsigned,
+  setNativeBalance,
   startAnvil,
   testSmartWalletAbi,
+  testSwapPairAbi,
+  testSwapRouterAbi,
   testVaultAbi,
   type Anvil,
 } from './evm.ts'
@@ -71,6 +77,42 @@ describe('EVM test chain', () => {
     expect(await read({ address: vault, abi: testVaultAbi, functionName: 'balanceOf', args: [user.address] })).toBe(amount)
     await send(vault, encodeFunctionData({ abi: testVaultAbi, functionName: 'withdraw', args: [amount / 2n, user.address, user.address] }))
     expect(await read({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [user.address] })).toBe(parseUnits('80', 6))
+  })
+
+  test('a swap router pool prices with the 0.3% fee and swaps through sendUnsigned', async () => {
+    const [a, b] = [await deployToken(anvil, { symbol: 'A' }), await deployToken(anvil, { symbol: 'B', decimals: 18 })]
+    const router = await deploySwapRouter(anvil)
+    const pair = await createPair(anvil, router, a, b, 1_000_000n, 2_000_000n)
+    const [r0, r1] = await anvil.publicClient.readContract({ address: pair, abi: testSwapPairAbi, functionName: 'getReserves' })
+    const aIsToken0 = a.toLowerCase() < b.toLowerCase()
+    expect(aIsToken0 ? [r0, r1] : [r1, r0]).toEqual([1_000_000n, 2_000_000n])
+    // Uniswap V2: out = in·997·R_out / (R_in·1000 + in·997)
+    const expected = (10_000n * 997n * 2_000_000n) / (1_000_000n * 1000n + 10_000n * 997n)
+    const quote = await anvil.publicClient.readContract({ address: router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [10_000n, [a, b]] })
+    expect(quote).toEqual([10_000n, expected])
+
+    const user = privateKeyToAccount(generatePrivateKey())
+    await setNativeBalance(anvil, user.address, 10n ** 18n)
+    await mintToken(anvil, a, user.address, 10_000n)
+    const tx = (to: Address, data: `0x${string}`) => ({ to, data, value: '0', gasLimit: '300000', chainId: anvil.chain.id })
+    const approve = await sendUnsigned(anvil, user, tx(a, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [router, 10_000n] })))
+    expect(approve.status).toBe('success')
+    const deadline = BigInt(Math.floor(Date.now() / 1000) + 600)
+    const swap = (min: bigint) =>
+      tx(router, encodeFunctionData({ abi: testSwapRouterAbi, functionName: 'swapExactTokensForTokens', args: [10_000n, min, [a, b], user.address, deadline] }))
+    // One more than the quote must fail: the minimum output is enforced.
+    expect((await sendUnsigned(anvil, user, swap(expected + 1n))).status).toBe('reverted')
+    expect((await sendUnsigned(anvil, user, swap(expected))).status).toBe('success')
+    const read = anvil.publicClient.readContract
+    expect(await read({ address: b, abi: erc20Abi, functionName: 'balanceOf', args: [user.address] })).toBe(expected)
+    await expect(
+      read({ address: router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [1n, [a, anvil.deployer.address]] }),
+    ).rejects.toThrow(/no pair/)
+  })
+
+  test('sendUnsigned refuses a transaction built for another chain', async () => {
+    const tx = { to: anvil.deployer.address, data: '0x', value: '0', gasLimit: '21000', chainId: 1 }
+    await expect(sendUnsigned(anvil, anvil.deployer, tx)).rejects.toThrow(/chain 1/)
   })
 
   test("the ERC-1271 wallet answers the magic value for its owner's signature only", async () => {

@@ -28,6 +28,7 @@ import {
   type HttpTransport,
   type PublicClient,
   type TestClient,
+  type TransactionReceipt,
   type WalletClient,
 } from 'viem'
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
@@ -58,6 +59,18 @@ export const testSmartWalletAbi = parseAbi([
 export const testSmartWalletFactoryAbi = parseAbi([
   'function deploy(address owner, bytes32 salt) returns (address)',
   'function predict(address owner, bytes32 salt) view returns (address)',
+])
+export const testSwapRouterAbi = parseAbi([
+  'function getPair(address tokenA, address tokenB) view returns (address)',
+  'function createPair(address tokenA, address tokenB) returns (address)',
+  'function addLiquidity(address tokenA, address tokenB, uint256 amountA, uint256 amountB) returns (address)',
+  'function getAmountsOut(uint256 amountIn, address[] path) view returns (uint256[])',
+  'function swapExactTokensForTokens(uint256 amountIn, uint256 amountOutMin, address[] path, address to, uint256 deadline) returns (uint256[])',
+])
+export const testSwapPairAbi = parseAbi([
+  'function token0() view returns (address)',
+  'function token1() view returns (address)',
+  'function getReserves() view returns (uint256, uint256)',
 ])
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -178,6 +191,8 @@ export const CONTRACT_NAMES = [
   'TestSmartWallet',
   'TestSmartWalletFactory',
   'MiniMulticall3',
+  'TestSwapRouter',
+  'TestSwapPair',
 ] as const
 export type ContractName = (typeof CONTRACT_NAMES)[number]
 export type Artifacts = Record<ContractName, Artifact>
@@ -290,6 +305,86 @@ export async function mintToken(anvil: Anvil, token: Address, to: Address, amoun
 /** Sets an account's native balance outright (anvil_setBalance). */
 export async function setNativeBalance(anvil: Anvil, address: Address, value: bigint): Promise<void> {
   await anvil.testClient.setBalance({ address, value })
+}
+
+/** A Uniswap-V2-style router (0.3% constant-product pools); swap mode is configured with its address. */
+export const deploySwapRouter = (anvil: Anvil) => deploy(anvil, 'TestSwapRouter')
+
+/**
+ * Opens (or deepens) the `tokenA`/`tokenB` pool with the given amounts; resolves to the pair's address. The
+ * deployer mints both amounts first, so both tokens must be TestTokens.
+ */
+export async function createPair(
+  anvil: Anvil,
+  router: Address,
+  tokenA: Address,
+  tokenB: Address,
+  amountA: bigint,
+  amountB: bigint,
+): Promise<Address> {
+  const write = anvil.walletClient.writeContract
+  for (const [token, amount] of [[tokenA, amountA], [tokenB, amountB]] as const) {
+    await mintToken(anvil, token, anvil.deployer.address, amount)
+    await confirm(anvil, await write({ address: token, abi: erc20Abi, functionName: 'approve', args: [router, amount] }))
+  }
+  await confirm(
+    anvil,
+    await write({ address: router, abi: testSwapRouterAbi, functionName: 'addLiquidity', args: [tokenA, tokenB, amountA, amountB] }),
+  )
+  return anvil.publicClient.readContract({ address: router, abi: testSwapRouterAbi, functionName: 'getPair', args: [tokenA, tokenB] })
+}
+
+/** The API's unsigned EVM transaction: what `transactions.build` returns in each step's `transaction`. */
+export interface UnsignedEvmTransaction {
+  to: string
+  data: string
+  value: string
+  gasLimit: string
+  chainId: number
+}
+
+/**
+ * Signs and sends one built transaction as the user would, with exactly the gas limit the API chose, and waits for
+ * it. Resolves to the receipt whatever its status, so a test can assert a revert as well as a success.
+ */
+export async function sendUnsigned(
+  anvil: Anvil,
+  account: PrivateKeyAccount | Hex,
+  tx: UnsignedEvmTransaction | Record<string, unknown>,
+): Promise<TransactionReceipt> {
+  const t = tx as UnsignedEvmTransaction
+  if (t.chainId !== anvil.chain.id) throw new Error(`transaction is for chain ${t.chainId}, anvil serves ${anvil.chain.id}`)
+  const hash = await anvil.walletClient.sendTransaction({
+    account: typeof account === 'string' ? privateKeyToAccount(account) : account,
+    to: t.to as Address,
+    data: t.data as Hex,
+    value: BigInt(t.value),
+    gas: BigInt(t.gasLimit),
+  })
+  return anvil.publicClient.waitForTransactionReceipt({ hash })
+}
+
+/** An RPC in front of `target` that records the JSON-RPC methods of each HTTP request it forwards. */
+export function recordingProxy(target: string) {
+  const requests: string[][] = []
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(req) {
+      const body = await req.text()
+      const parsed = JSON.parse(body) as { method: string } | { method: string }[]
+      requests.push((Array.isArray(parsed) ? parsed : [parsed]).map((r) => r.method))
+      return fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    },
+  })
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    /** One entry per HTTP request: the methods it carried (several for a JSON-RPC batch). */
+    requests,
+    /** How many JSON-RPC calls of `method` went through. */
+    count: (method: string) => requests.flat().filter((m) => m === method).length,
+    stop: () => server.stop(true),
+  }
 }
 
 /** A URL where nothing listens: an RPC that is down. */

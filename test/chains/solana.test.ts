@@ -21,7 +21,7 @@ import {
   type Instruction,
   type KeyPairSigner,
 } from '@solana/kit'
-import { startSolana, type SolanaChain } from './solana.ts'
+import { deploySampleSolana, sampleSolanaAddresses, startSolana, type SolanaChain } from './solana.ts'
 
 let chain: SolanaChain
 let user: KeyPairSigner
@@ -131,5 +131,27 @@ describe('LiteSVM JSON-RPC facade', () => {
     const body = (await res.json()) as { id: number; result: unknown }[]
     expect(body.map((r) => r.id)).toEqual([1, 2])
     expect(typeof body[0]!.result).toBe('number')
+  })
+
+  test('the sample Solana opportunity lives at fixed addresses, ready for deposits, and deploys idempotently', async () => {
+    // What the sample catalog names; changing a seed label must change the catalog too.
+    const expected = {
+      vault: '75umGWgvv8S56349NvKVD4nGJ8oQ1vzffXgb9GThw2bb',
+      baseMint: '5BmY6xsuTzo3wDSdPQGFDNk6mJGoepdurv4YQh6Rnvzc',
+      receiptMint: 'HMkrcyEKgBGs9UdoVH4sHh2drrC9PC4T4YmVyzevFmCx',
+    }
+    expect<Record<string, string>>(await sampleSolanaAddresses()).toEqual(expected)
+    const sample = await deploySampleSolana(chain)
+    expect(sample).toMatchObject({ ...expected, decimals: 6 })
+    expect(await deploySampleSolana(chain)).toMatchObject(expected)
+    await sample.fund(user.address, 5_000_000n)
+    await sample.issueReceipts(user.address, 7n)
+    expect(await chain.tokenBalance(sample.baseMint, user.address)).toBe(5_000_000n)
+    expect(await chain.tokenBalance(sample.receiptMint, user.address)).toBe(7n)
+    // The operator's accounts exist, empty: deposits need not create them.
+    for (const mint of [sample.baseMint, sample.receiptMint]) {
+      const { value } = await chain.rpc.getTokenAccountsByOwner(sample.vault, { mint }, { encoding: 'jsonParsed' }).send()
+      expect<string[]>(value.map((a) => a.account.data.parsed.info.tokenAmount.amount)).toEqual(['0'])
+    }
   })
 })

@@ -14,12 +14,17 @@ import { FailedTransactionMetadata, LiteSVM } from 'litesvm'
 import {
   address,
   appendTransactionMessageInstructions,
+  createKeyPairSignerFromPrivateKeyBytes,
   createSolanaRpc,
   createTransactionMessage,
   generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
+  getBase64Encoder,
+  getTransactionDecoder,
   lamports,
   pipe,
   setTransactionMessageFeePayerSigner,
+  signTransaction,
   signTransactionMessageWithSigners,
   type Address,
   type Instruction,
@@ -37,6 +42,7 @@ import {
   getInitializeMint2Instruction,
   getMintSize,
   getMintToInstruction,
+  getTokenDecoder,
   getTokenSize,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token'
@@ -54,13 +60,21 @@ export interface SolanaChain {
   ledger: ReadonlyMap<string, LandedTransaction>
   stop(): Promise<void>
   airdrop(to: string, lamports: bigint): Promise<void>
-  createMint(p?: { decimals?: number }): Promise<Address>
+  /** A new mint at a random address, or at `mint`'s (for addresses a catalog can name). */
+  createMint(p?: { decimals?: number; mint?: KeyPairSigner }): Promise<Address>
   /** A token account that is not the owner's associated one (wallets may hold several). */
   createTokenAccount(p: { mint: string; owner: string }): Promise<Address>
   /** Mints into `account`, or into the owner's associated token account (created if missing). */
   mintTo(p: { mint: string; owner: string; amount: bigint; account?: string }): Promise<Address>
   /** Signs with the fee payer (default: `payer`) and every signer the instructions carry. */
   send(instructions: Instruction[], feePayer?: TransactionSigner): Promise<string>
+  /**
+   * What a wallet does with an API step: decodes `serializedTransaction`, signs it with its key and
+   * sends it over JSON-RPC (with preflight). Resolves to the base58 signature.
+   */
+  signAndSend(serializedTransaction: string, wallet: KeyPairSigner): Promise<string>
+  /** The amount in `owner`'s associated token account for `mint`, read from the SVM directly; 0 if none. */
+  tokenBalance(mint: string, owner: string): Promise<bigint>
 }
 
 /**
@@ -95,6 +109,7 @@ export async function startSolana(): Promise<SolanaChain> {
     },
   })
   const url = `http://127.0.0.1:${server.port}`
+  const rpc = createSolanaRpc(url)
   const payer = await generateKeyPairSigner()
   svm.airdrop(payer.address, lamports(1_000_000_000_000n))
 
@@ -124,7 +139,7 @@ export async function startSolana(): Promise<SolanaChain> {
   return {
     svm,
     url,
-    rpc: createSolanaRpc(url),
+    rpc,
     payer,
     ledger: facade.ledger,
     stop: async () => {
@@ -135,8 +150,8 @@ export async function startSolana(): Promise<SolanaChain> {
       if (!r || r instanceof FailedTransactionMetadata)
         throw new Error(`airdrop to ${to} failed: ${r ? JSON.stringify(transactionErrorJson(r.err())) : 'no result'}`)
     },
-    async createMint({ decimals = 6 } = {}) {
-      const mint = await generateKeyPairSigner()
+    async createMint({ decimals = 6, mint: given } = {}) {
+      const mint = given ?? (await generateKeyPairSigner())
       await send([
         await createAccount(mint, BigInt(getMintSize())),
         getInitializeMint2Instruction({ mint: mint.address, decimals, mintAuthority: payer.address }),
@@ -163,5 +178,70 @@ export async function startSolana(): Promise<SolanaChain> {
       return token
     },
     send,
+    async signAndSend(serializedTransaction, wallet) {
+      const unsigned = getTransactionDecoder().decode(getBase64Encoder().encode(serializedTransaction))
+      const signed = await signTransaction([wallet.keyPair], unsigned)
+      return rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64' }).send()
+    },
+    async tokenBalance(mint, owner) {
+      const [ata] = await findAssociatedTokenPda({ owner: address(owner), mint: address(mint), tokenProgram: TOKEN_PROGRAM_ADDRESS })
+      const account = svm.getAccount(ata)
+      return account.exists ? getTokenDecoder().decode(account.data).amount : 0n
+    },
+  }
+}
+
+/**
+ * The sample catalog's Solana opportunity: a vault (a plain wallet acting as deposit authority),
+ * its base token and its receipt token, at addresses fixed by seeds so `catalog/` can name them.
+ * On this sample the harness plays the vault's operator: its payer is both mints' authority.
+ */
+export const SAMPLE_SOLANA_LABELS = {
+  vault: 'earn-sample/solana/vault',
+  baseMint: 'earn-sample/solana/base-mint',
+  receiptMint: 'earn-sample/solana/receipt-mint',
+} as const
+export const SAMPLE_SOLANA_DECIMALS = 6
+
+/** SHA-256 of the label is the ed25519 private key: the same address on every run and machine. */
+async function signerFromLabel(label: string): Promise<KeyPairSigner> {
+  const seed = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(label)))
+  return createKeyPairSignerFromPrivateKeyBytes(seed)
+}
+
+export interface SampleSolana {
+  vault: Address
+  baseMint: Address
+  receiptMint: Address
+  decimals: number
+  /** Mints base tokens to a wallet (its "USDC"). */
+  fund(owner: string, amount: bigint): Promise<void>
+  /** Mints receipt tokens to a wallet, as the vault's operator would against a deposit. */
+  issueReceipts(owner: string, amount: bigint): Promise<void>
+}
+
+export async function sampleSolanaAddresses(): Promise<{ vault: Address; baseMint: Address; receiptMint: Address }> {
+  const [vault, baseMint, receiptMint] = await Promise.all(Object.values(SAMPLE_SOLANA_LABELS).map(signerFromLabel))
+  return { vault: vault!.address, baseMint: baseMint!.address, receiptMint: receiptMint!.address }
+}
+
+/**
+ * Creates the sample opportunity's accounts on `chain`, as its operator would before listing it:
+ * both mints and the vault's associated account for each (so deposits need no account creation).
+ * Safe to call twice on one chain.
+ */
+export async function deploySampleSolana(chain: SolanaChain): Promise<SampleSolana> {
+  const [vault, baseMint, receiptMint] = await Promise.all(Object.values(SAMPLE_SOLANA_LABELS).map(signerFromLabel))
+  for (const mint of [baseMint!, receiptMint!]) {
+    if (!chain.svm.getAccount(mint.address).exists) await chain.createMint({ decimals: SAMPLE_SOLANA_DECIMALS, mint })
+    await chain.mintTo({ mint: mint.address, owner: vault!.address, amount: 0n })
+  }
+  return {
+    vault: vault!.address,
+    baseMint: baseMint!.address,
+    receiptMint: receiptMint!.address,
+    decimals: SAMPLE_SOLANA_DECIMALS,
+    fund: async (owner, amount) => void (await chain.mintTo({ mint: baseMint!.address, owner, amount })),
+    issueReceipts: async (owner, amount) => void (await chain.mintTo({ mint: receiptMint!.address, owner, amount })),
   }
 }

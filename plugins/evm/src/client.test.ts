@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { createPublicClient, http } from 'viem'
-import { connect, evmClientFromPublicClients, parseRpcUrls } from './client.ts'
+import { createPublicClient, http, type Address } from 'viem'
+import { connect, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
+import { parseRpcUrls } from './env.ts'
 
 describe('connect', () => {
   test('no EVM_RPC_URLS, or an empty one, means no chains', () => {
@@ -20,7 +21,7 @@ describe('connect', () => {
     expect(mainnet!.chain?.id).toBe(1)
     // viem knows mainnet's Multicall3, so concurrent eth_calls fold into one.
     expect(mainnet!.chain?.contracts?.multicall3?.address).toBe('0xca11bde05977b3631167028862be2a173976ca11')
-    expect(mainnet!.batch?.multicall).toBe(true)
+    expect(mainnet!.batch?.multicall).toEqual({ wait: MULTICALL_WAIT_MS, batchSize: MULTICALL_BATCH_BYTES, deployless: false })
     expect(mainnet!.transport.url).toBe('https://eth.example/v2/KEY')
     expect(client.publicClient('8453')!.chain?.id).toBe(8453)
     expect(client.publicClient('10')).toBeUndefined()
@@ -30,6 +31,8 @@ describe('connect', () => {
     const c = connect({ EVM_RPC_URLS: '987654321=http://127.0.0.1:1' }).publicClient('987654321')
     expect(c?.chain?.id).toBe(987654321)
     expect(c?.chain?.contracts?.multicall3).toBeUndefined()
+    // No Multicall3 address to trust there, so batched calls carry its code along.
+    expect(c?.batch?.multicall).toMatchObject({ deployless: true })
   })
 
   test.each([
@@ -42,6 +45,38 @@ describe('connect', () => {
   ])('refuses EVM_RPC_URLS=%p, naming the variable', (value, text) => {
     expect(() => connect({ EVM_RPC_URLS: value })).toThrow(/EVM_RPC_URLS/)
     expect(() => connect({ EVM_RPC_URLS: value })).toThrow(text)
+  })
+
+  test('reads swap routers from EVM_SWAP_ROUTERS, canonical, per chain', () => {
+    const router = '0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D'
+    const client = connect({ EVM_RPC_URLS: '1=https://eth.example,8453=https://base.example', EVM_SWAP_ROUTERS: `1=${router}` })
+    expect(client.swapRouter('1')).toBe(router.toLowerCase() as Address)
+    expect(client.swapRouter('8453')).toBeUndefined()
+    expect(connect({ EVM_RPC_URLS: '1=https://eth.example' }).swapRouter('1')).toBeUndefined()
+  })
+
+  test.each([
+    ['1=0x1234', 'the router for chain 1 is not an EVM address'],
+    ['1', 'entry 1 is not chainId=router'],
+    ['10=0x7a250d5630b4cf539739df2c5dacb4c659f2488d', 'names chain 10, which has no RPC in EVM_RPC_URLS'],
+  ])('refuses EVM_SWAP_ROUTERS=%p, naming the variable', (value, text) => {
+    const env = { EVM_RPC_URLS: '1=https://eth.example', EVM_SWAP_ROUTERS: value }
+    expect(() => connect(env)).toThrow(/EVM_SWAP_ROUTERS/)
+    expect(() => connect(env)).toThrow(text)
+  })
+
+  test('counts the HTTP requests it sends per chain, and no others', async () => {
+    const client = connect({ EVM_RPC_URLS: '1=http://127.0.0.1:1' })
+    expect(client.rpcRequests('1')).toBe(0)
+    expect(client.rpcRequests('8453')).toBeUndefined()
+    await client.publicClient('1')!.getChainId().catch(() => undefined)
+    expect(client.rpcRequests('1')).toBeGreaterThanOrEqual(1)
+  })
+
+  test('two clients never share working state', () => {
+    const env = { EVM_RPC_URLS: '1=https://eth.example' }
+    expect(connect(env).state.gasMeasured).not.toBe(connect(env).state.gasMeasured)
+    expect(connect(env).state.inFlight).not.toBe(connect(env).state.inFlight)
   })
 
   test('an error never repeats the URL, which may carry an API key', () => {
@@ -58,5 +93,15 @@ describe('evmClientFromPublicClients', () => {
     expect(client.chainIds).toEqual(['31337'])
     expect(client.publicClient('31337')).toBe(anvil)
     expect(client.publicClient('1')).toBeUndefined()
+    expect(client.rpcRequests('31337')).toBeUndefined()
+  })
+
+  test('takes swap routers as an option, checked like the variable', () => {
+    const anvil = createPublicClient({ transport: http('http://127.0.0.1:1') })
+    const router = '0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D'
+    expect(evmClientFromPublicClients({ '31337': anvil }, { swapRouters: { '31337': router } }).swapRouter('31337')).toBe(
+      router.toLowerCase() as Address,
+    )
+    expect(() => evmClientFromPublicClients({ '31337': anvil }, { swapRouters: { '31337': 'nope' } })).toThrow(/not an EVM address/)
   })
 })

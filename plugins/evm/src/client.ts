@@ -1,56 +1,133 @@
 /**
- * The EVM client: one lazily made viem public client per configured chain. The plugin's capabilities take it
- * as their first argument, the way a viem action takes a viem client, so tests can hand in one bound to anvil.
+ * The EVM client: one lazily made viem public client per configured chain, the swap router per chain, and the
+ * client's working state. The plugin's capabilities take it as their first argument, the way a viem action takes a
+ * viem client, so tests can hand in one bound to anvil and two clients never share a cache.
  */
-import type { ChainEnv } from '@earn/core'
-import { createPublicClient, defineChain, http, type Chain, type PublicClient } from 'viem'
+import { InvalidArgumentError, type ChainEnv } from '@earn/core'
+import { createPublicClient, defineChain, http, type Address, type Chain, type PublicClient } from 'viem'
 import * as knownChains from 'viem/chains'
-
-export const RPC_URLS_VARIABLE = 'EVM_RPC_URLS'
+import { parseRpcUrls, parseSwapRouters, RPC_URLS_VARIABLE, SWAP_ROUTERS_VARIABLE } from './env.ts'
 
 export interface EvmClient {
   /** Chain ids that have an RPC, as the API spells them (decimal strings), in configuration order. */
   readonly chainIds: readonly string[]
   /** The chain's public client, or `undefined` when no RPC is configured for it. */
   publicClient(chainId: string): PublicClient | undefined
+  /** The Uniswap-V2-style router swap mode trades through on this chain, canonical; `undefined` when none. */
+  swapRouter(chainId: string): Address | undefined
+  /**
+   * HTTP requests sent to the chain's RPC so far, for benches and tests. `undefined` for a client wrapping public
+   * clients it did not make (their transport is the caller's to count).
+   */
+  rpcRequests(chainId: string): number | undefined
+  /** Milliseconds since the epoch; sets swap deadlines. */
+  now(): number
+  readonly state: EvmClientState
+}
+
+/** What the client remembers between calls. Never a settled balance or allowance: those are read every time. */
+export interface EvmClientState {
+  /** Reads and measurements under way, keyed by what they ask; removed when they settle (see `shared.ts`). */
+  readonly inFlight: Map<string, Promise<unknown>>
+  /** Gas measured once per opportunity and step; null where it could not be measured (see `gas.ts`). */
+  readonly gasMeasured: Map<string, bigint | null>
+}
+
+export interface EvmClientOptions {
+  /** Router per chain id, as `EVM_SWAP_ROUTERS` gives them. */
+  swapRouters?: Readonly<Record<string, string>>
+  now?: () => number
 }
 
 /**
- * Reads `EVM_RPC_URLS` (`chainId=url,chainId=url`; empty or absent means no chains). Makes no request: a public
- * client is created on first use of its chain.
+ * Concurrent eth_calls on one chain wait this long to leave together as one Multicall3 call, so the balance and
+ * allowance reads of many simultaneous requests cost one round trip. Small against an RPC's own latency.
+ */
+export const MULTICALL_WAIT_MS = 5
+/** Calldata bytes per Multicall3 call: room for ~450 balanceOf reads, far under any node's eth_call gas cap. */
+export const MULTICALL_BATCH_BYTES = 16_384
+
+/**
+ * Reads `EVM_RPC_URLS` (`chainId=url,chainId=url`) and `EVM_SWAP_ROUTERS` (`chainId=address,...`); empty or absent
+ * means none. Makes no request: a public client is created on first use of its chain.
  */
 export function connect(env: ChainEnv): EvmClient {
   const urls = parseRpcUrls(env[RPC_URLS_VARIABLE])
+  const routers = parseSwapRouters(env[SWAP_ROUTERS_VARIABLE])
+  for (const chainId of routers.keys())
+    if (!urls.has(chainId))
+      throw new Error(`${SWAP_ROUTERS_VARIABLE} names chain ${chainId}, which has no RPC in ${RPC_URLS_VARIABLE}`)
   const clients = new Map<string, PublicClient>()
+  const requests = new Map<string, number>()
   return {
+    ...baseClient(Object.fromEntries(routers), Date.now),
     chainIds: [...urls.keys()],
     publicClient(chainId) {
       const url = urls.get(chainId)
       if (url === undefined) return undefined
       let client = clients.get(chainId)
       if (!client) {
-        client = createRpcClient(Number(chainId), url)
+        requests.set(chainId, 0)
+        client = createRpcClient(Number(chainId), url, () => {
+          requests.set(chainId, (requests.get(chainId) ?? 0) + 1)
+        })
         clients.set(chainId, client)
       }
       return client
     },
+    rpcRequests: (chainId) => (urls.has(chainId) ? (requests.get(chainId) ?? 0) : undefined),
   }
 }
 
 /** Wraps public clients that already exist (tests bind them to anvil), keyed by chain id. */
-export function evmClientFromPublicClients(clients: Readonly<Record<string, PublicClient>>): EvmClient {
+export function evmClientFromPublicClients(
+  clients: Readonly<Record<string, PublicClient>>,
+  options: EvmClientOptions = {},
+): EvmClient {
   const map = new Map(Object.entries(clients))
-  return { chainIds: [...map.keys()], publicClient: (chainId) => map.get(chainId) }
+  const routers = parseSwapRouters(Object.entries(options.swapRouters ?? {}).map(([id, a]) => `${id}=${a}`).join(','))
+  return {
+    ...baseClient(Object.fromEntries(routers), options.now ?? Date.now),
+    chainIds: [...map.keys()],
+    publicClient: (chainId) => map.get(chainId),
+    rpcRequests: () => undefined,
+  }
 }
 
-function createRpcClient(chainId: number, url: string): PublicClient {
+function baseClient(routers: Record<string, Address>, now: () => number): Pick<EvmClient, 'swapRouter' | 'now' | 'state'> {
+  return {
+    swapRouter: (chainId) => routers[chainId],
+    now,
+    state: { inFlight: new Map(), gasMeasured: new Map() },
+  }
+}
+
+/** The chain's public client, or the 400 every capability gives for a chain this server has no RPC for. */
+export function requirePublicClient(client: EvmClient, chainId: string): PublicClient {
+  const publicClient = client.publicClient(chainId)
+  if (!publicClient)
+    throw new InvalidArgumentError(`EVM chain ${chainId} is not supported by this server (no RPC configured for it)`, {
+      chainId: `no RPC configured for chain ${chainId}`,
+    })
+  return publicClient
+}
+
+function createRpcClient(chainId: number, url: string, onRequest: () => void): PublicClient {
+  const chain = chainFor(chainId, url)
   return createPublicClient({
-    chain: chainFor(chainId, url),
-    // Concurrent requests (a portfolio's many balance reads) leave as one JSON-RPC batch...
-    transport: http(url, { batch: true }),
-    // ...and concurrent eth_calls fold into one Multicall3 call on chains where viem knows its address; where it
-    // does not, viem sends them one by one.
-    batch: { multicall: true },
+    chain,
+    // Whatever still leaves separately in one tick (getBalance, estimates) goes as one JSON-RPC batch...
+    // (The hook returns nothing: viem would take a returned value as the request to send instead.)
+    transport: http(url, { batch: true, onFetchRequest: () => void onRequest() }),
+    // ...and eth_calls fold into one Multicall3 call. Where viem does not know the chain's Multicall3, the call
+    // carries Multicall3's code (deployless) instead of assuming a contract the chain may lack.
+    batch: {
+      multicall: {
+        wait: MULTICALL_WAIT_MS,
+        batchSize: MULTICALL_BATCH_BYTES,
+        deployless: chain.contracts?.multicall3 === undefined,
+      },
+    },
   }) as PublicClient
 }
 
@@ -68,34 +145,4 @@ function chainFor(id: number, url: string): Chain {
       rpcUrls: { default: { http: [url] } },
     })
   )
-}
-
-/** `chainId=url,...` to a map. Errors name the variable and the entry, never echo a URL (it may hold an API key). */
-export function parseRpcUrls(value: string | undefined): Map<string, string> {
-  const urls = new Map<string, string>()
-  const text = value?.trim() ?? ''
-  if (text === '') return urls
-  // A trailing or doubled comma is a harmless slip, so empty entries are skipped.
-  const entries = text.split(',').map((e) => e.trim())
-  entries.forEach((entry, i) => {
-    if (entry === '') return
-    const where = `${RPC_URLS_VARIABLE} entry ${i + 1}`
-    const eq = entry.indexOf('=')
-    if (eq < 0) throw new Error(`${where} is not chainId=url (for example 1=https://rpc.example,8453=https://base.example)`)
-    const chainId = entry.slice(0, eq).trim()
-    const url = entry.slice(eq + 1).trim()
-    if (!/^[1-9]\d*$/.test(chainId) || !Number.isSafeInteger(Number(chainId)))
-      throw new Error(`${where}: chain id must be a positive decimal integer`)
-    if (urls.has(chainId)) throw new Error(`${where}: chain ${chainId} is listed twice`)
-    let protocol: string
-    try {
-      protocol = new URL(url).protocol
-    } catch {
-      throw new Error(`${where}: the URL for chain ${chainId} is not a valid URL`)
-    }
-    if (protocol !== 'http:' && protocol !== 'https:')
-      throw new Error(`${where}: the URL for chain ${chainId} must be http or https`)
-    urls.set(chainId, url)
-  })
-  return urls
 }

@@ -2,7 +2,7 @@ import { afterAll } from 'bun:test'
 import { runEcosystemConformance, type ConformanceFixtures } from '@earn/plugin-conformance'
 import { parseUnits } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { deployToken, mintToken, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
+import { deployToken, deployVault, mintToken, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
 import { evmClientFromPublicClients, type EvmClient } from './client.ts'
 import { evm } from './index.ts'
 
@@ -15,6 +15,7 @@ async function fixtures(): Promise<ConformanceFixtures<EvmClient>> {
   const token = await deployToken(anvil, { decimals: 6 })
   const amount = parseUnits('42.5', 6)
   await mintToken(anvil, token, holder, amount)
+  const vault = (await deployVault(anvil, token)).toLowerCase()
   const checksummed = privateKeyToAccount(generatePrivateKey()).address
   return {
     client: evmClientFromPublicClients({ [anvil.chainId]: anvil.publicClient }),
@@ -36,7 +37,22 @@ async function fixtures(): Promise<ConformanceFixtures<EvmClient>> {
       return { address: account.address, sign: (message) => account.signMessage({ message }) }
     },
     balance: { params: { chainId: anvil.chainId, owner: holder.toLowerCase(), token }, expected: amount },
+    // The holder has allowed the vault nothing yet, so a deposit needs an approve first.
+    build: {
+      params: {
+        kind: 'deposit',
+        chainId: anvil.chainId,
+        owner: holder.toLowerCase(),
+        opportunity: { id: 'conformance', chainId: anvil.chainId, vaultAddress: vault, baseToken: token, receiptToken: vault },
+        tokenIn: token,
+        mode: 'direct',
+        amount,
+        tag: 'earn:v1:conformance:action-1:00ff00ff',
+        slippageBps: 50,
+      },
+      expectedTypes: ['approve', 'deposit'],
+    },
   }
 }
 
-runEcosystemConformance(evm, fixtures, { pending: { 'transactions.build': 'deposit and withdrawal building, issue 5' } })
+runEcosystemConformance(evm, fixtures)

@@ -1,6 +1,8 @@
 /**
  * The EVM ecosystem: addresses, EIP-4361 sign-in (EOA offline; ERC-1271 and ERC-6492 contract wallets through
- * the chain's RPC), live balances, and (later) ERC-4626 transactions. Configured by `EVM_RPC_URLS`.
+ * the chain's RPC), live balances, ERC-4626 vault facts, deposit and withdraw steps (direct, or through a
+ * Uniswap-V2-style router in swap mode) with the attribution tag in the calldata, and reading that tag back.
+ * Configured by `EVM_RPC_URLS` and `EVM_SWAP_ROUTERS`.
  */
 import { defineEcosystem } from '@earn/core'
 import * as address from './address.ts'
@@ -8,6 +10,7 @@ import * as balance from './balance.ts'
 import { connect } from './client.ts'
 import * as signIn from './signIn.ts'
 import * as transactions from './transactions.ts'
+import { vault } from './vault.ts'
 
 export const evm = defineEcosystem({
   id: 'evm',
@@ -16,11 +19,23 @@ export const evm = defineEcosystem({
   connect,
   address: { isValid: address.isValid, parse: address.parse, format: address.format },
   signIn: { message: signIn.message, verify: signIn.verify },
-  balance: { read: balance.read, vault: balance.vault },
+  balance: { read: balance.read, vault },
   transactions: { build: transactions.build, readTag: transactions.readTag },
 })
 
-export { connect, evmClientFromPublicClients, parseRpcUrls, RPC_URLS_VARIABLE, type EvmClient } from './client.ts'
+export {
+  connect,
+  evmClientFromPublicClients,
+  MULTICALL_BATCH_BYTES,
+  MULTICALL_WAIT_MS,
+  type EvmClient,
+  type EvmClientOptions,
+  type EvmClientState,
+} from './client.ts'
+export { parseRpcUrls, parseSwapRouters, RPC_URLS_VARIABLE, SWAP_ROUTERS_VARIABLE } from './env.ts'
 export { NATIVE_TOKEN } from './balance.ts'
 export { SIGN_IN_STATEMENT } from './signIn.ts'
 export { classifyRpcError, type RpcFailure } from './rpc.ts'
+export { DEFAULT_GAS, withHeadroom, type GasLimitSource, type GasStep } from './gas.ts'
+export { appendTag, findTag, TAG_PREFIX } from './tag.ts'
+export { minimumOut, SWAP_DEADLINE_SECONDS, swapRouterAbi } from './swap.ts'

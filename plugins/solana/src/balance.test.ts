@@ -14,7 +14,7 @@ beforeAll(async () => {
 })
 afterAll(() => chain?.stop())
 
-const read = (owner: string, token: string, c = client) => readBalance(c, { chainId: 'mainnet', owner, token })
+const read = (owner: string, token: string, c = client) => readBalance(c, { chainId: 'localnet', owner, token })
 
 describe('balance.read on LiteSVM through JSON-RPC', () => {
   test('native: lamports of a funded wallet, 0 for one never seen', async () => {

@@ -1,33 +1,24 @@
 /**
  * Balances in smallest units: lamports for SOL, base units for SPL tokens.
  */
-import { InvalidArgumentError, UnavailableError, type BalanceParameters } from '@earn/core'
+import { InvalidArgumentError, type BalanceParameters } from '@earn/core'
 import { address, isSolanaError, SOLANA_ERROR__JSON_RPC__INVALID_PARAMS } from '@solana/kit'
 import { parseAddress } from './address.ts'
 import type { SolanaClient } from './client.ts'
+import { COMMITMENT, deadline, requireRpc, rpcFailure } from './rpc.ts'
 
-/** kit sets no deadline of its own; a stalled RPC must not hold a request open. */
-const RPC_TIMEOUT_MS = 10_000
-
-/**
- * `chainId` is not consulted: the client is bound to one cluster by its RPC URL. Reads use
- * `confirmed`, so a deposit shows up in seconds rather than after finalization (~13 s).
- */
+/** `chainId` is not consulted: the client is bound to one cluster by its RPC URL. */
 export async function readBalance(client: SolanaClient, p: BalanceParameters): Promise<bigint> {
   const owner = address(parseAddress(p.owner, 'owner'))
   const mint = p.token === 'native' ? undefined : address(parseAddress(p.token, 'token'))
-  const rpc = client.rpc
-  if (!rpc)
-    throw new InvalidArgumentError('Solana balances are not available: this server has no SOLANA_RPC_URL configured', {
-      SOLANA_RPC_URL: 'not configured',
-    })
-  const abortSignal = AbortSignal.timeout(RPC_TIMEOUT_MS)
+  const rpc = requireRpc(client, 'Solana balances')
+  const abortSignal = deadline()
   try {
-    if (!mint) return (await rpc.getBalance(owner, { commitment: 'confirmed' }).send({ abortSignal })).value
+    if (!mint) return (await rpc.getBalance(owner, { commitment: COMMITMENT }).send({ abortSignal })).value
     // Every token account of the owner for the mint, not only the associated one: tokens in a
     // second account are still the wallet's. The mint filter also covers Token-2022 mints.
     const { value } = await rpc
-      .getTokenAccountsByOwner(owner, { mint }, { encoding: 'jsonParsed', commitment: 'confirmed' })
+      .getTokenAccountsByOwner(owner, { mint }, { encoding: 'jsonParsed', commitment: COMMITMENT })
       .send({ abortSignal })
     return value.reduce((sum, { account }) => sum + BigInt(account.data.parsed.info.tokenAmount.amount), 0n)
   } catch (e) {
@@ -36,6 +27,6 @@ export async function readBalance(client: SolanaClient, p: BalanceParameters): P
       throw new InvalidArgumentError(`token ${mint} is not an SPL token mint on this Solana cluster`, {
         token: 'not a token mint on this cluster',
       })
-    throw new UnavailableError('the Solana RPC did not answer; try again later', { walletEcosystem: 'solana' }, { cause: e })
+    throw rpcFailure(e)
   }
 }

@@ -1,6 +1,7 @@
 /**
  * `@earn/plugin-solana`: Solana wallets for the Earn API. Base58 addresses, Sign-In-With-Solana
- * membership proofs verified offline, and SOL / SPL balances read through @solana/kit.
+ * membership proofs verified offline, SOL / SPL balances, deposits and withdrawals as unsigned v0
+ * transactions tagged with a Memo, and reading those tags back; all through @solana/kit.
  */
 import { defineEcosystem } from '@earn/core'
 import { formatAddress, isValidAddress, parseAddress } from './address.ts'

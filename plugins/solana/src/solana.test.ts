@@ -1,7 +1,6 @@
 /**
  * The shared ecosystem conformance kit against the Solana plugin, with its client bound to LiteSVM
- * behind a JSON-RPC endpoint. There is no build fixture yet: `transactions.build` is not written,
- * so that one check fails until it is.
+ * behind a JSON-RPC endpoint (chain id `localnet`, as the sample catalog names it).
  */
 import { afterAll } from 'bun:test'
 import { runEcosystemConformance, type ConformanceFixtures } from '@earn/plugin-conformance'
@@ -17,10 +16,12 @@ runEcosystemConformance(solana, async (): Promise<ConformanceFixtures<SolanaClie
   chain = await startSolana()
   const holder = newWallet()
   const mint = await chain.createMint({ decimals: 6 })
+  const receiptMint = await chain.createMint({ decimals: 6 })
   await chain.mintTo({ mint, owner: holder.address, amount: 42_000_000n })
+  const vault = newWallet().address
   return {
     client: solana.connect({ SOLANA_RPC_URL: chain.url }),
-    chainId: 'mainnet',
+    chainId: 'localnet',
     // Base58 is the only spelling of a Solana address.
     addressForms: [holder.address],
     invalidAddresses: [
@@ -35,9 +36,23 @@ runEcosystemConformance(solana, async (): Promise<ConformanceFixtures<SolanaClie
       const w = newWallet()
       return { address: w.address, sign: async (message) => w.sign(message) }
     },
-    balance: { params: { chainId: 'mainnet', owner: holder.address, token: mint }, expected: 42_000_000n },
+    balance: { params: { chainId: 'localnet', owner: holder.address, token: mint }, expected: 42_000_000n },
+    build: {
+      params: {
+        kind: 'deposit',
+        chainId: 'localnet',
+        owner: holder.address,
+        opportunity: { id: 'conformance', chainId: 'localnet', vaultAddress: vault, baseToken: mint, receiptToken: receiptMint },
+        tokenIn: mint,
+        mode: 'direct',
+        amount: 1_000_000n,
+        slippageBps: 50,
+        tag: 'earn:v1:conformance:build:0000',
+      },
+      expectedTypes: ['deposit'],
+    },
   }
-}, { pending: { 'transactions.build': 'Solana deposit and withdrawal building, issue 6' } })
+})
 
 /** Mutations of a random address can, rarely, land on another valid 32-byte key. */
 function isStillValid(mutation: string, original: string): boolean {

@@ -1,15 +1,22 @@
 /**
- * Deposit and withdraw steps for Solana opportunities, and reading their attribution memos back.
- * Not built yet: the server answers 500 with a plain statement rather than steps a wallet could
- * sign by mistake.
+ * Deposit and withdraw steps for Solana opportunities: one unsigned v0 transaction each, the user
+ * paying the fee, the attribution tag in a memo. Reading the tag back lives in readTag.ts.
  */
-import { ApiError, type BuildParameters, type ReadTagParameters, type ReadTagResult, type UnsignedTransaction } from '@earn/core'
+import type { BuildParameters, UnsignedTransaction } from '@earn/core'
+import { buildContext } from './build.ts'
 import type { SolanaClient } from './client.ts'
+import { buildDeposit } from './deposit.ts'
+import { rpcFailure } from './rpc.ts'
+import { buildWithdraw } from './withdraw.ts'
 
-export async function buildTransactions(_client: SolanaClient, _p: BuildParameters): Promise<UnsignedTransaction[]> {
-  throw new ApiError('INTERNAL', 'Solana transaction building is not implemented yet')
-}
+export { readTag } from './readTag.ts'
 
-export async function readTag(_client: SolanaClient, _p: ReadTagParameters): Promise<ReadTagResult> {
-  throw new ApiError('INTERNAL', 'Solana attribution reading is not implemented yet')
+/** Steps in signing order; on Solana every action is a single transaction. */
+export async function buildTransactions(client: SolanaClient, p: BuildParameters): Promise<UnsignedTransaction[]> {
+  const ctx = buildContext(client, p)
+  try {
+    return [p.kind === 'deposit' ? await buildDeposit(ctx, p) : await buildWithdraw(ctx, p)]
+  } catch (e) {
+    throw rpcFailure(e)
+  }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { InvalidArgumentError, UnavailableError } from '@earn/core'
+import { ApiError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import { Address } from '@ton/core'
-import { askChain, connectTon, getMethodExitCode } from './client.ts'
+import { askChain, connectTon, createTonClient, getMethodExitCode } from './client.ts'
 
 const somewhere = new Address(0, Buffer.alloc(32, 1))
 
@@ -45,5 +45,21 @@ describe('askChain', () => {
     expect(error).toBeInstanceOf(UnavailableError)
     expect((error as UnavailableError).message).toBe('the TON API did not answer while reading the wallet state; retry later')
     expect((error as UnavailableError).cause).toBe(network)
+  })
+})
+
+describe('createTonClient', () => {
+  test('a client made without a lookup says so as a server fault, not as a missing transaction', async () => {
+    const client = createTonClient(() => {
+      throw new Error('not used')
+    })
+    const error = await client.findTransaction('ab'.repeat(32)).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ApiError)
+    expect((error as ApiError).code).toBe('INTERNAL')
+  })
+
+  test('the clock is the one given, else the system\'s', () => {
+    expect(createTonClient(() => ({}) as never, { now: () => 42 }).now()).toBe(42)
+    expect(Math.abs(createTonClient(() => ({}) as never).now() - Date.now())).toBeLessThan(1000)
   })
 })

@@ -4,36 +4,78 @@
  * run unchanged against a toncenter endpoint in production and an in-process chain in tests.
  */
 import { type ChainEnv, ApiError, InvalidArgumentError, UnavailableError } from '@earn/core'
-import type { Address, ContractProvider, StateInit } from '@ton/core'
+import type { Address, ContractProvider, StateInit, Transaction } from '@ton/core'
 import { TonClient } from '@ton/ton'
+import { indexUrlFrom, toncenterLookup, type TransactionLookup } from './lookup.ts'
 
 export type ProviderFactory = (address: Address, init?: StateInit | null) => ContractProvider
 
 export interface TonChainClient {
   provider: ProviderFactory
+  /**
+   * The transaction with this hash (64 lowercase hex digits), or null when the chain has none.
+   * A ContractProvider cannot do this: TON names a transaction by (account, lt, hash), and the
+   * verify endpoint is given the hash alone, so finding it takes an index (toncenter v3 in
+   * production, the harness's record of every sandbox transaction in tests).
+   */
+  findTransaction: TransactionLookup
+  /** Milliseconds since the epoch; TON Connect requests expire relative to it. */
+  now(): number
+}
+
+export interface TonClientOptions {
+  findTransaction?: TransactionLookup
+  now?: () => number
 }
 
 /** Wraps any provider factory (TonClient's, sandbox's, a test double) as the plugin's client. */
-export function createTonClient(provider: ProviderFactory): TonChainClient {
-  return { provider }
+export function createTonClient(provider: ProviderFactory, options: TonClientOptions = {}): TonChainClient {
+  return {
+    provider,
+    findTransaction:
+      options.findTransaction ??
+      // A host wiring mistake, not the caller's: a client made for reads only was asked to verify.
+      (() => Promise.reject(new ApiError('INTERNAL', 'this TON client was made without a transaction lookup'))),
+    // The system clock is the default only here, at the edge where a client is made; tests pass their own.
+    now: options.now ?? (() => Date.now()),
+  }
 }
 
 /**
- * Reads `TON_API_URL` (a toncenter-style JSON-RPC endpoint) and optional `TON_API_KEY`. Nothing is
- * contacted here; without a URL the server still starts and only TON calls that need the chain fail.
+ * Reads `TON_API_URL` (a toncenter-style JSON-RPC endpoint), optional `TON_API_KEY`, and optional
+ * `TON_INDEX_URL` (a toncenter v3 index, for finding transactions by hash; by default derived from
+ * `TON_API_URL` when that ends in `/api/v2/jsonRPC`). Nothing is contacted here; without a URL the
+ * server still starts and only TON calls that need the chain fail.
  */
 export function connectTon(env: ChainEnv): TonChainClient {
   const endpoint = env.TON_API_URL?.trim()
   const apiKey = env.TON_API_KEY?.trim() || undefined
+  const indexUrl = env.TON_INDEX_URL?.trim() || (endpoint ? indexUrlFrom(endpoint) : undefined)
   let tonClient: TonClient | undefined
-  return createTonClient((address, init) => {
+  const api = () => {
     if (!endpoint)
       throw new InvalidArgumentError('TON_API_URL is not configured: this server cannot read the TON chain', {
         TON_API_URL: 'set it to a toncenter-style JSON-RPC endpoint, e.g. https://toncenter.com/api/v2/jsonRPC',
       })
     // A hung endpoint should fail the request as unavailable, not hold it open.
     tonClient ??= new TonClient({ endpoint, apiKey, timeout: 10_000 })
-    return tonClient.provider(address, init)
+    return tonClient
+  }
+  const lookup = indexUrl
+    ? toncenterLookup({
+        indexUrl,
+        apiKey,
+        // The index names the transaction; the node serves its bytes, parsed by TonClient.
+        getTransaction: (account, lt, hash) => api().getTransaction(account, lt, hash),
+      })
+    : () => {
+        api() // a missing TON_API_URL is the error to report first
+        throw new InvalidArgumentError('TON_INDEX_URL is not configured: this server cannot find TON transactions by hash', {
+          TON_INDEX_URL: 'set it to a toncenter v3 endpoint, e.g. https://toncenter.com/api/v3',
+        })
+      }
+  return createTonClient((address, init) => api().provider(address, init), {
+    findTransaction: async (hash: string): Promise<Transaction | null> => lookup(hash),
   })
 }
 

@@ -1,14 +1,20 @@
-/** `@earn/plugin-ton`: TON wallets for the Earn API (TON Connect sign-in, TON and jetton balances). */
+/**
+ * `@earn/plugin-ton`: TON wallets for the Earn API (TON Connect sign-in, TON and jetton balances,
+ * deposits and withdrawals as TON Connect requests, attribution tags read back by transaction hash).
+ */
 import { defineEcosystem } from '@earn/core'
 import { formatTonAddress, isValidTonAddress, parseTonAddress } from './address.ts'
 import { readTonBalance } from './balance.ts'
 import { connectTon } from './client.ts'
 import { tonSignInMessage, verifyTonSignIn } from './signIn.ts'
-import { buildTonTransactions, readTonTag, readTonVault } from './transactions.ts'
+import { buildTonTransactions } from './transactions.ts'
+import { readTonTag } from './tag.ts'
+import { readTonVault } from './vault.ts'
 
 export const ton = defineEcosystem({
   id: 'ton',
-  // TON's global ids: -239 mainnet, -3 testnet.
+  // TON's global ids: -239 mainnet, -3 testnet. Tests run the sandbox as -239: its client stands in
+  // for mainnet's API, as an anvil client does for an EVM chain id (see README).
   ownsChain: (chainId: string) => chainId === '-239' || chainId === '-3',
   connect: connectTon,
   address: {
@@ -31,8 +37,16 @@ export const ton = defineEcosystem({
 })
 
 export { checkTonAddress, formatTonAddress, isValidTonAddress, parseTonAddress, toTonAddress } from './address.ts'
-export { connectTon, createTonClient, type ProviderFactory, type TonChainClient } from './client.ts'
+export { connectTon, createTonClient, type ProviderFactory, type TonChainClient, type TonClientOptions } from './client.ts'
+export { indexUrlFrom, parseTxHash, toncenterLookup, type ToncenterLookupOptions, type TransactionLookup } from './lookup.ts'
 export { CLOCK_SKEW_SECONDS, MAX_PROOF_AGE_SECONDS, tonSignInMessage, verifyTonSignIn } from './signIn.ts'
 export { decodeTonProof, tonProofHash, type TonProof } from './tonProof.ts'
 export { publicKeyFromStateInit, type WalletKey, type WalletVersion } from './walletState.ts'
 export { readTonBalance } from './balance.ts'
+export { DEFAULT_JETTON_DECIMALS, jettonDecimals, jettonWalletBalance, jettonWalletOf } from './jettonMaster.ts'
+export { commentCell, readComment } from './comment.ts'
+export { JETTON_OP, jettonTransferBody, parseJettonTransfer, type JettonTransfer } from './jetton.ts'
+export { TON_MAINNET, TON_TESTNET, VALIDITY_SECONDS, type TonConnectMessage, type TonConnectRequest } from './request.ts'
+export { buildTonTransactions, JETTON_FORWARD_TON, JETTON_TRANSFER_TON } from './transactions.ts'
+export { readTonTag, TAG_PREFIX, tagOfTransaction } from './tag.ts'
+export { readTonVault } from './vault.ts'

@@ -8,6 +8,10 @@ runEcosystemConformance(ton, async () => {
   const chain = await startTon()
   const funded = await chain.deployWallet('v4r2', keyPairFromSeed(Buffer.alloc(32, 11)), toNano('5'))
   const { address } = funded
+  const vault = await chain.deployWallet('v4r2', keyPairFromSeed(Buffer.alloc(32, 12)), toNano('1'))
+  const base = await chain.deployJetton()
+  const receipt = await chain.deployJetton()
+  await chain.mintJetton(base, address, 1_000_000n)
   return {
     client: chain.client,
     chainId: '-239',
@@ -43,5 +47,25 @@ runEcosystemConformance(ton, async () => {
       params: { chainId: '-239', owner: address.toRawString(), token: 'native' },
       expected: (await chain.blockchain.getContract(address)).balance,
     },
+    build: {
+      params: {
+        kind: 'deposit',
+        chainId: '-239',
+        owner: address.toRawString(),
+        opportunity: {
+          id: '6d1e0c4a-0000-4000-8000-000000000006',
+          chainId: '-239',
+          vaultAddress: vault.address.toRawString(),
+          baseToken: base.toRawString(),
+          receiptToken: receipt.toRawString(),
+        },
+        amount: 1_000n,
+        tag: 'earn:v1:conformance:action:mac',
+        slippageBps: 50,
+        tokenIn: base.toRawString(),
+        mode: 'direct',
+      },
+      expectedTypes: ['deposit'],
+    },
   }
-}, { pending: { 'transactions.build': 'TON deposit and withdrawal building, issue 6' } })
+})

@@ -1,23 +1,143 @@
-/** Deposit and withdraw building for TON, and reading attribution tags back: issue 6 fills these in. */
-import {
-  ApiError,
-  type BuildParameters,
-  type ReadTagParameters,
-  type ReadTagResult,
-  type UnsignedTransaction,
-  type VaultParameters,
-  type VaultState,
-} from '@earn/core'
+/**
+ * Deposit and withdraw steps for TON opportunities, each one TON Connect request with one message:
+ *
+ * - a TON deposit is a plain transfer to the vault whose body is the attribution comment;
+ * - a jetton deposit asks the user's jetton wallet for a TEP-74 `transfer` to the vault, the comment
+ *   as `forward_payload`, so the vault's `transfer_notification` carries it;
+ * - a withdrawal is the same transfer of the receipt jetton back to the vault.
+ *
+ * TON has no allowances, so there is never an approve step.
+ */
+import { type BuildParameters, InvalidArgumentError, type UnsignedTransaction } from '@earn/core'
+import { type Address, type Cell, fromNano, toNano } from '@ton/core'
+import { toTonAddress } from './address.ts'
 import type { TonChainClient } from './client.ts'
+import { commentCell } from './comment.ts'
+import { jettonTransferBody, MAX_COINS } from './jetton.ts'
+import { jettonWalletOf, notJetton } from './jettonMaster.ts'
+import { tonConnectRequest, type OutgoingMessage } from './request.ts'
 
-export async function buildTonTransactions(_client: TonChainClient, _p: BuildParameters): Promise<UnsignedTransaction[]> {
-  throw new ApiError('INTERNAL', 'TON transaction building is not implemented yet')
+/**
+ * Sent on with the jettons, so the vault receives a `transfer_notification` (with the comment):
+ * without it a vault contract would never hear of the deposit.
+ */
+export const JETTON_FORWARD_TON = toNano('0.01')
+/**
+ * TON attached to a jetton transfer: the forward amount, the gas of the sender's and receiver's jetton
+ * wallets and the receiver wallet's storage reserve (standard wallet: about 0.05 TON with the forward;
+ * others, USDT's among them, differ). What is not spent comes back to the user as `excesses`, so a
+ * margin costs nothing; too little would bounce the transfer.
+ */
+export const JETTON_TRANSFER_TON = toNano('0.1')
+
+const NATIVE = 'native'
+
+export async function buildTonTransactions(client: TonChainClient, p: BuildParameters): Promise<UnsignedTransaction[]> {
+  if (p.kind === 'deposit' && p.mode !== 'direct')
+    throw new InvalidArgumentError(`mode ${p.mode} is not available for TON opportunities; deposit the base token directly`, {
+      mode: 'must be direct: TON opportunities take their base token only',
+    })
+  if (p.amount <= 0n || p.amount > MAX_COINS)
+    throw new InvalidArgumentError('amount is out of range', { amount: `must be between 1 and ${MAX_COINS}` })
+  const owner = toTonAddress(p.owner, 'owner')
+  const vault = toTonAddress(p.opportunity.vaultAddress, 'vaultAddress')
+  const baseToken = tokenForm(p.opportunity.baseToken, 'baseToken')
+  // Withdrawals carry the tag too: the vault (or its operator) learns which action a return belongs to.
+  const comment = p.tag ? commentCell(p.tag) : undefined
+  const request = (message: OutgoingMessage) =>
+    tonConnectRequest({ nowMs: client.now(), network: p.chainId, from: owner, messages: [message] })
+
+  if (p.kind === 'deposit') {
+    // A TON vault is credited with what it receives, so only the base token is a deposit.
+    if (tokenForm(p.tokenIn, 'tokenIn') !== baseToken)
+      throw new InvalidArgumentError(`tokenIn must be the opportunity's base token ${p.opportunity.baseToken}`, {
+        tokenIn: `must be ${p.opportunity.baseToken}`,
+      })
+    if (baseToken === NATIVE) {
+      return [
+        {
+          type: 'deposit',
+          transaction: request({ to: vault, amount: p.amount, body: comment }),
+          description: `Send ${fromNano(p.amount)} TON to the vault ${friendly(vault)}`,
+          metadata: { token: NATIVE, amount: p.amount.toString() },
+        },
+      ]
+    }
+    const t = await jettonTransfer(client, { master: toTonAddress(baseToken), field: 'tokenIn', input: p.tokenIn, owner, vault, amount: p.amount, comment, queryId: queryId(client) })
+    return [
+      {
+        type: 'deposit',
+        transaction: request(t.message),
+        description: `Transfer ${p.amount} base units of jetton ${friendly(t.master)} to the vault ${friendly(vault)}; ${fromNano(JETTON_TRANSFER_TON)} TON is attached for fees and the unspent part comes back`,
+        metadata: t.metadata,
+      },
+    ]
+  }
+
+  if (p.tokenOut !== undefined && tokenForm(p.tokenOut, 'tokenOut') !== baseToken)
+    throw new InvalidArgumentError(`tokenOut must be the opportunity's base token ${p.opportunity.baseToken}`, {
+      tokenOut: `must be ${p.opportunity.baseToken} or omitted`,
+    })
+  const receipt = tokenForm(p.opportunity.receiptToken, 'receiptToken')
+  if (receipt === NATIVE)
+    throw new InvalidArgumentError('the opportunity has no receipt jetton to withdraw with', {
+      receiptToken: 'must be a jetton master address',
+    })
+  const t = await jettonTransfer(client, { master: toTonAddress(receipt), field: 'receiptToken', input: p.opportunity.receiptToken, owner, vault, amount: p.amount, comment, queryId: queryId(client) })
+  return [
+    {
+      type: 'withdraw',
+      transaction: request(t.message),
+      description: `Return ${p.amount} base units of the receipt jetton ${friendly(t.master)} to the vault ${friendly(vault)}; ${fromNano(JETTON_TRANSFER_TON)} TON is attached for fees and the unspent part comes back`,
+      metadata: t.metadata,
+    },
+  ]
 }
 
-export async function readTonTag(_client: TonChainClient, _p: ReadTagParameters): Promise<ReadTagResult> {
-  throw new ApiError('INTERNAL', 'TON attribution reading is not implemented yet')
+interface JettonTransferParameters {
+  master: Address
+  /** The request field the jetton came from, for a 400 that names it. */
+  field: string
+  input: string
+  owner: Address
+  vault: Address
+  amount: bigint
+  comment: Cell | undefined
+  queryId: bigint
 }
 
-export async function readTonVault(_client: TonChainClient, _p: VaultParameters): Promise<VaultState> {
-  throw new ApiError('INTERNAL', 'TON vault reading is not implemented yet')
+/** The message to the owner's jetton wallet asking it to move `amount` to the vault. */
+async function jettonTransfer(client: TonChainClient, t: JettonTransferParameters) {
+  const jettonWallet = await jettonWalletOf(client, t.master, t.owner, notJetton(t.field, t.input))
+  const body = jettonTransferBody({
+    queryId: t.queryId,
+    amount: t.amount,
+    destination: t.vault,
+    responseDestination: t.owner,
+    customPayload: null,
+    forwardTonAmount: JETTON_FORWARD_TON,
+    forwardPayload: t.comment ?? null,
+  })
+  return {
+    master: t.master,
+    message: { to: jettonWallet, amount: JETTON_TRANSFER_TON, body },
+    metadata: {
+      token: t.master.toRawString(),
+      amount: t.amount.toString(),
+      jettonWallet: jettonWallet.toRawString(),
+      attachedTon: JETTON_TRANSFER_TON.toString(),
+      forwardTonAmount: JETTON_FORWARD_TON.toString(),
+      queryId: t.queryId.toString(),
+    },
+  }
 }
+
+/** `native`, or the jetton master's raw form: the one spelling tokens are compared in. */
+function tokenForm(input: string, field: string): string {
+  return input === NATIVE ? NATIVE : toTonAddress(input, field).toRawString()
+}
+
+/** Jetton wallets echo it in `excesses` and notifications; the build time in ms tells requests apart. */
+const queryId = (client: TonChainClient) => BigInt(client.now())
+
+const friendly = (a: Address) => a.toString({ bounceable: true, urlSafe: true })

@@ -1,0 +1,57 @@
+/**
+ * The plugin's configuration variables, parsed once by `connect`. Errors name the variable and the entry and never
+ * echo a URL, which may hold an API key.
+ */
+import type { Address } from 'viem'
+import { isValid } from './address.ts'
+
+export const RPC_URLS_VARIABLE = 'EVM_RPC_URLS'
+export const SWAP_ROUTERS_VARIABLE = 'EVM_SWAP_ROUTERS'
+
+/** `chainId=url,...` to a map. */
+export function parseRpcUrls(value: string | undefined): Map<string, string> {
+  return parseEntries(RPC_URLS_VARIABLE, value, 'url', 'for example 1=https://rpc.example,8453=https://base.example', (url, where, chainId) => {
+    let protocol: string
+    try {
+      protocol = new URL(url).protocol
+    } catch {
+      throw new Error(`${where}: the URL for chain ${chainId} is not a valid URL`)
+    }
+    if (protocol !== 'http:' && protocol !== 'https:') throw new Error(`${where}: the URL for chain ${chainId} must be http or https`)
+    return url
+  })
+}
+
+/** `chainId=routerAddress,...` (Uniswap V2 router interface) to a map of canonical addresses. */
+export function parseSwapRouters(value: string | undefined): Map<string, Address> {
+  return parseEntries(SWAP_ROUTERS_VARIABLE, value, 'router', 'for example 1=0x7a25...488D', (router, where, chainId) => {
+    if (!isValid(router)) throw new Error(`${where}: the router for chain ${chainId} is not an EVM address`)
+    return router.toLowerCase() as Address
+  })
+}
+
+function parseEntries<T>(
+  variable: string,
+  value: string | undefined,
+  what: string,
+  example: string,
+  parseValue: (text: string, where: string, chainId: string) => T,
+): Map<string, T> {
+  const entries = new Map<string, T>()
+  const text = value?.trim() ?? ''
+  if (text === '') return entries
+  // A trailing or doubled comma is a harmless slip, so empty entries are skipped.
+  text.split(',').forEach((raw, i) => {
+    const entry = raw.trim()
+    if (entry === '') return
+    const where = `${variable} entry ${i + 1}`
+    const eq = entry.indexOf('=')
+    if (eq < 0) throw new Error(`${where} is not chainId=${what} (${example})`)
+    const chainId = entry.slice(0, eq).trim()
+    if (!/^[1-9]\d*$/.test(chainId) || !Number.isSafeInteger(Number(chainId)))
+      throw new Error(`${where}: chain id must be a positive decimal integer`)
+    if (entries.has(chainId)) throw new Error(`${where}: chain ${chainId} is listed twice`)
+    entries.set(chainId, parseValue(entry.slice(eq + 1).trim(), where, chainId))
+  })
+  return entries
+}

@@ -1,0 +1,71 @@
+/**
+ * ERC-20 reads a build needs besides the balance: the allowance (read live, like the balance, and through the
+ * same batched and shared path) and the symbol and decimals that make step descriptions readable.
+ */
+import { InvalidArgumentError } from '@earn/core'
+import { erc20Abi, formatUnits, type Address } from 'viem'
+import { requirePublicClient, type EvmClient } from './client.ts'
+import { ask, chainUnavailable, classifyRpcError } from './rpc.ts'
+import { share } from './shared.ts'
+
+export interface AllowanceParameters {
+  chainId: string
+  token: Address
+  owner: Address
+  spender: Address
+  /** The request field the token came from, named in a 400. */
+  field: string
+}
+
+export async function allowance(client: EvmClient, p: AllowanceParameters): Promise<bigint> {
+  const publicClient = requirePublicClient(client, p.chainId)
+  return share(client, `${p.chainId}|allowance|${p.token}|${p.owner}|${p.spender}`, () =>
+    ask(
+      p.chainId,
+      () => publicClient.readContract({ address: p.token, abi: erc20Abi, functionName: 'allowance', args: [p.owner, p.spender] }),
+      () => {
+        throw notErc20(p.chainId, p.token, p.field)
+      },
+    ),
+  )
+}
+
+export function notErc20(chainId: string, token: string, field: string): InvalidArgumentError {
+  return new InvalidArgumentError(`token ${token} is not an ERC-20 contract on chain ${chainId}`, {
+    [field]: `no ERC-20 at this address on chain ${chainId}`,
+  })
+}
+
+/** How a token is named to a person: symbol and decimals when the contract has them. */
+export interface TokenLabel {
+  address: Address
+  symbol?: string
+  decimals?: number
+}
+
+/**
+ * Best effort: a token without `symbol()` (or with a bytes32 one) is still deposited, only described by address.
+ * A chain that does not answer still fails the build, as every other read would.
+ */
+export async function tokenLabel(client: EvmClient, chainId: string, token: Address): Promise<TokenLabel> {
+  const publicClient = requirePublicClient(client, chainId)
+  // Any answer that is not a symbol (a revert, a bytes32 that fails to decode as a string) just means none.
+  const optional = <T>(read: () => Promise<T>) =>
+    read().catch((error: unknown) => {
+      if (classifyRpcError(error) === 'unavailable') throw chainUnavailable(chainId, error)
+      return undefined
+    })
+  return share(client, `${chainId}|label|${token}`, async () => {
+    const [symbol, decimals] = await Promise.all([
+      optional(() => publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'symbol' })),
+      optional(() => publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'decimals' })),
+    ])
+    return { address: token, symbol, decimals }
+  })
+}
+
+/** "1.5 tUSD", or the smallest units and the address when the token does not say what it is. */
+export function describeAmount(amount: bigint, token: TokenLabel): string {
+  if (token.symbol === undefined || token.decimals === undefined) return `${amount} base units of token ${token.address}`
+  return `${formatUnits(amount, token.decimals)} ${token.symbol}`
+}

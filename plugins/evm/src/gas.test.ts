@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { parseUnits } from 'viem'
+import { startEarnChain, type EarnChain } from './fixtures.ts'
+import { connect } from './client.ts'
+import { DEFAULT_GAS, withHeadroom } from './gas.ts'
+import { build } from './transactions.ts'
+
+describe('withHeadroom', () => {
+  test('adds 20%, and never less than 50 000 gas', () => {
+    expect(withHeadroom(46_000n)).toBe(96_000n)
+    expect(withHeadroom(250_000n)).toBe(300_000n)
+    expect(withHeadroom(1_000_000n)).toBe(1_200_000n)
+  })
+})
+
+describe('gas where the RPC cannot simulate', () => {
+  let chain: EarnChain
+  beforeAll(async () => {
+    chain = await startEarnChain()
+  })
+  afterAll(() => chain?.anvil.stop())
+
+  /** An RPC in front of anvil without eth_simulateV1 (as many providers still are), counting what it is asked. */
+  function withoutSimulate() {
+    const methods: string[] = []
+    const server = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const body = await req.text()
+        const parsed = JSON.parse(body) as { id: number; method: string } | { id: number; method: string }[]
+        const list = Array.isArray(parsed) ? parsed : [parsed]
+        methods.push(...list.map((r) => r.method))
+        if (list.some((r) => r.method === 'eth_simulateV1')) {
+          const refuse = (r: { id: number }) => ({ jsonrpc: '2.0', id: r.id, error: { code: -32601, message: 'the method eth_simulateV1 does not exist' } })
+          return Response.json(Array.isArray(parsed) ? list.map(refuse) : refuse(list[0]!))
+        }
+        return fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      },
+    })
+    return { url: `http://127.0.0.1:${server.port}`, methods, stop: () => server.stop(true) }
+  }
+
+  test('steps that can run alone are estimated, a deposit behind its approve takes the default, once', async () => {
+    const rpc = withoutSimulate()
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${rpc.url}` })
+      const owner = await chain.user(parseUnits('2', 6))
+      const steps = await build(client, chain.deposit({ owner, amount: parseUnits('1', 6) }))
+      expect(steps.map((s) => [s.type, s.metadata?.gasLimitSource])).toEqual([
+        ['approve', 'estimated'],
+        ['deposit', 'default'],
+      ])
+      expect((steps[1]!.transaction as { gasLimit: string }).gasLimit).toBe(DEFAULT_GAS.deposit.toString())
+      expect(rpc.methods.filter((m) => m === 'eth_estimateGas')).toHaveLength(1)
+
+      // The default is kept: no build asks again, and the default does carry the deposit.
+      const asked = rpc.methods.length
+      const again = await build(client, chain.deposit({ owner, amount: parseUnits('1', 6) }))
+      expect(again.map((s) => s.metadata?.gasLimitSource)).toEqual(['measured-once', 'default'])
+      expect(rpc.methods.slice(asked).filter((m) => m !== 'eth_call')).toEqual([])
+      await chain.sendAll(owner, again)
+      expect(await chain.read.balance(chain.vault, owner.address)).toBeGreaterThan(0n)
+    } finally {
+      await rpc.stop()
+    }
+  })
+
+  test('a withdraw, which runs alone, is estimated', async () => {
+    const rpc = withoutSimulate()
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${rpc.url}` })
+      const owner = await chain.user(parseUnits('1', 6))
+      await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('1', 6) })))
+      const shares = await chain.read.balance(chain.vault, owner.address)
+      const [step] = await build(client, { ...chain.deposit({ owner, amount: shares }), kind: 'withdraw', tokenOut: undefined })
+      expect(step!.metadata?.gasLimitSource).toBe('estimated')
+      await chain.sendAll(owner, [step!])
+      expect(await chain.read.balance(chain.vault, owner.address)).toBe(0n)
+    } finally {
+      await rpc.stop()
+    }
+  })
+})

@@ -1,0 +1,124 @@
+/**
+ * Gas limits for built steps, within the hot path's RPC budget.
+ *
+ * Policy (the README repeats it):
+ * - Gas is measured once per client, opportunity and step kind (a vault's deposit or redeem, an approval of one
+ *   token to one spender, a swap on one router pair) and reused by every later build, so a burst of builds sends no
+ *   estimate per request. Builds arriving while the first measure is under way wait for it.
+ * - The measure simulates the build's whole sequence (approve, then deposit; or approve, swap, approve, deposit) in
+ *   one `eth_simulateV1` call from the wallet, so a step is measured even when it could not run before the step
+ *   ahead of it is mined.
+ * - Where the RPC has no `eth_simulateV1`, or the simulated sequence fails, each step that can run on its own
+ *   (an approval, a deposit with the allowance in place, a redeem) is measured with `eth_estimateGas`; a step
+ *   that cannot (a deposit behind its approve or its swap) takes a conservative default (`DEFAULT_GAS`).
+ * - A step that could not be measured keeps its default for the client's life: trying again on each build
+ *   would spend the budget the measure exists to save. A new process measures afresh.
+ * - The limit is the measure plus headroom: 20%, and at least 50 000 gas, because a measure taken for one wallet
+ *   is reused for others, and a wallet whose storage slots are still empty (a first deposit, a first approval)
+ *   pays up to 20 000 more per slot written (EIP-2200).
+ * - Each step's `metadata.gasLimitSource` says which: 'estimated' (measured for this request), 'measured-once'
+ *   (an earlier or concurrent request's measure) or 'default'.
+ */
+import type { Address, Hex, PublicClient } from 'viem'
+import { requirePublicClient, type EvmClient } from './client.ts'
+import { chainUnavailable, classifyRpcError } from './rpc.ts'
+import { shared } from './shared.ts'
+
+export type GasStep = 'approve' | 'swap' | 'deposit' | 'withdraw'
+export type GasLimitSource = 'estimated' | 'measured-once' | 'default'
+
+/** Above what these steps cost on common contracts (approve ~46k, V2 swap ~80-150k, ERC-4626 ~70-180k). */
+export const DEFAULT_GAS: Readonly<Record<GasStep, bigint>> = {
+  approve: 80_000n,
+  swap: 300_000n,
+  deposit: 250_000n,
+  withdraw: 250_000n,
+}
+
+const MIN_HEADROOM = 50_000n
+
+export const withHeadroom = (measured: bigint): bigint => {
+  const fifth = measured / 5n
+  return measured + (fifth > MIN_HEADROOM ? fifth : MIN_HEADROOM)
+}
+
+/** One step of a build as the measure sees it. */
+export interface GasCall {
+  step: GasStep
+  /** What the measure holds for besides chain and step: the contract called, and for an approval its spender. */
+  subject: string
+  to: Address
+  data: Hex
+  /** True when the call can run now on its own, i.e. nothing before it must be mined first. */
+  standalone: boolean
+}
+
+export interface GasLimit {
+  gasLimit: bigint
+  source: GasLimitSource
+}
+
+/** Gas limits for a build's steps, in order, sent from `from`. */
+export async function gasLimits(client: EvmClient, chainId: string, from: Address, calls: GasCall[]): Promise<GasLimit[]> {
+  const measured = client.state.gasMeasured
+  const keys = calls.map((c) => `${chainId}|gas|${c.step}|${c.subject}`)
+  let fresh = new Set<string>()
+  if (keys.some((k) => !measured.has(k))) {
+    const result = await shared(client, `${chainId}|measure|${keys.join(',')}`, () => measure(client, chainId, from, calls, keys))
+    if (result.first) fresh = result.value
+  }
+  return keys.map((key, i) => {
+    const gas = measured.get(key)
+    if (gas === undefined || gas === null) return { gasLimit: DEFAULT_GAS[calls[i]!.step], source: 'default' }
+    return { gasLimit: withHeadroom(gas), source: fresh.has(key) ? 'estimated' : 'measured-once' }
+  })
+}
+
+/** Measures the steps not measured yet and records them (null: could not); resolves to the keys it measured. */
+async function measure(client: EvmClient, chainId: string, from: Address, calls: GasCall[], keys: string[]): Promise<Set<string>> {
+  const publicClient = requirePublicClient(client, chainId)
+  const simulated = await simulate(publicClient, from, calls)
+  const gas = await Promise.all(
+    calls.map((call, i) => {
+      if (client.state.gasMeasured.has(keys[i]!)) return undefined
+      if (simulated) return simulated[i]
+      return call.standalone ? estimate(publicClient, chainId, from, call) : undefined
+    }),
+  )
+  const done = new Set<string>()
+  keys.forEach((key, i) => {
+    if (client.state.gasMeasured.has(key)) return
+    const g = gas[i]
+    client.state.gasMeasured.set(key, g ?? null)
+    if (g !== undefined) done.add(key)
+  })
+  return done
+}
+
+/**
+ * Gas per call of the sequence run in order on the current state, or undefined when the RPC cannot simulate or a
+ * call fails. `maxUsedGas` (the peak before refunds) is what a limit must cover; nodes that omit it give `gasUsed`.
+ */
+async function simulate(publicClient: PublicClient, from: Address, calls: GasCall[]): Promise<bigint[] | undefined> {
+  try {
+    const [block] = await publicClient.simulateBlocks({
+      blocks: [{ calls: calls.map((c) => ({ from, to: c.to, data: c.data })) }],
+    })
+    const results = block?.calls ?? []
+    if (results.length !== calls.length || results.some((r) => r.status !== 'success')) return undefined
+    return results.map((r) => (r as { maxUsedGas?: bigint }).maxUsedGas ?? r.gasUsed)
+  } catch {
+    // No eth_simulateV1 on this RPC (or it failed): the per-step estimate below still works where it can.
+    return undefined
+  }
+}
+
+async function estimate(publicClient: PublicClient, chainId: string, from: Address, call: GasCall): Promise<bigint | undefined> {
+  try {
+    return await publicClient.estimateGas({ account: from, to: call.to, data: call.data, value: 0n })
+  } catch (error) {
+    if (classifyRpcError(error) === 'unavailable') throw chainUnavailable(chainId, error)
+    // The call would revert now; the step keeps its default.
+    return undefined
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * Reading attribution back from a mined transaction, for the verify endpoint: the tag in its calldata and who
+ * sent it. Whether the tag is genuine (its MAC) is the server's question, not the chain's.
+ */
+import { InvalidArgumentError, NotFoundError, type ReadTagParameters, type ReadTagResult } from '@earn/core'
+import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash } from 'viem'
+import { requirePublicClient, type EvmClient } from './client.ts'
+import { ask } from './rpc.ts'
+import { findTag } from './tag.ts'
+
+export async function readTag(client: EvmClient, p: ReadTagParameters): Promise<ReadTagResult> {
+  if (!/^0x[0-9a-fA-F]{64}$/.test(p.txHash))
+    throw new InvalidArgumentError('txHash is not an EVM transaction hash', {
+      txHash: 'must be 0x followed by 64 hexadecimal characters',
+    })
+  const hash = p.txHash.toLowerCase() as Hash
+  const publicClient = requirePublicClient(client, p.chainId)
+  const notFound = (why: string) => new NotFoundError(`transaction not found on chain ${p.chainId}`, { txHash: why })
+  // Both asked at once (one round trip); which of them is missing says whether the hash is unknown or pending.
+  const [transaction, receipt] = await Promise.allSettled([
+    ask(p.chainId, () => publicClient.getTransaction({ hash })),
+    ask(p.chainId, () => publicClient.getTransactionReceipt({ hash })),
+  ])
+  if (transaction.status === 'rejected') {
+    if (transaction.reason instanceof TransactionNotFoundError) throw notFound(`no transaction ${hash} on chain ${p.chainId}`)
+    throw transaction.reason
+  }
+  if (receipt.status === 'rejected') {
+    // Known to the node but not in a block yet: nothing has happened on chain so far.
+    if (receipt.reason instanceof TransactionReceiptNotFoundError) throw notFound(`transaction ${hash} is not mined yet`)
+    throw receipt.reason
+  }
+  return {
+    // A reverted transaction moved nothing, so it attributes nothing: its tag is not reported.
+    tag: receipt.value.status === 'success' ? findTag(transaction.value.input) : null,
+    from: transaction.value.from.toLowerCase(),
+  }
+}

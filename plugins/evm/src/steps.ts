@@ -1,0 +1,85 @@
+/**
+ * The unsigned steps a build returns, in the API's EVM form `{to, data, value, gasLimit, chainId}` (strings, chain
+ * id a number), each with a description a person can check before signing. Steps are drafted first and given gas
+ * together, because one measure covers the whole sequence.
+ */
+import type { UnsignedTransaction } from '@earn/core'
+import { encodeFunctionData, erc20Abi, erc4626Abi, type Address } from 'viem'
+import { format } from './address.ts'
+import type { EvmClient } from './client.ts'
+import { describeAmount, type TokenLabel } from './erc20.ts'
+import { gasLimits, type GasCall } from './gas.ts'
+import { appendTag } from './tag.ts'
+
+/** What every step of one build shares. */
+export interface BuildContext {
+  chainId: string
+  owner: Address
+  vault: Address
+  /** The vault's asset (ERC-4626 `asset()`), as the catalog knows it. */
+  asset: Address
+  tag: string
+}
+
+export interface Draft extends GasCall {
+  type: UnsignedTransaction['type']
+  description: string
+  metadata?: Record<string, unknown>
+}
+
+/** Gives the drafts their gas and the API's shape, in signing order. */
+export async function finish(client: EvmClient, ctx: BuildContext, drafts: Draft[]): Promise<UnsignedTransaction[]> {
+  const gas = await gasLimits(client, ctx.chainId, ctx.owner, drafts)
+  return drafts.map((d, i) => ({
+    type: d.type,
+    transaction: { to: d.to, data: d.data, value: '0', gasLimit: gas[i]!.gasLimit.toString(), chainId: Number(ctx.chainId) },
+    description: d.description,
+    metadata: { ...d.metadata, gasLimitSource: gas[i]!.source },
+  }))
+}
+
+export const vaultName = (vault: TokenLabel) =>
+  vault.symbol === undefined ? `vault ${format(vault.address)}` : `vault ${vault.symbol} (${format(vault.address)})`
+
+/**
+ * Exactly `amount`, never an unlimited allowance: a standing approval outlives this deposit and would let a
+ * compromised vault or router take the wallet's whole balance of the token later.
+ */
+export const approveDraft = (p: { token: TokenLabel; spender: Address; spenderName: string; amount: bigint }): Draft => ({
+  type: 'approve',
+  step: 'approve',
+  subject: `${p.token.address}|${p.spender}`,
+  to: p.token.address,
+  data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [p.spender, p.amount] }),
+  // An approval depends on nothing before it.
+  standalone: true,
+  description: `Approve ${describeAmount(p.amount, p.token)} for the ${p.spenderName}`,
+  metadata: { spender: p.spender, amount: p.amount.toString() },
+})
+
+/** ERC-4626 `deposit(assets, owner)` with the attribution tag appended. */
+export const depositDraft = (
+  ctx: BuildContext,
+  p: { assets: bigint; asset: TokenLabel; vault: TokenLabel; standalone: boolean; metadata?: Record<string, unknown> },
+): Draft => ({
+  type: 'deposit',
+  step: 'deposit',
+  subject: ctx.vault,
+  to: ctx.vault,
+  data: appendTag(encodeFunctionData({ abi: erc4626Abi, functionName: 'deposit', args: [p.assets, ctx.owner] }), ctx.tag),
+  standalone: p.standalone,
+  description: `Deposit ${describeAmount(p.assets, p.asset)} into ${vaultName(p.vault)}`,
+  metadata: { assets: p.assets.toString(), ...p.metadata },
+})
+
+/** ERC-4626 `redeem(shares, owner, owner)`: the owner burns its own shares, so no approval comes first. */
+export const withdrawDraft = (ctx: BuildContext, p: { shares: bigint; asset: TokenLabel; vault: TokenLabel }): Draft => ({
+  type: 'withdraw',
+  step: 'withdraw',
+  subject: ctx.vault,
+  to: ctx.vault,
+  data: appendTag(encodeFunctionData({ abi: erc4626Abi, functionName: 'redeem', args: [p.shares, ctx.owner, ctx.owner] }), ctx.tag),
+  standalone: true,
+  description: `Redeem ${describeAmount(p.shares, p.vault)} from ${vaultName(p.vault)} for ${p.asset.symbol ?? format(p.asset.address)}`,
+  metadata: { shares: p.shares.toString() },
+})

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { InvalidArgumentError, type UnsignedTransaction } from '@earn/core'
+import { decodeFunctionData, encodeFunctionData, erc4626Abi, formatUnits, parseUnits, stringToHex, type Hex } from 'viem'
+import { mintToken, testSwapRouterAbi } from '../../../test/chains/evm.ts'
+import { startEarnChain, type EarnChain } from './fixtures.ts'
+import { minimumOut, SWAP_DEADLINE_SECONDS, swapRouterAbi } from './swap.ts'
+import { build, readTag } from './transactions.ts'
+
+let chain: EarnChain
+beforeAll(async () => {
+  chain = await startEarnChain()
+})
+afterAll(() => chain?.anvil.stop())
+
+const tx = (s: UnsignedTransaction) => s.transaction as { to: string; data: Hex; gasLimit: string }
+
+const quote = async (amountIn: bigint) =>
+  (await chain.anvil.publicClient.readContract({
+    address: chain.router,
+    abi: testSwapRouterAbi,
+    functionName: 'getAmountsOut',
+    args: [amountIn, [chain.other, chain.asset]],
+  }))[1]!
+
+describe('minimumOut', () => {
+  test('takes slippageBps off the quote, rounding down', () => {
+    expect(minimumOut(999n, 50)).toBe(994n) // 999 · 9950 / 10000 = 994.005
+    expect(minimumOut(10_000n, 0)).toBe(10_000n)
+    expect(minimumOut(10_000n, 10_000)).toBe(0n)
+    expect(minimumOut(3n, 3333)).toBe(2n) // 3 · 6667 / 10000 = 2.0001
+    expect(minimumOut(10n ** 30n, 1)).toBe(9999n * 10n ** 26n)
+  })
+
+  test.each([-1, 10_001, 0.5, Number.NaN])('refuses slippageBps %p with a 400', (bps) => {
+    expect(() => minimumOut(1n, bps)).toThrow(InvalidArgumentError)
+  })
+})
+
+describe('build: swap deposit', () => {
+  test('approve(router), swap, approve(vault), deposit: sent in order, they deposit at least the minimum', async () => {
+    const owner = await chain.user()
+    const amountIn = parseUnits('0.5', 18)
+    await mintToken(chain.anvil, chain.other, owner.address, amountIn)
+    const quoted = await quote(amountIn)
+    const tag = chain.tag()
+    const now = Date.parse('2030-01-01T00:00:00Z')
+    const client = chain.client()
+    const steps = await build(
+      { ...client, now: () => now },
+      chain.deposit({ owner, amount: amountIn, tokenIn: chain.other, mode: 'swap', slippageBps: 75, tag }),
+    )
+    expect(steps.map((s) => s.type)).toEqual(['approve', 'swap', 'approve', 'deposit'])
+    const [approveRouter, swap, approveVault, deposit] = steps as [UnsignedTransaction, UnsignedTransaction, UnsignedTransaction, UnsignedTransaction]
+    const minOut = (quoted * 9925n) / 10_000n
+
+    expect(tx(approveRouter).to).toBe(chain.other.toLowerCase())
+    expect(approveRouter.metadata).toMatchObject({ spender: chain.router.toLowerCase(), amount: amountIn.toString() })
+    expect(tx(swap).to).toBe(chain.router.toLowerCase())
+    const deadline = BigInt(now / 1000 + SWAP_DEADLINE_SECONDS)
+    expect(decodeFunctionData({ abi: swapRouterAbi, data: tx(swap).data })).toEqual({
+      functionName: 'swapExactTokensForTokens',
+      args: [amountIn, minOut, [chain.other, chain.asset], owner.address, deadline],
+    })
+    expect(swap.metadata).toMatchObject({
+      quotedAmountOut: quoted.toString(),
+      minAmountOut: minOut.toString(),
+      slippageBps: 75,
+      amountIn: amountIn.toString(),
+    })
+    // The whole sequence is simulated once, so even the steps behind an approve are measured.
+    expect(steps.map((s) => s.metadata?.gasLimitSource)).toEqual(['estimated', 'estimated', 'estimated', 'estimated'])
+    expect(swap.description).toBe(`Swap 0.5 tETH for at least ${formatUnits(minOut, 6)} tUSD`)
+    expect(approveVault.metadata).toMatchObject({ spender: chain.vault.toLowerCase(), amount: minOut.toString() })
+    const depositCall = encodeFunctionData({ abi: erc4626Abi, functionName: 'deposit', args: [minOut, owner.address] })
+    expect(tx(deposit).data).toBe(`${depositCall}${stringToHex(tag).slice(2)}`)
+    expect(deposit.metadata).toMatchObject({ quotedAmountOut: quoted.toString(), minAmountOut: minOut.toString() })
+
+    // The deadline above is years away, so it is also valid on anvil's clock.
+    const expectedShares = await chain.read.previewDeposit(minOut)
+    const hashes = await chain.sendAll(owner, steps)
+    expect(await chain.read.balance(chain.vault, owner.address)).toBe(expectedShares)
+    expect(expectedShares).toBeGreaterThan(0n)
+    // What the swap paid above the minimum stays in the wallet: the swap met its minimum.
+    const surplus = await chain.read.balance(chain.asset, owner.address)
+    expect(surplus + minOut).toBe(quoted)
+    expect(surplus).toBeGreaterThan(0n)
+    expect((await readTag(client, { chainId: chain.anvil.chainId, txHash: hashes[3]! })).tag).toBe(tag)
+  })
+
+  test('allowances already in place leave only the swap and the deposit, the swap estimated', async () => {
+    const owner = await chain.user()
+    const amountIn = parseUnits('0.01', 18)
+    await mintToken(chain.anvil, chain.other, owner.address, amountIn)
+    const first = await build(chain.client(), chain.deposit({ owner, amount: amountIn, tokenIn: chain.other, mode: 'swap' }))
+    // Only the approvals: the wallet now allows both spenders enough.
+    await chain.sendAll(owner, first.filter((s) => s.type === 'approve'))
+    const steps = await build(chain.client(), chain.deposit({ owner, amount: amountIn, tokenIn: chain.other, mode: 'swap' }))
+    expect(steps.map((s) => s.type)).toEqual(['swap', 'deposit'])
+    expect(steps[0]!.metadata).toMatchObject({ gasLimitSource: 'estimated' })
+    await chain.sendAll(owner, steps)
+    expect(await chain.read.balance(chain.vault, owner.address)).toBeGreaterThan(0n)
+  })
+
+  test('swap mode with the asset itself is a direct deposit', async () => {
+    const owner = await chain.user(parseUnits('1', 6))
+    const steps = await build(chain.client(), chain.deposit({ owner, amount: parseUnits('1', 6), mode: 'swap' }))
+    expect(steps.map((s) => s.type)).toEqual(['approve', 'deposit'])
+  })
+
+  test('no router on the chain, or no pool for the token, is a 400', async () => {
+    const owner = await chain.user()
+    const cases = [
+      [chain.client({ swapRouter: false }), chain.other, /no swap router is configured for chain 31337/],
+      [chain.client(), chain.lonely, /no pool/],
+    ] as const
+    for (const [client, tokenIn, why] of cases) {
+      const e = await build(client, chain.deposit({ owner, amount: 10n ** 18n, tokenIn, mode: 'swap' })).catch((e: unknown) => e)
+      expect(e).toBeInstanceOf(InvalidArgumentError)
+      expect(e).toMatchObject({ status: 400, message: 'swap mode is not available for this token on chain 31337' })
+      expect((e as InvalidArgumentError).context.tokenIn).toMatch(why)
+    }
+  })
+
+  test('a slippage that guarantees nothing, or an amount the pool pays nothing for, is a 400', async () => {
+    const owner = await chain.user()
+    const all = chain.deposit({ owner, amount: 10n ** 18n, tokenIn: chain.other, mode: 'swap', slippageBps: 10_000 })
+    await expect(build(chain.client(), all)).rejects.toMatchObject({ status: 400, context: { tokenIn: expect.stringContaining('slippageBps') } })
+    const dust = chain.deposit({ owner, amount: 1n, tokenIn: chain.other, mode: 'swap' })
+    await expect(build(chain.client(), dust)).rejects.toMatchObject({ status: 400, context: { tokenIn: expect.stringContaining('too small') } })
+    const bad = chain.deposit({ owner, amount: 10n ** 18n, tokenIn: chain.other, mode: 'swap', slippageBps: 20_000 })
+    await expect(build(chain.client(), bad)).rejects.toMatchObject({ status: 400, context: { slippageBps: expect.any(String) } })
+  })
+})

@@ -1,0 +1,100 @@
+/**
+ * The swap adapter: a Uniswap-V2-style router (`getAmountsOut`, `swapExactTokensForTokens`), configured per chain
+ * by `EVM_SWAP_ROUTERS`. Swap mode trades the deposit token for the vault's asset on one pool, then deposits the
+ * minimum the trade guarantees.
+ */
+import { InvalidArgumentError } from '@earn/core'
+import { encodeFunctionData, parseAbi, type Address } from 'viem'
+import { requirePublicClient, type EvmClient } from './client.ts'
+import { describeAmount, type TokenLabel } from './erc20.ts'
+import { ask } from './rpc.ts'
+import { share } from './shared.ts'
+import type { BuildContext, Draft } from './steps.ts'
+
+export const swapRouterAbi = parseAbi([
+  'function getAmountsOut(uint256 amountIn, address[] path) view returns (uint256[] amounts)',
+  'function swapExactTokensForTokens(uint256 amountIn, uint256 amountOutMin, address[] path, address to, uint256 deadline) returns (uint256[] amounts)',
+])
+
+/** How long a signed swap stays valid: time to review and sign, short enough that a stale price cannot fill. */
+export const SWAP_DEADLINE_SECONDS = 1200
+
+const BPS = 10_000n
+
+/** The 400 for a token swap mode cannot take; `why` goes in the context under `tokenIn`. */
+export const unavailable = (chainId: string, why: string) =>
+  new InvalidArgumentError(`swap mode is not available for this token on chain ${chainId}`, { tokenIn: why })
+
+/** The router for the chain, or the 400 for a chain where swap mode has none. */
+export function routerFor(client: EvmClient, chainId: string): Address {
+  const router = client.swapRouter(chainId)
+  if (!router) throw unavailable(chainId, `no swap router is configured for chain ${chainId}`)
+  return router
+}
+
+/** What the router pays for `amountIn` now; a router without a pool for the pair reverts, which is a 400. */
+export async function quote(client: EvmClient, chainId: string, router: Address, path: [Address, Address], amountIn: bigint): Promise<bigint> {
+  const publicClient = requirePublicClient(client, chainId)
+  const amounts = await share(client, `${chainId}|quote|${router}|${path.join('>')}|${amountIn}`, () =>
+    ask(
+      chainId,
+      () => publicClient.readContract({ address: router, abi: swapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, path] }),
+      () => {
+        throw unavailable(chainId, `the swap router cannot price ${path[0]} in ${path[1]} (no pool, or an empty one)`)
+      },
+    ),
+  )
+  const out = amounts.at(-1) ?? 0n
+  if (out === 0n) throw unavailable(chainId, `the pool pays nothing for ${amountIn}; the amount is too small to swap`)
+  return out
+}
+
+export function checkSlippageBps(slippageBps: number): void {
+  if (!Number.isInteger(slippageBps) || slippageBps < 0 || slippageBps > 10_000)
+    throw new InvalidArgumentError('slippageBps must be an integer from 0 to 10000', { slippageBps: 'must be an integer 0..10000' })
+}
+
+/** The least the swap may pay: the quote less `slippageBps`, rounded down (bigint division floors). */
+export function minimumOut(quoted: bigint, slippageBps: number): bigint {
+  checkSlippageBps(slippageBps)
+  return (quoted * (BPS - BigInt(slippageBps))) / BPS
+}
+
+export interface SwapStepParameters {
+  router: Address
+  tokenIn: TokenLabel
+  asset: TokenLabel
+  amountIn: bigint
+  quoted: bigint
+  minOut: bigint
+  slippageBps: number
+  /** False when the router's approval must be mined first. */
+  standalone: boolean
+}
+
+export function swapDraft(client: EvmClient, ctx: BuildContext, p: SwapStepParameters): Draft {
+  const path = [p.tokenIn.address, p.asset.address] as const
+  const deadline = BigInt(Math.floor(client.now() / 1000) + SWAP_DEADLINE_SECONDS)
+  return {
+    type: 'swap',
+    step: 'swap',
+    subject: `${p.router}|${path.join('>')}`,
+    to: p.router,
+    data: encodeFunctionData({
+      abi: swapRouterAbi,
+      functionName: 'swapExactTokensForTokens',
+      args: [p.amountIn, p.minOut, [...path], ctx.owner, deadline],
+    }),
+    standalone: p.standalone,
+    description: `Swap ${describeAmount(p.amountIn, p.tokenIn)} for at least ${describeAmount(p.minOut, p.asset)}`,
+    metadata: {
+      router: p.router,
+      path: [...path],
+      amountIn: p.amountIn.toString(),
+      quotedAmountOut: p.quoted.toString(),
+      minAmountOut: p.minOut.toString(),
+      slippageBps: p.slippageBps,
+      deadline: deadline.toString(),
+    },
+  }
+}

@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
+import { parseUnits } from 'viem'
+import { closedPortUrl, deploySmartWallet } from '../../../test/chains/evm.ts'
+import { connect } from './client.ts'
+import { startEarnChain, type EarnChain } from './fixtures.ts'
+import { build } from './transactions.ts'
+import { vault } from './vault.ts'
+
+describe('balance.vault (anvil)', () => {
+  let chain: EarnChain
+  beforeAll(async () => {
+    chain = await startEarnChain()
+  })
+  afterAll(() => chain?.anvil.stop())
+
+  test("an ERC-4626 vault's asset, the asset's decimals and total assets; the vault is its receipt token", async () => {
+    const p = { chainId: chain.anvil.chainId, vaultAddress: chain.vault }
+    expect(await vault(chain.client(), p)).toEqual({
+      baseToken: chain.asset.toLowerCase(),
+      receiptToken: chain.vault.toLowerCase(),
+      decimals: 6,
+      totalAssets: 0n,
+    })
+    const owner = await chain.user(parseUnits('12.5', 6))
+    await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('12.5', 6) })))
+    expect((await vault(chain.client(), p)).totalAssets).toBe(parseUnits('12.5', 6))
+  })
+
+  test('a token, a contract of another kind or an empty address is a 400 naming vaultAddress', async () => {
+    const wallet = await deploySmartWallet(chain.anvil, chain.anvil.deployer.address)
+    for (const address of [chain.asset, wallet, (await chain.user()).address]) {
+      const e = await vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: address }).catch((e: unknown) => e)
+      expect(e).toBeInstanceOf(InvalidArgumentError)
+      expect(e).toMatchObject({ status: 400, context: { vaultAddress: expect.stringContaining('ERC-4626') } })
+    }
+    await expect(vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: '0x12' })).rejects.toBeInstanceOf(InvalidAddressError)
+  })
+
+  test('a chain that is down is a 503', async () => {
+    const down = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${await closedPortUrl()}` })
+    await expect(vault(down, { chainId: chain.anvil.chainId, vaultAddress: chain.vault })).rejects.toBeInstanceOf(UnavailableError)
+  })
+})

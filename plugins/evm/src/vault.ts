@@ -1,0 +1,38 @@
+/**
+ * What the chain knows about an ERC-4626 vault, for the catalog: its asset, the asset's decimals and the assets
+ * it holds. The reads ride the client's Multicall3 batching, so enriching a catalog costs few round trips.
+ */
+import { InvalidArgumentError, type VaultParameters, type VaultState } from '@earn/core'
+import { erc20Abi, erc4626Abi } from 'viem'
+import { parse } from './address.ts'
+import { requirePublicClient, type EvmClient } from './client.ts'
+import { ask } from './rpc.ts'
+
+export async function vault(client: EvmClient, p: VaultParameters): Promise<VaultState> {
+  const address = parse(p.vaultAddress, 'vaultAddress')
+  const publicClient = requirePublicClient(client, p.chainId)
+  const notAVault = () => {
+    throw new InvalidArgumentError(`${address} is not an ERC-4626 vault on chain ${p.chainId}`, {
+      vaultAddress: `no ERC-4626 asset() and totalAssets() at this address on chain ${p.chainId}`,
+    })
+  }
+  const [asset, totalAssets] = await ask(
+    p.chainId,
+    () =>
+      Promise.all([
+        publicClient.readContract({ address, abi: erc4626Abi, functionName: 'asset' }),
+        publicClient.readContract({ address, abi: erc4626Abi, functionName: 'totalAssets' }),
+      ]),
+    notAVault,
+  )
+  const decimals = await ask(
+    p.chainId,
+    () => publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'decimals' }),
+    () => {
+      throw new InvalidArgumentError(`the asset of vault ${address} on chain ${p.chainId} is not an ERC-20 token`, {
+        vaultAddress: `its asset ${asset.toLowerCase()} has no decimals()`,
+      })
+    },
+  )
+  return { baseToken: asset.toLowerCase(), receiptToken: address, decimals, totalAssets }
+}

@@ -1,0 +1,52 @@
+/**
+ * What deposit and withdrawal building share: the checked parameters, one deadline for all reads,
+ * and the step object the API returns.
+ */
+import { InvalidArgumentError, type BuildParameters, type UnsignedTransaction } from '@earn/core'
+import { address, type Address, type Instruction, type Rpc, type SolanaRpcApi } from '@solana/kit'
+import { parseAddress } from './address.ts'
+import { assertU64Amount } from './amount.ts'
+import { ownsSolanaChain } from './chain.ts'
+import type { SolanaClient } from './client.ts'
+import { lifetimeMetadata, unsignedTransaction, type Lifetime } from './message.ts'
+import { deadline, requireRpc } from './rpc.ts'
+import { tagInstruction } from './tag.ts'
+
+export interface BuildContext {
+  rpc: Rpc<SolanaRpcApi>
+  /** One deadline for every read of the build, so a slow node cannot stack timeouts. */
+  abortSignal: AbortSignal
+  owner: Address
+  /** The vault's deposit authority: the wallet that owns its token accounts (often a PDA). */
+  vault: Address
+  amount: bigint
+  memo: Instruction
+}
+
+/** Every check that needs no chain, done before the first RPC call. */
+export function buildContext(client: SolanaClient, p: BuildParameters): BuildContext {
+  if (!ownsSolanaChain(p.chainId))
+    throw new InvalidArgumentError(`chainId ${p.chainId} is not a Solana cluster`, { chainId: 'not a Solana cluster' })
+  const owner = address(parseAddress(p.owner, 'userAddress'))
+  const vault = address(parseAddress(p.opportunity.vaultAddress, 'vaultAddress'))
+  const amount = assertU64Amount(p.amount)
+  const memo = tagInstruction(p.tag)
+  return { rpc: requireRpc(client, 'Solana transactions'), abortSignal: deadline(), owner, vault, amount, memo }
+}
+
+export interface StepParameters {
+  type: UnsignedTransaction['type']
+  description: string
+  lifetime: Lifetime
+  instructions: readonly Instruction[]
+  metadata?: Record<string, unknown>
+}
+
+export function toStep(ctx: BuildContext, p: StepParameters): UnsignedTransaction {
+  return {
+    type: p.type,
+    transaction: { serializedTransaction: unsignedTransaction({ feePayer: ctx.owner, lifetime: p.lifetime, instructions: p.instructions }) },
+    description: p.description,
+    metadata: { ...lifetimeMetadata(p.lifetime), feePayer: ctx.owner, ...p.metadata },
+  }
+}

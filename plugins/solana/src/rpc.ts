@@ -1,0 +1,45 @@
+/**
+ * What every chain-touching capability needs from the client: the RPC (or a 400 naming the setting
+ * when none is configured), a deadline, and one mapping of transport failures to 503.
+ */
+import { ApiError, InvalidArgumentError, UnavailableError } from '@earn/core'
+import { isSolanaError, type Rpc, type SolanaRpcApi } from '@solana/kit'
+import type { SolanaClient } from './client.ts'
+
+/** kit sets no deadline of its own; a stalled RPC must not hold a request open. */
+export const RPC_TIMEOUT_MS = 10_000
+
+/**
+ * Reads use `confirmed`: a deposit shows up in seconds rather than after finalization (~13 s), and a
+ * blockhash from a confirmed block leaves the wallet most of its ~60 s validity window.
+ */
+export const COMMITMENT = 'confirmed' as const
+
+export function requireRpc(client: SolanaClient, capability: string): Rpc<SolanaRpcApi> {
+  const rpc = client.rpc
+  if (!rpc)
+    throw new InvalidArgumentError(`${capability} is not available: this server has no SOLANA_RPC_URL configured`, {
+      SOLANA_RPC_URL: 'not configured',
+    })
+  return rpc
+}
+
+export const deadline = (): AbortSignal => AbortSignal.timeout(RPC_TIMEOUT_MS)
+
+/**
+ * What talking to the node can throw: kit's errors (HTTP status, JSON-RPC error), a timeout or
+ * abort, or a socket failure (Bun's fetch sets a `code` such as ECONNREFUSED).
+ */
+function isTransportFailure(e: unknown): boolean {
+  return isSolanaError(e) || e instanceof DOMException || typeof (e as { code?: unknown } | null)?.code === 'string'
+}
+
+/**
+ * Our own expected failures pass through and transport failures are the node's problem (503);
+ * anything else is a bug and stays itself, so the server logs it as one rather than blaming the
+ * node. The message never carries the URL: it may hold an API key.
+ */
+export function rpcFailure(e: unknown): unknown {
+  if (e instanceof ApiError || !isTransportFailure(e)) return e
+  return new UnavailableError('the Solana RPC did not answer; try again later', { walletEcosystem: 'solana' }, { cause: e })
+}

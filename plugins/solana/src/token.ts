@@ -1,0 +1,78 @@
+/**
+ * An SPL mint and its owners' associated token accounts, read in one `getMultipleAccounts` call.
+ *
+ * The associated account's address depends on the token program (Token or Token-2022), which only
+ * the mint's owner tells. Rather than a second round trip after reading the mint, both candidates
+ * are derived (a local hash, no I/O) and fetched with it; the mint's owner then picks the right one.
+ */
+import { InvalidArgumentError } from '@earn/core'
+import { fetchEncodedAccounts, type Address, type MaybeEncodedAccount, type Rpc, type SolanaRpcApi } from '@solana/kit'
+import { findAssociatedTokenPda, getMintDecoder, getTokenDecoder, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
+import { COMMITMENT } from './rpc.ts'
+
+/** Hard-coded: @solana-program/token-2022 peers kit 7 and cannot be installed beside kit 8. */
+export const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PEnBqCXEpPxuEb' as Address
+const TOKEN_PROGRAMS = [TOKEN_PROGRAM_ADDRESS, TOKEN_2022_PROGRAM_ADDRESS] as const
+
+const MINT_SIZE = 82
+const TOKEN_ACCOUNT_SIZE = 165
+/** Token-2022 writes the account kind after the base layout when extensions follow; 1 is a mint. */
+const ACCOUNT_TYPE_MINT = 1
+
+export interface TokenAccount {
+  address: Address
+  /** Undefined while the account does not exist. */
+  amount: bigint | undefined
+}
+
+export interface MintWithAccounts {
+  mint: Address
+  tokenProgram: Address
+  decimals: number
+  /** The associated token account of each owner, in the order asked. */
+  accounts: TokenAccount[]
+}
+
+export interface ReadMintParameters {
+  mint: Address
+  owners: readonly Address[]
+  /** The request field that named the mint, for the 400 when it is none. */
+  field: string
+  abortSignal: AbortSignal
+}
+
+export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintParameters): Promise<MintWithAccounts> {
+  const candidates = await Promise.all(
+    TOKEN_PROGRAMS.flatMap((tokenProgram) =>
+      p.owners.map(async (owner) => (await findAssociatedTokenPda({ owner, mint: p.mint, tokenProgram }))[0]),
+    ),
+  )
+  const [mintAccount, ...found] = await fetchEncodedAccounts(rpc, [p.mint, ...candidates], {
+    abortSignal: p.abortSignal,
+    commitment: COMMITMENT,
+  })
+  const { tokenProgram, decimals } = decodeMint(mintAccount!, p.field)
+  const offset = TOKEN_PROGRAMS.indexOf(tokenProgram as (typeof TOKEN_PROGRAMS)[number]) * p.owners.length
+  const accounts = p.owners.map((_, i) => {
+    const account = found[offset + i]!
+    return { address: account.address, amount: account.exists ? tokenAmount(account.data) : undefined }
+  })
+  return { mint: p.mint, tokenProgram, decimals, accounts }
+}
+
+function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram: Address; decimals: number } {
+  const notAMint = () =>
+    new InvalidArgumentError(`${field} ${account.address} is not an SPL token mint on this Solana cluster`, {
+      [field]: 'not a token mint on this cluster',
+    })
+  if (!account.exists || !(TOKEN_PROGRAMS as readonly string[]).includes(account.programAddress)) throw notAMint()
+  const { data } = account
+  const isMint = data.length === MINT_SIZE || (data.length > TOKEN_ACCOUNT_SIZE && data[TOKEN_ACCOUNT_SIZE] === ACCOUNT_TYPE_MINT)
+  if (!isMint) throw notAMint()
+  const mint = getMintDecoder().decode(data.subarray(0, MINT_SIZE))
+  if (!mint.isInitialized) throw notAMint()
+  return { tokenProgram: account.programAddress, decimals: mint.decimals }
+}
+
+/** The base layout's amount; Token-2022 extensions come after it and do not move it. */
+const tokenAmount = (data: Uint8Array): bigint => getTokenDecoder().decode(data.subarray(0, TOKEN_ACCOUNT_SIZE)).amount

@@ -1,0 +1,278 @@
+/**
+ * Deposits and withdrawals built by the plugin, signed the way a wallet signs them and executed on
+ * LiteSVM through the JSON-RPC facade: the balances that result are the test, not the bytes.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { InvalidAddressError, InvalidArgumentError, UnavailableError, type BuildParameters, type UnsignedTransaction } from '@earn/core'
+import {
+  address,
+  generateKeyPairSigner,
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  isSolanaError,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
+  type KeyPairSigner,
+} from '@solana/kit'
+import { MEMO_PROGRAM_ADDRESS } from '@solana-program/memo'
+import { SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system'
+import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
+import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
+import { connect, type SolanaClient } from './client.ts'
+import { newWallet } from './fixtures.ts'
+import { buildTransactions } from './transactions.ts'
+
+let chain: SolanaChain
+let client: SolanaClient
+
+beforeAll(async () => {
+  chain = await startSolana()
+  client = connect({ SOLANA_RPC_URL: chain.url })
+})
+afterAll(() => chain?.stop())
+
+const SOL = 1_000_000_000n
+const FEE = 5_000n
+let tagCounter = 0
+const nextTag = () => `earn:v1:dist-${++tagCounter}:action-${tagCounter}:mac${tagCounter}`
+
+interface Opportunity {
+  vault: string
+  baseToken: string
+  receiptToken: string
+}
+
+/** A funded user and a vault with its own base and receipt mints; the vault holds no token account yet. */
+async function setup(p: { tokens?: bigint } = {}) {
+  const user = await generateKeyPairSigner()
+  await chain.airdrop(user.address, 10n * SOL)
+  const baseToken = await chain.createMint({ decimals: 6 })
+  const receiptToken = await chain.createMint({ decimals: 6 })
+  if (p.tokens) await chain.mintTo({ mint: baseToken, owner: user.address, amount: p.tokens })
+  return { user, opportunity: { vault: newWallet().address, baseToken, receiptToken } satisfies Opportunity }
+}
+
+function deposit(user: KeyPairSigner, o: Opportunity, amount: bigint, extra: Partial<BuildParameters> = {}): BuildParameters {
+  return {
+    kind: 'deposit',
+    chainId: 'localnet',
+    owner: user.address,
+    opportunity: { id: 'opp', chainId: 'localnet', vaultAddress: o.vault, baseToken: o.baseToken, receiptToken: o.receiptToken },
+    tokenIn: o.baseToken,
+    mode: 'direct',
+    amount,
+    slippageBps: 50,
+    tag: nextTag(),
+    ...extra,
+  } as BuildParameters
+}
+
+function withdraw(user: KeyPairSigner, o: Opportunity, amount: bigint, extra: Partial<BuildParameters> = {}): BuildParameters {
+  const { tokenIn: _t, mode: _m, ...rest } = deposit(user, o, amount) as Extract<BuildParameters, { kind: 'deposit' }>
+  return { ...rest, kind: 'withdraw', ...extra } as BuildParameters
+}
+
+const serialized = (step: UnsignedTransaction) => step.transaction.serializedTransaction as string
+
+function decode(step: UnsignedTransaction) {
+  const tx = getTransactionDecoder().decode(getBase64Encoder().encode(serialized(step)))
+  const message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes)
+  if (message.version === 1) throw new Error('expected a v0 message')
+  const programs = message.instructions.map((ix) => message.staticAccounts[ix.programAddressIndex])
+  return { tx, message, programs }
+}
+
+const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e)
+
+describe('deposit (SPL)', () => {
+  test('one unsigned v0 transaction: the user pays, a recent blockhash, an empty signature slot', async () => {
+    const { user, opportunity } = await setup({ tokens: 5_000_000n })
+    const p = deposit(user, opportunity, 1_500_000n)
+    const steps = await buildTransactions(client, p)
+    expect(steps.map((s) => s.type)).toEqual(['deposit'])
+    const [step] = steps as [UnsignedTransaction]
+    expect(Object.keys(step.transaction)).toEqual(['serializedTransaction'])
+    expect(step.description).toBe(`Deposit 1.5 of token ${opportunity.baseToken} into vault ${opportunity.vault}`)
+
+    const { tx, message, programs } = decode(step)
+    expect(message.version).toBe(0)
+    expect(message.staticAccounts[0]).toBe(user.address)
+    expect(message.header.numSignerAccounts).toBe(1) // only the user signs
+    expect(Object.keys(tx.signatures)).toEqual([user.address])
+    expect(tx.signatures[user.address as keyof typeof tx.signatures]).toBeNull() // 64 zero bytes on the wire
+    const { value: latest } = await chain.rpc.getLatestBlockhash().send()
+    expect(message.lifetimeToken).toBe(latest.blockhash)
+    expect(step.metadata).toEqual({
+      recentBlockhash: latest.blockhash,
+      lastValidBlockHeight: latest.lastValidBlockHeight.toString(),
+      feePayer: user.address,
+      createsVaultTokenAccount: true,
+    })
+    expect(programs).toEqual([ASSOCIATED_TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAM_ADDRESS, MEMO_PROGRAM_ADDRESS])
+    const memo = message.instructions[2]!
+    expect(new TextDecoder().decode(memo.data as Uint8Array)).toBe(p.tag)
+  })
+
+  test("signed and sent, it moves the tokens; the vault's account is created on the first deposit only", async () => {
+    const { user, opportunity } = await setup({ tokens: 10_000_000n })
+    const first = (await buildTransactions(client, deposit(user, opportunity, 3_000_000n)))[0]!
+    expect(first.metadata?.createsVaultTokenAccount).toBe(true)
+    await chain.signAndSend(serialized(first), user)
+    expect(await chain.tokenBalance(opportunity.baseToken, opportunity.vault)).toBe(3_000_000n)
+    expect(await chain.tokenBalance(opportunity.baseToken, user.address)).toBe(7_000_000n)
+
+    const second = (await buildTransactions(client, deposit(user, opportunity, 2_000_000n)))[0]!
+    expect(second.metadata?.createsVaultTokenAccount).toBe(false)
+    expect(decode(second).programs).toEqual([TOKEN_PROGRAM_ADDRESS, MEMO_PROGRAM_ADDRESS])
+    await chain.signAndSend(serialized(second), user)
+    expect(await chain.tokenBalance(opportunity.baseToken, opportunity.vault)).toBe(5_000_000n)
+    expect(await chain.tokenBalance(opportunity.baseToken, user.address)).toBe(5_000_000n)
+  })
+
+  test('two deposits built before the vault has an account both land (the creation is idempotent)', async () => {
+    const { user, opportunity } = await setup({ tokens: 10_000_000n })
+    const a = (await buildTransactions(client, deposit(user, opportunity, 1_000_000n)))[0]!
+    const b = (await buildTransactions(client, deposit(user, opportunity, 2_000_000n)))[0]!
+    expect([a.metadata?.createsVaultTokenAccount, b.metadata?.createsVaultTokenAccount]).toEqual([true, true])
+    await chain.signAndSend(serialized(a), user)
+    await chain.signAndSend(serialized(b), user)
+    expect(await chain.tokenBalance(opportunity.baseToken, opportunity.vault)).toBe(3_000_000n)
+  })
+
+  test("the user pays the fee and the vault account's rent; the vault pays nothing", async () => {
+    const { user, opportunity } = await setup({ tokens: 1_000_000n })
+    await chain.airdrop(opportunity.vault, SOL)
+    const step = (await buildTransactions(client, deposit(user, opportunity, 1_000_000n)))[0]!
+    const before = chain.svm.getBalance(user.address)!
+    await chain.signAndSend(serialized(step), user)
+    const rent = chain.svm.minimumBalanceForRentExemption(165n)
+    expect<bigint | null>(chain.svm.getBalance(user.address)).toBe(before - FEE - rent)
+    expect<bigint | null>(chain.svm.getBalance(address(opportunity.vault))).toBe(SOL)
+  })
+
+  test('more than the wallet holds builds (the server checks balances first) but the chain refuses it', async () => {
+    const { user, opportunity } = await setup({ tokens: 1_000n })
+    const step = (await buildTransactions(client, deposit(user, opportunity, 1_001n)))[0]!
+    const e = await rejection(chain.signAndSend(serialized(step), user))
+    expect(isSolanaError(e, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE)).toBe(true)
+    expect(await chain.tokenBalance(opportunity.baseToken, user.address)).toBe(1_000n)
+  })
+})
+
+describe('deposit (SOL)', () => {
+  test('a System transfer to the vault plus the memo; lamports move', async () => {
+    const { user, opportunity } = await setup()
+    const sol = { ...opportunity, baseToken: 'native' }
+    await chain.airdrop(sol.vault, SOL) // an existing account: a transfer below rent-exemption into a new one fails
+    const p = deposit(user, sol, 250_000_000n, { tokenIn: 'native' })
+    const [step] = (await buildTransactions(client, p)) as [UnsignedTransaction]
+    expect(step.type).toBe('deposit')
+    expect(step.description).toBe(`Deposit 0.25 SOL into vault ${sol.vault}`)
+    expect(decode(step).programs).toEqual([SYSTEM_PROGRAM_ADDRESS, MEMO_PROGRAM_ADDRESS])
+    expect(decode(step).message.staticAccounts[0]).toBe(user.address)
+    const before = chain.svm.getBalance(user.address)!
+    await chain.signAndSend(serialized(step), user)
+    expect<bigint | null>(chain.svm.getBalance(address(sol.vault))).toBe(SOL + 250_000_000n)
+    expect<bigint | null>(chain.svm.getBalance(user.address)).toBe(before - 250_000_000n - FEE)
+  })
+
+  test("tokenIn must be the opportunity's base token: SOL into a token vault, or a token into a SOL vault, is a 400", async () => {
+    const { user, opportunity } = await setup()
+    const solIntoToken = await rejection(buildTransactions(client, deposit(user, opportunity, 1n, { tokenIn: 'native' })))
+    expect(solIntoToken).toBeInstanceOf(InvalidArgumentError)
+    expect(Object.keys((solIntoToken as InvalidArgumentError).context)).toEqual(['tokenIn'])
+    const tokenIntoSol = await rejection(
+      buildTransactions(client, deposit(user, { ...opportunity, baseToken: 'native' }, 1n, { tokenIn: opportunity.baseToken })),
+    )
+    expect(Object.keys((tokenIntoSol as InvalidArgumentError).context)).toEqual(['tokenIn'])
+  })
+})
+
+describe('withdraw', () => {
+  test('returns the receipt tokens to the vault, with the tag in a memo', async () => {
+    const { user, opportunity } = await setup()
+    await chain.mintTo({ mint: opportunity.receiptToken, owner: user.address, amount: 4_000_000n })
+    const p = withdraw(user, opportunity, 1_250_000n)
+    const [step] = (await buildTransactions(client, p)) as [UnsignedTransaction]
+    expect(step.type).toBe('withdraw')
+    expect(step.description).toContain(`Return 1.25 receipt tokens (${opportunity.receiptToken}) to vault ${opportunity.vault}`)
+    const { programs, message } = decode(step)
+    expect(programs).toEqual([ASSOCIATED_TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAM_ADDRESS, MEMO_PROGRAM_ADDRESS])
+    expect(message.staticAccounts[0]).toBe(user.address)
+    await chain.signAndSend(serialized(step), user)
+    expect(await chain.tokenBalance(opportunity.receiptToken, opportunity.vault)).toBe(1_250_000n)
+    expect(await chain.tokenBalance(opportunity.receiptToken, user.address)).toBe(2_750_000n)
+  })
+
+  test('tokenOut other than the base token is a 400; the base token itself is accepted', async () => {
+    const { user, opportunity } = await setup()
+    const e = await rejection(buildTransactions(client, withdraw(user, opportunity, 1n, { tokenOut: 'native' })))
+    expect(e).toBeInstanceOf(InvalidArgumentError)
+    expect(Object.keys((e as InvalidArgumentError).context)).toEqual(['tokenOut'])
+    const ok = await buildTransactions(client, withdraw(user, opportunity, 1n, { tokenOut: opportunity.baseToken }))
+    expect(ok.map((s) => s.type)).toEqual(['withdraw'])
+  })
+
+  test('a receipt token that is no mint on the cluster is a 400 naming receiptToken', async () => {
+    const { user, opportunity } = await setup()
+    const e = await rejection(buildTransactions(client, withdraw(user, { ...opportunity, receiptToken: newWallet().address }, 1n)))
+    expect(e).toBeInstanceOf(InvalidArgumentError)
+    expect((e as InvalidArgumentError).context).toEqual({ receiptToken: 'not a token mint on this cluster' })
+  })
+})
+
+describe('refusals', () => {
+  test('swap mode is a 400 naming mode, before any read', async () => {
+    const { user, opportunity } = await setup()
+    const offline = connect({ SOLANA_RPC_URL: 'http://127.0.0.1:9' })
+    const e = await rejection(buildTransactions(offline, deposit(user, opportunity, 1n, { mode: 'swap' })))
+    expect(e).toBeInstanceOf(InvalidArgumentError)
+    expect(Object.keys((e as InvalidArgumentError).context)).toEqual(['mode'])
+  })
+
+  test('a tokenIn that is no mint on the cluster is a 400 naming tokenIn; one that is no address too', async () => {
+    const { user, opportunity } = await setup()
+    const stranger = newWallet().address
+    const unknown = await rejection(buildTransactions(client, deposit(user, { ...opportunity, baseToken: stranger }, 1n, { tokenIn: stranger })))
+    expect(unknown).toBeInstanceOf(InvalidArgumentError)
+    expect((unknown as InvalidArgumentError).context).toEqual({ tokenIn: 'not a token mint on this cluster' })
+    // A token account is an SPL account but not a mint.
+    const account = await chain.mintTo({ mint: opportunity.baseToken, owner: stranger, amount: 0n })
+    const notMint = await rejection(buildTransactions(client, deposit(user, { ...opportunity, baseToken: account }, 1n, { tokenIn: account })))
+    expect((notMint as InvalidArgumentError).context).toEqual({ tokenIn: 'not a token mint on this cluster' })
+    const garbage = await rejection(buildTransactions(client, deposit(user, opportunity, 1n, { tokenIn: 'USDC' })))
+    expect(garbage).toBeInstanceOf(InvalidAddressError)
+    expect(Object.keys((garbage as InvalidAddressError).context)).toEqual(['tokenIn'])
+  })
+
+  test('amounts beyond u64, tags that are not attribution tags and foreign chain ids are 400s naming the field', async () => {
+    const { user, opportunity } = await setup()
+    const cases: [Partial<BuildParameters>, string][] = [
+      [{ amount: 2n ** 64n }, 'amount'],
+      [{ amount: 0n }, 'amount'],
+      [{ tag: 'hello' }, 'tag'],
+      [{ tag: `earn:v1:${'x'.repeat(300)}` }, 'tag'],
+      [{ chainId: '1' }, 'chainId'],
+      [{ owner: '0x52908400098527886E0F7030069857D2E4169EE7' }, 'userAddress'],
+    ]
+    for (const [extra, field] of cases) {
+      const e = await rejection(buildTransactions(client, deposit(user, opportunity, 1n, extra)))
+      expect(e).toBeInstanceOf(InvalidArgumentError)
+      expect(Object.keys((e as InvalidArgumentError).context)).toEqual([field])
+    }
+  })
+
+  test('an RPC that cannot be reached is 503, without its URL; no RPC configured is a 400 naming the setting', async () => {
+    const { user, opportunity } = await setup()
+    const closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') })
+    const url = `http://127.0.0.1:${closed.port}/?api-key=secret`
+    await closed.stop(true)
+    const e = await rejection(buildTransactions(connect({ SOLANA_RPC_URL: url }), deposit(user, opportunity, 1n)))
+    expect(e).toBeInstanceOf(UnavailableError)
+    expect((e as Error).message).not.toContain('secret')
+    expect((e as Error).message).not.toContain(String(closed.port))
+    const none = await rejection(buildTransactions(connect({}), deposit(user, opportunity, 1n)))
+    expect(none).toBeInstanceOf(InvalidArgumentError)
+    expect(Object.keys((none as InvalidArgumentError).context)).toEqual(['SOLANA_RPC_URL'])
+  })
+})

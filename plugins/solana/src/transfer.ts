@@ -1,0 +1,64 @@
+/**
+ * Moving SPL tokens from a wallet to a vault: the instructions a deposit (base token) and a
+ * withdrawal request (receipt token) share.
+ */
+import { createNoopSigner, type Address, type Instruction } from '@solana/kit'
+import { getCreateAssociatedTokenIdempotentInstruction, getTransferCheckedInstruction } from '@solana-program/token'
+import type { MintWithAccounts } from './token.ts'
+
+export interface TokenTransferParameters {
+  /** Read with `owners: [owner, vault]`. */
+  token: MintWithAccounts
+  owner: Address
+  vault: Address
+  amount: bigint
+}
+
+export interface TokenTransfer {
+  instructions: Instruction[]
+  /** Whether the wallet pays the rent (~0.002 SOL) for the vault's token account. */
+  createsVaultAccount: boolean
+}
+
+/**
+ * `transferChecked`, not `transfer`: the program checks the mint and decimals, so a wallet's preview
+ * shows the amount in tokens and a wrong mint cannot slip through (Token-2022 accepts only this one).
+ *
+ * The vault's associated account is created only when the read found it missing: operators create
+ * vault accounts ahead, so most deposits carry no creation the user must pay for and puzzle over in
+ * the wallet's preview. When it is added it is the idempotent form, so a deposit racing another
+ * first deposit does not fail because the account appeared between build and execution.
+ *
+ * The source is the wallet's associated account. Balances count every account of the wallet for
+ * the mint; tokens held only in another account must be moved to the associated one first.
+ */
+export function tokenTransferToVault(p: TokenTransferParameters): TokenTransfer {
+  const [source, destination] = p.token.accounts
+  const wallet = createNoopSigner(p.owner) // signs later, in the wallet; the message only needs its role
+  const createsVaultAccount = destination!.amount === undefined
+  const instructions: Instruction[] = []
+  if (createsVaultAccount)
+    instructions.push(
+      getCreateAssociatedTokenIdempotentInstruction({
+        payer: wallet,
+        ata: destination!.address,
+        owner: p.vault,
+        mint: p.token.mint,
+        tokenProgram: p.token.tokenProgram,
+      }),
+    )
+  instructions.push(
+    getTransferCheckedInstruction(
+      {
+        source: source!.address,
+        mint: p.token.mint,
+        destination: destination!.address,
+        authority: wallet,
+        amount: p.amount,
+        decimals: p.token.decimals,
+      },
+      { programAddress: p.token.tokenProgram },
+    ),
+  )
+  return { instructions, createsVaultAccount }
+}

@@ -1,0 +1,106 @@
+/**
+ * Reading a jetton through providers only: the master names each owner's jetton wallet
+ * (`get_wallet_address`) and its data (`get_jetton_data`); a jetton wallet tells its balance
+ * (`get_wallet_data`). Balances, vault state and transfer building all go through here.
+ */
+import { InvalidArgumentError } from '@earn/core'
+import { type Address, beginCell, type Cell, Dictionary, type TupleReader } from '@ton/core'
+import { sha256_sync } from '@ton/crypto'
+import { askChain, getMethodExitCode, type TonChainClient } from './client.ts'
+
+/** Builds the 400 for "that address is not a jetton master", naming the request field it came from. */
+export type NotJetton = (what: string) => InvalidArgumentError
+
+export function notJetton(field: string, input: string): NotJetton {
+  return (what) =>
+    new InvalidArgumentError(`${field} ${input} is not a TEP-74 jetton: ${what}`, {
+      [field]: 'must be a deployed jetton master address, or native',
+    })
+}
+
+/** The owner's jetton wallet address, as the master computes it (whether or not it is deployed yet). */
+export async function jettonWalletOf(
+  client: TonChainClient,
+  master: Address,
+  owner: Address,
+  fail: NotJetton,
+): Promise<Address> {
+  const provider = client.provider(master)
+  const state = await askChain('the jetton master state', () => provider.getState())
+  if (state.state.type !== 'active') throw fail('no contract is deployed at that address')
+  const stack = await getMethod(
+    () => provider.get('get_wallet_address', [{ type: 'slice', cell: beginCell().storeAddress(owner).endCell() }]),
+    'get_wallet_address',
+    fail,
+  )
+  return read(() => stack.readAddress(), fail('get_wallet_address returned no address'))
+}
+
+/** A jetton wallet's balance; one not yet deployed (no transfer has reached it) holds none. */
+export async function jettonWalletBalance(client: TonChainClient, wallet: Address, fail: NotJetton): Promise<bigint> {
+  const provider = client.provider(wallet)
+  const state = await askChain('the jetton wallet state', () => provider.getState())
+  if (state.state.type !== 'active') return 0n
+  const stack = await getMethod(() => provider.get('get_wallet_data', []), 'get_wallet_data', fail)
+  return read(() => stack.readBigNumber(), fail('get_wallet_data returned no balance'))
+}
+
+/** TEP-64: "decimals" is optional, and 9 when absent (as TON itself). */
+export const DEFAULT_JETTON_DECIMALS = 9
+
+/**
+ * The jetton's decimals from on-chain metadata (TEP-64 on-chain or semi-chain content), else 9.
+ * Off-chain metadata (a URI to a JSON file) is not fetched: an API server following URIs named by
+ * arbitrary contracts would be a request-forgery and latency risk. The catalog's token `decimals`
+ * is the operator's word where the two differ.
+ */
+export async function jettonDecimals(client: TonChainClient, master: Address, fail: NotJetton): Promise<number> {
+  const provider = client.provider(master)
+  const state = await askChain('the jetton master state', () => provider.getState())
+  if (state.state.type !== 'active') throw fail('no contract is deployed at that address')
+  const stack = await getMethod(() => provider.get('get_jetton_data', []), 'get_jetton_data', fail)
+  const content = read(() => {
+    stack.readBigNumber() // total_supply
+    stack.readBigNumber() // mintable
+    stack.readAddressOpt() // admin
+    return stack.readCell()
+  }, fail('get_jetton_data did not return (total_supply, mintable, admin, content, wallet_code)'))
+  return onChainDecimals(content) ?? DEFAULT_JETTON_DECIMALS
+}
+
+const DECIMALS_KEY = BigInt(`0x${sha256_sync('decimals').toString('hex')}`)
+
+/** `decimals` from TEP-64 on-chain content (`0x00` then a dict of sha256(key) to snake data), or null. */
+export function onChainDecimals(content: Cell): number | null {
+  try {
+    const s = content.beginParse()
+    if (s.loadUint(8) !== 0x00) return null // 0x01: off-chain URI
+    const dict = Dictionary.load(Dictionary.Keys.BigUint(256), Dictionary.Values.Cell(), s)
+    const value = dict.get(DECIMALS_KEY)?.beginParse()
+    if (!value || value.loadUint(8) !== 0x00) return null // only snake data (0x00); chunked (0x01) is unused in practice
+    const text = value.loadStringTail()
+    if (!/^\d{1,3}$/.test(text) || Number(text) > 255) return null
+    return Number(text)
+  } catch {
+    return null
+  }
+}
+
+/** A get-method that ran and failed is the contract saying it is not a jetton, not a transport fault. */
+async function getMethod(call: () => Promise<{ stack: TupleReader }>, name: string, fail: NotJetton): Promise<TupleReader> {
+  try {
+    return (await askChain(name, call)).stack
+  } catch (e) {
+    const exitCode = getMethodExitCode(e)
+    if (exitCode !== undefined) throw fail(`${name} failed with exit code ${exitCode}`)
+    throw e
+  }
+}
+
+function read<T>(value: () => T, otherwise: Error): T {
+  try {
+    return value()
+  } catch {
+    throw otherwise
+  }
+}

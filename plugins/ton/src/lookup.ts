@@ -1,0 +1,90 @@
+/**
+ * Finding a TON transaction by its hash alone. TON names a transaction by (account, lt, hash) and a
+ * node serves it only with all three, so production asks an index first: toncenter v3's
+ * `GET /api/v3/transactions?hash=` names the account and lt, then the node's `getTransactions`
+ * returns the transaction's bytes, which the plugin decodes itself (the index's own JSON decoding of
+ * messages is not relied on, so the sandbox and production share one decoder).
+ */
+import { InvalidArgumentError } from '@earn/core'
+import { Address, type Transaction } from '@ton/core'
+import { decodeBase64 } from './tonProof.ts'
+
+/** The transaction with this hash (64 lowercase hex digits), or null when the chain has none. */
+export type TransactionLookup = (hash: string) => Promise<Transaction | null>
+
+/**
+ * Canonical form of a transaction hash: 64 lowercase hex digits. Explorers show hex (tonviewer,
+ * tonscan) or base64/base64url (toncenter, TON Connect tooling); all name the same 32 bytes.
+ */
+export function parseTxHash(input: string): string {
+  const reason = 'expected a TON transaction hash: 64 hex digits, or base64/base64url of 32 bytes'
+  if (typeof input !== 'string') throw new InvalidArgumentError(`txHash is not a TON transaction hash`, { txHash: reason })
+  if (/^[0-9a-fA-F]{64}$/.test(input)) return input.toLowerCase()
+  const bytes = input.length === 43 || input.length === 44 ? decodeBase64(input) : null
+  if (bytes?.length === 32) return bytes.toString('hex')
+  throw new InvalidArgumentError(`txHash is not a TON transaction hash`, { txHash: reason })
+}
+
+/** The part of toncenter v3's `TransactionsResponse` this lookup reads. */
+interface IndexResponse {
+  transactions: { account: string; hash: string; lt: string }[]
+}
+
+function isIndexResponse(v: unknown): v is IndexResponse {
+  const txs = (v as { transactions?: unknown } | null)?.transactions
+  return (
+    Array.isArray(txs) &&
+    txs.every(
+      (t) =>
+        typeof t === 'object' &&
+        t !== null &&
+        typeof t.account === 'string' &&
+        typeof t.hash === 'string' &&
+        typeof t.lt === 'string' &&
+        /^\d+$/.test(t.lt),
+    )
+  )
+}
+
+export interface ToncenterLookupOptions {
+  /** The v3 API root, e.g. `https://toncenter.com/api/v3`. */
+  indexUrl: string
+  apiKey?: string
+  /** The node's transaction by (account, lt, base64 hash): `TonClient.getTransaction` in production. */
+  getTransaction(account: Address, lt: string, hashBase64: string): Promise<Transaction | null>
+  fetch?: typeof fetch
+  timeoutMs?: number
+}
+
+/**
+ * toncenter's public endpoints share one host: `.../api/v2/jsonRPC` for the node, `.../api/v3` for
+ * the index. Any other URL shape gives undefined, and `TON_INDEX_URL` must be set.
+ */
+export function indexUrlFrom(jsonRpcUrl: string): string | undefined {
+  const match = /^(.*\/api)\/v2\/jsonRPC\/?$/.exec(jsonRpcUrl)
+  return match ? `${match[1]}/v3` : undefined
+}
+
+export function toncenterLookup(o: ToncenterLookupOptions): TransactionLookup {
+  const doFetch = o.fetch ?? fetch
+  const base = o.indexUrl.replace(/\/+$/, '')
+  return async (hash) => {
+    const url = `${base}/transactions?hash=${hash}&limit=1`
+    const response = await doFetch(url, {
+      headers: { accept: 'application/json', ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}) },
+      signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
+    })
+    // Errors name the status only: the URL may carry credentials and is never put in a message.
+    if (!response.ok) throw new Error(`the TON index answered HTTP ${response.status}`)
+    const body: unknown = await response.json()
+    if (!isIndexResponse(body)) throw new Error('the TON index answered an unexpected shape')
+    const found = body.transactions[0]
+    if (!found) return null
+    const hashBase64 = Buffer.from(hash, 'hex').toString('base64')
+    const tx = await o.getTransaction(Address.parse(found.account), found.lt, hashBase64)
+    // Indexed but not served: the node lags the index or has pruned it; a retry may succeed, a 404 would mislead.
+    if (!tx) throw new Error('the TON index knows the transaction but the node did not return it')
+    if (tx.hash().toString('hex') !== hash) throw new Error('the TON node returned a different transaction')
+    return tx
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Reading an attribution tag back from a TON transaction. The hash a wallet reports is that of the
+ * wallet's own transaction: its in-message is the user's signed external message, and its
+ * out-messages are what the wallet actually sent. The tag is the comment of one of those: the body
+ * of a TON transfer, or the `forward_payload` of a jetton transfer.
+ */
+import { NotFoundError, type ReadTagParameters, type ReadTagResult } from '@earn/core'
+import { Address, type Message, type Transaction } from '@ton/core'
+import { askChain, type TonChainClient } from './client.ts'
+import { readComment } from './comment.ts'
+import { parseJettonTransfer } from './jetton.ts'
+import { parseTxHash } from './lookup.ts'
+
+export const TAG_PREFIX = 'earn:v1:'
+
+export async function readTonTag(client: TonChainClient, p: ReadTagParameters): Promise<ReadTagResult> {
+  const hash = parseTxHash(p.txHash)
+  const tx = await askChain('the transaction', () => client.findTransaction(hash))
+  if (!tx) throw new NotFoundError('no TON transaction with this hash was found', { txHash: p.txHash })
+  return tagOfTransaction(tx)
+}
+
+/** The tag a wallet transaction carries, and the wallet; a transaction of any other kind has no tag. */
+export function tagOfTransaction(tx: Transaction): ReadTagResult {
+  const from = accountOf(tx).toRawString()
+  // Only a transaction started by an external message is one the wallet's owner signed; an incoming
+  // internal message's comment was written by whoever sent it.
+  if (tx.inMessage?.info.type !== 'external-in') return { tag: null, from }
+  // An aborted transaction rolled back: its action phase sent nothing, so nothing was deposited,
+  // even though the signed request (with the tag) is on chain. Out-messages are checked as well,
+  // since a skipped send (IGNORE_ERRORS, too little balance) leaves the message out of the list.
+  if (tx.description.type !== 'generic' || tx.description.aborted) return { tag: null, from }
+  for (const message of tx.outMessages.values()) {
+    const tag = tagOfMessage(message)
+    if (tag) return { tag, from }
+  }
+  return { tag: null, from }
+}
+
+function tagOfMessage(message: Message): string | null {
+  if (message.info.type !== 'internal') return null
+  const transfer = parseJettonTransfer(message.body)
+  const text = transfer ? transfer.forwardPayload && readComment(transfer.forwardPayload) : readComment(message.body)
+  return text?.startsWith(TAG_PREFIX) ? text : null
+}
+
+/** The account whose transaction this is: named by its in-message, else the basechain address of its hash. */
+function accountOf(tx: Transaction): Address {
+  const dest = tx.inMessage?.info.dest
+  if (Address.isAddress(dest)) return dest
+  return new Address(0, Buffer.from(tx.address.toString(16).padStart(64, '0'), 'hex'))
+}

@@ -1,0 +1,80 @@
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { type ApiError, InvalidAddressError, InvalidArgumentError } from '@earn/core'
+import { type Address, beginCell, toNano } from '@ton/core'
+import { keyPairFromSeed } from '@ton/crypto'
+import { jettonContent, startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
+import { DEFAULT_JETTON_DECIMALS, onChainDecimals } from './jettonMaster.ts'
+import { readTonVault } from './vault.ts'
+
+let chain: TonSandbox
+let vault: TonWallet
+let offChain: Address
+let sixDecimals: Address
+let receipt: Address
+
+beforeAll(async () => {
+  chain = await startTon()
+  vault = await chain.deployWallet('v4r2', keyPairFromSeed(Buffer.alloc(32, 61)), toNano('2'))
+  offChain = await chain.deployJetton()
+  sixDecimals = await chain.deployJetton({ uri: 'https://example.invalid/usd.json', decimals: 6 })
+  receipt = await chain.deployJetton()
+  await chain.mintJetton(offChain, vault.address, 777n)
+  await chain.mintJetton(sixDecimals, vault.address, 42_000_000n)
+})
+
+const read = (baseToken?: string, receiptToken: string | undefined = receipt.toString()) =>
+  readTonVault(chain.client, { chainId: '-239', vaultAddress: vault.address.toString(), baseToken, receiptToken })
+
+describe('TON vault state', () => {
+  test('jetton base: total assets are the vault\'s jetton balance; off-chain metadata means 9 decimals', async () => {
+    expect(await read(offChain.toString())).toEqual({
+      baseToken: offChain.toRawString(),
+      receiptToken: receipt.toRawString(),
+      decimals: DEFAULT_JETTON_DECIMALS,
+      totalAssets: 777n,
+    })
+  })
+
+  test('decimals stated in on-chain metadata are read', async () => {
+    expect(await read(sixDecimals.toRawString())).toMatchObject({ decimals: 6, totalAssets: 42_000_000n })
+  })
+
+  test('a vault without a jetton wallet for the base token holds none', async () => {
+    expect((await read(receipt.toRawString())).totalAssets).toBe(0n)
+  })
+
+  test('TON base: the vault\'s balance in nanotons, 9 decimals', async () => {
+    const state = await read('native')
+    expect(state).toMatchObject({ baseToken: 'native', decimals: 9 })
+    expect(state.totalAssets).toBe((await chain.blockchain.getContract(vault.address)).balance)
+  })
+
+  test('the catalog must name both tokens', async () => {
+    for (const [base, rec, field] of [
+      [undefined, receipt.toString(), 'baseToken'],
+      [offChain.toString(), undefined, 'receiptToken'],
+      ['', receipt.toString(), 'baseToken'],
+    ] as const) {
+      const params = { chainId: '-239', vaultAddress: vault.address.toString(), baseToken: base, receiptToken: rec }
+      const error = (await readTonVault(chain.client, params).catch((e: unknown) => e)) as ApiError
+      expect(error).toBeInstanceOf(InvalidArgumentError)
+      expect(error.context).toHaveProperty(field)
+    }
+  })
+
+  test('a base token that is not a jetton master, or not an address, is a 400 naming baseToken', async () => {
+    const notJetton = (await read(vault.address.toRawString()).catch((e: unknown) => e)) as ApiError
+    expect(notJetton).toBeInstanceOf(InvalidArgumentError)
+    expect(notJetton.context).toHaveProperty('baseToken')
+    expect(await read('EQ-nope').catch((e: unknown) => e)).toBeInstanceOf(InvalidAddressError)
+  })
+})
+
+describe('onChainDecimals', () => {
+  test('reads TEP-64 on-chain content, and gives null for off-chain or odd content', () => {
+    expect(onChainDecimals(jettonContent({ uri: 'u', decimals: 18 }))).toBe(18)
+    expect(onChainDecimals(jettonContent({ uri: 'u' }))).toBeNull()
+    expect(onChainDecimals(beginCell().endCell())).toBeNull()
+    expect(onChainDecimals(beginCell().storeUint(0, 8).storeBit(0).endCell())).toBeNull() // on-chain, empty dict
+  })
+})

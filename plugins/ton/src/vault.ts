@@ -1,0 +1,36 @@
+/**
+ * A TON vault's on-chain facts. A TON "vault" is an address that receives deposits (a contract, or a
+ * wallet an operator runs) and issues a receipt jetton; nothing on chain links it to its tokens, so
+ * the catalog names them and this reads what the chain holds for them.
+ */
+import { InvalidArgumentError, type VaultParameters, type VaultState } from '@earn/core'
+import { toTonAddress } from './address.ts'
+import { askChain, type TonChainClient } from './client.ts'
+import { jettonDecimals, jettonWalletBalance, jettonWalletOf, notJetton } from './jettonMaster.ts'
+
+const TON_DECIMALS = 9
+
+export async function readTonVault(client: TonChainClient, p: VaultParameters): Promise<VaultState> {
+  const vault = toTonAddress(p.vaultAddress, 'vaultAddress')
+  const required = (field: 'baseToken' | 'receiptToken', value: string | undefined): string => {
+    if (!value)
+      throw new InvalidArgumentError(`${field} is required for a TON vault: the chain does not name a vault's tokens`, {
+        [field]: 'give the jetton master address (or native) from the catalog',
+      })
+    return value === 'native' ? value : toTonAddress(value, field).toRawString()
+  }
+  const baseToken = required('baseToken', p.baseToken)
+  const receiptToken = required('receiptToken', p.receiptToken)
+
+  if (baseToken === 'native') {
+    const state = await askChain('the vault balance', () => client.provider(vault).getState())
+    return { baseToken, receiptToken, decimals: TON_DECIMALS, totalAssets: state.balance }
+  }
+  const master = toTonAddress(baseToken)
+  const fail = notJetton('baseToken', p.baseToken!)
+  const [decimals, totalAssets] = await Promise.all([
+    jettonDecimals(client, master, fail),
+    jettonWalletOf(client, master, vault, fail).then((wallet) => jettonWalletBalance(client, wallet, fail)),
+  ])
+  return { baseToken, receiptToken, decimals, totalAssets }
+}
