@@ -16,6 +16,8 @@ export interface Config {
   /** Seconds a verified key stays cached; bounds how late a revocation is seen. */
   keyCacheSeconds: number
   logRequests: boolean
+  /** Seconds between catalog refreshes (the chain facts of every opportunity). */
+  catalogRefreshSeconds: number
   /** The environment record itself, for plugins' `connect` (each reads its own variables). */
   env: Readonly<Record<string, string | undefined>>
 }
@@ -75,6 +77,7 @@ export function parseConfig(env: Config['env']): Config {
     attributionSecret: secret || undefined,
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 2, 0, 5),
     logRequests: env.LOG_REQUESTS !== '0',
+    catalogRefreshSeconds: integer(env, 'CATALOG_REFRESH_SECONDS', 300, 5, 86_400),
     env,
   }
 }

@@ -2,7 +2,7 @@
  * API keys: `pk_live_` (publishable) or `sk_live_` (secret) + base58 of 32 random bytes.
  * Only the SHA-256 digest is stored; the plain key exists once, in the answer to whoever made it.
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 
 export const KEY_KINDS = ['publishable', 'secret'] as const
 export type KeyKind = (typeof KEY_KINDS)[number]
@@ -30,7 +30,8 @@ export function generateKey(kind: KeyKind): string {
 }
 
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex')
+  // Bun's one-shot SHA-256: every request hashes its key, and this is several times faster than node:crypto's.
+  return Bun.SHA256.hash(key, 'hex')
 }
 
 /** The kind a presented key claims by its prefix, or undefined for anything else. */

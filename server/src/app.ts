@@ -6,7 +6,9 @@ import { Elysia } from 'elysia'
 import type { Deps } from './deps.ts'
 import { healthRoutes } from './features/health/routes.ts'
 import { legacyRoutes } from './features/legacy/routes.ts'
+import { actionRoutes } from './features/actions/routes.ts'
 import { membershipRoutes } from './features/membership/routes.ts'
+import { opportunityRoutes } from './features/opportunities/routes.ts'
 import { apiDocs, docsPage } from './http/docs.ts'
 import { errorHandling } from './http/errors.ts'
 import { bodyParsing } from './http/parse.ts'
@@ -22,6 +24,8 @@ export function createApp(deps: Deps) {
     .use(apiDocs(API_VERSION))
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))
+    .use(opportunityRoutes(deps))
+    .use(actionRoutes(deps))
     .use(legacyRoutes(deps))
   return app.use(docsPage((r) => app.handle(r)))
 }

@@ -8,7 +8,10 @@ import {
   ConfigError,
   createDistributor,
   createOrganization,
+  type EcosystemRegistry,
   findKey,
+  importCatalog,
+  InvalidArgumentError,
   issueKey,
   KEY_KINDS,
   type KeyKind,
@@ -21,6 +24,7 @@ import {
   type Tier,
 } from '@earn/core'
 import { openStore } from './compose.ts'
+import { loadEcosystems } from './ecosystems.ts'
 
 const USAGE = `usage: bun run cli <command> [options] [--json]
 
@@ -34,8 +38,11 @@ const USAGE = `usage: bun run cli <command> [options] [--json]
   key revoke (--id KEY_ID | --key KEY)
   key budget (--id KEY_ID | --key KEY) [--hourly-budget N|default] [--monthly-budget N|default]
       (default: use the organization's budget again)
+  opportunity import FILE      load or update the catalog from a JSON file (see README, "Catalog")
+  opportunity list
 
-Environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded SQLite, default ./.data), as for bun run start.`
+Environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded SQLite, default ./.data), as for bun run start;
+opportunity import also reads the chains (EVM_RPC_URLS, ...) to fill in what they know.`
 
 export class UsageError extends Error {}
 
@@ -83,8 +90,41 @@ function keyRef(flags: Flags) {
   return { keyId, key }
 }
 
+/** The opportunity commands also need the chains; the others only the store. */
+export type CliDeps = AdminDeps & { ecosystems?: EcosystemRegistry }
+
+async function readJsonFile(path: string): Promise<unknown> {
+  let text: string
+  try {
+    text = await Bun.file(path).text()
+  } catch (e) {
+    throw new InvalidArgumentError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`)
+  }
+  try {
+    return JSON.parse(text)
+  } catch (e) {
+    throw new InvalidArgumentError(`${path} is not JSON: ${e instanceof Error ? e.message : e}`)
+  }
+}
+
+async function listCatalog(deps: CliDeps) {
+  const rows = await deps.store.allOpportunities()
+  return {
+    opportunities: rows.map((r) => ({
+      id: r.id,
+      name: (JSON.parse(r.listing) as { name: string }).name,
+      ecosystem: r.ecosystem,
+      chainId: r.chainId,
+      vaultAddress: r.vaultAddress,
+      tvl: r.tvl,
+      refreshedAt: r.refreshedAt === null ? 'pending' : new Date(r.refreshedAt).toISOString(),
+      ...(r.refreshError ? { refreshError: r.refreshError } : {}),
+    })),
+  }
+}
+
 /** Runs one command; returns what it prints (as JSON with --json, else as lines). */
-export async function runCommand(deps: AdminDeps, argv: string[]): Promise<unknown> {
+export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown> {
   const { words, flags } = parseArgs(argv)
   const [group, verb] = words
   switch (`${group} ${verb}`) {
@@ -132,6 +172,14 @@ export async function runCommand(deps: AdminDeps, argv: string[]): Promise<unkno
       if (hourlyBudget === undefined && monthlyBudget === undefined) throw new UsageError('give --hourly-budget and/or --monthly-budget')
       return setKeyBudgets(deps, ref, { hourlyBudget, monthlyBudget })
     }
+    case 'opportunity import': {
+      const path = words[2]
+      if (!path) throw new UsageError('opportunity import needs the catalog file: opportunity import FILE')
+      if (!deps.ecosystems) throw new UsageError('opportunity import needs the chain configuration')
+      return importCatalog({ store: deps.store, clock: deps.clock, ecosystems: deps.ecosystems }, await readJsonFile(path))
+    }
+    case 'opportunity list':
+      return listCatalog(deps)
     default:
       throw new UsageError(group ? `unknown command "${words.join(' ')}"` : 'no command given')
   }
@@ -159,7 +207,8 @@ if (import.meta.main) {
       const config = parseConfig(process.env)
       store = openStore(config)
       await store.migrate(systemClock.now())
-      print(await runCommand({ store, clock: systemClock }, argv.filter((a) => a !== '--json')), json)
+      const ecosystems = loadEcosystems(config)
+      print(await runCommand({ store, clock: systemClock, ecosystems }, argv.filter((a) => a !== '--json')), json)
     }
   } catch (e) {
     exitCode = e instanceof UsageError ? 2 : 1

@@ -3,11 +3,17 @@
  * ecosystems. main.ts and the CLI share it so both act on the same deployment.
  */
 import { join } from 'node:path'
-import { type Config, createKeyVerifier, createStore, type Store, systemClock } from '@earn/core'
+import { type Clock, type Config, createKeyVerifier, createStore, type Store, systemClock } from '@earn/core'
 import { createMemoryMeter } from '@earn/core/metering/memory'
+import type { Meter } from '@earn/core/metering/meter'
+import { createPersistentMemoryMeter } from '@earn/core/metering/persistent'
+import { createResilientMeter } from '@earn/core/metering/resilient'
 import type { Deps } from './deps.ts'
 import { loadEcosystems } from './ecosystems.ts'
-import { createJsonLogger } from './logger.ts'
+import { createJsonLogger, type Logger } from './logger.ts'
+
+/** How long a start waits for Redis before serving with per-process metering (it keeps retrying). */
+const REDIS_START_WAIT_MS = 3000
 
 export function openStore(config: Config): Store {
   return config.databaseUrl
@@ -15,11 +21,43 @@ export function openStore(config: Config): Store {
     : createStore({ engine: 'sqlite', path: join(config.dataDir, 'earn.sqlite') })
 }
 
+const errorText = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0] : String(e))
+
+/**
+ * REDIS_URL set: the Redis meter, shared by every process, behind the resilient wrapper (per-process
+ * fallback while Redis is unreachable). Unset: the in-process meter, its usage kept in the store.
+ */
+export async function openMeter(config: Config, deps: { store: Store; clock: Clock; logger: Logger }): Promise<Meter> {
+  const { logger } = deps
+  if (!config.redisUrl)
+    return createPersistentMemoryMeter({
+      store: deps.store,
+      clock: deps.clock,
+      onError: (e) => logger.error({ msg: 'meter: writing usage to the store failed; retrying with the next write', error: errorText(e) }),
+    })
+  // Loaded only when configured: the embedded default does not pay for the Redis client at start.
+  const { createRedisMeter } = await import('@earn/core/metering/redis')
+  const redis = createRedisMeter({ url: config.redisUrl })
+  const meter = createResilientMeter({
+    primary: redis,
+    fallback: createMemoryMeter(),
+    onChange: (state, cause) =>
+      state === 'fallback'
+        ? logger.error({ msg: 'meter: redis unreachable; metering per process until it is back', error: errorText(cause) })
+        : logger.info({ msg: 'meter: redis reachable again; shared metering resumed' }),
+  })
+  const up = await Promise.race([redis.connected.then(() => true), Bun.sleep(REDIS_START_WAIT_MS).then(() => false)])
+  // Not up yet: switch to the fallback now (and start probing) rather than on the first request.
+  if (!up) await meter.ping()
+  return meter
+}
+
 export async function composeDeps(config: Config): Promise<Deps> {
   const clock = systemClock
+  const logger = createJsonLogger()
   const store = openStore(config)
   await store.migrate(clock.now())
-  const meter = createMemoryMeter()
+  const meter = await openMeter(config, { store, clock, logger })
   return {
     config,
     store,
@@ -27,6 +65,6 @@ export async function composeDeps(config: Config): Promise<Deps> {
     clock,
     keys: createKeyVerifier({ store, clock, cacheMs: config.keyCacheSeconds * 1000 }),
     ecosystems: loadEcosystems(config),
-    logger: createJsonLogger(),
+    logger,
   }
 }

@@ -2,7 +2,7 @@
  * `bun run start`: the composition root. The only module that reads the environment, opens
  * connections and owns the process's signals.
  */
-import { ConfigError, parseConfig } from '@earn/core'
+import { ConfigError, parseConfig, startCatalogRefresher } from '@earn/core'
 import { createApp } from './app.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
 import { composeDeps } from './compose.ts'
@@ -35,6 +35,8 @@ async function main() {
     () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
     (e) => deps.logger.error({ msg: 'an ecosystem failed to load', error: String(e) }),
   )
+  // The catalog's chain facts (total assets, TVL) are read on a schedule, never on a request.
+  const refresher = startCatalogRefresher(deps, config.catalogRefreshSeconds * 1000)
 
   let stopping = false
   const shutdown = async (signal: string) => {
@@ -45,6 +47,7 @@ async function main() {
     const drained = server.stop(false)
     const timedOut = await Promise.race([drained.then(() => false), Bun.sleep(SHUTDOWN_GRACE_MS).then(() => true)])
     if (timedOut) await server.stop(true)
+    await refresher.stop()
     await deps.meter.close()
     await deps.store.close()
     deps.logger.info({ msg: 'stopped', drained: !timedOut })

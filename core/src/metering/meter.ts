@@ -1,7 +1,8 @@
 /**
  * Cost-unit metering: a fixed hourly window on the UTC clock hour and an optional cap per UTC
  * calendar month, both per API key. One `admit` checks and charges both together; a refused
- * request is not charged.
+ * request is not charged. Implementations: memory.ts (in-process), redis.ts (shared), and
+ * resilient.ts (Redis with an in-process fallback while Redis is unreachable).
  */
 export interface Budget {
   hourly: number
@@ -13,6 +14,7 @@ export interface AdmitParameters {
   keyId: string
   cost: number
   budget: Budget
+  /** Epoch milliseconds; the caller's clock decides which windows the request falls in. */
   now: number
 }
 
@@ -24,31 +26,56 @@ export interface MeterDecision {
   monthly: { limit: number | null; used: number; resetAt: number }
 }
 
+/** `degraded`: the meter still answers, but less exactly than configured (see resilient.ts). */
+export type MeterStatus = { state: 'ok' } | { state: 'degraded'; reason: string }
+
 export interface Meter {
   readonly kind: string
   admit(p: AdmitParameters): Promise<MeterDecision>
-  ping(): Promise<void>
+  /** Resolves with how well the meter works now; throws when it cannot meter at all. */
+  ping(): Promise<MeterStatus>
+  /** Stops timers and connections, persisting what must survive a restart. */
   close(): Promise<void>
+}
+
+/** The windows one instant falls in. Ids name them in storage: `h:<hourId>`, `m:<monthId>`. */
+export interface Windows {
+  /** Whole hours since the epoch. */
+  hourId: number
+  hourEnd: number
+  /** `YYYY-MM`, UTC. */
+  monthId: string
+  monthEnd: number
 }
 
 const HOUR_MS = 3_600_000
 
-export function hourWindow(now: number) {
-  const start = Math.floor(now / HOUR_MS) * HOUR_MS
-  return { id: start / HOUR_MS, start, end: start + HOUR_MS }
-}
-
-export function monthWindow(now: number) {
+export function windowsAt(now: number): Windows {
+  const hourId = Math.floor(now / HOUR_MS)
   const d = new Date(now)
   const y = d.getUTCFullYear()
   const m = d.getUTCMonth()
-  return { id: `${y}-${String(m + 1).padStart(2, '0')}`, start: Date.UTC(y, m, 1), end: Date.UTC(y, m + 1, 1) }
+  return { hourId, hourEnd: (hourId + 1) * HOUR_MS, monthId: `${y}-${String(m + 1).padStart(2, '0')}`, monthEnd: Date.UTC(y, m + 1, 1) }
 }
 
-/** The decision for usage already counted before this request, applying the rule in one place. */
-export function decide(p: AdmitParameters, hourUsed: number, monthUsed: number): MeterDecision {
-  const hour = hourWindow(p.now)
-  const month = monthWindow(p.now)
+/**
+ * `windowsAt`, computed once per hour: a month always starts on an hour boundary, so within one
+ * hour both windows are fixed. Keeps Date objects and string formatting off the request path.
+ */
+export function windowCache(): (now: number) => Windows {
+  let cached = windowsAt(0)
+  return (now) => {
+    if (Math.floor(now / HOUR_MS) !== cached.hourId) cached = windowsAt(now)
+    return cached
+  }
+}
+
+/**
+ * The one rule, given usage already counted before this request: refuse if either budget would be
+ * passed (the monthly cap is named first when both would), else charge both. redis.ts's script
+ * applies the same rule inside Redis; the shared suite holds both to it.
+ */
+export function decide(p: AdmitParameters, w: Windows, hourUsed: number, monthUsed: number): MeterDecision {
   const monthlyRefuses = p.budget.monthly !== null && monthUsed + p.cost > p.budget.monthly
   const hourlyRefuses = hourUsed + p.cost > p.budget.hourly
   const admitted = !monthlyRefuses && !hourlyRefuses
@@ -56,8 +83,8 @@ export function decide(p: AdmitParameters, hourUsed: number, monthUsed: number):
   return {
     admitted,
     refusedBy: monthlyRefuses ? 'monthly' : hourlyRefuses ? 'hourly' : undefined,
-    hourly: { limit: p.budget.hourly, used: hourUsed + charge, resetAt: hour.end },
-    monthly: { limit: p.budget.monthly, used: monthUsed + charge, resetAt: month.end },
+    hourly: { limit: p.budget.hourly, used: hourUsed + charge, resetAt: w.hourEnd },
+    monthly: { limit: p.budget.monthly, used: monthUsed + charge, resetAt: w.monthEnd },
   }
 }
 

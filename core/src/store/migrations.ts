@@ -98,6 +98,56 @@ export const MIGRATIONS: Migration[] = [
         .execute()
     },
   },
+  {
+    version: 2,
+    name: 'key usage per month (the in-process meter persists it)',
+    async up(db) {
+      await db.schema
+        .createTable('key_usage')
+        .addColumn('key_id', 'text', (c) => c.notNull())
+        .addColumn('month', 'text', (c) => c.notNull())
+        .addColumn('used', 'bigint', (c) => c.notNull())
+        .addColumn('hour', 'bigint', (c) => c.notNull())
+        .addColumn('hour_used', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('key_usage_pk', ['key_id', 'month'])
+        .execute()
+    },
+  },
+  {
+    version: 3,
+    name: 'opportunity catalog, settings, one verification per transaction',
+    async up(db) {
+      await db.schema
+        .createTable('opportunities')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('ecosystem', 'text', (c) => c.notNull())
+        .addColumn('chain_id', 'text', (c) => c.notNull())
+        .addColumn('vault_address', 'text', (c) => c.notNull())
+        .addColumn('listing', 'text', (c) => c.notNull())
+        .addColumn('chain_facts', 'text')
+        .addColumn('tvl', 'double precision', (c) => c.notNull().defaultTo(0))
+        .addColumn('refreshed_at', 'bigint')
+        .addColumn('refresh_error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema.createIndex('opportunities_chain').on('opportunities').column('chain_id').execute()
+      await db.schema
+        .createTable('opportunity_deposit_tokens')
+        .addColumn('opportunity_id', 'text', (c) => c.notNull().references('opportunities.id').onDelete('cascade'))
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('opportunity_deposit_tokens_pk', ['opportunity_id', 'address'])
+        .execute()
+      await db.schema.createIndex('opportunity_deposit_tokens_address').on('opportunity_deposit_tokens').column('address').execute()
+      await db.schema
+        .createTable('settings')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute()
+      // A mined transaction is recorded as verified once; built actions (tx_hash null) never collide.
+      await db.schema.createIndex('actions_tx').unique().on('actions').columns(['chain_id', 'tx_hash', 'kind']).execute()
+    },
+  },
 ]
 
 // Any fixed number works; it only has to be the same for every process of this service.

@@ -75,6 +75,52 @@ export interface ActionsTable {
   createdAt: number
 }
 
+/**
+ * Cost units a key used, per UTC month, and in the latest hour seen: what the in-process meter
+ * writes back so a restart does not forget it (the Redis meter keeps its counts in Redis).
+ */
+export interface KeyUsageTable {
+  keyId: string
+  /** `YYYY-MM`, UTC. */
+  month: string
+  used: number
+  /** Whole hours since the epoch; `hourUsed` counts that hour only. */
+  hour: number
+  hourUsed: number
+}
+
+/**
+ * The opportunity catalog: what the operator imported (`listing`, JSON) and what the chain said at
+ * the last refresh (`chainFacts`, JSON; null until the first). `tvl` (USD) is a column of its own so
+ * the list can filter and sort on it.
+ */
+export interface OpportunitiesTable {
+  id: string
+  ecosystem: string
+  chainId: string
+  vaultAddress: string
+  listing: string
+  chainFacts: string | null
+  tvl: number
+  refreshedAt: number | null
+  /** Why the last refresh failed, while the previous facts stay in place; null after a success. */
+  refreshError: string | null
+  createdAt: number
+  updatedAt: number
+}
+
+/** One row per (opportunity, canonical deposit token address): the `depositToken` filter's index. */
+export interface OpportunityDepositTokensTable {
+  opportunityId: string
+  address: string
+}
+
+/** Deployment settings the server makes itself (the generated attribution secret). */
+export interface SettingsTable {
+  name: string
+  value: string
+}
+
 export interface SchemaMigrationsTable {
   version: number
   name: string
@@ -88,6 +134,10 @@ export interface Database {
   members: MembersTable
   nonces: NoncesTable
   actions: ActionsTable
+  keyUsage: KeyUsageTable
+  opportunities: OpportunitiesTable
+  opportunityDepositTokens: OpportunityDepositTokensTable
+  settings: SettingsTable
   schemaMigrations: SchemaMigrationsTable
 }
 
@@ -98,3 +148,5 @@ export type Member = Selectable<MembersTable>
 export type NonceRecord = Selectable<NoncesTable>
 export type ActionRecord = Selectable<ActionsTable>
 export type NewAction = Insertable<ActionsTable>
+export type KeyUsage = Selectable<KeyUsageTable>
+export type OpportunityRecord = Selectable<OpportunitiesTable>

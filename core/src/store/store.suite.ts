@@ -2,7 +2,7 @@
 import { describe, expect, test, beforeAll, afterAll } from 'bun:test'
 import { randomUUID } from 'node:crypto'
 import { hashKey } from '../keys.ts'
-import type { Member, NonceRecord } from './schema.ts'
+import type { Member, NonceRecord, OpportunityRecord } from './schema.ts'
 import type { Store } from './store.ts'
 
 const T0 = 1_760_000_000_000
@@ -114,6 +114,115 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       const id = randomUUID()
       await store.insertAction({ id, orgId: 'o', distributorId: 'd', kind: 'deposit', ecosystem: 'evm', chainId: '1', wallet: 'w', opportunityId: null, token: null, amount: max, referralCode: null, txHash: null, createdAt: T0 })
       expect((await store.getAction(id))?.amount).toBe(max)
+    })
+
+    test('key usage adds up per month; the hour count adds, moves forward, never back', async () => {
+      const month = '2031-01'
+      const a = `key_${randomUUID()}`
+      const b = `key_${randomUUID()}`
+      const byKey = async () => new Map((await store.loadKeyUsage(month)).map((r) => [r.keyId, r]))
+      await store.addKeyUsage([{ keyId: a, month, used: 5, hour: 100, hourUsed: 5 }])
+      await store.addKeyUsage([
+        { keyId: a, month, used: 3, hour: 100, hourUsed: 3 },
+        { keyId: b, month, used: 1, hour: 100, hourUsed: 1 },
+        { keyId: a, month: '2031-02', used: 50, hour: 100, hourUsed: 50 },
+      ])
+      expect((await byKey()).get(a)).toEqual({ keyId: a, month, used: 8, hour: 100, hourUsed: 8 })
+      expect((await byKey()).get(b)).toEqual({ keyId: b, month, used: 1, hour: 100, hourUsed: 1 })
+      // A later hour replaces the hour count; an earlier one (a slow writer) leaves it alone.
+      await store.addKeyUsage([{ keyId: a, month, used: 2, hour: 101, hourUsed: 2 }])
+      await store.addKeyUsage([{ keyId: a, month, used: 4, hour: 100, hourUsed: 4 }])
+      expect((await byKey()).get(a)).toEqual({ keyId: a, month, used: 14, hour: 101, hourUsed: 2 })
+      expect((await store.loadKeyUsage('2031-02')).map((r) => r.used)).toEqual([50])
+      expect(await store.loadKeyUsage('2031-03')).toEqual([])
+    })
+
+    test('key usage is written in batches larger than one statement holds', async () => {
+      const month = '2032-01'
+      const rows = Array.from({ length: 2500 }, (_, i) => ({ keyId: `key_${i}`, month, used: i + 1, hour: 7, hourUsed: 1 }))
+      await store.addKeyUsage(rows)
+      await store.addKeyUsage(rows)
+      const loaded = await store.loadKeyUsage(month)
+      expect(loaded).toHaveLength(2500)
+      expect(loaded.reduce((s, r) => s + r.used, 0)).toBe(2 * rows.reduce((s, r) => s + r.used, 0))
+      expect(loaded.every((r) => r.hourUsed === 2 && r.hour === 7)).toBe(true)
+    })
+
+    const opportunity = (over: Partial<OpportunityRecord> = {}): OpportunityRecord => ({
+      id: randomUUID(),
+      ecosystem: 'evm',
+      chainId: '1',
+      vaultAddress: '0x' + 'aa'.repeat(20),
+      listing: '{"name":"x"}',
+      chainFacts: '{"totalAssets":"1"}',
+      tvl: 0,
+      refreshedAt: T0,
+      refreshError: null,
+      createdAt: T0,
+      updatedAt: T0,
+      ...over,
+    })
+
+    test('opportunities: list filters by ecosystem, chain, deposit token and TVL, counts all matches, pages by TVL', async () => {
+      const chain = `9${Math.floor(Math.random() * 1e9)}`
+      const usdc = '0x' + randomUUID().replaceAll('-', '').padEnd(40, '0')
+      const rows = [
+        opportunity({ chainId: chain, tvl: 10.5 }),
+        opportunity({ chainId: chain, tvl: 2_000_000.25 }),
+        opportunity({ chainId: chain, tvl: 300 }),
+        opportunity({ chainId: chain, tvl: 7, chainFacts: null, refreshedAt: null }),
+        opportunity({ chainId: chain, tvl: 50, ecosystem: 'ton' }),
+      ]
+      for (const [i, r] of rows.entries()) expect(await store.upsertOpportunity(r, i === 0 || i === 2 ? [usdc, '0xother'] : ['0xother'])).toBe('created')
+      const base = { ecosystems: ['evm'], chainIds: [chain], offset: 0, limit: 10 }
+      const all = await store.listOpportunities(base)
+      // Pending (never refreshed) and unloaded-ecosystem rows are not listed.
+      expect(all.total).toBe(3)
+      expect(all.rows.map((r) => r.tvl)).toEqual([2_000_000.25, 300, 10.5])
+      expect((await store.listOpportunities({ ...base, ecosystems: ['evm', 'ton'] })).total).toBe(4)
+      const page2 = await store.listOpportunities({ ...base, offset: 1, limit: 1 })
+      expect(page2).toEqual({ rows: [rows[2]!], total: 3 })
+      expect((await store.listOpportunities({ ...base, depositTokens: [usdc] })).rows.map((r) => r.id).sort()).toEqual([rows[0]!.id, rows[2]!.id].sort())
+      expect((await store.listOpportunities({ ...base, tvlGreaterThan: 300 })).rows.map((r) => r.id)).toEqual([rows[1]!.id])
+      expect((await store.listOpportunities({ ...base, tvlGreaterThan: 10, depositTokens: [usdc] })).total).toBe(2)
+      expect(await store.listOpportunities({ ...base, chainIds: [] })).toEqual({ rows: [], total: 0 })
+      expect((await store.listOpportunities({ ...base, chainIds: ['nope'] })).total).toBe(0)
+    })
+
+    test('opportunities: re-import updates, keeps the chain facts of the same vault, replaces the deposit tokens', async () => {
+      const chain = `8${Math.floor(Math.random() * 1e9)}`
+      const row = opportunity({ chainId: chain, tvl: 99, chainFacts: '{"totalAssets":"99"}' })
+      await store.upsertOpportunity(row, ['0xa'])
+      expect(await store.upsertOpportunity({ ...row, listing: '{"name":"renamed"}', chainFacts: null, tvl: 0, refreshedAt: null, updatedAt: T0 + 5 }, ['0xb'])).toBe('updated')
+      expect(await store.getOpportunity(row.id)).toEqual({ ...row, listing: '{"name":"renamed"}', updatedAt: T0 + 5 })
+      const q = { ecosystems: ['evm'], chainIds: [chain], offset: 0, limit: 10 }
+      expect((await store.listOpportunities({ ...q, depositTokens: ['0xa'] })).total).toBe(0)
+      expect((await store.listOpportunities({ ...q, depositTokens: ['0xb'] })).total).toBe(1)
+      // Another vault under the same id drops the old facts until they are read again.
+      await store.upsertOpportunity({ ...row, vaultAddress: '0x' + 'bb'.repeat(20), chainFacts: null, tvl: 0, refreshedAt: null }, [])
+      expect((await store.getOpportunity(row.id))?.refreshedAt).toBeNull()
+      await store.setOpportunityChainFacts(row.id, { chainFacts: '{"totalAssets":"5"}', tvl: 5, refreshedAt: T0 + 9 })
+      await store.setOpportunityRefreshError(row.id, 'rpc down', T0 + 10)
+      expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: '{"totalAssets":"5"}', tvl: 5, refreshedAt: T0 + 9, refreshError: 'rpc down' })
+      expect((await store.allOpportunities()).some((r) => r.id === row.id)).toBe(true)
+    })
+
+    test('settings: the first writer wins, concurrently too', async () => {
+      const name = `s_${randomUUID()}`
+      expect(await store.getSetting(name)).toBeUndefined()
+      const values = await Promise.all(Array.from({ length: 10 }, (_, i) => store.putSettingIfAbsent(name, `v${i}`)))
+      expect(new Set(values).size).toBe(1)
+      expect(await store.getSetting(name)).toBe(values[0])
+    })
+
+    test('an action of one kind is recorded once per chain and transaction', async () => {
+      const action = { orgId: 'o', distributorId: 'd', ecosystem: 'evm', chainId: '1', wallet: 'w', opportunityId: null, token: null, amount: null, referralCode: null, createdAt: T0 }
+      const txHash = `0x${randomUUID()}`
+      expect(await store.insertActionOnce({ ...action, id: randomUUID(), kind: 'verify', txHash })).toBe(true)
+      expect(await store.insertActionOnce({ ...action, id: randomUUID(), kind: 'verify', txHash })).toBe(false)
+      expect(await store.insertActionOnce({ ...action, id: randomUUID(), kind: 'verify', txHash, chainId: '2' })).toBe(true)
+      // Built actions carry no transaction, so any number of them coexist.
+      for (let i = 0; i < 2; i++) expect(await store.insertActionOnce({ ...action, id: randomUUID(), kind: 'deposit', txHash: null })).toBe(true)
     })
   })
 }

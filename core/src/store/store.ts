@@ -2,19 +2,22 @@
  * The store: one implementation over Kysely, run on SQLite (bun:sqlite, the embedded default) or
  * PostgreSQL (postgres.js). Callers never see the engine.
  */
-import { Database as SqliteDatabase } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { CamelCasePlugin, Kysely, sql } from 'kysely'
 import { BunSqliteDialect } from 'kysely-bun-sqlite'
 import { PostgresJSDialect } from 'kysely-postgres-js'
 import postgres from 'postgres'
+import { compileOnce } from './compiled.ts'
+import { openReader, StatementCachingDatabase } from './sqlite.ts'
 import { type Engine, migrate } from './migrations.ts'
+import { type OpportunityStore, opportunityQueries } from './opportunities.ts'
 import type {
   ActionRecord,
   ApiKeyRecord,
   Database,
   Distributor,
+  KeyUsage,
   Member,
   NewAction,
   NonceRecord,
@@ -33,7 +36,7 @@ export interface KeyWithOrganization {
   organization: Organization
 }
 
-export interface Store {
+export interface Store extends OpportunityStore {
   readonly engine: Engine
   migrate(now: number): Promise<number[]>
   ping(): Promise<void>
@@ -66,17 +69,40 @@ export interface Store {
   createMemberWithNonce(nonce: string, member: Member, now: number): Promise<CreateMemberResult>
 
   insertAction(a: NewAction): Promise<void>
+  /** Several actions in one statement: all or none (the action recorder's group commit). */
+  insertActions(rows: readonly NewAction[]): Promise<void>
   getAction(id: string): Promise<ActionRecord | undefined>
+  /** Inserts unless an action of that kind is already recorded for the transaction; true when inserted. */
+  insertActionOnce(a: NewAction): Promise<boolean>
+
+  getSetting(name: string): Promise<string | undefined>
+  /** Stores `value` unless the setting exists; resolves to the value stored (first writer wins across processes). */
+  putSettingIfAbsent(name: string, value: string): Promise<string>
+
+  /** Usage recorded for every key in one month. */
+  loadKeyUsage(month: string): Promise<KeyUsage[]>
+  /**
+   * Adds increments: `used` to the month's total; `hourUsed` to the stored hour's count when `hour`
+   * is that hour, replacing it when `hour` is later, ignored when earlier. Adding (not overwriting)
+   * keeps the totals right when several processes write to one database.
+   */
+  addKeyUsage(rows: readonly KeyUsage[]): Promise<void>
 }
 
-function open(options: StoreOptions): { db: Kysely<Database>; engine: Engine } {
+// Rows per INSERT: five parameters each stays far below SQLite's and PostgreSQL's limits.
+const USAGE_BATCH = 1000
+/** Actions per INSERT: thirteen parameters each. */
+export const ACTION_BATCH = 1000
+
+function open(options: StoreOptions): { db: Kysely<Database>; engine: Engine; reader?: ReturnType<typeof openReader> } {
   const plugins = [new CamelCasePlugin()]
   if (options.engine === 'sqlite') {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
-    const database = new SqliteDatabase(options.path, { create: true })
+    const database = new StatementCachingDatabase(options.path, { create: true })
     // WAL lets the CLI write while a server reads; the busy timeout makes writers queue, not fail.
     database.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on; pragma synchronous = normal')
-    return { db: new Kysely<Database>({ dialect: new BunSqliteDialect({ database }), plugins }), engine: 'sqlite' }
+    const db = new Kysely<Database>({ dialect: new BunSqliteDialect({ database }), plugins })
+    return { db, engine: 'sqlite', reader: options.path === ':memory:' ? undefined : openReader(options.path) }
   }
   const client = postgres(options.url, {
     max: options.maxConnections ?? 10,
@@ -89,7 +115,13 @@ function open(options: StoreOptions): { db: Kysely<Database>; engine: Engine } {
 }
 
 export function createStore(options: StoreOptions): Store {
-  const { db, engine } = open(options)
+  const { db, engine, reader } = open(options)
+  const read = reader?.read
+  const keyByHash = compileOnce(db, read, 1, (hash: string) => db.selectFrom('apiKeys').selectAll().where('hash', '=', hash))
+  const organizationById = compileOnce(db, read, 1, (id: string) => db.selectFrom('organizations').selectAll().where('id', '=', id))
+  const memberByAddress = compileOnce(db, read, 2, (ecosystem: string, address: string) =>
+    db.selectFrom('members').selectAll().where('ecosystem', '=', ecosystem).where('address', '=', address),
+  )
 
   return {
     engine,
@@ -97,7 +129,10 @@ export function createStore(options: StoreOptions): Store {
     async ping() {
       await sql`select 1`.execute(db)
     },
-    close: () => db.destroy(),
+    async close() {
+      reader?.close()
+      await db.destroy()
+    },
 
     async createOrganization(org) {
       await db.insertInto('organizations').values(org).execute()
@@ -110,9 +145,9 @@ export function createStore(options: StoreOptions): Store {
     },
     getKey: (id) => db.selectFrom('apiKeys').selectAll().where('id', '=', id).executeTakeFirst(),
     async findKeyByHash(hash) {
-      const key = await db.selectFrom('apiKeys').selectAll().where('hash', '=', hash).executeTakeFirst()
+      const key = await keyByHash(hash)
       if (!key) return undefined
-      const organization = await db.selectFrom('organizations').selectAll().where('id', '=', key.orgId).executeTakeFirst()
+      const organization = await organizationById(key.orgId)
       return organization && { key, organization }
     },
     listKeys: (orgId) => db.selectFrom('apiKeys').selectAll().where('orgId', '=', orgId).orderBy('createdAt').execute(),
@@ -141,13 +176,7 @@ export function createStore(options: StoreOptions): Store {
       await db.insertInto('nonces').values(n).execute()
     },
     getNonce: (nonce) => db.selectFrom('nonces').selectAll().where('nonce', '=', nonce).executeTakeFirst(),
-    getMember: (ecosystem, address) =>
-      db
-        .selectFrom('members')
-        .selectAll()
-        .where('ecosystem', '=', ecosystem)
-        .where('address', '=', address)
-        .executeTakeFirst(),
+    getMember: (ecosystem, address) => memberByAddress(ecosystem, address),
     createMemberWithNonce(nonce, member, now) {
       return db.transaction().execute(async (trx): Promise<CreateMemberResult> => {
         // The conditional update is the lock: under concurrency only one transaction sees a row to change.
@@ -180,7 +209,50 @@ export function createStore(options: StoreOptions): Store {
     async insertAction(a) {
       await db.insertInto('actions').values(a).execute()
     },
+    async insertActions(rows) {
+      // One statement is one transaction on both engines; rows per statement stay far below their parameter limits.
+      if (rows.length > ACTION_BATCH) throw new Error(`at most ${ACTION_BATCH} actions per call`)
+      if (rows.length) await db.insertInto('actions').values([...rows]).execute()
+    },
     getAction: (id) => db.selectFrom('actions').selectAll().where('id', '=', id).executeTakeFirst(),
+    async insertActionOnce(a) {
+      const r = await db
+        .insertInto('actions')
+        .values(a)
+        .onConflict((oc) => oc.columns(['chainId', 'txHash', 'kind']).doNothing())
+        .executeTakeFirst()
+      return (r.numInsertedOrUpdatedRows ?? 0n) > 0n
+    },
+
+    async getSetting(name) {
+      return (await db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirst())?.value
+    },
+    async putSettingIfAbsent(name, value) {
+      await db.insertInto('settings').values({ name, value }).onConflict((oc) => oc.column('name').doNothing()).execute()
+      return (await db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirstOrThrow()).value
+    },
+
+    ...opportunityQueries(db),
+
+    loadKeyUsage: (month) => db.selectFrom('keyUsage').selectAll().where('month', '=', month).execute(),
+    async addKeyUsage(rows) {
+      for (let i = 0; i < rows.length; i += USAGE_BATCH) {
+        // Raw SQL names the old row (key_usage) and the proposed one (excluded): both engines read
+        // every right-hand side against the old row, so `hour` and `hour_used` see the same values.
+        await db
+          .insertInto('keyUsage')
+          .values(rows.slice(i, i + USAGE_BATCH))
+          .onConflict((oc) =>
+            oc.columns(['keyId', 'month']).doUpdateSet({
+              used: sql`key_usage.used + excluded.used`,
+              hourUsed: sql`case when excluded.hour = key_usage.hour then key_usage.hour_used + excluded.hour_used
+                when excluded.hour > key_usage.hour then excluded.hour_used else key_usage.hour_used end`,
+              hour: sql`case when excluded.hour > key_usage.hour then excluded.hour else key_usage.hour end`,
+            }),
+          )
+          .execute()
+      }
+    },
   }
 }
 

@@ -67,9 +67,9 @@ describe('balance.read on LiteSVM through JSON-RPC', () => {
     expect(Object.keys((token as InvalidAddressError).context)).toEqual(['token'])
   })
 
-  test('without SOLANA_RPC_URL it is a 400 that names the setting', async () => {
+  test('without SOLANA_RPC_URL it is a 503 (the deployment lacks it) that names the setting', async () => {
     const e = await read(newWallet().address, 'native', connect({})).catch((e: unknown) => e)
-    expect(e).toBeInstanceOf(InvalidArgumentError)
+    expect(e).toBeInstanceOf(UnavailableError)
     expect((e as Error).message).toContain('SOLANA_RPC_URL')
   })
 

@@ -1,5 +1,5 @@
 /**
- * What every chain-touching capability needs from the client: the RPC (or a 400 naming the setting
+ * What every chain-touching capability needs from the client: the RPC (or a 503 naming the setting
  * when none is configured), a deadline, and one mapping of transport failures to 503.
  */
 import { ApiError, InvalidArgumentError, UnavailableError } from '@earn/core'
@@ -18,7 +18,8 @@ export const COMMITMENT = 'confirmed' as const
 export function requireRpc(client: SolanaClient, capability: string): Rpc<SolanaRpcApi> {
   const rpc = client.rpc
   if (!rpc)
-    throw new InvalidArgumentError(`${capability} is not available: this server has no SOLANA_RPC_URL configured`, {
+    // The deployment's configuration, not the request, is what is missing: a server-side 503.
+    throw new UnavailableError(`this server has no SOLANA_RPC_URL configured, so it cannot serve ${capability}`, {
       SOLANA_RPC_URL: 'not configured',
     })
   return rpc

@@ -32,6 +32,8 @@ export function operation<const Responses extends Record<number, unknown>>(
       'x-key-kind': policy.key,
     },
     response: { ...errorResponses, ...doc.responses },
-    transform: (ctx: Parameters<typeof guard>[2]) => guard(deps, id, ctx),
+    // Destructured, not passed whole: Elysia reads a hook's parameters to decide what to prepare for
+    // each request, and a bare `ctx` makes it prepare everything (cookies included) on every request.
+    transform: ({ request, set, body }: Parameters<typeof guard>[2]) => guard(deps, id, { request, set, body }),
   }
 }

@@ -2,7 +2,14 @@
 import { Elysia, t } from 'elysia'
 import type { Deps } from '../../deps.ts'
 
-const Check = t.Object({ status: t.Union([t.Literal('ok'), t.Literal('unavailable')]), checks: t.Record(t.String(), t.String()) })
+const Check = t.Object({
+  status: t.Union([t.Literal('ok'), t.Literal('degraded'), t.Literal('unavailable')], {
+    description: 'degraded: answering, but metering per process because the shared meter (Redis) is unreachable',
+  }),
+  checks: t.Record(t.String(), t.String()),
+})
+
+const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]!.slice(0, 120) : 'error')
 
 export const healthRoutes = (deps: Deps) =>
   new Elysia()
@@ -11,25 +18,28 @@ export const healthRoutes = (deps: Deps) =>
       '/readyz',
       async ({ set }) => {
         const checks: Record<string, string> = {}
-        const probe = async (name: string, f: () => Promise<void>) => {
+        let degraded = false
+        const probe = async (name: string, f: () => Promise<string>) => {
           try {
-            await f()
-            checks[name] = 'ok'
+            checks[name] = await f()
           } catch (e) {
-            checks[name] = `unavailable: ${e instanceof Error ? e.message.split('\n')[0]!.slice(0, 120) : 'error'}`
+            checks[name] = `unavailable: ${firstLine(e)}`
           }
         }
         await Promise.all([
-          probe('store', () => deps.store.ping()),
-          probe('meter', () => deps.meter.ping()),
-          probe('ecosystems', async () => {
-            const missing = deps.ecosystems.ids.filter((id) => !deps.ecosystems.loaded().includes(id))
-            if (missing.length) throw new Error(`loading ${missing.join(', ')}`)
+          probe('store', async () => (await deps.store.ping(), 'ok')),
+          probe('meter', async () => {
+            const s = await deps.meter.ping()
+            if (s.state === 'ok') return 'ok'
+            degraded = true
+            return `degraded: ${s.reason}`
           }),
         ])
-        const ok = Object.values(checks).every((c) => c === 'ok')
+        // A degraded meter still answers every request (see the README's outage policy), so the
+        // process stays ready: taking every process out of rotation would turn a Redis outage into an API outage.
+        const ok = Object.values(checks).every((c) => c === 'ok' || c.startsWith('degraded'))
         if (!ok) set.status = 503
-        return { status: ok ? ('ok' as const) : ('unavailable' as const), checks }
+        return { status: !ok ? ('unavailable' as const) : degraded ? ('degraded' as const) : ('ok' as const), checks }
       },
       { response: { 200: Check, 503: Check }, detail: { tags: ['Health'], summary: 'Readiness: store, meter and chains reachable' } },
     )

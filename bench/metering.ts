@@ -1,0 +1,125 @@
+/**
+ * The cheapest authenticated, metered endpoint (GET /v2/membership/, 1 cost unit: key check, meter
+ * admit, one SQLite point query) against a hello-world Elysia route, in the same run:
+ *   - embedded default: one `bun run start` process, in-process meter;
+ *   - Redis: three processes on one Redis (REDIS_URL, default redis://127.0.0.1:6379), load spread
+ *     over them. All of them read one embedded store file, so the meter is the difference.
+ * Prints requests per second, p50 and p99 latency and the ratio to hello-world.
+ * Targets at 64 connections: 0.6 of hello-world on the embedded default, 0.4 on Redis.
+ *
+ *   bun bench/metering.ts            CONNECTIONS=64 WARMUP_MS=1000 DURATION_MS=5000 ROUNDS=1
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createOrganization, createStore, systemClock } from '@earn/core'
+import { closedLoop, percentile, perSecond } from './load.ts'
+import { type Spawned, spawnServer } from './processes.ts'
+
+const ROOT = join(import.meta.dir, '..')
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 64)
+const WARMUP_MS = Number(process.env.WARMUP_MS ?? 1000)
+const DURATION_MS = Number(process.env.DURATION_MS ?? 5000)
+const ROUNDS = Number(process.env.ROUNDS ?? 1)
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const PATH = '/v2/membership/?address=0x000000000000000000000000000000000000dEaD'
+const SERVER = [process.execPath, 'server/src/main.ts']
+const HELLO = [process.execPath, 'bench/hello.ts']
+
+const dataDir = mkdtempSync(join(tmpdir(), 'earn-bench-metering-'))
+// An organization whose budget the bench never reaches: every answer is a metered 200.
+const store = createStore({ engine: 'sqlite', path: join(dataDir, 'earn.sqlite') })
+await store.migrate(systemClock.now())
+const org = await createOrganization({ store, clock: systemClock }, { name: 'Bench', hourlyBudget: 1_000_000_000 })
+await store.close()
+const headers = { 'x-api-key': org.publishableKey }
+
+interface Figures {
+  rps: number
+  p50Ms: number
+  p99Ms: number
+  errors: number
+}
+
+/** A warm-up, then the measured run; connections spread round-robin over the servers. */
+async function measure(servers: Spawned[], path: string, h?: Record<string, string>): Promise<Figures> {
+  const urls = servers.map((s) => s.url + path)
+  const send = async (i: number) => {
+    const r = await fetch(urls[i % urls.length]!, { headers: h })
+    await r.arrayBuffer()
+    return r.status
+  }
+  try {
+    await closedLoop({ connections: CONNECTIONS, durationMs: WARMUP_MS, send })
+    const r = await closedLoop({ connections: CONNECTIONS, durationMs: DURATION_MS, send })
+    const ok = r.statuses[200] ?? 0
+    return { rps: perSecond(ok, r.elapsedMs), p50Ms: percentile(r.latencies, 50), p99Ms: percentile(r.latencies, 99), errors: r.requests - ok }
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()))
+  }
+}
+
+async function earn(env: Record<string, string>, processes: number): Promise<Spawned[]> {
+  const servers = await Promise.all(Array.from({ length: processes }, () => spawnServer(SERVER, { DATA_DIR: dataDir, ...env }, ROOT)))
+  try {
+    // Check once that the route is metered (and, on Redis, that Redis is the meter) before measuring.
+    const r = await fetch(servers[0]!.url + PATH, { headers })
+    if (r.status !== 200 || r.headers.get('x-ratelimit-limit') === null) throw new Error(`unexpected answer ${r.status}: ${await r.text()}`)
+    // Every process's meter must be its configured one (a Redis meter can start degraded and recover).
+    for (const s of servers) {
+      let meter = ''
+      for (let tries = 0; tries < 50 && meter !== 'ok'; tries++) {
+        if (tries) await Bun.sleep(100)
+        meter = ((await (await fetch(s.url + '/readyz')).json()) as { checks: { meter: string } }).checks.meter
+      }
+      if (meter !== 'ok') throw new Error(`meter not ok: ${meter}`)
+    }
+    return servers
+  } catch (e) {
+    await Promise.all(servers.map((s) => s.stop()))
+    throw e
+  }
+}
+
+type Row = { name: string; runs: Figures[] }
+const rows: Row[] = [
+  { name: 'hello-world elysia (1 process)', runs: [] },
+  { name: 'embedded: GET /v2/membership/ (1 process, in-process meter)', runs: [] },
+  { name: 'redis: GET /v2/membership/ (3 processes, one Redis)', runs: [] },
+]
+let redisSkipped: string | undefined
+for (let round = 0; round < ROUNDS; round++) {
+  rows[0]!.runs.push(await measure([await spawnServer(HELLO, {}, ROOT)], '/'))
+  rows[1]!.runs.push(await measure(await earn({}, 1), PATH, headers))
+  try {
+    rows[2]!.runs.push(await measure(await earn({ REDIS_URL }, 3), PATH, headers))
+  } catch (e) {
+    redisSkipped = e instanceof Error ? e.message : String(e)
+  }
+}
+rmSync(dataDir, { recursive: true, force: true })
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const summary = (r: Row) => ({
+  rps: median(r.runs.map((x) => x.rps)),
+  p50: median(r.runs.map((x) => x.p50Ms)),
+  p99: median(r.runs.map((x) => x.p99Ms)),
+  errors: r.runs.reduce((s, x) => s + x.errors, 0),
+})
+const hello = summary(rows[0]!)
+const cpu = cpus()
+console.log(`metering bench: ${CONNECTIONS} connections, ${WARMUP_MS} ms warm-up, ${DURATION_MS} ms measured, ${ROUNDS} round(s) (medians)`)
+console.log(`machine: ${cpu.length} x ${cpu[0]?.model.trim() ?? 'unknown cpu'}, bun ${Bun.version}; load generator in the same machine`)
+console.log('')
+console.log(`${'target'.padEnd(62)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ratio'.padStart(6)}  errors`)
+const goals = [undefined, 0.6, 0.4]
+rows.forEach((r, i) => {
+  if (r.runs.length === 0) return console.log(`${r.name.padEnd(62)} skipped: ${redisSkipped}`)
+  const s = summary(r)
+  const ratio = s.rps / hello.rps
+  const goal = goals[i]
+  const verdict = goal === undefined ? '' : ratio >= goal ? `  target ${goal}: met` : `  target ${goal}: MISSED`
+  console.log(
+    `${r.name.padEnd(62)} ${s.rps.toFixed(0).padStart(8)} ${s.p50.toFixed(2).padStart(8)} ${s.p99.toFixed(2).padStart(8)} ${ratio.toFixed(2).padStart(6)}  ${s.errors}${verdict}`,
+  )
+})

@@ -1,0 +1,173 @@
+/**
+ * The deposit hot path under load: `POST /v2/actions/deposit/{id}` for many distinct member wallets against anvil,
+ * at 64 connections, through a server process as `bun run start` runs it. In the same run: the same load on a naive
+ * build (one eth_call per read), anvil's own multicall read capacity, and a hello-world Elysia server.
+ *
+ * Prints requests per second, p50 and p99, RPC calls per request (counted by a proxy in front of anvil), chain reads
+ * per second against anvil's capacity, and the ratios to the naive build and to hello-world.
+ * Targets: reads/s >= 0.7 of anvil's multicall capacity, <= 0.05 RPC calls per request, >= 5x the naive build,
+ * p99 < 50 ms.
+ *
+ * Knobs: DURATION_SECONDS (10), WARMUP_SECONDS (2), CONNECTIONS (64), WALLETS (4096), SERVERS (1: server processes,
+ * the connections spread over them), PROFILE_DIR (unset: else a CPU profile of the batched server is written there).
+ * "Chain reads" are the contract reads anvil answered (each sub-call of a Multicall3 aggregate3 counts one);
+ * anvil's capacity is measured alone, straight to anvil, with aggregate3 calls of the batch size the server's
+ * calls had, at concurrency 1, 2, 4 and 8, the best taken.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { createStore } from '@earn/core'
+import { encodeFunctionData, parseAbi, type Address } from 'viem'
+import { LOCAL_CATALOG_PATH, startLocalChain, type LocalChain } from '../test/actions/localChain.ts'
+import { closedLoop, percentile, perSecond, type LoadResult } from './load.ts'
+import { multicallCapacity } from './multicallCapacity.ts'
+import { runCli, spawnServer, type Spawned } from './processes.ts'
+import { aggregate3Abi, startRpcCounter, type RpcCounts } from './rpcCounter.ts'
+
+const ROOT = join(import.meta.dir, '..')
+const DURATION_MS = Number(process.env.DURATION_SECONDS ?? 10) * 1000
+const WARMUP_MS = Number(process.env.WARMUP_SECONDS ?? 2) * 1000
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 64)
+const WALLETS = Number(process.env.WALLETS ?? 4096)
+const SERVERS = Number(process.env.SERVERS ?? 1)
+const AMOUNT = 1_000_000n // 1 tUSD per build
+const FUNDING = 1_000n * AMOUNT
+const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
+
+/** Members straight into the store (an operator's bulk load; the HTTP flow would need a signature each). */
+async function addMembers(dataDir: string, orgId: string, wallets: Address[]) {
+  const store = createStore({ engine: 'sqlite', path: join(dataDir, 'earn.sqlite') })
+  const now = Date.now()
+  for (const address of wallets) {
+    const nonce = randomUUID()
+    await store.insertNonce({ nonce, orgId, ecosystem: 'evm', address, message: 'bench', chainId: '31337', domain: 'bench', uri: 'https://bench', issuedAt: now, expiresAt: now + 60_000, consumedAt: null })
+    const r = await store.createMemberWithNonce(nonce, { ecosystem: 'evm', address, orgId, distributorId: null, chainId: '31337', createdAt: now }, now)
+    if (!r.ok) throw new Error(`member ${address}: ${r.reason}`)
+  }
+  await store.close()
+}
+
+/** tUSD for every wallet, minted through Multicall3 in a few transactions (TestToken lets anyone mint). */
+async function fund(chain: LocalChain, wallets: Address[]) {
+  const mint = parseAbi(['function mint(address to, uint256 amount)'])
+  for (let i = 0; i < wallets.length; i += 256) {
+    const calls = wallets.slice(i, i + 256).map((to) => ({ target: chain.token, allowFailure: false, callData: encodeFunctionData({ abi: mint, functionName: 'mint', args: [to, FUNDING] }) }))
+    const hash = await chain.anvil.walletClient.writeContract({ address: MULTICALL3, abi: aggregate3Abi, functionName: 'aggregate3', args: [calls] })
+    const receipt = await chain.anvil.publicClient.waitForTransactionReceipt({ hash })
+    if (receipt.status !== 'success') throw new Error('funding reverted')
+  }
+}
+
+interface Run {
+  load: LoadResult
+  rpc: RpcCounts
+}
+
+async function depositLoad(servers: Spawned[], secretKey: string, distributorId: string, opportunityId: string, wallets: Address[], token: Address, counter: ReturnType<typeof startRpcCounter>): Promise<Run> {
+  // Each connection stays with one server process, the connections spread evenly over them.
+  const urls = servers.map((s) => `${s.url}/v2/actions/deposit/${opportunityId}`)
+  const headers = { 'content-type': 'application/json', 'x-api-key': secretKey }
+  const bodies = wallets.map((userAddress) => JSON.stringify({ userAddress, tokenIn: token, amount: AMOUNT.toString(), distributorId }))
+  const send = async (i: number, worker: number) => {
+    const r = await fetch(urls[worker % urls.length]!, { method: 'POST', headers, body: bodies[i % bodies.length] })
+    await r.arrayBuffer()
+    return r.status
+  }
+  await closedLoop({ connections: CONNECTIONS, durationMs: WARMUP_MS, send })
+  counter.take()
+  const load = await closedLoop({ connections: CONNECTIONS, durationMs: DURATION_MS, send })
+  return { load, rpc: counter.take() }
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+
+async function main() {
+  const chain = await startLocalChain()
+  const counter = startRpcCounter(chain.anvil.url)
+  const dataDir = mkdtempSync(join(tmpdir(), 'earn-bench-preflight-'))
+  const servers: Spawned[] = []
+  try {
+    const env = { DATA_DIR: dataDir, ECOSYSTEMS: 'evm', CATALOG_REFRESH_SECONDS: '86400', ...chain.env(counter.url) }
+    const org = await runCli(['org', 'create', '--name', 'Bench', '--hourly-budget', '1000000000'], env, ROOT)
+    const { distributorId } = await runCli(['distributor', 'create', '--org', org.orgId], env, ROOT)
+    await runCli(['opportunity', 'import', LOCAL_CATALOG_PATH], env, ROOT)
+    const wallets = Array.from({ length: WALLETS }, () => `0x${randomBytes(20).toString('hex')}` as Address)
+    await addMembers(dataDir, org.orgId, wallets)
+    await fund(chain, wallets)
+
+    const runWith = async (cmd: string[]) => {
+      const started = await Promise.all(Array.from({ length: SERVERS }, () => spawnServer(cmd, env, ROOT)))
+      servers.push(...started)
+      const run = await depositLoad(started, org.secretKey, distributorId, chain.directId, wallets, chain.token, counter)
+      await Promise.all(started.map((s) => s.stop()))
+      servers.length = 0
+      return run
+    }
+    const batched = await runWith([process.execPath, ...(process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : []), 'server/src/main.ts'])
+    const naive = await runWith([process.execPath, 'bench/naiveServer.ts'])
+
+    const hello = await spawnServer([process.execPath, 'bench/hello.ts'], {}, ROOT)
+    servers.push(hello)
+    const helloLoad = await closedLoop({
+      connections: CONNECTIONS,
+      durationMs: DURATION_MS,
+      send: async () => {
+        const r = await fetch(`${hello.url}/`)
+        await r.arrayBuffer()
+        return r.status
+      },
+    })
+    await hello.stop()
+    servers.pop()
+
+    const readsPerCall = batched.rpc.reads / Math.max(1, batched.rpc.ethCalls)
+    const capacity = await multicallCapacity({ url: chain.anvil.url, token: chain.token, readsPerCall, concurrencies: [1, 2, 4, 8], durationMs: Math.min(DURATION_MS, 3000) })
+
+    const summary = (name: string, r: Run) => {
+      const ok = r.load.statuses[200] ?? 0
+      const rps = perSecond(ok, r.load.elapsedMs)
+      const bad = Object.entries(r.load.statuses).filter(([s]) => s !== '200')
+      return {
+        name,
+        ok,
+        rps,
+        p50: percentile(r.load.latencies, 50),
+        p99: percentile(r.load.latencies, 99),
+        rpcPerRequest: r.rpc.rpcCalls / Math.max(1, ok),
+        httpPerRequest: r.rpc.httpRequests / Math.max(1, ok),
+        readsPerSecond: perSecond(r.rpc.reads, r.load.elapsedMs),
+        readsPerRequest: r.rpc.reads / Math.max(1, ok),
+        readsPerCall: r.rpc.reads / Math.max(1, r.rpc.ethCalls),
+        errors: bad.length ? ` non-200: ${bad.map(([s, n]) => `${s}x${n}`).join(', ')}` : '',
+      }
+    }
+    const b = summary('batched (bun run start)', batched)
+    const n = summary('naive (1 eth_call/read)', naive)
+    const helloRps = perSecond(helloLoad.statuses[200] ?? 0, helloLoad.elapsedMs)
+    const line = (s: ReturnType<typeof summary>) =>
+      `  ${s.name.padEnd(25)} ${fmt(s.rps).padStart(7)} req/s  p50 ${fmt(s.p50, 1)} ms  p99 ${fmt(s.p99, 1)} ms  ` +
+      `RPC calls/request ${fmt(s.rpcPerRequest, 3)} (HTTP ${fmt(s.httpPerRequest, 3)})  chain reads ${fmt(s.readsPerSecond)}/s ` +
+      `(${fmt(s.readsPerRequest, 2)}/request, ${fmt(s.readsPerCall, 1)}/eth_call)${s.errors}`
+    const ratio = b.readsPerSecond / capacity.best.readsPerSecond
+    const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED')
+    console.log(`preflight bench: deposit builds for ${fmt(WALLETS)} distinct member wallets, ${CONNECTIONS} connections, ${DURATION_MS / 1000} s per run (after ${WARMUP_MS / 1000} s warm-up), anvil behind a counting proxy`)
+    console.log(line(b))
+    console.log(line(n))
+    console.log(`  anvil multicall capacity alone, ${capacity.readsPerCall} reads/call: ${fmt(capacity.best.readsPerSecond)} reads/s (best of concurrency ${capacity.runs.map((r) => `${r.connections}: ${fmt(r.readsPerSecond)}`).join(', ')})`)
+    console.log(`  hello-world elysia        ${fmt(helloRps).padStart(7)} req/s`)
+    console.log(`  chain reads/s vs anvil capacity ${fmt(ratio, 2)} (target >= 0.7 ${verdict(ratio >= 0.7)})`)
+    console.log(`  RPC calls per request ${fmt(b.rpcPerRequest, 3)} (target <= 0.05 ${verdict(b.rpcPerRequest <= 0.05)})`)
+    console.log(`  throughput vs naive build ${fmt(b.rps / n.rps, 1)}x (target >= 5x ${verdict(b.rps / n.rps >= 5)})`)
+    console.log(`  p99 ${fmt(b.p99, 1)} ms (target < 50 ms ${verdict(b.p99 < 50)})`)
+    console.log(`  throughput vs hello-world ${fmt(b.rps / helloRps, 3)}x`)
+  } finally {
+    for (const s of servers) await s.stop().catch(() => {})
+    counter.stop()
+    await chain.anvil.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+await main()

@@ -1,0 +1,72 @@
+/**
+ * A JSON-RPC proxy in front of anvil that counts what passes: HTTP requests, JSON-RPC calls (a batch holds
+ * several), eth_calls, and the reads inside them (each Multicall3 aggregate3 sub-call is one read).
+ */
+import { decodeFunctionData, parseAbi, type Hex } from 'viem'
+
+export const aggregate3Abi = parseAbi([
+  'struct Call3 { address target; bool allowFailure; bytes callData; }',
+  'function aggregate3(Call3[] calls) payable returns ((bool success, bytes returnData)[])',
+])
+
+export interface RpcCounts {
+  httpRequests: number
+  rpcCalls: number
+  ethCalls: number
+  /** Contract reads answered: sub-calls of aggregate3, plus plain eth_calls. */
+  reads: number
+  methods: Record<string, number>
+}
+
+const zero = (): RpcCounts => ({ httpRequests: 0, rpcCalls: 0, ethCalls: 0, reads: 0, methods: {} })
+
+const AGGREGATE3 = '82ad56cb'
+
+/**
+ * Sub-calls of an aggregate3 call. Where viem does not know the chain's Multicall3 it sends the call "deployless":
+ * Multicall3's creation code with the aggregate3 calldata appended as a constructor argument, so the calldata is
+ * looked for from the end (the creation code contains the selector too, in its dispatcher).
+ */
+function readsIn(data: Hex | undefined): number {
+  if (!data) return 1
+  for (let at = data.lastIndexOf(AGGREGATE3); at > 1; at = data.lastIndexOf(AGGREGATE3, at - 1)) {
+    if (at % 2 !== 0) continue
+    try {
+      return decodeFunctionData({ abi: aggregate3Abi, data: `0x${data.slice(at)}` }).args[0].length
+    } catch {}
+  }
+  return 1
+}
+
+export function startRpcCounter(target: string) {
+  let counts = zero()
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(req) {
+      const body = await req.text()
+      const parsed = JSON.parse(body) as { method: string; params?: unknown[] } | { method: string; params?: unknown[] }[]
+      const calls = Array.isArray(parsed) ? parsed : [parsed]
+      counts.httpRequests++
+      counts.rpcCalls += calls.length
+      for (const c of calls) {
+        counts.methods[c.method] = (counts.methods[c.method] ?? 0) + 1
+        if (c.method !== 'eth_call') continue
+        counts.ethCalls++
+        counts.reads += readsIn((c.params?.[0] as { data?: Hex; input?: Hex } | undefined)?.data ?? (c.params?.[0] as { input?: Hex } | undefined)?.input)
+      }
+      const upstream = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      return new Response(await upstream.arrayBuffer(), { status: upstream.status, headers: { 'content-type': 'application/json' } })
+    },
+  })
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    /** The counts since the last reset, and a fresh start. */
+    take(): RpcCounts {
+      const c = counts
+      counts = zero()
+      return c
+    },
+    stop: () => server.stop(true),
+  }
+}

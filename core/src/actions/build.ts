@@ -1,0 +1,147 @@
+/**
+ * Building deposit and withdrawal transactions: the shared checks, the endpoint's own checks, the
+ * balance preflight, the plugin's builder with the attribution tag, and the record of the action.
+ * The action id is made before building because the tag names it.
+ */
+import { randomUUID } from 'node:crypto'
+import { attributionTag } from '../attribution.ts'
+import type { Clock } from '../clock.ts'
+import type { OpportunityTarget } from '../ecosystem.ts'
+import type { NewAction } from '../store/schema.ts'
+import { parseAmount } from './amount.ts'
+import { type CheckDeps, type Checked, checkCommon, parseField, preflight } from './checks.ts'
+import { ModeNotEnabledError, TokenNotAllowedError } from './errors.ts'
+import type { ActionRecorder } from './recorder.ts'
+import { type ActionResult, DEFAULT_SLIPPAGE_BPS, type DepositBody, type WithdrawBody } from './schema.ts'
+
+export interface ActionDeps extends CheckDeps {
+  clock: Clock
+  /** The attribution secret (see attribution.ts: configured, or generated once and stored). */
+  attributionSecret: () => Promise<string>
+  /** Stores built actions (see recorder.ts). */
+  recorder: ActionRecorder
+}
+
+export interface ActionParameters<Body> {
+  orgId: string
+  opportunityId: string
+  body: Body
+}
+
+function target(c: Checked): OpportunityTarget {
+  const { listing, facts } = c.opportunity
+  return { id: listing.id, chainId: listing.chainId, vaultAddress: listing.vaultAddress, baseToken: facts.baseToken, receiptToken: facts.receiptToken }
+}
+
+async function tagFor(deps: ActionDeps, c: Checked, actionId: string): Promise<string> {
+  return attributionTag(await deps.attributionSecret(), {
+    distributorId: c.distributor.id,
+    actionId,
+    wallet: c.wallet,
+    chainId: c.opportunity.listing.chainId,
+  })
+}
+
+function actionRow(deps: ActionDeps, c: Checked, orgId: string, row: Pick<NewAction, 'id' | 'kind' | 'token' | 'amount' | 'referralCode'>): NewAction {
+  return {
+    ...row,
+    orgId,
+    distributorId: c.distributor.id,
+    ecosystem: c.ecosystem.plugin.id,
+    chainId: c.opportunity.listing.chainId,
+    wallet: c.wallet,
+    opportunityId: c.opportunity.listing.id,
+    txHash: null,
+    createdAt: deps.clock.now(),
+  }
+}
+
+/**
+ * The preflight comes before the builder in outcome: a wallet short of funds hears that, whatever the builder
+ * would have said. Both start at once, though, so the builder's reads (allowance, token names) leave in the same
+ * batched RPC call as the balance read instead of waiting for the next one; the builder reads, never writes.
+ */
+async function preflightThenBuild<T>(check: Promise<void>, build: () => Promise<T>): Promise<T> {
+  const built = build()
+  // Its failure matters only once the balance is known to suffice; until then it must not go unhandled.
+  built.catch(() => {})
+  await check
+  return built
+}
+
+export async function buildDeposit(deps: ActionDeps, p: ActionParameters<DepositBody>): Promise<ActionResult> {
+  const { body } = p
+  const c = await checkCommon(deps, { orgId: p.orgId, opportunityId: p.opportunityId, userAddress: body.userAddress, distributorId: body.distributorId })
+  const { listing, facts } = c.opportunity
+  const { plugin, client } = c.ecosystem
+
+  const mode = body.mode ?? 'direct'
+  const enabled = [...(listing.swapDirectEnabled ? ['direct'] : []), ...(listing.swapRouteEnabled ? ['swap'] : [])]
+  if (!enabled.includes(mode)) throw new ModeNotEnabledError(mode, enabled)
+
+  const tokenIn = parseField(plugin, body.tokenIn, 'tokenIn')
+  if (tokenIn === facts.receiptToken) throw new TokenNotAllowedError('tokenIn', "is the opportunity's receipt token; deposit one of its deposit tokens")
+  if (mode === 'direct' && !listing.depositTokens.some((t) => t.address === tokenIn))
+    throw new TokenNotAllowedError(
+      'tokenIn',
+      `is not a deposit token of this opportunity (${listing.depositTokens.map((t) => t.symbol).join(', ')})${listing.swapRouteEnabled ? '; other tokens need mode swap' : ''}`,
+    )
+  const amount = parseAmount(body.amount)
+
+  const actionId = randomUUID()
+  const tag = await tagFor(deps, c, actionId)
+  const transactions = await preflightThenBuild(
+    preflight(c.ecosystem, { chainId: listing.chainId, owner: c.wallet, token: tokenIn, required: amount }),
+    () =>
+      plugin.transactions.build(client, {
+        kind: 'deposit',
+        chainId: listing.chainId,
+        owner: c.wallet,
+        opportunity: target(c),
+        amount,
+        tag,
+        slippageBps: body.slippageBps ?? DEFAULT_SLIPPAGE_BPS,
+        tokenIn,
+        mode,
+      }),
+  )
+  await deps.recorder.record(
+    actionRow(deps, c, p.orgId, { id: actionId, kind: 'deposit', token: tokenIn, amount: amount.toString(), referralCode: body.referralCode ?? null }),
+  )
+  return { actionId, transactions }
+}
+
+export async function buildWithdraw(deps: ActionDeps, p: ActionParameters<WithdrawBody>): Promise<ActionResult> {
+  const { body } = p
+  const c = await checkCommon(deps, { orgId: p.orgId, opportunityId: p.opportunityId, userAddress: body.userAddress, distributorId: body.distributorId })
+  const { listing, facts } = c.opportunity
+  const { plugin, client } = c.ecosystem
+
+  const tokenOut = body.tokenOut === undefined ? undefined : parseField(plugin, body.tokenOut, 'tokenOut')
+  if (tokenOut === facts.receiptToken) throw new TokenNotAllowedError('tokenOut', "is the opportunity's receipt token; name the token to receive")
+  if (tokenOut !== undefined && tokenOut !== facts.baseToken && !listing.swapRouteEnabled)
+    throw new TokenNotAllowedError('tokenOut', `must be the base token ${listing.baseToken.symbol}; this opportunity does not route withdrawals into other tokens`)
+  const shares = parseAmount(body.amount)
+
+  const actionId = randomUUID()
+  const tag = await tagFor(deps, c, actionId)
+  const transactions = await preflightThenBuild(
+    preflight(c.ecosystem, { chainId: listing.chainId, owner: c.wallet, token: facts.receiptToken, required: shares }),
+    () =>
+      plugin.transactions.build(client, {
+        kind: 'withdraw',
+        chainId: listing.chainId,
+        owner: c.wallet,
+        opportunity: target(c),
+        amount: shares,
+        tag,
+        slippageBps: body.slippageBps ?? DEFAULT_SLIPPAGE_BPS,
+        ...(tokenOut === undefined ? {} : { tokenOut }),
+      }),
+  )
+  // The amount is in shares, so the token recorded is the share (receipt) token.
+  await deps.recorder.record(
+    actionRow(deps, c, p.orgId, { id: actionId, kind: 'withdraw', token: facts.receiptToken, amount: shares.toString(), referralCode: null }),
+  )
+  return { actionId, transactions }
+}

@@ -1,0 +1,81 @@
+/**
+ * The checks deposit and withdraw share, in the order DECISIONS.md rules: the wallet is a member
+ * (404), the opportunity exists (404), the distributor exists and is the caller's (404). Then, per
+ * endpoint, mode, token and amount (400), and the balance preflight, the first chain call.
+ */
+import { ApiError, InvalidArgumentError } from '../errors.ts'
+import type { Ecosystem, EcosystemId } from '../ecosystem.ts'
+import { DistributorNotFoundError } from '../membership/errors.ts'
+import { OpportunityNotFoundError } from '../opportunities/errors.ts'
+import { findOpportunity, type QueryDeps } from '../opportunities/query.ts'
+import type { LiveOpportunity } from '../opportunities/records.ts'
+import type { LoadedEcosystem } from '../registry.ts'
+import type { Distributor } from '../store/schema.ts'
+import { InsufficientBalanceError, NotAMemberError } from './errors.ts'
+import type { Lookups } from './lookups.ts'
+
+export interface CheckDeps extends QueryDeps {
+  lookups: Lookups
+}
+
+export interface Checked {
+  opportunity: LiveOpportunity
+  ecosystem: LoadedEcosystem
+  distributor: Distributor
+  /** Canonical wallet address. */
+  wallet: string
+}
+
+/** Parses an address of the request, naming the request's field (not the plugin's) in the 400. */
+export function parseField(plugin: Ecosystem<EcosystemId, unknown>, input: string, field: string): string {
+  try {
+    return plugin.address.parse(input)
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.code !== 'INVALID_ARGUMENT') throw e
+    const reason = String(Object.values(e.context)[0] ?? e.message)
+    throw new InvalidArgumentError(`${field} is not a valid ${plugin.id} address: ${reason}`, { [field]: reason })
+  }
+}
+
+/**
+ * The member check comes first, yet the wallet's ecosystem is the opportunity's. When the opportunity
+ * is unknown, the address is checked in every loaded ecosystem that accepts its form, so an unknown
+ * wallet is still told it is not a member before it learns anything about the catalog.
+ */
+async function memberWallet(deps: CheckDeps, ecosystem: LoadedEcosystem | undefined, userAddress: string): Promise<string | undefined> {
+  if (ecosystem) {
+    const wallet = parseField(ecosystem.plugin, userAddress, 'userAddress')
+    return (await deps.lookups.isMember(ecosystem.plugin.id, wallet)) ? wallet : undefined
+  }
+  const candidates = (await deps.ecosystems.all()).filter((e) => e.plugin.address.isValid(userAddress))
+  if (!candidates.length)
+    throw new InvalidArgumentError(`userAddress is not a wallet address of ${deps.ecosystems.ids.join(', ')}`, { userAddress: 'not an address' })
+  for (const e of candidates) {
+    const wallet = e.plugin.address.parse(userAddress)
+    if (await deps.lookups.isMember(e.plugin.id, wallet)) return wallet
+  }
+  return undefined
+}
+
+export async function checkCommon(
+  deps: CheckDeps,
+  p: { orgId: string; opportunityId: string; userAddress: string; distributorId: string },
+): Promise<Checked> {
+  // Both lookups at once (they do not depend on each other); their verdicts still come in the ruled order.
+  const [found, distributor] = await Promise.all([
+    findOpportunity(deps, p.opportunityId, deps.lookups.opportunity),
+    deps.lookups.distributor(p.distributorId),
+  ])
+  const wallet = await memberWallet(deps, found?.ecosystem, p.userAddress)
+  if (wallet === undefined) throw new NotAMemberError(p.userAddress)
+  if (!found) throw new OpportunityNotFoundError(p.opportunityId)
+  if (!distributor || distributor.orgId !== p.orgId) throw new DistributorNotFoundError(p.distributorId)
+  return { ...found, distributor, wallet }
+}
+
+/** The balance preflight: read at request time through the plugin (batched, never cached), then compared. */
+export async function preflight(ecosystem: LoadedEcosystem, p: { chainId: string; owner: string; token: string; required: bigint }): Promise<void> {
+  const available = await ecosystem.plugin.balance.read(ecosystem.client, { chainId: p.chainId, owner: p.owner, token: p.token })
+  if (available < p.required)
+    throw new InsufficientBalanceError({ required: p.required, available, token: ecosystem.plugin.address.format(p.token) })
+}

@@ -1,0 +1,50 @@
+import { InvalidArgumentError, NotFoundError } from '../errors.ts'
+
+export class NotAMemberError extends NotFoundError {
+  constructor(userAddress: string) {
+    super(`wallet ${userAddress} is not a member; register it with POST /v2/membership/ first`, {
+      userAddress: 'not a member',
+    })
+  }
+}
+
+export class ModeNotEnabledError extends InvalidArgumentError {
+  constructor(mode: string, enabled: readonly string[]) {
+    super(`mode ${mode} is not enabled on this opportunity${enabled.length ? `; use ${enabled.join(' or ')}` : ''}`, {
+      mode: `not enabled (enabled: ${enabled.join(', ') || 'none'})`,
+    })
+  }
+}
+
+export class TokenNotAllowedError extends InvalidArgumentError {
+  constructor(field: 'tokenIn' | 'tokenOut', reason: string) {
+    super(`${field} ${reason}`, { [field]: reason })
+  }
+}
+
+export class InvalidAmountError extends InvalidArgumentError {
+  constructor(reason: string) {
+    super(`amount ${reason}`, { amount: reason })
+  }
+}
+
+/** The spec's exact text; `context` gives what was asked for and what the wallet holds, in smallest units. */
+export class InsufficientBalanceError extends InvalidArgumentError {
+  constructor(p: { required: bigint; available: bigint; token: string }) {
+    super('insufficient token balance', { required: p.required.toString(), available: p.available.toString(), token: p.token })
+  }
+}
+
+export class UnsupportedChainError extends InvalidArgumentError {
+  constructor(chainId: string, ecosystems: readonly string[]) {
+    super(`chainId ${chainId} is not a chain of any ecosystem this server loads (${ecosystems.join(', ')})`, {
+      chainId: 'unsupported chain',
+    })
+  }
+}
+
+export class NoAttributionTagError extends NotFoundError {
+  constructor() {
+    super('no attribution tag in this transaction', { txHash: 'carries no earn:v1 tag' })
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The store reads every build makes before it reaches the chain (the opportunity, the distributor, the
+ * membership), remembered for `ttlMs`. Catalog rows change only by an import or a refresh, distributors do not
+ * change, memberships are never removed: a short memory delays seeing an import by at most `ttlMs`. Misses are
+ * not remembered (a wallet may register, an opportunity may be imported, the next moment). Chain state never
+ * passes through here: balances and allowances are read live by the plugin.
+ */
+import type { Clock } from '../clock.ts'
+import type { Distributor, OpportunityRecord } from '../store/schema.ts'
+import type { Store } from '../store/store.ts'
+
+export interface Lookups {
+  opportunity(id: string): Promise<OpportunityRecord | undefined>
+  distributor(id: string): Promise<Distributor | undefined>
+  isMember(ecosystem: string, address: string): Promise<boolean>
+}
+
+// Entries per map before it is emptied: bounds memory under a flood of distinct wallets.
+const MAX_ENTRIES = 50_000
+
+function remembered<T>(clock: Clock, ttlMs: number, load: (key: string) => Promise<T | undefined>) {
+  const entries = new Map<string, { value: T; until: number }>()
+  return async (key: string): Promise<T | undefined> => {
+    const now = clock.now()
+    const hit = entries.get(key)
+    if (hit && hit.until > now) return hit.value
+    const value = await load(key)
+    if (value === undefined) {
+      entries.delete(key)
+      return undefined
+    }
+    if (entries.size >= MAX_ENTRIES) entries.clear()
+    entries.set(key, { value, until: now + ttlMs })
+    return value
+  }
+}
+
+export function createLookups(deps: { store: Store; clock: Clock; ttlMs: number }): Lookups {
+  const { store, clock, ttlMs } = deps
+  const member = remembered(clock, ttlMs, async (key) => {
+    const bar = key.indexOf('|')
+    return (await store.getMember(key.slice(0, bar), key.slice(bar + 1))) ? true : undefined
+  })
+  return {
+    opportunity: remembered(clock, ttlMs, (id) => store.getOpportunity(id)),
+    distributor: remembered(clock, ttlMs, (id) => store.getDistributor(id)),
+    isMember: async (ecosystem, address) => (await member(`${ecosystem}|${address}`)) === true,
+  }
+}
+
+/** No memory at all: every lookup asks the store (for callers outside the hot path). */
+export const storeLookups = (store: Store): Lookups => ({
+  opportunity: (id) => store.getOpportunity(id),
+  distributor: (id) => store.getDistributor(id),
+  isMember: async (ecosystem, address) => (await store.getMember(ecosystem, address)) !== undefined,
+})

@@ -1,0 +1,49 @@
+/**
+ * Recording built actions with a group commit. A build answers only after its action is stored (a tag whose
+ * action is lost could never verify), but one commit per request costs more than the rest of the store work
+ * together. So the rows of builds finishing in the same turn of the event loop go in one INSERT, and each
+ * build resumes when that commit has landed.
+ */
+import { ACTION_BATCH, type Store } from '../store/store.ts'
+import type { NewAction } from '../store/schema.ts'
+
+export interface ActionRecorder {
+  /** Resolves once the row is committed; rejects if its batch failed. */
+  record(row: NewAction): Promise<void>
+}
+
+interface Waiting {
+  row: NewAction
+  resolve(): void
+  reject(error: unknown): void
+}
+
+export function createActionRecorder(store: Pick<Store, 'insertActions'>): ActionRecorder {
+  let queue: Waiting[] = []
+  let scheduled = false
+  const flush = async () => {
+    scheduled = false
+    const batch = queue.splice(0, ACTION_BATCH)
+    // More than one statement holds: the rest goes in the next turn.
+    if (queue.length) schedule()
+    try {
+      await store.insertActions(batch.map((w) => w.row))
+      for (const w of batch) w.resolve()
+    } catch (e) {
+      for (const w of batch) w.reject(e)
+    }
+  }
+  const schedule = () => {
+    if (scheduled) return
+    scheduled = true
+    // setImmediate, not a microtask: requests whose handlers reach this point in the same turn join the batch.
+    setImmediate(flush)
+  }
+  return {
+    record: (row) =>
+      new Promise<void>((resolve, reject) => {
+        queue.push({ row, resolve, reject })
+        schedule()
+      }),
+  }
+}

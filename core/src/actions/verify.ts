@@ -1,0 +1,70 @@
+/**
+ * `GET /v2/actions/verify`: reads a mined transaction through the ecosystem that owns the chain and
+ * says whether the attribution tag it carries is ours and valid. A tag that does not parse, names an
+ * action never built here, or fails its MAC is an answer (verified false), not an error; only a
+ * transaction without a tag is 404. A verified transaction is recorded once, for activity.
+ */
+import { randomUUID } from 'node:crypto'
+import { parseTag, verifyTag } from '../attribution.ts'
+import type { LoadedEcosystem } from '../registry.ts'
+import type { ActionRecord } from '../store/schema.ts'
+import type { ActionDeps } from './build.ts'
+import { NoAttributionTagError, UnsupportedChainError } from './errors.ts'
+import type { VerifyResult } from './schema.ts'
+
+export interface VerifyParameters {
+  orgId: string
+  chainId: string
+  txHash: string
+}
+
+async function ecosystemOf(deps: ActionDeps, chainId: string): Promise<LoadedEcosystem> {
+  const owner = (await deps.ecosystems.all()).find((e) => e.plugin.ownsChain(chainId))
+  if (!owner) throw new UnsupportedChainError(chainId, deps.ecosystems.ids)
+  return owner
+}
+
+const TAGGED_KINDS: readonly string[] = ['deposit', 'withdraw']
+
+async function holds(deps: ActionDeps, tag: string, action: ActionRecord, chainId: string, from: string): Promise<boolean> {
+  const parsed = parseTag(tag)!
+  return (
+    TAGGED_KINDS.includes(action.kind) &&
+    action.distributorId === parsed.distributorId &&
+    action.chainId === chainId &&
+    action.wallet === from &&
+    verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId })
+  )
+}
+
+export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): Promise<VerifyResult> {
+  const ecosystem = await ecosystemOf(deps, p.chainId)
+  const read = await ecosystem.plugin.transactions.readTag(ecosystem.client, { chainId: p.chainId, txHash: p.txHash })
+  if (read.tag === null) throw new NoAttributionTagError()
+  const tag = read.tag
+  const parsed = parseTag(tag)
+  if (!parsed) return { tag, verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } }
+
+  const action = await deps.store.getAction(parsed.actionId)
+  const from = ecosystem.plugin.address.parse(read.from)
+  const verified = action !== undefined && (await holds(deps, tag, action, p.chainId, from))
+  if (verified)
+    await deps.store.insertActionOnce({
+      ...action,
+      id: randomUUID(),
+      kind: 'verify',
+      txHash: p.txHash,
+      createdAt: deps.clock.now(),
+    })
+  return {
+    tag,
+    verified,
+    metadata: {
+      distributorId: parsed.distributorId,
+      actionId: parsed.actionId,
+      opportunityId: action?.opportunityId ?? null,
+      // The referral code is the organization's own data; the tag itself is public on chain.
+      ...(action?.referralCode && action.orgId === p.orgId ? { referralCode: action.referralCode } : {}),
+    },
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The shared meter: usage counted in Redis, exact across any number of server processes. Each
+ * admit is one script run inside Redis (atomic: no other command runs between its read and its
+ * write) that checks and charges the hour and the month together, by `decide`'s rule.
+ *
+ * Keys: `{<prefix>:<keyId>}:h:<hourId>` and `{<prefix>:<keyId>}:m:<YYYY-MM>`. The braces are a
+ * Redis Cluster hash tag: both counters of one key hash to one slot, as a multi-key script needs.
+ * Each expires a margin after its window ends, so Redis holds no more than the live windows; the
+ * monthly counter lives to the end of its month, which is what lets monthly usage survive a server
+ * restart (surviving a Redis restart is the operator's persistence setting: see the README).
+ */
+import { createHash } from 'node:crypto'
+import { createClient } from 'redis'
+import { decide, type Meter, type MeterDecision, windowCache } from './meter.ts'
+
+/** KEYS: hour counter, month counter. ARGV: cost, hourly budget, monthly cap (-1: none), hour TTL, month TTL (ms). */
+const SCRIPT = `
+local cost = tonumber(ARGV[1])
+local hour = tonumber(redis.call('GET', KEYS[1]) or '0')
+local month = tonumber(redis.call('GET', KEYS[2]) or '0')
+local cap = tonumber(ARGV[3])
+if (cap >= 0 and month + cost > cap) or hour + cost > tonumber(ARGV[2]) then
+  return {0, hour, month}
+end
+redis.call('INCRBY', KEYS[1], cost)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('INCRBY', KEYS[2], cost)
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+return {1, hour, month}
+`
+const SHA1 = createHash('sha1').update(SCRIPT).digest('hex')
+
+/** What the meter needs of a node-redis client (a caller may pass its own, and keeps owning it). */
+export interface RedisCommands {
+  sendCommand(args: string[]): Promise<unknown>
+}
+
+export type RedisMeterOptions = (
+  | { url: string; client?: undefined }
+  | { client: RedisCommands; url?: undefined }
+) & {
+  /** Namespace inside the hash tag; default `earn`. */
+  prefix?: string
+  /**
+   * Lifetime past a window's end. TTLs are relative (computed from the server's clock, not Redis's),
+   * and the margin keeps a counter alive for a process whose clock runs a little behind. Default 5 min.
+   */
+  expiryMarginMs?: number
+  /** Connection errors of a client the meter made (it reconnects by itself). */
+  onError?(error: Error): void
+}
+
+export interface RedisMeter extends Meter {
+  /** Resolves once the first connection is up (at once for a caller's client). */
+  readonly connected: Promise<void>
+}
+
+/** Reconnect quickly, then every second at most: how soon shared metering resumes after an outage. */
+const reconnectDelay = (retries: number) => Math.min(50 * 2 ** retries, 1000)
+
+/**
+ * A client that has not answered a PING for this long is replaced by a new one. node-redis
+ * reconnects by itself after a reset or a refusal, but a connection that dies silently (a crashed
+ * host, a dropped route) would wait for TCP to give up, which takes minutes; so would a handshake
+ * stuck on such a connection.
+ */
+const STALL_MS = 2000
+const CLOSE_WAIT_MS = 1000
+
+export class MeterScriptMismatchError extends Error {
+  constructor() {
+    super('the Redis meter script and decide() disagree; they must apply one rule')
+  }
+}
+
+export class RedisStalledError extends Error {
+  constructor() {
+    super(`redis did not answer PING within ${STALL_MS} ms; reconnecting`)
+  }
+}
+
+function open(url: string, onError: ((e: Error) => void) | undefined) {
+  const client = createClient({
+    url,
+    // The name makes the handshake wait for a reply that must not fail. Without a command like it,
+    // node-redis can take a connection reset during the handshake for success and stay "ready" on
+    // a dead socket. It also names the connections in CLIENT LIST.
+    name: 'earn-meter',
+    // Fail at once while disconnected instead of queueing: the resilient meter falls back then.
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 1000, reconnectStrategy: reconnectDelay },
+  })
+  // node-redis emits every failed reconnect as an 'error' event; an unheard one would end the process.
+  client.on('error', (e: Error) => onError?.(e))
+  const connected = client.connect().then(() => {})
+  connected.catch(() => {})
+  return { client, connected }
+}
+
+export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
+  const prefix = options.prefix ?? 'earn'
+  const margin = options.expiryMarginMs ?? 300_000
+  const windows = windowCache()
+  let own: ReturnType<typeof createClient> | undefined
+  let client: RedisCommands
+  let connected: Promise<void>
+  if (options.client) {
+    client = options.client
+    connected = Promise.resolve()
+  } else {
+    ;({ client: own, connected } = open(options.url, options.onError))
+    client = own
+  }
+
+  const { url } = options
+  let lastAnswer = performance.now()
+  const replace = (stalled: RedisCommands) => {
+    if (!own || url === undefined || stalled !== own) return // a caller's client, or already replaced
+    own.destroy()
+    own = open(url, options.onError).client
+    client = own
+    lastAnswer = performance.now() // the new client gets its own STALL_MS to connect
+  }
+
+  async function run(args: string[]): Promise<unknown> {
+    try {
+      return await client.sendCommand(args)
+    } catch (e) {
+      // Redis restarted (or was flushed) and forgot the script: send it whole, which caches it again.
+      if (!(e instanceof Error && e.message.startsWith('NOSCRIPT'))) throw e
+      args[0] = 'EVAL'
+      args[1] = SCRIPT
+      return client.sendCommand(args)
+    }
+  }
+
+  return {
+    kind: 'redis',
+    connected,
+    async admit(p): Promise<MeterDecision> {
+      const w = windows(p.now)
+      const tag = `{${prefix}:${p.keyId}}`
+      const reply = (await run([
+        'EVALSHA',
+        SHA1,
+        '2',
+        `${tag}:h:${w.hourId}`,
+        `${tag}:m:${w.monthId}`,
+        String(p.cost),
+        String(p.budget.hourly),
+        p.budget.monthly === null ? '-1' : String(p.budget.monthly),
+        String(w.hourEnd - p.now + margin),
+        String(w.monthEnd - p.now + margin),
+      ])) as [number, number, number]
+      const d = decide(p, w, reply[1], reply[2])
+      if (d.admitted !== (reply[0] === 1)) throw new MeterScriptMismatchError()
+      return d
+    },
+    async ping() {
+      const pinged = client
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const stalled = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new RedisStalledError()), STALL_MS)
+      })
+      try {
+        await Promise.race([pinged.sendCommand(['PING']), stalled])
+        lastAnswer = performance.now()
+        return { state: 'ok' }
+      } catch (e) {
+        if (performance.now() - lastAnswer > STALL_MS) replace(pinged)
+        throw e
+      } finally {
+        clearTimeout(timer)
+      }
+    },
+    async close() {
+      const c = own
+      if (!c?.isOpen) return
+      // Connected: let commands in flight finish, for a moment; a dead connection would never let them.
+      if (c.isReady) {
+        let timer: ReturnType<typeof setTimeout> | undefined
+        await Promise.race([c.close().catch(() => {}), new Promise((r) => (timer = setTimeout(r, CLOSE_WAIT_MS)))])
+        clearTimeout(timer)
+      }
+      if (c.isOpen) c.destroy()
+    },
+  }
+}

@@ -1,0 +1,70 @@
+import { describe, expect, test } from 'bun:test'
+import { createMemoryMeter } from './memory.ts'
+import type { Meter } from './meter.ts'
+import { createResilientMeter } from './resilient.ts'
+
+/** A primary whose health a test switches: up, down (fails at once) or hung (never answers). */
+function switchable() {
+  const inner = createMemoryMeter()
+  let mode: 'up' | 'down' | 'hung' = 'up'
+  let calls = 0
+  const gate = <T>(f: () => Promise<T>): Promise<T> => {
+    calls++
+    if (mode === 'down') return Promise.reject(new Error('connection refused'))
+    if (mode === 'hung') return new Promise(() => {})
+    return f()
+  }
+  const meter: Meter = {
+    kind: 'redis',
+    admit: (p) => gate(() => inner.admit(p)),
+    ping: () => gate(() => inner.ping()),
+    close: async () => {},
+  }
+  return { meter, set: (m: typeof mode) => (mode = m), calls: () => calls }
+}
+
+const p = (keyId: string) => ({ keyId, cost: 1, budget: { hourly: 3, monthly: null }, now: Date.parse('2031-01-01T00:00:00Z') })
+
+describe('resilient meter', () => {
+  test('a failing primary: requests are metered in-process, readiness says degraded, then it recovers by itself', async () => {
+    const primary = switchable()
+    const changes: string[] = []
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), probeMs: 20, onChange: (s) => changes.push(s) })
+    expect((await meter.admit(p('k'))).hourly.used).toBe(1)
+    primary.set('down')
+    // The fallback counts from zero, against the full budget, and still refuses past it.
+    expect(await meter.admit(p('k'))).toMatchObject({ admitted: true, hourly: { used: 1 } })
+    expect(meter.state).toBe('fallback')
+    await meter.admit(p('k'))
+    await meter.admit(p('k'))
+    expect((await meter.admit(p('k'))).admitted).toBe(false)
+    expect(await meter.ping()).toEqual({ state: 'degraded', reason: expect.stringContaining('connection refused') })
+    expect(changes).toEqual(['fallback'])
+
+    primary.set('up')
+    const deadline = Date.now() + 2000
+    while (meter.state !== 'primary' && Date.now() < deadline) await Bun.sleep(5)
+    expect(meter.state).toBe('primary')
+    expect(changes).toEqual(['fallback', 'primary'])
+    // Back on the primary's own count (1 used before the outage): nothing was merged into it.
+    expect((await meter.admit(p('k'))).hourly.used).toBe(2)
+    expect(await meter.ping()).toEqual({ state: 'ok' })
+    await meter.close()
+  })
+
+  test('a hung primary costs a request at most the timeout, and the ones after it nothing', async () => {
+    const primary = switchable()
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), timeoutMs: 100, probeMs: 10_000 })
+    primary.set('hung')
+    let started = performance.now()
+    expect((await meter.admit(p('k'))).admitted).toBe(true)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(70)
+    expect(performance.now() - started).toBeLessThan(1000)
+    const callsBefore = primary.calls()
+    started = performance.now()
+    for (let i = 0; i < 10; i++) await meter.admit(p(`k${i}`))
+    expect(performance.now() - started).toBeLessThan(50)
+    expect(primary.calls()).toBe(callsBefore)
+    await meter.close()
+  })
+})

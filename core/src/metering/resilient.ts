@@ -1,0 +1,126 @@
+/**
+ * Keeps answering when the shared meter (Redis) does not. The policy, stated in the README:
+ *
+ * - A primary call that fails or takes longer than `timeoutMs` marks the primary down. That request
+ *   and every later one are metered by `fallback`, an in-process meter, against the key's full
+ *   budgets: while Redis is down each server process meters alone, so a key may be admitted up to
+ *   (number of processes) times its budget. Requests are never refused or failed for want of Redis.
+ * - While down, the primary is probed every `probeMs` (node-redis reconnects underneath); the first
+ *   answer makes it primary again, and exact shared metering resumes by itself.
+ * - Usage counted in-process during an outage is not merged back into Redis. A request whose
+ *   Redis call timed out may have been counted there too: an outage errs towards counting twice.
+ */
+import type { Meter, MeterStatus } from './meter.ts'
+
+export interface ResilientMeterOptions {
+  primary: Meter
+  fallback: Meter
+  /** A primary call slower than this counts as a failure. Default 500: well above a loaded machine's pauses. */
+  timeoutMs?: number
+  /** How often a down primary is probed. Default 500. */
+  probeMs?: number
+  /** Told when the primary goes down (with the cause) and when it is back. */
+  onChange?(state: 'primary' | 'fallback', cause?: unknown): void
+}
+
+export interface ResilientMeter extends Meter {
+  /** Which meter answers admits now. */
+  readonly state: 'primary' | 'fallback'
+}
+
+export class MeterTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`meter did not answer within ${ms} ms`)
+  }
+}
+
+/**
+ * A rejection after `ms`, shared by every call that starts within the same quarter of `ms`: one
+ * timer per slot instead of one per request (a call thus gets between 0.75 and 1 times `ms`).
+ */
+function deadlines(ms: number): () => Promise<never> {
+  let current: Promise<never> | undefined
+  let since = -Infinity
+  return () => {
+    const now = performance.now()
+    if (!current || now - since > ms / 4) {
+      since = now
+      current = new Promise<never>((_, reject) => {
+        setTimeout(() => reject(new MeterTimeoutError(ms)), ms).unref()
+      })
+      current.catch(() => {})
+    }
+    return current
+  }
+}
+
+const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e)).slice(0, 160)
+
+export function createResilientMeter(options: ResilientMeterOptions): ResilientMeter {
+  const { primary, fallback } = options
+  const deadline = deadlines(options.timeoutMs ?? 500)
+  const guarded = <T>(p: Promise<T>) => Promise.race([p, deadline()])
+  let down: { cause: string } | undefined
+  let probe: ReturnType<typeof setInterval> | undefined
+  let closed = false
+
+  const recover = () => {
+    clearInterval(probe)
+    probe = undefined
+    down = undefined
+    options.onChange?.('primary')
+  }
+
+  const fail = (cause: unknown) => {
+    if (down || closed) return
+    down = { cause: firstLine(cause) }
+    options.onChange?.('fallback', cause)
+    let probing = false
+    probe = setInterval(async () => {
+      if (probing) return
+      probing = true
+      try {
+        await guarded(primary.ping())
+        if (down && !closed) recover()
+      } catch {
+        // Still down; the next tick tries again.
+      } finally {
+        probing = false
+      }
+    }, options.probeMs ?? 500)
+    probe.unref()
+  }
+
+  return {
+    kind: primary.kind,
+    get state() {
+      return down ? 'fallback' : 'primary'
+    },
+    async admit(p) {
+      if (!down) {
+        try {
+          return await guarded(primary.admit(p))
+        } catch (e) {
+          fail(e)
+        }
+      }
+      return fallback.admit(p)
+    },
+    async ping(): Promise<MeterStatus> {
+      if (!down) {
+        try {
+          await guarded(primary.ping())
+          return { state: 'ok' }
+        } catch (e) {
+          fail(e)
+        }
+      }
+      return { state: 'degraded', reason: `${primary.kind} unreachable (${down?.cause}); metering per process until it is back` }
+    },
+    async close() {
+      closed = true
+      clearInterval(probe)
+      await Promise.all([primary.close(), fallback.close()])
+    },
+  }
+}

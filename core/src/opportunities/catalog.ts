@@ -1,0 +1,100 @@
+/**
+ * Reading a catalog file: its shape by the schema, then what only the ecosystems know (is the
+ * ecosystem loaded, is the chain one of its chains, does each address parse). Every problem is
+ * collected and named by entry and field, so the operator fixes the file in one pass.
+ */
+import { Value } from '@sinclair/typebox/value'
+import { ApiError } from '../errors.ts'
+import type { Ecosystem, EcosystemId } from '../ecosystem.ts'
+import type { EcosystemRegistry } from '../registry.ts'
+import { CatalogError } from './errors.ts'
+import { CatalogFile, type CatalogEntry, type Listing } from './schema.ts'
+
+const MAX_PROBLEMS = 50
+
+/** `/opportunities/2/depositTokens/0/address` -> `depositTokens[0].address` */
+function fieldOf(path: string): string {
+  return path
+    .split('/')
+    .filter(Boolean)
+    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '')
+}
+
+function entryLabel(file: unknown, index: number): string {
+  const entry = (file as { opportunities?: unknown[] })?.opportunities?.[index] as { id?: unknown } | undefined
+  return typeof entry?.id === 'string' ? `opportunities[${index}] (${entry.id})` : `opportunities[${index}]`
+}
+
+function shapeProblems(file: unknown): string[] {
+  const problems: string[] = []
+  for (const error of Value.Errors(CatalogFile, file)) {
+    const m = error.path.match(/^\/opportunities\/(\d+)(\/.*)?$/)
+    problems.push(m ? `${entryLabel(file, Number(m[1]))}: ${fieldOf(m[2] ?? '') || 'entry'}: ${error.message}` : `${fieldOf(error.path) || 'file'}: ${error.message}`)
+    if (problems.length >= MAX_PROBLEMS) break
+  }
+  // TypeBox reports a union's branches one by one; one line per field is enough.
+  return [...new Set(problems)]
+}
+
+/** The reason an address does not parse, in the words the plugin used. */
+function parseAddress(plugin: Ecosystem<EcosystemId, unknown>, input: string): { ok: true; value: string } | { ok: false; reason: string } {
+  try {
+    return { ok: true, value: plugin.address.parse(input) }
+  } catch (e) {
+    if (e instanceof ApiError) return { ok: false, reason: String(Object.values(e.context)[0] ?? e.message) }
+    throw e
+  }
+}
+
+async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, label: string, problems: string[]): Promise<Listing | undefined> {
+  const before = problems.length
+  const problem = (field: string, reason: string) => problems.push(`${label}: ${field}: ${reason}`)
+  let plugin: Ecosystem<EcosystemId, unknown>
+  try {
+    plugin = (await ecosystems.get(entry.ecosystem)).plugin
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e
+    problem('ecosystem', `"${entry.ecosystem}" is not an ecosystem this deployment loads (${ecosystems.ids.join(', ')})`)
+    return undefined
+  }
+  if (!plugin.ownsChain(entry.chainId)) problem('chainId', `"${entry.chainId}" is not a ${plugin.id} chain id`)
+  const address = (field: string, input: string) => {
+    const r = parseAddress(plugin, input)
+    if (!r.ok) problem(field, r.reason)
+    return r.ok ? r.value : input
+  }
+  const vaultAddress = address('vaultAddress', entry.vaultAddress)
+  const vaultToken = (field: 'baseToken' | 'receiptToken') => {
+    const t = entry[field]
+    return t.address === undefined ? { ...t } : { ...t, address: address(`${field}.address`, t.address) }
+  }
+  const baseToken = vaultToken('baseToken')
+  const receiptToken = vaultToken('receiptToken')
+  const depositTokens = entry.depositTokens.map((t, i) => {
+    if (t.chainId !== undefined && t.chainId !== entry.chainId)
+      problem(`depositTokens[${i}].chainId`, `must be the opportunity's chain ${entry.chainId}; list a token of another chain as its own opportunity`)
+    return { ...t, address: address(`depositTokens[${i}].address`, t.address), chainId: entry.chainId }
+  })
+  if (problems.length > before) return undefined
+  return { ...entry, ecosystem: plugin.id, vaultAddress, baseToken, receiptToken, depositTokens }
+}
+
+/** The file's entries as listings (canonical addresses), or a `CatalogError` naming every problem. */
+export async function parseCatalog(ecosystems: EcosystemRegistry, file: unknown): Promise<Listing[]> {
+  const shape = shapeProblems(file)
+  if (shape.length) throw new CatalogError(shape)
+  const entries = (file as CatalogFile).opportunities
+  const problems: string[] = []
+  const seen = new Map<string, number>()
+  const listings: Listing[] = []
+  for (const [i, entry] of entries.entries()) {
+    const label = entryLabel(file, i)
+    const id = entry.id.toLowerCase()
+    if (seen.has(id)) problems.push(`${label}: id: repeats opportunities[${seen.get(id)}]`)
+    seen.set(id, i)
+    const listing = await entryListing(ecosystems, { ...entry, id }, label, problems)
+    if (listing) listings.push(listing)
+  }
+  if (problems.length) throw new CatalogError(problems.slice(0, MAX_PROBLEMS))
+  return listings
+}

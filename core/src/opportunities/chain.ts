@@ -1,0 +1,49 @@
+/**
+ * What the chain knows about a vault, read through its ecosystem's plugin, and the USD value derived
+ * from it. The catalog file supplies the price; the chain supplies the amounts.
+ */
+import type { LoadedEcosystem } from '../registry.ts'
+import type { ChainFacts, Listing } from './schema.ts'
+
+export async function readChainFacts(
+  ecosystem: LoadedEcosystem,
+  listing: Pick<Listing, 'chainId' | 'vaultAddress' | 'baseToken' | 'receiptToken'>,
+): Promise<ChainFacts> {
+  const state = await ecosystem.plugin.balance.vault(ecosystem.client, {
+    chainId: listing.chainId,
+    vaultAddress: listing.vaultAddress,
+    // Ecosystems whose vaults do not name their tokens on chain (Solana, TON) read the ones the catalog gives.
+    ...(listing.baseToken.address === undefined ? {} : { baseToken: listing.baseToken.address }),
+    ...(listing.receiptToken.address === undefined ? {} : { receiptToken: listing.receiptToken.address }),
+  })
+  return {
+    // Canonical forms, whatever form the plugin answered in, so comparisons with parsed input hold.
+    baseToken: ecosystem.plugin.address.parse(state.baseToken),
+    receiptToken: ecosystem.plugin.address.parse(state.receiptToken),
+    decimals: state.decimals,
+    totalAssets: state.totalAssets.toString(),
+  }
+}
+
+/** Where the file and the chain disagree about the vault's tokens: the file is wrong (or names another vault). */
+export function disagreements(listing: Listing, facts: ChainFacts): string[] {
+  const out: string[] = []
+  if (listing.baseToken.address !== undefined && listing.baseToken.address !== facts.baseToken)
+    out.push(`baseToken.address: the file says ${listing.baseToken.address}, the vault's asset is ${facts.baseToken}`)
+  if (listing.baseToken.decimals !== undefined && listing.baseToken.decimals !== facts.decimals)
+    out.push(`baseToken.decimals: the file says ${listing.baseToken.decimals}, the chain says ${facts.decimals}`)
+  if (listing.receiptToken.address !== undefined && listing.receiptToken.address !== facts.receiptToken)
+    out.push(`receiptToken.address: the file says ${listing.receiptToken.address}, the vault's share token is ${facts.receiptToken}`)
+  return out
+}
+
+/**
+ * USD value of `totalAssets` smallest units at `priceUsd` per whole token, to the cent. Integer
+ * arithmetic up to the whole-and-fraction split, so a uint256 of assets does not lose its magnitude.
+ */
+export function tvlUsd(totalAssets: bigint, decimals: number, priceUsd: number): number {
+  const unit = 10n ** BigInt(decimals)
+  const whole = Number(totalAssets / unit)
+  const fraction = Number(totalAssets % unit) / Number(unit)
+  return Math.round((whole + fraction) * priceUsd * 100) / 100
+}

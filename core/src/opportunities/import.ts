@@ -1,0 +1,67 @@
+/**
+ * `opportunity import FILE`: validates the whole file, reads each vault from its chain where the
+ * chain answers, then upserts by id (a re-import updates). An entry whose chain does not answer is
+ * stored as pending: the server's refresher fills it in, and until then the API does not list it.
+ */
+import type { Clock } from '../clock.ts'
+import type { EcosystemRegistry } from '../registry.ts'
+import type { Store } from '../store/store.ts'
+import { parseCatalog } from './catalog.ts'
+import { disagreements, readChainFacts } from './chain.ts'
+import { CatalogError } from './errors.ts'
+import { encodeOpportunity } from './records.ts'
+import type { ChainFacts, Listing } from './schema.ts'
+
+export interface CatalogDeps {
+  store: Store
+  ecosystems: EcosystemRegistry
+  clock: Clock
+}
+
+export interface ImportedOpportunity {
+  id: string
+  name: string
+  result: 'created' | 'updated'
+  chainFacts: 'read' | 'pending'
+  /** Why the chain facts are pending. */
+  note?: string
+}
+
+const reason = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e))
+
+async function factsFor(deps: CatalogDeps, listing: Listing): Promise<{ facts: ChainFacts } | { pending: string }> {
+  try {
+    return { facts: await readChainFacts(await deps.ecosystems.get(listing.ecosystem), listing) }
+  } catch (e) {
+    return { pending: reason(e) }
+  }
+}
+
+export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{ opportunities: ImportedOpportunity[] }> {
+  const listings = await parseCatalog(deps.ecosystems, file)
+  const read = await Promise.all(listings.map((l) => factsFor(deps, l)))
+  const problems = listings.flatMap((l, i) => {
+    const r = read[i]!
+    return 'facts' in r ? disagreements(l, r.facts).map((d) => `opportunities[${i}] (${l.id}): ${d}`) : []
+  })
+  if (problems.length) throw new CatalogError(problems)
+
+  const now = deps.clock.now()
+  const imported: ImportedOpportunity[] = []
+  for (const [i, listing] of listings.entries()) {
+    const r = read[i]!
+    const facts = 'facts' in r ? r.facts : null
+    const result = await deps.store.upsertOpportunity(
+      encodeOpportunity(listing, facts, now),
+      listing.depositTokens.map((t) => t.address),
+    )
+    imported.push({
+      id: listing.id,
+      name: listing.name,
+      result,
+      chainFacts: facts ? 'read' : 'pending',
+      ...('pending' in r ? { note: `${r.pending}; the server fills the chain facts in on its next refresh` } : {}),
+    })
+  }
+  return { opportunities: imported }
+}

@@ -1,0 +1,120 @@
+/**
+ * Reading the catalog: the list with its filters and pagination, one opportunity, and the lookup the
+ * action endpoints share. Only opportunities whose chain facts are known, of loaded ecosystems, exist
+ * as far as the API is concerned.
+ */
+import { ApiError } from '../errors.ts'
+import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
+import type { OpportunityRecord } from '../store/schema.ts'
+import type { Store } from '../store/store.ts'
+import { InvalidFilterError, OpportunityNotFoundError } from './errors.ts'
+import { decodeOpportunity, isLive, type LiveOpportunity } from './records.ts'
+import type { OpportunityList, OpportunityListQuery, OpportunityResult } from './schema.ts'
+import { toOpportunity } from './view.ts'
+
+export interface QueryDeps {
+  store: Store
+  ecosystems: EcosystemRegistry
+}
+
+export const DEFAULT_LIMIT = 100
+export const MAX_LIMIT = 500
+
+export interface ListFilter {
+  chainIds?: string[]
+  /** Canonical forms of the address in every loaded ecosystem that accepts it. */
+  depositTokens?: string[]
+  tvlGreaterThan?: number
+  page: number
+  limit: number
+}
+
+function positiveInteger(field: string, raw: string | undefined, fallback: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new InvalidFilterError(field, `must be a whole number from 1${max < 1e9 ? ` to ${max}` : ''}`)
+  const n = Number(raw)
+  if (n > max) throw new InvalidFilterError(field, `must be at most ${max}`)
+  return n
+}
+
+/** The query string to a filter; what does not parse is a 400 naming the parameter. */
+export async function parseListQuery(ecosystems: EcosystemRegistry, q: OpportunityListQuery): Promise<ListFilter> {
+  const loaded = await ecosystems.all()
+  const filter: ListFilter = {
+    page: positiveInteger('page', q.page, 1, 1e9),
+    limit: positiveInteger('limit', q.limit, DEFAULT_LIMIT, MAX_LIMIT),
+  }
+  if (q.chainIds !== undefined) {
+    const ids = q.chainIds.split(',').map((s) => s.trim()).filter(Boolean)
+    if (!ids.length) throw new InvalidFilterError('chainIds', 'must list at least one chain id, comma-separated')
+    const unknown = ids.find((id) => !loaded.some((e) => e.plugin.ownsChain(id)))
+    if (unknown !== undefined) throw new InvalidFilterError('chainIds', `contains "${unknown}", which is not a chain id of ${ecosystems.ids.join(', ')}`)
+    filter.chainIds = [...new Set(ids)]
+  }
+  if (q.depositToken !== undefined) {
+    const input = q.depositToken.trim()
+    const forms = loaded.filter((e) => e.plugin.address.isValid(input)).map((e) => e.plugin.address.parse(input))
+    if (!forms.length) throw new InvalidFilterError('depositToken', `is not a token address of ${ecosystems.ids.join(', ')}`)
+    filter.depositTokens = [...new Set(forms)]
+  }
+  if (q.tvlGreaterThan !== undefined) {
+    const raw = q.tvlGreaterThan.trim()
+    const n = Number(raw)
+    if (raw === '' || !/^[0-9.eE+-]+$/.test(raw) || !Number.isFinite(n) || n < 0)
+      throw new InvalidFilterError('tvlGreaterThan', 'must be a USD amount, a number 0 or more')
+    filter.tvlGreaterThan = n
+  }
+  return filter
+}
+
+async function pluginsById(ecosystems: EcosystemRegistry): Promise<Map<string, LoadedEcosystem>> {
+  return new Map((await ecosystems.all()).map((e) => [e.plugin.id, e]))
+}
+
+export async function listOpportunities(deps: QueryDeps, q: OpportunityListQuery): Promise<OpportunityList> {
+  const filter = await parseListQuery(deps.ecosystems, q)
+  const loaded = await pluginsById(deps.ecosystems)
+  const { rows, total } = await deps.store.listOpportunities({
+    ecosystems: [...loaded.keys()],
+    chainIds: filter.chainIds,
+    depositTokens: filter.depositTokens,
+    tvlGreaterThan: filter.tvlGreaterThan,
+    offset: (filter.page - 1) * filter.limit,
+    limit: filter.limit,
+  })
+  const opportunities = rows
+    .map(decodeOpportunity)
+    .filter(isLive)
+    .map((o) => toOpportunity(o, loaded.get(o.listing.ecosystem)!.plugin))
+  const totalPages = Math.ceil(total / filter.limit)
+  return {
+    opportunities,
+    total,
+    pagination: { page: filter.page, limit: filter.limit, total, totalPages, hasNext: filter.page < totalPages, hasPrevious: filter.page > 1 },
+  }
+}
+
+/** The opportunity with its loaded ecosystem, or undefined when the API does not serve it. */
+export async function findOpportunity(
+  deps: QueryDeps,
+  opportunityId: string,
+  load: (id: string) => Promise<OpportunityRecord | undefined> = (id) => deps.store.getOpportunity(id),
+): Promise<{ opportunity: LiveOpportunity; ecosystem: LoadedEcosystem } | undefined> {
+  const row = await load(opportunityId.toLowerCase())
+  if (!row) return undefined
+  const opportunity = decodeOpportunity(row)
+  if (!isLive(opportunity)) return undefined
+  try {
+    return { opportunity, ecosystem: await deps.ecosystems.get(opportunity.listing.ecosystem) }
+  } catch (e) {
+    // An ecosystem this deployment does not load: its opportunities are not served.
+    if (e instanceof ApiError && e.code === 'INVALID_ARGUMENT') return undefined
+    throw e
+  }
+}
+
+export async function getOpportunity(deps: QueryDeps, opportunityId: string): Promise<OpportunityResult> {
+  const found = await findOpportunity(deps, opportunityId)
+  if (!found) throw new OpportunityNotFoundError(opportunityId)
+  return { opportunity: toOpportunity(found.opportunity, found.ecosystem.plugin) }
+}

@@ -1,0 +1,46 @@
+/** The catalog's rows to and from what the opportunities module works with (rows hold JSON text). */
+import type { OpportunityRecord } from '../store/schema.ts'
+import { tvlUsd } from './chain.ts'
+import type { ChainFacts, Listing } from './schema.ts'
+
+export interface CatalogOpportunity {
+  listing: Listing
+  /** Null until the chain was read once. */
+  facts: ChainFacts | null
+  tvl: number
+  refreshedAt: number | null
+  refreshError: string | null
+}
+
+/** An opportunity whose chain facts are known: the only kind the API serves. */
+export type LiveOpportunity = CatalogOpportunity & { facts: ChainFacts; refreshedAt: number }
+
+export const isLive = (o: CatalogOpportunity): o is LiveOpportunity => o.facts !== null && o.refreshedAt !== null
+
+export function decodeOpportunity(row: OpportunityRecord): CatalogOpportunity {
+  return {
+    listing: JSON.parse(row.listing) as Listing,
+    facts: row.chainFacts === null ? null : (JSON.parse(row.chainFacts) as ChainFacts),
+    tvl: row.tvl,
+    refreshedAt: row.refreshedAt,
+    refreshError: row.refreshError,
+  }
+}
+
+export const tvlOf = (listing: Listing, facts: ChainFacts) => tvlUsd(BigInt(facts.totalAssets), facts.decimals, listing.baseTokenPriceUsd)
+
+export function encodeOpportunity(listing: Listing, facts: ChainFacts | null, now: number): OpportunityRecord {
+  return {
+    id: listing.id,
+    ecosystem: listing.ecosystem,
+    chainId: listing.chainId,
+    vaultAddress: listing.vaultAddress,
+    listing: JSON.stringify(listing),
+    chainFacts: facts && JSON.stringify(facts),
+    tvl: facts ? tvlOf(listing, facts) : 0,
+    refreshedAt: facts ? now : null,
+    refreshError: null,
+    createdAt: now,
+    updatedAt: now,
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Keeping the catalog's chain facts fresh, off the request path. One pass reads every vault; a vault
+ * whose chain fails keeps its last facts (the failure is noted and logged). The scheduler runs a pass,
+ * waits the interval, runs the next: passes never overlap, and stopping waits for the one in flight.
+ */
+import type { Clock } from '../clock.ts'
+import type { EcosystemRegistry } from '../registry.ts'
+import type { Store } from '../store/store.ts'
+import { disagreements, readChainFacts } from './chain.ts'
+import { decodeOpportunity, tvlOf } from './records.ts'
+
+/** Structurally the server's logger; core does not import it. */
+export interface RefreshLog {
+  info(fields: Record<string, unknown>): void
+  error(fields: Record<string, unknown>): void
+}
+
+export interface RefreshDeps {
+  store: Store
+  ecosystems: EcosystemRegistry
+  clock: Clock
+  logger: RefreshLog
+}
+
+export interface RefreshSummary {
+  refreshed: number
+  failed: number
+}
+
+// Vaults read at once: enough to overlap RPC latency without a burst against one node.
+const CONCURRENCY = 8
+
+const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e)).slice(0, 300)
+
+export async function refreshCatalog(deps: RefreshDeps): Promise<RefreshSummary> {
+  const loaded = new Set<string>(deps.ecosystems.ids)
+  const rows = (await deps.store.allOpportunities()).filter((r) => loaded.has(r.ecosystem))
+  const summary: RefreshSummary = { refreshed: 0, failed: 0 }
+  const one = async (row: (typeof rows)[number]) => {
+    const { listing } = decodeOpportunity(row)
+    try {
+      const facts = await readChainFacts(await deps.ecosystems.get(listing.ecosystem), listing)
+      const disagree = disagreements(listing, facts)
+      // The chain is the authority; a file that disagrees is logged for the operator to fix.
+      if (disagree.length) deps.logger.error({ msg: 'catalog entry disagrees with the chain', opportunityId: listing.id, disagree })
+      await deps.store.setOpportunityChainFacts(listing.id, { chainFacts: JSON.stringify(facts), tvl: tvlOf(listing, facts), refreshedAt: deps.clock.now() })
+      summary.refreshed++
+    } catch (e) {
+      summary.failed++
+      const error = firstLine(e)
+      deps.logger.error({ msg: 'catalog refresh failed; keeping the last values', opportunityId: listing.id, chainId: listing.chainId, error })
+      await deps.store.setOpportunityRefreshError(listing.id, error, deps.clock.now()).catch(() => {})
+    }
+  }
+  for (let i = 0; i < rows.length; i += CONCURRENCY) await Promise.all(rows.slice(i, i + CONCURRENCY).map(one))
+  return summary
+}
+
+export interface CatalogRefresher {
+  /** Runs a pass now (besides the schedule); resolves with its summary. */
+  refreshNow(): Promise<RefreshSummary>
+  /** Stops the schedule and waits for a pass in flight. */
+  stop(): Promise<void>
+}
+
+/** Starts the schedule: a first pass at once, then one every `intervalMs` after the previous ends. */
+export function startCatalogRefresher(deps: RefreshDeps, intervalMs: number): CatalogRefresher {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let stopped = false
+  let inFlight: Promise<RefreshSummary> | undefined
+  const pass = (): Promise<RefreshSummary> => {
+    inFlight ??= refreshCatalog(deps)
+      .then((s) => {
+        if (s.refreshed || s.failed) deps.logger.info({ msg: 'catalog refreshed', ...s })
+        return s
+      })
+      .catch((e) => {
+        deps.logger.error({ msg: 'catalog refresh pass failed', error: firstLine(e) })
+        return { refreshed: 0, failed: 0 }
+      })
+      .finally(() => {
+        inFlight = undefined
+      })
+    return inFlight
+  }
+  const loop = async () => {
+    await pass()
+    if (!stopped) timer = setTimeout(loop, intervalMs)
+  }
+  void loop()
+  return {
+    refreshNow: pass,
+    async stop() {
+      stopped = true
+      clearTimeout(timer)
+      await inFlight
+    },
+  }
+}

@@ -1,0 +1,35 @@
+/** An opportunity as the API shows it: the listing and the chain facts together, addresses in display form. */
+import type { Ecosystem, EcosystemId } from '../ecosystem.ts'
+import type { LiveOpportunity } from './records.ts'
+import type { Opportunity } from './schema.ts'
+
+export function toOpportunity(o: LiveOpportunity, plugin: Ecosystem<EcosystemId, unknown>): Opportunity {
+  const { listing, facts } = o
+  const show = (address: string) => plugin.address.format(address)
+  return {
+    id: listing.id,
+    name: listing.name,
+    ...(listing.description === undefined ? {} : { description: listing.description }),
+    ecosystem: listing.ecosystem,
+    chainId: listing.chainId,
+    protocol: listing.protocol,
+    vaultAddress: show(listing.vaultAddress),
+    baseToken: { address: show(facts.baseToken), symbol: listing.baseToken.symbol, decimals: facts.decimals, chainId: listing.chainId },
+    receiptToken: {
+      address: show(facts.receiptToken),
+      symbol: listing.receiptToken.symbol,
+      // The chain reader reports the asset's decimals; a share token that differs says so in the file.
+      decimals: listing.receiptToken.decimals ?? facts.decimals,
+      chainId: listing.chainId,
+    },
+    depositTokens: listing.depositTokens.map((t) => ({ ...t, address: show(t.address) })),
+    tvl: o.tvl,
+    estimatedApr: listing.estimatedApr,
+    minDepositAmountUsd: listing.minDepositAmountUsd,
+    swapDirectEnabled: listing.swapDirectEnabled,
+    swapRouteEnabled: listing.swapRouteEnabled,
+    transactionalProperties: listing.transactionalProperties,
+    totalAssets: facts.totalAssets,
+    refreshedAt: new Date(o.refreshedAt).toISOString(),
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * bun:sqlite, tuned for the store's request path: statements kept prepared, and point reads on a
+ * read-only connection of their own.
+ */
+import { Database as SqliteDatabase, type SQLQueryBindings, type Statement } from 'bun:sqlite'
+
+const MAX_STATEMENTS = 200
+
+/**
+ * bun:sqlite keeping its prepared statements by SQL text. kysely-bun-sqlite prepares a statement for
+ * every query, and preparing costs more than running a point query. Sharing one statement is safe:
+ * each use runs to completion synchronously. Bounded, for SQL whose text varies (batched inserts).
+ */
+export class StatementCachingDatabase extends SqliteDatabase {
+  readonly #statements = new Map<string, Statement<any, any>>()
+
+  override prepare<R, P extends SQLQueryBindings | SQLQueryBindings[]>(sql: string, params?: P): Statement<R, P extends any[] ? P : [P]> {
+    if (params !== undefined) return super.prepare(sql, params)
+    let statement = this.#statements.get(sql)
+    if (!statement) {
+      if (this.#statements.size >= MAX_STATEMENTS) this.#statements.clear()
+      statement = super.prepare(sql)
+      this.#statements.set(sql, statement)
+    }
+    return statement
+  }
+}
+
+/** Runs compiled SQL and returns its first row with camelCase keys (as the store's CamelCasePlugin would). */
+export type RowReader = (sql: string, parameters: readonly unknown[]) => Record<string, unknown> | undefined
+
+const camel = (column: string) => column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+
+/**
+ * Point reads on a second, read-only connection to the same file. Kysely runs every query of the
+ * one bun:sqlite connection behind a queue (a transaction holds it across awaits), and under load
+ * the queue costs several times the read itself. WAL lets this connection read while the other
+ * writes; it sees only committed data, never a transaction in progress. Not for `:memory:`, which
+ * a second connection would not share.
+ */
+export function openReader(path: string): { read: RowReader; close(): void } {
+  const database = new SqliteDatabase(path, { readonly: true })
+  database.exec('pragma busy_timeout = 5000')
+  const statements = new Map<string, { statement: Statement<unknown[], SQLQueryBindings[]>; keys: string[] }>()
+  return {
+    read(sql, parameters) {
+      let s = statements.get(sql)
+      if (!s) {
+        const statement = database.prepare<unknown[], SQLQueryBindings[]>(sql)
+        s = { statement, keys: statement.columnNames.map(camel) }
+        statements.set(sql, s)
+      }
+      const values = s.statement.values(...(parameters as SQLQueryBindings[]))[0]
+      if (!values) return undefined
+      const row: Record<string, unknown> = {}
+      for (let i = 0; i < s.keys.length; i++) row[s.keys[i]!] = values[i]
+      return row
+    },
+    close: () => database.close(),
+  }
+}

@@ -1,0 +1,66 @@
+import { type ActionDeps, attributionSecretSource, buildDeposit, buildWithdraw, createActionRecorder, createLookups, verifyAttribution } from '@earn/core'
+import { Elysia } from 'elysia'
+import type { Deps } from '../../deps.ts'
+import { operation } from '../../http/operation.ts'
+import { requestState } from '../../http/request.ts'
+import { ActionParams, ActionResult, DepositBody, VerifyQuery, VerifyResult, WithdrawBody } from './model.ts'
+
+const tags = ['Actions']
+/** How long a build remembers an opportunity, distributor or membership it read (see core's lookups.ts). */
+const LOOKUP_TTL_MS = 2000
+const orgOf = (request: Request) => requestState(request)!.auth!.organization.id
+
+const ORDER =
+  'Checks, in order: body (400); the wallet is a member (404, context.userAddress); the opportunity and the distributor exist (404); '
+
+export const actionRoutes = (deps: Deps) => {
+  const actions: ActionDeps = {
+    store: deps.store,
+    ecosystems: deps.ecosystems,
+    clock: deps.clock,
+    attributionSecret: attributionSecretSource(deps.store, deps.config.attributionSecret),
+    recorder: createActionRecorder(deps.store),
+    lookups: createLookups({ store: deps.store, clock: deps.clock, ttlMs: LOOKUP_TTL_MS }),
+  }
+  return new Elysia({ prefix: '/v2/actions' })
+    .post(
+      '/deposit/:opportunityId',
+      ({ body, params, request }) => buildDeposit(actions, { orgId: orgOf(request), opportunityId: params.opportunityId, body }),
+      {
+        params: ActionParams,
+        body: DepositBody,
+        ...operation(deps, 'actions.deposit', {
+          summary: 'Build a deposit',
+          description:
+            ORDER +
+            'mode enabled on the opportunity, tokenIn allowed, amount parses (400); then the on-chain balance of tokenIn ' +
+            '(400 `insufficient token balance` with context.required and context.available). The deposit step carries the attribution tag.',
+          tags,
+          responses: { 200: ActionResult },
+        }),
+      },
+    )
+    .post(
+      '/withdraw/:opportunityId',
+      ({ body, params, request }) => buildWithdraw(actions, { orgId: orgOf(request), opportunityId: params.opportunityId, body }),
+      {
+        params: ActionParams,
+        body: WithdrawBody,
+        ...operation(deps, 'actions.withdraw', {
+          summary: 'Build a withdrawal',
+          description: ORDER + 'tokenOut allowed, amount parses (400); then the on-chain balance of vault shares (400 `insufficient token balance`).',
+          tags,
+          responses: { 200: ActionResult },
+        }),
+      },
+    )
+    .get('/verify', ({ query, request }) => verifyAttribution(actions, { orgId: orgOf(request), chainId: query.chainId, txHash: query.txHash }), {
+      query: VerifyQuery,
+      ...operation(deps, 'actions.verify', {
+        summary: 'Verify the attribution tag of a mined transaction',
+        description: 'verified is false for a tag that is not ours or not valid for the sender and chain; 404 when the transaction carries no tag.',
+        tags,
+        responses: { 200: VerifyResult },
+      }),
+    })
+}

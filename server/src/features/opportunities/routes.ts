@@ -1,0 +1,27 @@
+import { getOpportunity, listOpportunities } from '@earn/core'
+import { Elysia } from 'elysia'
+import type { Deps } from '../../deps.ts'
+import { operation } from '../../http/operation.ts'
+import { OpportunityList, OpportunityListQuery, OpportunityParams, OpportunityResult } from './model.ts'
+
+const tags = ['Opportunities']
+
+export const opportunityRoutes = (deps: Deps) => {
+  const catalog = { store: deps.store, ecosystems: deps.ecosystems }
+  return new Elysia({ prefix: '/v2/opportunities' })
+    .get('/', ({ query }) => listOpportunities(catalog, query), {
+      query: OpportunityListQuery,
+      ...operation(deps, 'opportunities.list', {
+        summary: 'List opportunities',
+        description:
+          'Filters: chainIds (comma-separated), depositToken (address; case-insensitive on EVM), tvlGreaterThan (USD). ' +
+          'Largest TVL first; page from 1, limit up to 500 (default 100). A filter that does not parse is 400 naming it.',
+        tags,
+        responses: { 200: OpportunityList },
+      }),
+    })
+    .get('/:opportunityId', ({ params }) => getOpportunity(catalog, params.opportunityId), {
+      params: OpportunityParams,
+      ...operation(deps, 'opportunities.get', { summary: 'Get one opportunity', tags, responses: { 200: OpportunityResult } }),
+    })
+}

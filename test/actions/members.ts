@@ -1,0 +1,24 @@
+/** Wallets for action tests: registered through the membership flow, funded on the local chain. */
+import { expect } from 'bun:test'
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { mintToken, setNativeBalance } from '../chains/evm.ts'
+import type { Harness } from '../harness.ts'
+import type { LocalChain } from './localChain.ts'
+
+/** Registers a wallet through the HTTP flow (agreement, signature, create), as an integrator would. */
+export async function register(h: Harness, wallet: PrivateKeyAccount): Promise<void> {
+  const agreement = await h.post('/v2/membership/agreement', { address: wallet.address, walletEcosystem: 'evm', url: 'https://wallet.example.com' })
+  expect(agreement.status).toBe(200)
+  const signature = await wallet.signMessage({ message: agreement.body.message })
+  const created = await h.post('/v2/membership/', { address: wallet.address, walletEcosystem: 'evm', signature, nonce: agreement.body.nonce })
+  expect(created.body).toEqual({ isMember: true, error: '' })
+}
+
+/** A new member wallet with gas money and `tusd` smallest units of tUSD. */
+export async function fundedMember(h: Harness, chain: LocalChain, tusd = 0n): Promise<PrivateKeyAccount> {
+  const wallet = privateKeyToAccount(generatePrivateKey())
+  await register(h, wallet)
+  await setNativeBalance(chain.anvil, wallet.address, 10n ** 18n)
+  if (tusd > 0n) await mintToken(chain.anvil, chain.token, wallet.address, tusd)
+  return wallet
+}

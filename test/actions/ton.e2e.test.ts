@@ -1,0 +1,161 @@
+/**
+ * End to end on the TON sandbox: a TON wallet registers through `ton_proof`, the API builds a jetton
+ * deposit as a TON Connect request, the wallet contract (v5r1, real key pair) sends exactly its
+ * messages, and the chain shows the vault holding the deposit; verify finds the tag by the wallet
+ * transaction's hash. Then the balance preflight, and a withdrawal of receipt jettons.
+ *
+ * The opportunity is the sample below, whose addresses `deploySampleTon` makes on every fresh sandbox
+ * (as catalog/local.json's EVM entries are what a fresh anvil deploys). The sandbox stands in for
+ * mainnet's API, so the entry is on chain -239.
+ */
+import { afterAll, describe, expect, test } from 'bun:test'
+import { importCatalog } from '@earn/core'
+import { readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
+import { type Address, toNano } from '@ton/core'
+import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
+import { randomBytes } from 'node:crypto'
+import { localCatalog } from './localChain.ts'
+import { deploySampleTon, SAMPLE_TON, signTonProof, startTon, type SampleTon, type TonSandbox, type TonWallet } from '../chains/ton.ts'
+import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
+
+/** The sample catalog's TON entry (catalog/local.json). */
+const TON_SAMPLE_ENTRY = localCatalog('ton').opportunities[0]!
+
+const CHAIN = '-239'
+
+const chain: TonSandbox = await startTon()
+const sample: SampleTon = await deploySampleTon(chain)
+// The entry names what a fresh sandbox deploys; a drift fails here, loudly.
+if (
+  TON_SAMPLE_ENTRY.vaultAddress !== sample.vault.address.toString() ||
+  TON_SAMPLE_ENTRY.baseToken.address !== sample.baseToken.toString() ||
+  TON_SAMPLE_ENTRY.receiptToken.address !== sample.receiptToken.toString()
+)
+  throw new Error(`the TON sample entry does not name what deploySampleTon deploys (${sample.vault.address}, ${sample.baseToken}, ${sample.receiptToken})`)
+const h: Harness = await createHarness({ clients: { ton: chain.client } })
+afterAll(() => h.close())
+const [imported] = (await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [TON_SAMPLE_ENTRY] })).opportunities
+
+test('the catalog import reads the TON vault from the chain (its tokens from the catalog)', async () => {
+  expect([imported?.chainFacts, imported?.note]).toEqual(['read', undefined])
+})
+
+const balance = (owner: Address, token: Address) =>
+  readTonBalance(chain.client, { chainId: CHAIN, owner: owner.toRawString(), token: token.toRawString() })
+
+/** A v5r1 wallet with TON for fees, registered through the HTTP flow with a `ton_proof`, as a TON Connect dApp does. */
+async function member(tusd: bigint): Promise<{ wallet: TonWallet; keyPair: KeyPair }> {
+  const keyPair = keyPairFromSeed(randomBytes(32))
+  const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))
+  const address = wallet.address.toString({ bounceable: false })
+  const agreement = await h.post('/v2/membership/agreement', { address, walletEcosystem: 'ton', url: 'https://app.example.com/earn' }, { key: h.org.publishableKey })
+  expect(agreement.status).toBe(200)
+  const signature = signTonProof({ keyPair, address: wallet.address, domain: 'app.example.com', payload: agreement.body.message, stateInit: wallet.init })
+  const created = await h.post('/v2/membership/', { address, walletEcosystem: 'ton', signature, nonce: agreement.body.nonce, distributorId: h.distributorId })
+  expect(created.body).toEqual({ isMember: true, error: '' })
+  if (tusd > 0n) await chain.mintJetton(sample.baseToken, wallet.address, tusd)
+  return { wallet, keyPair }
+}
+
+describe('TON: deposit, verify, withdraw through the API', () => {
+  let user: { wallet: TonWallet; keyPair: KeyPair }
+  let depositHash: string
+  let actionId: string
+
+  test('the opportunity is listed with what the chain says', async () => {
+    const r = await h.get(`/v2/opportunities/${TON_SAMPLE_ENTRY.id}`)
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.opportunity).toMatchObject({ ecosystem: 'ton', chainId: CHAIN, baseToken: { symbol: 'tUSD', decimals: 6 } })
+  })
+
+  test('a deposit built by the API and sent by the wallet moves the jettons to the vault', async () => {
+    user = await member(1_000_000_000n)
+    const amount = 250_000_000n
+    const r = await h.post(`/v2/actions/deposit/${TON_SAMPLE_ENTRY.id}`, {
+      userAddress: user.wallet.address.toString({ bounceable: false }),
+      tokenIn: TON_SAMPLE_ENTRY.baseToken.address,
+      amount: amount.toString(),
+      distributorId: h.distributorId,
+      referralCode: 'ton-launch',
+    })
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.transactions.map((t: Json) => t.type)).toEqual(['deposit'])
+    const request = r.body.transactions[0].transaction as TonConnectRequest
+    expect(request).toMatchObject({ network: CHAIN, from: user.wallet.address.toRawString(), messages: [{ amount: toNano('0.1').toString() }] })
+    expect(request.validUntil).toBeGreaterThan(Math.floor(Date.now() / 1000))
+    actionId = r.body.actionId
+
+    const before = { user: await balance(user.wallet.address, sample.baseToken), vault: await balance(sample.vault.address, sample.baseToken) }
+    const sent = await chain.sendTonConnect(user.wallet, user.keyPair, request)
+    expect(await balance(user.wallet.address, sample.baseToken)).toBe(before.user - amount)
+    expect(await balance(sample.vault.address, sample.baseToken)).toBe(before.vault + amount)
+    depositHash = sent.hash
+  })
+
+  test('verify recognises the deposit by the wallet transaction hash', async () => {
+    const r = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${depositHash}`, { key: h.org.publishableKey })
+    expect(r.status, r.text).toBe(200)
+    expect(r.body).toEqual({
+      tag: expect.stringMatching(new RegExp(`^earn:v1:${h.distributorId}:${actionId}:[0-9a-f]{32}$`)),
+      verified: true,
+      metadata: { distributorId: h.distributorId, actionId, opportunityId: TON_SAMPLE_ENTRY.id, referralCode: 'ton-launch' },
+    })
+    // The same transaction named in base64, as toncenter shows it.
+    const base64 = encodeURIComponent(Buffer.from(depositHash, 'hex').toString('base64'))
+    expect((await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${base64}`)).body.verified).toBe(true)
+  })
+
+  test('a deposit larger than the balance is 400 insufficient token balance', async () => {
+    const held = await balance(user.wallet.address, sample.baseToken)
+    const r = await h.post(`/v2/actions/deposit/${TON_SAMPLE_ENTRY.id}`, {
+      userAddress: user.wallet.address.toRawString(),
+      tokenIn: TON_SAMPLE_ENTRY.baseToken.address,
+      amount: (held + 1n).toString(),
+      distributorId: h.distributorId,
+    })
+    expect(r.status).toBe(400)
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(r.body.error).toBe('insufficient token balance')
+    expect(r.body.context).toMatchObject({ required: (held + 1n).toString(), available: held.toString() })
+  })
+
+  test('a withdrawal returns receipt jettons to the vault, and verifies', async () => {
+    // The sample vault is operator-run: it issues receipt jettons for deposits; the treasury mints them here.
+    const shares = 250_000_000n
+    await chain.mintJetton(sample.receiptToken, user.wallet.address, shares)
+    const redeem = shares / 2n
+    const r = await h.post(`/v2/actions/withdraw/${TON_SAMPLE_ENTRY.id}`, {
+      userAddress: user.wallet.address.toString(),
+      amount: redeem.toString(),
+      distributorId: h.distributorId,
+    })
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.transactions.map((t: Json) => t.type)).toEqual(['withdraw'])
+    const before = await balance(sample.vault.address, sample.receiptToken)
+    const sent = await chain.sendTonConnect(user.wallet, user.keyPair, r.body.transactions[0].transaction)
+    expect(await balance(user.wallet.address, sample.receiptToken)).toBe(shares - redeem)
+    expect(await balance(sample.vault.address, sample.receiptToken)).toBe(before + redeem)
+    const v = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${sent.hash}`)
+    expect(v.body).toMatchObject({ verified: true, metadata: { actionId: r.body.actionId } })
+  })
+
+  test('verify: a wallet transaction without a tag is 404; an unknown hash is 404; a malformed one is 400', async () => {
+    const plain = await chain.sendTonConnect(user.wallet, user.keyPair, {
+      validUntil: Math.floor(Date.now() / 1000) + 60,
+      network: CHAIN,
+      from: user.wallet.address.toRawString(),
+      messages: [{ address: sample.vault.address.toString(), amount: toNano('0.01').toString() }],
+    })
+    const cases: [string, number, string][] = [
+      [plain.hash, 404, 'NOT_FOUND'],
+      ['ab'.repeat(32), 404, 'NOT_FOUND'],
+      ['0x1234', 400, 'INVALID_ARGUMENT'],
+    ]
+    for (const [txHash, code, status] of cases) {
+      const r = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${txHash}`, { key: h.org.publishableKey })
+      expect(r.status, txHash).toBe(code)
+      expectEnvelope(r.body, code, status)
+      expect(r.body.context).toHaveProperty('txHash')
+    }
+  })
+})

@@ -1,0 +1,220 @@
+/**
+ * Redis stops during operation: the server keeps answering (metering per process, readiness
+ * "degraded"), and returns to exact shared metering by itself once Redis is back. A private
+ * redis-server on a free port, so stopping it disturbs nobody.
+ */
+import { afterAll, describe, expect, test } from 'bun:test'
+import type { Subprocess } from 'bun'
+import { createMemoryMeter } from '@earn/core/metering/memory'
+import { createRedisMeter } from '@earn/core/metering/redis'
+import { createResilientMeter, type ResilientMeter } from '@earn/core/metering/resilient'
+import { createHarness } from './harness.ts'
+
+const CI = process.env.CI === 'true'
+const binary = Bun.which('redis-server')
+if (!binary && CI) throw new Error('redis-server is not installed (CI=true: a missing service is a failure, not a skip)')
+
+const check = '/v2/membership/?address=0x000000000000000000000000000000000000dEaD'
+
+async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = s.port!
+  s.stop(true)
+  return port
+}
+
+/** A redis-server of our own that keeps nothing on disk; resolves once it answers PING. */
+async function startRedis(port: number): Promise<Subprocess> {
+  const proc = Bun.spawn([binary!, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' })
+  const deadline = Date.now() + 10_000
+  while (Date.now() < deadline) {
+    const ping = Bun.spawnSync(['redis-cli', '-p', String(port), 'ping'])
+    if (ping.stdout.toString().trim() === 'PONG') return proc
+    await Bun.sleep(50)
+  }
+  proc.kill('SIGKILL')
+  throw new Error(`redis-server on port ${port} did not start`)
+}
+
+async function until(condition: () => boolean | Promise<boolean>, ms: number): Promise<number> {
+  const started = Date.now()
+  while (!(await condition())) {
+    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`)
+    await Bun.sleep(50)
+  }
+  return Date.now() - started
+}
+
+/**
+ * A TCP proxy to Redis that can cut the route silently, as a crashed host or a dropped route does:
+ * connections stay open but nothing passes, and stay dead after the route is back; only connections
+ * made afterwards get through.
+ */
+function cuttableProxy(targetPort: number) {
+  type Link = { up?: Socket<Link>; pending: Uint8Array[]; dead: boolean }
+  type Socket<T> = import('bun').Socket<T>
+  const links = new Set<Link>()
+  let cut = false
+  const server = Bun.listen<Link>({
+    hostname: '127.0.0.1',
+    port: 0,
+    socket: {
+      open(down) {
+        const link: Link = { pending: [], dead: cut }
+        down.data = link
+        links.add(link)
+        if (link.dead) return
+        void Bun.connect<Link>({
+          hostname: '127.0.0.1',
+          port: targetPort,
+          data: link,
+          socket: {
+            data(_, chunk) {
+              if (!link.dead) down.write(chunk)
+            },
+            close() {
+              if (!link.dead) down.end()
+            },
+          },
+        }).then((up) => {
+          link.up = up
+          for (const chunk of link.pending.splice(0)) up.write(chunk)
+        })
+      },
+      data(down, chunk) {
+        const link = down.data
+        if (link.dead) return
+        if (link.up) link.up.write(chunk)
+        else link.pending.push(new Uint8Array(chunk))
+      },
+      close(down) {
+        links.delete(down.data)
+        down.data.up?.end()
+      },
+    },
+  })
+  return {
+    port: server.port,
+    cut() {
+      cut = true
+      for (const l of links) l.dead = true
+    },
+    restore() {
+      cut = false
+    },
+    stop: () => server.stop(true),
+  }
+}
+
+const meterOver = (url: string) => createResilientMeter({ primary: createRedisMeter({ url }), fallback: createMemoryMeter(), probeMs: 200 })
+
+if (binary) {
+  describe('Redis outage', () => {
+    const running: Subprocess[] = []
+    afterAll(() => {
+      for (const p of running) p.kill('SIGKILL')
+    })
+
+    test('killed, then restarted on the same port: answers throughout, shared again by itself', async () => {
+      const port = await freePort()
+      const url = `redis://127.0.0.1:${port}`
+      running.push(await startRedis(port))
+      // Two meters on one Redis stand for two server processes; requests go through the app on `a`.
+      const a = meterOver(url)
+      const b = meterOver(url)
+      await until(async () => (await a.ping()).state === 'ok' && (await b.ping()).state === 'ok', 5000)
+      const h = await createHarness({ meter: a, org: { hourlyBudget: 1000 } })
+      const budget = { hourly: 1000, monthly: null }
+      const keyId = h.org.secretKeyId
+      const viaB = async () => (await b.admit({ keyId, cost: 1, budget, now: Date.now() })).hourly.used
+
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('1')
+      expect(await viaB()).toBe(2)
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('3')
+
+      running.pop()!.kill('SIGKILL')
+      // Every request is answered, with its headers, and none waits long for the dead Redis.
+      for (let i = 0; i < 20; i++) {
+        const started = performance.now()
+        const r = await h.get(check)
+        expect(r.status).toBe(200)
+        expect(r.headers.get('x-ratelimit-limit')).toBe('1000')
+        expect(Number(r.headers.get('x-ratelimit-used'))).toBeGreaterThan(0)
+        expect(performance.now() - started).toBeLessThan(1000)
+      }
+      expect(a.state).toBe('fallback')
+      const ready = await h.get('/readyz', { key: null })
+      expect(ready.status).toBe(200)
+      expect(ready.body.status).toBe('degraded')
+      expect(ready.body.checks.meter).toStartWith('degraded')
+
+      running.push(await startRedis(port))
+      const recoveredInMs = await until(() => a.state === 'primary', 10_000)
+      expect(recoveredInMs).toBeLessThan(10_000)
+      // The new Redis kept nothing (no persistence here): counting starts again, shared by both.
+      await until(async () => (await b.ping()).state === 'ok', 10_000)
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('1')
+      expect(await viaB()).toBe(2)
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('3')
+      expect((await h.get('/readyz', { key: null })).body).toEqual({ status: 'ok', checks: { store: 'ok', meter: 'ok' } })
+      await Promise.all([a.close(), b.close(), h.close()])
+    }, 60_000)
+
+    test('hung (SIGSTOP): requests wait at most the timeout, then resume shared when it wakes (SIGCONT)', async () => {
+      const port = await freePort()
+      const url = `redis://127.0.0.1:${port}`
+      const redis = await startRedis(port)
+      running.push(redis)
+      const a: ResilientMeter = meterOver(url)
+      await until(async () => (await a.ping()).state === 'ok', 5000)
+      const h = await createHarness({ meter: a, org: { hourlyBudget: 1000 } })
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('1')
+
+      redis.kill('SIGSTOP')
+      try {
+        const started = performance.now()
+        const r = await h.get(check)
+        expect(r.status).toBe(200)
+        expect(performance.now() - started).toBeLessThan(1500)
+        expect(a.state).toBe('fallback')
+      } finally {
+        redis.kill('SIGCONT')
+      }
+      await until(() => a.state === 'primary', 10_000)
+      // The same Redis, woken, kept its count and then ran the script that had timed out, so the
+      // request answered in-process is counted there too (the policy errs towards counting twice).
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('3')
+      await Promise.all([a.close(), h.close()])
+    }, 60_000)
+
+    test('a route that dies silently: answered meanwhile, and a new connection is made once it is back', async () => {
+      const port = await freePort()
+      running.push(await startRedis(port))
+      const proxy = cuttableProxy(port)
+      const a = meterOver(`redis://127.0.0.1:${proxy.port}`)
+      try {
+        await until(async () => (await a.ping()).state === 'ok', 5000)
+        const h = await createHarness({ meter: a, org: { hourlyBudget: 1000 } })
+        expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('1')
+
+        proxy.cut()
+        for (let i = 0; i < 5; i++) {
+          const started = performance.now()
+          expect((await h.get(check)).status).toBe(200)
+          expect(performance.now() - started).toBeLessThan(1500)
+        }
+        expect(a.state).toBe('fallback')
+        await Bun.sleep(500)
+        proxy.restore()
+        // The old connection is still dead: only a new one (after STALL_MS without a PING answer) gets through.
+        await until(() => a.state === 'primary', 15_000)
+        // The script sent on the dead connection never reached Redis: its count is the 1 from before.
+        expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('2')
+        await h.close()
+      } finally {
+        await a.close()
+        proxy.stop()
+      }
+    }, 60_000)
+  })
+} else describe.skip('Redis outage (redis-server is not installed)', () => {})

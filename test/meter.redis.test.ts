@@ -1,0 +1,74 @@
+/** The shared meter suite against a real Redis, with three clients standing for three server processes. */
+import { describe, expect, test } from 'bun:test'
+import { randomUUID } from 'node:crypto'
+import { createClient } from 'redis'
+import { runMeterSuite } from '@earn/core/metering/meter.suite'
+import { createRedisMeter } from '@earn/core/metering/redis'
+import { REDIS_URL, redisAvailable } from './services.ts'
+
+async function deleteKeys(prefix: string) {
+  const raw = createClient({ url: REDIS_URL })
+  await raw.connect()
+  const keys = await raw.keys(`{${prefix}:*`)
+  if (keys.length) await raw.del(keys)
+  await raw.close()
+}
+
+if (await redisAvailable()) {
+  runMeterSuite('redis, three clients', async () => {
+    // A prefix of its own, so the suite's keys are found and deleted afterwards.
+    const prefix = `test-${randomUUID()}`
+    const meters = Array.from({ length: 3 }, () => createRedisMeter({ url: REDIS_URL, prefix }))
+    await Promise.all(meters.map((m) => m.connected))
+    return {
+      meters,
+      async close() {
+        await Promise.all(meters.map((m) => m.close()))
+        await deleteKeys(prefix)
+      },
+    }
+  })
+
+  describe('redis meter: keys', () => {
+    test('both counters of a key share one hash tag and expire a margin after their window', async () => {
+      const raw = createClient({ url: REDIS_URL })
+      await raw.connect()
+      const prefix = `t${randomUUID().slice(0, 8)}`
+      const meter = createRedisMeter({ client: raw, prefix, expiryMarginMs: 60_000 })
+      const now = Date.parse('2031-01-31T23:30:00Z')
+      await meter.admit({ keyId: 'key_A', cost: 4, budget: { hourly: 10, monthly: null }, now })
+      const keys = (await raw.keys(`{${prefix}:*`)).sort()
+      const hourId = Math.floor(now / 3_600_000)
+      expect(keys).toEqual([`{${prefix}:key_A}:h:${hourId}`, `{${prefix}:key_A}:m:2031-01`])
+      expect(await raw.get(keys[0]!)).toBe('4')
+      expect(await raw.get(keys[1]!)).toBe('4')
+      // 30 minutes to the hour's end (and the month's), plus the margin, counted from the server's clock.
+      for (const k of keys) {
+        const ttl = await raw.pTTL(k)
+        expect(ttl).toBeLessThanOrEqual(30 * 60_000 + 60_000)
+        expect(ttl).toBeGreaterThan(30 * 60_000 + 60_000 - 5_000)
+      }
+      // A refusal writes nothing.
+      await meter.admit({ keyId: 'key_A', cost: 7, budget: { hourly: 10, monthly: null }, now })
+      expect(await raw.get(keys[0]!)).toBe('4')
+      await raw.del(keys)
+      await raw.close()
+    })
+
+    test('a Redis that forgot the script (restart, SCRIPT FLUSH) is sent it again', async () => {
+      const raw = createClient({ url: REDIS_URL })
+      await raw.connect()
+      const prefix = `test-${randomUUID()}`
+      const meter = createRedisMeter({ url: REDIS_URL, prefix })
+      await meter.connected
+      const p = { keyId: `key_${randomUUID()}`, cost: 1, budget: { hourly: 10, monthly: null }, now: Date.parse('2031-01-01T00:00:00Z') }
+      await meter.admit(p)
+      await raw.scriptFlush()
+      expect((await meter.admit(p)).hourly.used).toBe(2)
+      expect(await meter.ping()).toEqual({ state: 'ok' })
+      await meter.close()
+      await raw.close()
+      await deleteKeys(prefix)
+    })
+  })
+} else describe.skip('meter: redis (Redis not reachable)', () => {})

@@ -1,0 +1,159 @@
+/**
+ * The catalog file: validated whole (shape, ecosystem, chain, every address), problems named by entry and field;
+ * imported by id (a re-import updates); chain facts read at import where the chain answers, otherwise filled in by
+ * the refresher, which keeps the last facts when the chain fails.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { CatalogError, importCatalog, manualClock, refreshCatalog, startCatalogRefresher } from '@earn/core'
+import { evmClientFromPublicClients } from '@earn/plugin-evm'
+import { createPublicClient, http } from 'viem'
+import { closedPortUrl, sendUnsigned } from '../chains/evm.ts'
+import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
+import { createHarness, type Harness, type Json } from '../harness.ts'
+import { fundedMember } from '../actions/members.ts'
+
+// Chains and server processes start here; bun 1.4.5 does not apply bunfig's [test] timeout, so set it per file.
+setDefaultTimeout(60_000)
+
+let chain: LocalChain
+let h: Harness
+const clock = manualClock(Date.UTC(2026, 5, 1))
+const logged: Json[] = []
+const logger = { info: (f: Json) => logged.push({ level: 'info', ...f }), error: (f: Json) => logged.push({ level: 'error', ...f }) }
+
+beforeAll(async () => {
+  chain = await startLocalChain()
+  h = await createHarness({ clock, clients: { evm: chain.evmClient() } })
+})
+afterAll(async () => {
+  await h.close()
+  await chain.anvil.stop()
+})
+
+const deps = () => ({ store: h.store, ecosystems: h.deps.ecosystems, clock, logger })
+const entry = (over: Json = {}) => ({ ...structuredClone(localCatalog().opportunities[0]), ...over }) as Json
+
+async function problems(file: unknown): Promise<string[]> {
+  try {
+    await importCatalog(deps(), file)
+  } catch (e) {
+    expect(e).toBeInstanceOf(CatalogError)
+    return (e as CatalogError).problems
+  }
+  throw new Error('the catalog was accepted')
+}
+
+describe('catalog validation', () => {
+  test('shape problems name the entry and the field, all at once', async () => {
+    const bad = entry({ id: 'not-a-uuid', estimatedApr: 'high' })
+    delete bad.name
+    const found = await problems({ opportunities: [entry(), bad, { ...entry({ id: crypto.randomUUID() }), extra: 1 }] })
+    expect(found).toContain('opportunities[1] (not-a-uuid): id: Expected string to match \'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$\'')
+    expect(found.some((p) => p.startsWith('opportunities[1] (not-a-uuid): name:'))).toBe(true)
+    expect(found.some((p) => p.startsWith('opportunities[1] (not-a-uuid): estimatedApr:'))).toBe(true)
+    expect(found.some((p) => /^opportunities\[2\] \([^)]+\): extra: /.test(p))).toBe(true)
+    expect(await problems({ opportunities: 'none' })).toEqual(['opportunities: Expected array'])
+  })
+
+  test('what only the ecosystem knows: loaded ecosystem, its chain ids, every address', async () => {
+    const found = await problems({
+      opportunities: [
+        entry({ ecosystem: 'cosmos' }),
+        entry({ id: crypto.randomUUID(), chainId: 'mainnet' }),
+        entry({ id: crypto.randomUUID(), vaultAddress: '0x1234', depositTokens: [{ address: 'usdc', symbol: 'USDC', decimals: 6 }, { address: chain.token, symbol: 'tUSD', decimals: 6, chainId: '1' }] }),
+      ],
+    })
+    expect(found[0]).toMatch(/^opportunities\[0\] \(36c2d744-[^)]+\): ecosystem: "cosmos" is not an ecosystem this deployment loads/)
+    expect(found).toContain(`opportunities[1] (${(found[1]!.match(/\(([^)]+)\)/) ?? [])[1]}): chainId: "mainnet" is not a evm chain id`)
+    expect(found.filter((p) => p.startsWith('opportunities[2]')).map((p) => p.split(': ')[1])).toEqual([
+      'vaultAddress',
+      'depositTokens[0].address',
+      'depositTokens[1].chainId',
+    ])
+  })
+
+  test('a repeated id, and a file that disagrees with the chain, are refused; nothing is written', async () => {
+    const e = entry()
+    expect(await problems({ opportunities: [e, e] })).toEqual([`opportunities[1] (${e.id}): id: repeats opportunities[0]`])
+    const wrongAsset = entry({ baseToken: { symbol: 'tUSD', address: chain.vault, decimals: 18 } })
+    const found = await problems({ opportunities: [wrongAsset] })
+    expect(found).toHaveLength(2)
+    expect(found[0]).toContain('baseToken.address: the file says')
+    expect(found[1]).toContain('baseToken.decimals: the file says 18, the chain says 6')
+    expect(await h.store.getOpportunity(e.id)).toBeUndefined()
+  })
+})
+
+describe('import and refresh', () => {
+  test('import reads the vaults from the chain; a re-import updates by id', async () => {
+    const first = await importCatalog(deps(), localCatalog())
+    expect(first.opportunities.map((o) => [o.result, o.chainFacts])).toEqual([['created', 'read'], ['created', 'read']])
+    const got = await h.get(`/v2/opportunities/${chain.directId}`)
+    expect(got.status).toBe(200)
+    expect(got.body.opportunity).toMatchObject({ name: 'Test USD Vault', totalAssets: '0', tvl: 0 })
+
+    const renamed = localCatalog()
+    renamed.opportunities[0]!.name = 'Renamed vault'
+    const second = await importCatalog(deps(), renamed)
+    expect(second.opportunities.map((o) => o.result)).toEqual(['updated', 'updated'])
+    expect((await h.get(`/v2/opportunities/${chain.directId}`)).body.opportunity.name).toBe('Renamed vault')
+  })
+
+  test('the refresher reads total assets and TVL again; the list follows', async () => {
+    const member = await fundedMember(h, chain, 1_500n * 10n ** 6n)
+    const built = await h.post(`/v2/actions/deposit/${chain.directId}`, { userAddress: member.address, tokenIn: chain.token, amount: '1500000000', distributorId: h.distributorId })
+    expect(built.status).toBe(200)
+    for (const t of built.body.transactions) expect((await sendUnsigned(chain.anvil, member, t.transaction)).status).toBe('success')
+    expect((await h.get(`/v2/opportunities/${chain.directId}`)).body.opportunity.totalAssets).toBe('0') // not on the request path
+
+    clock.advance(60_000)
+    expect(await refreshCatalog(deps())).toEqual({ refreshed: 2, failed: 0 })
+    const { opportunity } = (await h.get(`/v2/opportunities/${chain.directId}`)).body
+    expect(opportunity).toMatchObject({ totalAssets: '1500000000', tvl: 1500, refreshedAt: new Date(clock.now()).toISOString() })
+    expect((await h.get('/v2/opportunities/?tvlGreaterThan=1000')).body.opportunities.map((o: Json) => o.id)).toEqual([chain.directId])
+  })
+
+  test('a refresh whose chain fails keeps the last facts, notes and logs the failure', async () => {
+    const down = createPublicClient({ transport: http(await closedPortUrl(), { retryCount: 0 }) })
+    const broken = await createHarness({ store: h.store, clock, clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: down }) } })
+    const before = (await h.get(`/v2/opportunities/${chain.directId}`)).body.opportunity
+    logged.length = 0
+    clock.advance(60_000)
+    expect(await refreshCatalog({ ...deps(), ecosystems: broken.deps.ecosystems })).toEqual({ refreshed: 0, failed: 2 })
+    expect((await h.get(`/v2/opportunities/${chain.directId}`)).body.opportunity).toEqual(before)
+    expect((await h.store.getOpportunity(chain.directId))?.refreshError).toMatch(/did not answer/)
+    expect(logged.filter((l) => l.level === 'error').map((l) => l.opportunityId).sort()).toEqual([chain.directId, chain.swapId].sort())
+    expect(JSON.stringify(logged)).not.toContain('127.0.0.1')
+  })
+
+  test('an entry imported while its chain is down is pending (not served) until the refresher reads it', async () => {
+    const down = createPublicClient({ transport: http(await closedPortUrl(), { retryCount: 0 }) })
+    const offline = await createHarness({ clock, clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: down }) } })
+    const imported = await importCatalog({ store: offline.store, ecosystems: offline.deps.ecosystems, clock }, localCatalog())
+    expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['pending', 'pending'])
+    expect(imported.opportunities[0]!.note).toContain('the server fills the chain facts in on its next refresh')
+    expect((await offline.get(`/v2/opportunities/${chain.directId}`)).status).toBe(404)
+    expect((await offline.get('/v2/opportunities/')).body.total).toBe(0)
+
+    // The same store, now served by a process that reaches the chain: its refresher fills the entries in.
+    const online = await createHarness({ store: offline.store, clock, clients: { evm: chain.evmClient() } })
+    const refresher = startCatalogRefresher({ store: online.store, ecosystems: online.deps.ecosystems, clock, logger }, 60_000)
+    const first = await refresher.refreshNow()
+    await refresher.stop()
+    expect(first.failed).toBe(0)
+    expect((await online.get('/v2/opportunities/')).body.total).toBe(2)
+    await offline.close()
+  })
+
+  test('the refresher runs on its schedule until stopped', async () => {
+    let passes = 0
+    const counting = { info: (f: Json) => f.msg === 'catalog refreshed' && passes++, error() {} }
+    const refresher = startCatalogRefresher({ ...deps(), logger: counting }, 20)
+    await Bun.sleep(300)
+    await refresher.stop()
+    const after = passes
+    expect(after).toBeGreaterThanOrEqual(2)
+    await Bun.sleep(100)
+    expect(passes).toBe(after)
+  })
+})

@@ -1,0 +1,111 @@
+/**
+ * `bun run cli opportunity import FILE` and `opportunity list` as processes on the store `bun run start` uses, and
+ * a server process whose refresher fills in entries imported while their chain was down.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { closedPortUrl } from '../chains/evm.ts'
+import { LOCAL_CATALOG_PATH, localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
+import { runCli, startServer } from '../process.ts'
+
+// Chains and server processes start here; bun 1.4.5 does not apply bunfig's [test] timeout, so set it per file.
+setDefaultTimeout(60_000)
+
+let chain: LocalChain
+const dirs: string[] = []
+const dataDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'earn-catalog-cli-'))
+  dirs.push(d)
+  return d
+}
+beforeAll(async () => {
+  chain = await startLocalChain()
+})
+afterAll(async () => {
+  await chain.anvil.stop()
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+describe('opportunity import and list', () => {
+  test('imports the sample catalog with its chain facts; a re-import updates; list shows them', async () => {
+    const env = { DATA_DIR: dataDir(), ...chain.env() }
+    const first = await runCli(['opportunity', 'import', LOCAL_CATALOG_PATH, '--json'], env)
+    expect(first.code, first.stderr).toBe(0)
+    const rows = first.json().opportunities as { note?: string }[]
+    expect(rows.map(({ note: _note, ...row }) => row)).toEqual([
+      { id: chain.directId, name: 'Test USD Vault', result: 'created', chainFacts: 'read' },
+      { id: chain.swapId, name: 'Test USD Vault (swap)', result: 'created', chainFacts: 'read' },
+      // This deployment has no Solana or TON endpoint: their entries wait for the refresher.
+      { id: localCatalog('solana').opportunities[0]!.id, name: 'Test USD Vault (Solana)', result: 'created', chainFacts: 'pending' },
+      { id: localCatalog('ton').opportunities[0]!.id, name: 'Test USD Vault (TON)', result: 'created', chainFacts: 'pending' },
+    ])
+    expect(rows[2]!.note).toContain('SOLANA_RPC_URL')
+    expect(rows[3]!.note).toContain('TON_API_URL')
+    const again = await runCli(['opportunity', 'import', LOCAL_CATALOG_PATH], env)
+    expect(again.code).toBe(0)
+    expect(again.stdout).toContain(`id=${chain.directId} name=Test USD Vault result=updated chainFacts=read`)
+    const list = await runCli(['opportunity', 'list', '--json'], env)
+    const listed = list.json().opportunities.map((o: { id: string; refreshedAt: string }) => [o.id, /^\d{4}-/.test(o.refreshedAt)])
+    expect(listed.sort()).toEqual(
+      [
+        [chain.directId, true],
+        [chain.swapId, true],
+        [localCatalog('solana').opportunities[0]!.id, false],
+        [localCatalog('ton').opportunities[0]!.id, false],
+      ].sort(),
+    )
+  })
+
+  test('a catalog with problems exits 1 naming each entry and field, and writes nothing', async () => {
+    const env = { DATA_DIR: dataDir(), ...chain.env() }
+    const bad = localCatalog()
+    bad.opportunities[1]!.vaultAddress = '0xnot'
+    ;(bad.opportunities[0] as Record<string, unknown>).chainId = 'x'
+    const file = join(env.DATA_DIR, 'bad.json')
+    writeFileSync(file, JSON.stringify(bad))
+    const r = await runCli(['opportunity', 'import', file], env)
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('the catalog has 2 problems:')
+    expect(r.stderr).toContain(`opportunities[0] (${chain.directId}): chainId: "x" is not a evm chain id`)
+    expect(r.stderr).toContain(`opportunities[1] (${chain.swapId}): vaultAddress:`)
+    expect((await runCli(['opportunity', 'list', '--json'], env)).json()).toEqual({ opportunities: [] })
+
+    writeFileSync(file, '{ not json')
+    const notJson = await runCli(['opportunity', 'import', file, '--json'], env)
+    expect(notJson.code).toBe(1)
+    expect(JSON.parse(notJson.stderr).error).toContain('is not JSON')
+    const missing = await runCli(['opportunity', 'import', join(env.DATA_DIR, 'nope.json')], env)
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain('ENOENT')
+    const usage = await runCli(['opportunity', 'import'], env)
+    expect(usage.code).toBe(2)
+  })
+
+  test('imported while the chain is down: pending; a server reaching the chain fills it in at start', async () => {
+    const DATA_DIR = dataDir()
+    const evmOnly = join(DATA_DIR, 'evm.json')
+    writeFileSync(evmOnly, JSON.stringify(localCatalog()))
+    const down = await runCli(['opportunity', 'import', evmOnly, '--json'], { DATA_DIR, ...chain.env(await closedPortUrl()) })
+    expect(down.code, down.stderr).toBe(0)
+    expect(down.json().opportunities.map((o: { chainFacts: string }) => o.chainFacts)).toEqual(['pending', 'pending'])
+    const listed = await runCli(['opportunity', 'list', '--json'], { DATA_DIR })
+    expect(listed.json().opportunities.map((o: { refreshedAt: string }) => o.refreshedAt)).toEqual(['pending', 'pending'])
+
+    const org = (await runCli(['org', 'create', '--name', 'Catalog test', '--json'], { DATA_DIR })).json()
+    const server = await startServer({ DATA_DIR, ...chain.env(), CATALOG_REFRESH_SECONDS: '5' })
+    try {
+      let total = 0
+      for (let i = 0; i < 100 && total < 2; i++) {
+        const r = await fetch(`${server.url}/v2/opportunities/`, { headers: { 'x-api-key': org.publishableKey } })
+        total = ((await r.json()) as { total: number }).total
+        if (total < 2) await Bun.sleep(100)
+      }
+      expect(total).toBe(2)
+      expect(server.output()).toContain('"msg":"catalog refreshed","refreshed":2,"failed":0')
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  })
+})

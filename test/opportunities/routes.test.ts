@@ -1,0 +1,152 @@
+/**
+ * GET /v2/opportunities/ and /v2/opportunities/{id} over the sample catalog on anvil: the object's fields,
+ * filters, pagination, every filter that does not parse (400 naming it), 404, and the keys that may call them.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { importCatalog, type Store } from '@earn/core'
+import { randomUUID } from 'node:crypto'
+import { getAddress } from 'viem'
+import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
+import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
+
+// Chains and server processes start here; bun 1.4.5 does not apply bunfig's [test] timeout, so set it per file.
+setDefaultTimeout(60_000)
+
+let chain: LocalChain
+let h: Harness
+beforeAll(async () => {
+  chain = await startLocalChain()
+  h = await createHarness({ clients: { evm: chain.evmClient() } })
+  await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, localCatalog())
+})
+afterAll(async () => {
+  await h.close()
+  await chain.anvil.stop()
+})
+
+/** More opportunities with chosen TVLs, straight into the store (their vaults need not exist for listing). */
+async function seed(store: Store, n: number, chainId: string) {
+  for (let i = 0; i < n; i++) {
+    const listing = { ...localCatalog().opportunities[0], id: randomUUID(), name: `Seeded ${i}`, chainId, vaultAddress: '0x' + String(i + 1).padStart(40, '0') } as Json
+    listing.depositTokens = [{ address: '0x' + 'ee'.repeat(20), symbol: 'EEE', decimals: 18, chainId }]
+    listing.baseToken = { symbol: 'EEE' }
+    listing.receiptToken = { symbol: 'vEEE' }
+    const facts = { baseToken: '0x' + 'ee'.repeat(20), receiptToken: listing.vaultAddress, decimals: 18, totalAssets: String(BigInt(i + 1) * 10n ** 18n) }
+    await store.upsertOpportunity(
+      { id: listing.id, ecosystem: 'evm', chainId, vaultAddress: listing.vaultAddress, listing: JSON.stringify(listing), chainFacts: JSON.stringify(facts), tvl: (i + 1) * 1000, refreshedAt: 1, refreshError: null, createdAt: 1, updatedAt: 1 },
+      ['0x' + 'ee'.repeat(20)],
+    )
+  }
+}
+
+describe('GET /v2/opportunities/{opportunityId}', () => {
+  test('the opportunity: catalog fields and chain facts, addresses in EIP-55', async () => {
+    const r = await h.get(`/v2/opportunities/${chain.directId}`, { key: h.org.publishableKey })
+    expect(r.status).toBe(200)
+    const chainId = chain.anvil.chainId
+    expect(r.body).toEqual({
+      opportunity: {
+        id: chain.directId,
+        name: 'Test USD Vault',
+        description: expect.any(String),
+        ecosystem: 'evm',
+        chainId,
+        protocol: 'ERC-4626',
+        vaultAddress: getAddress(chain.vault),
+        baseToken: { address: getAddress(chain.token), symbol: 'tUSD', decimals: 6, chainId },
+        receiptToken: { address: getAddress(chain.vault), symbol: 'vtUSD', decimals: 6, chainId },
+        depositTokens: [{ address: getAddress(chain.token), symbol: 'tUSD', decimals: 6, chainId }],
+        tvl: 0,
+        estimatedApr: 4.5,
+        minDepositAmountUsd: 1,
+        swapDirectEnabled: true,
+        swapRouteEnabled: false,
+        transactionalProperties: { depositStepsType: 'instant', redeemStepsType: 'instant' },
+        totalAssets: '0',
+        refreshedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
+    })
+    // Upper-case UUIDs name the same opportunity.
+    expect((await h.get(`/v2/opportunities/${chain.directId.toUpperCase()}`)).body.opportunity.id).toBe(chain.directId)
+  })
+
+  test('an unknown id is 404 naming opportunityId; no key is 401', async () => {
+    for (const id of [randomUUID(), 'not-a-uuid']) {
+      const r = await h.get(`/v2/opportunities/${id}`)
+      expect(r.status).toBe(404)
+      expectEnvelope(r.body, 404, 'NOT_FOUND')
+      expect(r.body.context).toEqual({ opportunityId: 'unknown opportunity' })
+    }
+    const r = await h.get(`/v2/opportunities/${chain.directId}`, { key: null })
+    expect(r.status).toBe(401)
+    expectEnvelope(r.body, 401, 'UNAUTHORIZED')
+  })
+})
+
+describe('GET /v2/opportunities/', () => {
+  test('lists the catalog with the pagination object; publishable key suffices; metered', async () => {
+    const r = await h.get('/v2/opportunities/', { key: h.org.publishableKey })
+    expect(r.status).toBe(200)
+    expect(r.body.total).toBe(2)
+    expect(r.body.opportunities.map((o: Json) => o.id).sort()).toEqual([chain.directId, chain.swapId].sort())
+    expect(r.body.pagination).toEqual({ page: 1, limit: 100, total: 2, totalPages: 1, hasNext: false, hasPrevious: false })
+    expect(r.headers.get('x-ratelimit-used')).not.toBeNull()
+    // The path without the trailing slash is the same endpoint.
+    expect((await h.get('/v2/opportunities')).body.total).toBe(2)
+  })
+
+  test('filters: chainIds, depositToken (any case), tvlGreaterThan; largest TVL first; pages', async () => {
+    const other = '424242'
+    await seed(h.store, 5, other)
+    const onOther = await h.get(`/v2/opportunities/?chainIds=${other}`)
+    expect(onOther.body.total).toBe(5)
+    expect(onOther.body.opportunities.map((o: Json) => o.tvl)).toEqual([5000, 4000, 3000, 2000, 1000])
+    expect((await h.get(`/v2/opportunities/?chainIds=${chain.anvil.chainId},${other}`)).body.total).toBe(7)
+    expect((await h.get(`/v2/opportunities/?chainIds=${chain.anvil.chainId}, 99`)).body.total).toBe(2)
+
+    for (const form of [chain.token, chain.token.toLowerCase(), '0x' + chain.token.slice(2).toUpperCase()]) {
+      const r = await h.get(`/v2/opportunities/?depositToken=${form}`)
+      expect(r.body.opportunities.map((o: Json) => o.id).sort(), form).toEqual([chain.directId, chain.swapId].sort())
+    }
+    expect((await h.get(`/v2/opportunities/?depositToken=${chain.vault}`)).body.total).toBe(0)
+    const big = await h.get(`/v2/opportunities/?tvlGreaterThan=2500&chainIds=${other}`)
+    expect(big.body.opportunities.map((o: Json) => o.tvl)).toEqual([5000, 4000, 3000])
+    expect((await h.get(`/v2/opportunities/?tvlGreaterThan=5000`)).body.total).toBe(0)
+
+    const page = await h.get(`/v2/opportunities/?chainIds=${other}&limit=2&page=2`)
+    expect(page.body.opportunities.map((o: Json) => o.tvl)).toEqual([3000, 2000])
+    expect(page.body).toMatchObject({ total: 5, pagination: { page: 2, limit: 2, total: 5, totalPages: 3, hasNext: true, hasPrevious: true } })
+    const last = await h.get(`/v2/opportunities/?chainIds=${other}&limit=2&page=3`)
+    expect(last.body.pagination).toMatchObject({ hasNext: false, hasPrevious: true })
+    const beyond = await h.get(`/v2/opportunities/?chainIds=${other}&limit=2&page=9`)
+    expect(beyond.body).toMatchObject({ opportunities: [], total: 5, pagination: { page: 9, totalPages: 3, hasNext: false } })
+    expect((await h.get('/v2/opportunities/?limit=500')).status).toBe(200)
+  })
+
+  test('a filter that does not parse is 400 naming it', async () => {
+    const cases: [string, string][] = [
+      ['chainIds=', 'chainIds'],
+      ['chainIds=,', 'chainIds'],
+      ['chainIds=abc', 'chainIds'],
+      ['chainIds=1,-5', 'chainIds'],
+      ['depositToken=usdc', 'depositToken'],
+      ['depositToken=0x1234', 'depositToken'],
+      ['tvlGreaterThan=lots', 'tvlGreaterThan'],
+      ['tvlGreaterThan=-1', 'tvlGreaterThan'],
+      ['tvlGreaterThan=Infinity', 'tvlGreaterThan'],
+      ['tvlGreaterThan=', 'tvlGreaterThan'],
+      ['page=0', 'page'],
+      ['page=1.5', 'page'],
+      ['page=x', 'page'],
+      ['limit=0', 'limit'],
+      ['limit=501', 'limit'],
+      ['limit=-3', 'limit'],
+    ]
+    for (const [query, field] of cases) {
+      const r = await h.get(`/v2/opportunities/?${query}`)
+      expect(r.status, query).toBe(400)
+      expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+      expect(Object.keys(r.body.context), query).toEqual([field])
+    }
+  })
+})
