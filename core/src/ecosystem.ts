@@ -144,6 +144,13 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
   }
 }
 
+/** The chain's own coin (ETH, SOL, TON) wherever a token address is expected. */
+export const NATIVE_TOKEN = 'native'
+
+/** A token field's canonical form: `native`, or the ecosystem's canonical address (throws like `parse`). */
+export const parseToken = (plugin: Pick<Ecosystem<EcosystemId, any>, 'address'>, input: string): string =>
+  input === NATIVE_TOKEN ? NATIVE_TOKEN : plugin.address.parse(input)
+
 /** Type-checks a plugin object without changing it. */
 export const defineEcosystem = <const E extends Ecosystem<EcosystemId, any>>(e: E): E => e
 

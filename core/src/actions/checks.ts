@@ -4,7 +4,7 @@
  * endpoint, mode, token and amount (400), and the balance preflight, the first chain call.
  */
 import { ApiError, InvalidArgumentError } from '../errors.ts'
-import type { Ecosystem, EcosystemId } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, parseToken } from '../ecosystem.ts'
 import { DistributorNotFoundError } from '../membership/errors.ts'
 import { OpportunityNotFoundError } from '../opportunities/errors.ts'
 import { findOpportunity, type QueryDeps } from '../opportunities/query.ts'
@@ -26,10 +26,10 @@ export interface Checked {
   wallet: string
 }
 
-/** Parses an address of the request, naming the request's field (not the plugin's) in the 400. */
-export function parseField(plugin: Ecosystem<EcosystemId, unknown>, input: string, field: string): string {
+/** Parses an address (or, for token fields, `native`) of the request, naming the request's field in the 400. */
+export function parseField(plugin: Ecosystem<EcosystemId, unknown>, input: string, field: string, kind: 'wallet' | 'token' = 'token'): string {
   try {
-    return plugin.address.parse(input)
+    return kind === 'token' ? parseToken(plugin, input) : plugin.address.parse(input)
   } catch (e) {
     if (!(e instanceof ApiError) || e.code !== 'INVALID_ARGUMENT') throw e
     const reason = String(Object.values(e.context)[0] ?? e.message)
@@ -44,7 +44,7 @@ export function parseField(plugin: Ecosystem<EcosystemId, unknown>, input: strin
  */
 async function memberWallet(deps: CheckDeps, ecosystem: LoadedEcosystem | undefined, userAddress: string): Promise<string | undefined> {
   if (ecosystem) {
-    const wallet = parseField(ecosystem.plugin, userAddress, 'userAddress')
+    const wallet = parseField(ecosystem.plugin, userAddress, 'userAddress', 'wallet')
     return (await deps.lookups.isMember(ecosystem.plugin.id, wallet)) ? wallet : undefined
   }
   const candidates = (await deps.ecosystems.all()).filter((e) => e.plugin.address.isValid(userAddress))

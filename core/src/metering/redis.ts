@@ -23,9 +23,10 @@ if (cap >= 0 and month + cost > cap) or hour + cost > tonumber(ARGV[2]) then
   return {0, hour, month}
 end
 redis.call('INCRBY', KEYS[1], cost)
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('INCRBY', KEYS[2], cost)
-redis.call('PEXPIRE', KEYS[2], ARGV[5])
+-- A counter is only ever made here, so one that was absent gets its expiry now and keeps it.
+if hour == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+if month == 0 then redis.call('PEXPIRE', KEYS[2], ARGV[5]) end
 return {1, hour, month}
 `
 const SHA1 = createHash('sha1').update(SCRIPT).digest('hex')

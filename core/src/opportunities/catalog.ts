@@ -5,7 +5,7 @@
  */
 import { Value } from '@sinclair/typebox/value'
 import { ApiError } from '../errors.ts'
-import type { Ecosystem, EcosystemId } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, parseToken } from '../ecosystem.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import { CatalogError } from './errors.ts'
 import { CatalogFile, type CatalogEntry, type Listing } from './schema.ts'
@@ -37,9 +37,9 @@ function shapeProblems(file: unknown): string[] {
 }
 
 /** The reason an address does not parse, in the words the plugin used. */
-function parseAddress(plugin: Ecosystem<EcosystemId, unknown>, input: string): { ok: true; value: string } | { ok: false; reason: string } {
+function parseAddress(plugin: Ecosystem<EcosystemId, unknown>, input: string, kind: 'account' | 'token'): { ok: true; value: string } | { ok: false; reason: string } {
   try {
-    return { ok: true, value: plugin.address.parse(input) }
+    return { ok: true, value: kind === 'token' ? parseToken(plugin, input) : plugin.address.parse(input) }
   } catch (e) {
     if (e instanceof ApiError) return { ok: false, reason: String(Object.values(e.context)[0] ?? e.message) }
     throw e
@@ -58,12 +58,12 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
     return undefined
   }
   if (!plugin.ownsChain(entry.chainId)) problem('chainId', `"${entry.chainId}" is not a ${plugin.id} chain id`)
-  const address = (field: string, input: string) => {
-    const r = parseAddress(plugin, input)
+  const address = (field: string, input: string, kind: 'account' | 'token' = 'token') => {
+    const r = parseAddress(plugin, input, kind)
     if (!r.ok) problem(field, r.reason)
     return r.ok ? r.value : input
   }
-  const vaultAddress = address('vaultAddress', entry.vaultAddress)
+  const vaultAddress = address('vaultAddress', entry.vaultAddress, 'account')
   const vaultToken = (field: 'baseToken' | 'receiptToken') => {
     const t = entry[field]
     return t.address === undefined ? { ...t } : { ...t, address: address(`${field}.address`, t.address) }

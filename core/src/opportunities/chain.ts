@@ -2,6 +2,7 @@
  * What the chain knows about a vault, read through its ecosystem's plugin, and the USD value derived
  * from it. The catalog file supplies the price; the chain supplies the amounts.
  */
+import { parseToken } from '../ecosystem.ts'
 import type { LoadedEcosystem } from '../registry.ts'
 import type { ChainFacts, Listing } from './schema.ts'
 
@@ -18,8 +19,8 @@ export async function readChainFacts(
   })
   return {
     // Canonical forms, whatever form the plugin answered in, so comparisons with parsed input hold.
-    baseToken: ecosystem.plugin.address.parse(state.baseToken),
-    receiptToken: ecosystem.plugin.address.parse(state.receiptToken),
+    baseToken: parseToken(ecosystem.plugin, state.baseToken),
+    receiptToken: parseToken(ecosystem.plugin, state.receiptToken),
     decimals: state.decimals,
     totalAssets: state.totalAssets.toString(),
   }

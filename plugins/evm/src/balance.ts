@@ -3,7 +3,7 @@
  * through `readContract`, so concurrent reads for one chain fold into one Multicall3 call, and identical reads
  * in flight at the same moment share one answer.
  */
-import type { BalanceParameters } from '@earn/core'
+import { type BalanceParameters, NATIVE_TOKEN } from '@earn/core'
 import { erc20Abi } from 'viem'
 import { parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
@@ -11,7 +11,7 @@ import { notErc20 } from './erc20.ts'
 import { ask } from './rpc.ts'
 import { share } from './shared.ts'
 
-export const NATIVE_TOKEN = 'native'
+export { NATIVE_TOKEN }
 
 export async function read(client: EvmClient, p: BalanceParameters): Promise<bigint> {
   const owner = parse(p.owner, 'owner')
