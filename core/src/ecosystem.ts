@@ -76,6 +76,50 @@ export interface ReadTagResult {
   from: string
 }
 
+export interface AssetsParameters {
+  chainId: string
+  vaultAddress: string
+  /** Receipt-token units. */
+  shares: bigint
+}
+
+export interface FlowsParameters {
+  chainId: string
+  vaultAddress: string
+  /** Canonical wallet address. */
+  owner: string
+}
+
+/** A wallet's own movements into and out of a vault, in base-token smallest units. */
+export interface VaultFlows {
+  deposited: bigint
+  withdrawn: bigint
+}
+
+export interface TransferParameters {
+  chainId: string
+  /** Canonical address of the wallet that signs and pays. */
+  from: string
+  /** Token address, or `native`. */
+  token: string
+  to: string
+  amount: bigint
+  /** Carried like an attribution tag, so the transfer can be matched to what it funds. */
+  tag: string
+}
+
+export interface TokenTransfer {
+  token: string
+  from: string
+  to: string
+  amount: bigint
+}
+
+export interface ReadTransfersResult extends ReadTagResult {
+  /** Token movements the mined transaction made (canonical addresses); empty when it failed. */
+  transfers: TokenTransfer[]
+}
+
 export interface OpportunityTarget {
   id: string
   chainId: string
@@ -136,11 +180,19 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
     read(client: Client, p: BalanceParameters): Promise<bigint>
     /** The vault's on-chain facts, for the catalog. */
     vault(client: Client, p: VaultParameters): Promise<VaultState>
+    /** What `shares` of a vault are worth in its base token now (ERC-4626 `convertToAssets`). */
+    assets(client: Client, p: AssetsParameters): Promise<bigint>
+    /** The wallet's deposits and withdrawals from the vault's own records (events); null where the chain keeps none. */
+    flows(client: Client, p: FlowsParameters): Promise<VaultFlows | null>
   }
   transactions: {
     build(client: Client, p: BuildParameters): Promise<UnsignedTransaction[]>
     /** Reads a mined transaction and the attribution tag it carries; NotFoundError when there is none such. */
     readTag(client: Client, p: ReadTagParameters): Promise<ReadTagResult>
+    /** An unsigned transfer carrying a tag (a reward stream's funding). */
+    buildTransfer(client: Client, p: TransferParameters): Promise<UnsignedTransaction[]>
+    /** A mined transaction's tag and the token transfers it made. */
+    readTransfers(client: Client, p: ReadTagParameters): Promise<ReadTransfersResult>
   }
 }
 

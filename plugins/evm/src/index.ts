@@ -11,6 +11,7 @@ import { connect } from './client.ts'
 import * as signIn from './signIn.ts'
 import * as transactions from './transactions.ts'
 import { vault } from './vault.ts'
+import * as pending from './pending.ts'
 
 export const evm = defineEcosystem({
   id: 'evm',
@@ -19,8 +20,13 @@ export const evm = defineEcosystem({
   connect,
   address: { isValid: address.isValid, parse: address.parse, format: address.format },
   signIn: { message: signIn.message, verify: signIn.verify },
-  balance: { read: balance.read, vault },
-  transactions: { build: transactions.build, readTag: transactions.readTag },
+  balance: { read: balance.read, vault, assets: pending.assets, flows: pending.flows },
+  transactions: {
+    build: transactions.build,
+    readTag: transactions.readTag,
+    buildTransfer: pending.buildTransfer,
+    readTransfers: pending.readTransfers,
+  },
 })
 
 export {

@@ -11,6 +11,7 @@ import { connect } from './client.ts'
 import { signInMessage, verifySignIn } from './signIn.ts'
 import { buildTransactions, readTag } from './transactions.ts'
 import { readVault } from './vault.ts'
+import * as pending from './pending.ts'
 
 export type { SolanaClient } from './client.ts'
 
@@ -20,6 +21,6 @@ export const solana = defineEcosystem({
   connect,
   address: { isValid: isValidAddress, parse: (input: string) => parseAddress(input), format: formatAddress },
   signIn: { message: signInMessage, verify: verifySignIn },
-  balance: { read: readBalance, vault: readVault },
-  transactions: { build: buildTransactions, readTag },
+  balance: { read: readBalance, vault: readVault, assets: pending.assets, flows: pending.flows },
+  transactions: { build: buildTransactions, readTag, buildTransfer: pending.buildTransfer, readTransfers: pending.readTransfers },
 })

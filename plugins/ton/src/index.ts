@@ -10,6 +10,7 @@ import { tonSignInMessage, verifyTonSignIn } from './signIn.ts'
 import { buildTonTransactions } from './transactions.ts'
 import { readTonTag } from './tag.ts'
 import { readTonVault } from './vault.ts'
+import * as pending from './pending.ts'
 
 export const ton = defineEcosystem({
   id: 'ton',
@@ -29,10 +30,14 @@ export const ton = defineEcosystem({
   balance: {
     read: readTonBalance,
     vault: readTonVault,
+    assets: pending.assets,
+    flows: pending.flows,
   },
   transactions: {
     build: buildTonTransactions,
     readTag: readTonTag,
+    buildTransfer: pending.buildTransfer,
+    readTransfers: pending.readTransfers,
   },
 })
 
