@@ -13,6 +13,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createOrganization, createStore, systemClock } from '@earn/core'
+import { createMemoryMeter } from '@earn/core/metering/memory'
+import { meterHeaders } from '@earn/core/metering/meter'
+import { createRedisMeter } from '@earn/core/metering/redis'
 import { closedLoop, percentile, perSecond } from './load.ts'
 import { type Spawned, spawnServer } from './processes.ts'
 
@@ -81,11 +84,44 @@ async function earn(env: Record<string, string>, processes: number): Promise<Spa
   }
 }
 
-type Row = { name: string; runs: Figures[] }
+/** The meter alone, in this process: what it costs per request, apart from everything else a request does. */
+async function meterAlone() {
+  const budget = { hourly: 1e15, monthly: 1e15 }
+  const memory = createMemoryMeter()
+  let now = Date.now()
+  const n = 200_000
+  let started = performance.now()
+  for (let i = 0; i < n; i++) meterHeaders(await memory.admit({ keyId: `k${i & 63}`, cost: 1, budget, now }), now)
+  const memoryUs = ((performance.now() - started) * 1000) / n
+  let redisPerSecond: number | undefined
+  // The last millisecond of a month, and a 1 s margin: the counters this makes are gone a second after.
+  now = Date.UTC(2000, 0, 31, 23, 59, 59, 999)
+  const redis = createRedisMeter({ url: REDIS_URL, prefix: `bench-${crypto.randomUUID()}`, expiryMarginMs: 1000 })
+  const up = await Promise.race([redis.connected.then(() => true), Bun.sleep(2000).then(() => false)])
+  if (up) {
+    let count = 0
+    started = performance.now()
+    const end = started + 2000
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async (_, i) => {
+        while (performance.now() < end) {
+          meterHeaders(await redis.admit({ keyId: `k${i}`, cost: 1, budget, now }), now)
+          count++
+        }
+      }),
+    )
+    redisPerSecond = perSecond(count, performance.now() - started)
+  }
+  await redis.close()
+  return { memoryUs, redisPerSecond }
+}
+
+type Row = { name: string; runs: Figures[]; goal?: number }
 const rows: Row[] = [
   { name: 'hello-world elysia (1 process)', runs: [] },
-  { name: 'embedded: GET /v2/membership/ (1 process, in-process meter)', runs: [] },
-  { name: 'redis: GET /v2/membership/ (3 processes, one Redis)', runs: [] },
+  { name: 'embedded: GET /v2/membership/ (1 process, in-process meter)', runs: [], goal: 0.6 },
+  { name: 'redis: GET /v2/membership/ (3 processes, one Redis)', runs: [], goal: 0.4 },
+  { name: '  for comparison: redis, 1 process', runs: [] },
 ]
 let redisSkipped: string | undefined
 for (let round = 0; round < ROUNDS; round++) {
@@ -93,11 +129,20 @@ for (let round = 0; round < ROUNDS; round++) {
   rows[1]!.runs.push(await measure(await earn({}, 1), PATH, headers))
   try {
     rows[2]!.runs.push(await measure(await earn({ REDIS_URL }, 3), PATH, headers))
+    rows[3]!.runs.push(await measure(await earn({ REDIS_URL }, 1), PATH, headers))
   } catch (e) {
     redisSkipped = e instanceof Error ? e.message : String(e)
   }
 }
 rmSync(dataDir, { recursive: true, force: true })
+if (rows[2]!.runs.length) {
+  // The bench key's counters would otherwise stay in Redis until its month ends.
+  const redis = new Bun.RedisClient(REDIS_URL)
+  const keys = (await redis.send('KEYS', [`{earn:${org.publishableKeyId}}:*`])) as string[]
+  if (keys.length) await redis.send('DEL', keys)
+  redis.close()
+}
+const alone = await meterAlone()
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const summary = (r: Row) => ({
@@ -109,17 +154,26 @@ const summary = (r: Row) => ({
 const hello = summary(rows[0]!)
 const cpu = cpus()
 console.log(`metering bench: ${CONNECTIONS} connections, ${WARMUP_MS} ms warm-up, ${DURATION_MS} ms measured, ${ROUNDS} round(s) (medians)`)
-console.log(`machine: ${cpu.length} x ${cpu[0]?.model.trim() ?? 'unknown cpu'}, bun ${Bun.version}; load generator in the same machine`)
+console.log(`machine: ${cpu.length} x ${cpu[0]?.model.trim() ?? 'unknown cpu'}, bun ${Bun.version}; servers, Redis and the load generator share it`)
 console.log('')
 console.log(`${'target'.padEnd(62)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ratio'.padStart(6)}  errors`)
-const goals = [undefined, 0.6, 0.4]
-rows.forEach((r, i) => {
-  if (r.runs.length === 0) return console.log(`${r.name.padEnd(62)} skipped: ${redisSkipped}`)
+for (const r of rows) {
+  if (r.runs.length === 0) {
+    console.log(`${r.name.padEnd(62)} skipped: ${redisSkipped}`)
+    continue
+  }
   const s = summary(r)
   const ratio = s.rps / hello.rps
-  const goal = goals[i]
-  const verdict = goal === undefined ? '' : ratio >= goal ? `  target ${goal}: met` : `  target ${goal}: MISSED`
+  const verdict = r.goal === undefined ? '' : `  target ${r.goal}: ${ratio >= r.goal ? 'met' : 'MISSED'}`
   console.log(
     `${r.name.padEnd(62)} ${s.rps.toFixed(0).padStart(8)} ${s.p50.toFixed(2).padStart(8)} ${s.p99.toFixed(2).padStart(8)} ${ratio.toFixed(2).padStart(6)}  ${s.errors}${verdict}`,
   )
-})
+}
+console.log('')
+const embedded = rows[1]!.runs.length ? summary(rows[1]!).rps : NaN
+console.log(`meter alone: in-process admit + headers ${alone.memoryUs.toFixed(2)} µs/request (${((alone.memoryUs * embedded) / 1e4).toFixed(1)}% of one core at the embedded rate)`)
+console.log(
+  alone.redisPerSecond === undefined
+    ? 'meter alone: Redis not reachable'
+    : `meter alone: Redis admits from one process, ${CONNECTIONS} in flight: ${alone.redisPerSecond.toFixed(0)}/s`,
+)

@@ -14,7 +14,7 @@ export interface PersistentMeterOptions {
   clock: Clock
   /** Default 5000. */
   flushMs?: number
-  /** A failed periodic write; the increments stay unsaved and go with the next one. */
+  /** A failed write (periodic: the increments stay unsaved and go with the next one; or the last, on close). */
   onError?(error: unknown): void
 }
 
@@ -54,7 +54,8 @@ export async function createPersistentMemoryMeter(options: PersistentMeterOption
     flush,
     async close() {
       clearInterval(timer)
-      await flush()
+      // A failed last write is reported, not thrown: shutdown goes on, losing what a crash would.
+      await flush().catch((e) => options.onError?.(e))
     },
   }
 }
