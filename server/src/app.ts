@@ -9,7 +9,10 @@ import { legacyRoutes } from './features/legacy/routes.ts'
 import { actionRoutes } from './features/actions/routes.ts'
 import { membershipRoutes } from './features/membership/routes.ts'
 import { opportunityRoutes } from './features/opportunities/routes.ts'
-import { apiDocs, docsPage } from './http/docs.ts'
+import { portfolioRoutes } from './features/portfolio/routes.ts'
+import { activityRoutes } from './features/activity/routes.ts'
+import { streamRoutes } from './features/streams/routes.ts'
+import { apiDocs } from './http/docs.ts'
 import { errorHandling } from './http/errors.ts'
 import { bodyParsing } from './http/parse.ts'
 import { requestLogging } from './http/requestLog.ts'
@@ -21,13 +24,15 @@ export function createApp(deps: Deps) {
     .use(requestLogging({ clock: deps.clock, logger: deps.logger, enabled: deps.config.logRequests }))
     .use(errorHandling(deps.logger))
     .use(bodyParsing)
-    .use(apiDocs(API_VERSION))
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))
     .use(opportunityRoutes(deps))
     .use(actionRoutes(deps))
+    .use(portfolioRoutes(deps))
+    .use(activityRoutes(deps))
+    .use(streamRoutes(deps))
     .use(legacyRoutes(deps))
-  return app.use(docsPage((r) => app.handle(r)))
+  return app.use(apiDocs(API_VERSION, () => app))
 }
 
 export type App = ReturnType<typeof createApp>

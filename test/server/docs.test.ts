@@ -21,7 +21,9 @@ describe('public endpoints', () => {
       expect(op['x-cost-units']).toBe(OPERATIONS[op.operationId as keyof typeof OPERATIONS].cost)
       expect(op.security).toEqual([{ apiKey: [] }])
     }
-    expect(r.body.paths['/v2/membership/agreement'].post.requestBody).toBeDefined()
+    const body = r.body.paths['/v2/membership/agreement'].post.requestBody.content['application/json'].schema
+    expect(body.required).toEqual(['address', 'walletEcosystem', 'url'])
+    expect(Object.keys(body.properties)).toContain('chainId')
   })
 
   test('/docs renders the operations without a key', async () => {

@@ -6,12 +6,13 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { CamelCasePlugin, Kysely, sql } from 'kysely'
 import { BunSqliteDialect } from 'kysely-bun-sqlite'
-import { PostgresJSDialect } from 'kysely-postgres-js'
-import postgres from 'postgres'
 import { compileOnce } from './compiled.ts'
+import { LazyPostgresDialect } from './postgresDialect.ts'
 import { openReader, StatementCachingDatabase } from './sqlite.ts'
 import { type Engine, migrate } from './migrations.ts'
 import { type OpportunityStore, opportunityQueries } from './opportunities.ts'
+import { type ActivityStore, activityQueries } from './activity.ts'
+import { type StreamStore, streamQueries } from './streams.ts'
 import type {
   ActionRecord,
   ApiKeyRecord,
@@ -36,7 +37,7 @@ export interface KeyWithOrganization {
   organization: Organization
 }
 
-export interface Store extends OpportunityStore {
+export interface Store extends OpportunityStore, StreamStore, ActivityStore {
   readonly engine: Engine
   migrate(now: number): Promise<number[]>
   ping(): Promise<void>
@@ -104,14 +105,7 @@ function open(options: StoreOptions): { db: Kysely<Database>; engine: Engine; re
     const db = new Kysely<Database>({ dialect: new BunSqliteDialect({ database }), plugins })
     return { db, engine: 'sqlite', reader: options.path === ':memory:' ? undefined : openReader(options.path) }
   }
-  const client = postgres(options.url, {
-    max: options.maxConnections ?? 10,
-    onnotice: () => {},
-    ...(options.schema ? { connection: { search_path: options.schema } } : {}),
-    // int8 columns hold epoch milliseconds and budgets, all far below 2^53.
-    types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
-  })
-  return { db: new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: client }), plugins }), engine: 'postgres' }
+  return { db: new Kysely<Database>({ dialect: new LazyPostgresDialect(options), plugins }), engine: 'postgres' }
 }
 
 export function createStore(options: StoreOptions): Store {
@@ -233,6 +227,8 @@ export function createStore(options: StoreOptions): Store {
     },
 
     ...opportunityQueries(db),
+    ...activityQueries(db),
+    ...streamQueries(db),
 
     loadKeyUsage: (month) => db.selectFrom('keyUsage').selectAll().where('month', '=', month).execute(),
     async addKeyUsage(rows) {

@@ -2,8 +2,7 @@
  * `/openapi.json`, generated from the route schemas, and `/docs`, a page rendered here from that
  * document so it works offline (no script from a CDN). Neither needs a key.
  */
-import { openapi } from '@elysiajs/openapi'
-import { Elysia } from 'elysia'
+import { type AnyElysia, Elysia } from 'elysia'
 
 const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!)
 
@@ -29,32 +28,51 @@ td,th{border-bottom:1px solid #ddd;padding:.4rem;text-align:left}.dep{color:#999
 <table><thead><tr><th>Method</th><th>Path</th><th>Summary</th><th>Key</th><th>Cost</th></tr></thead><tbody>${rows.join('')}</tbody></table></body></html>`
 }
 
-export const apiDocs = (version: string) =>
-  new Elysia({ name: 'earn/docs' })
-    .use(
-      openapi({
-        provider: null,
-        specPath: '/openapi.json',
-        documentation: {
-          info: {
-            title: 'Earn API',
-            version,
-            description:
-              'Register wallets as members, discover yield opportunities, build deposit and withdrawal transactions. ' +
-              'Every error is {code, status, error, context}. Every metered response carries X-RateLimit-* and X-Monthly-* headers.',
-          },
-          components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
-        },
-      }),
-    )
+const DOCUMENTATION = {
+  info: {
+    title: 'Earn API',
+    description:
+      'Register wallets as members, discover yield opportunities, build deposit and withdrawal transactions. ' +
+      'Every error is {code, status, error, context}. Every metered response carries X-RateLimit-* and X-Monthly-* headers.',
+  },
+  components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
+}
 
-/** `/docs`, reading the same document clients read, through the composed app itself. */
-export const docsPage = (handle: (r: Request) => Response | Promise<Response>) =>
-  new Elysia({ name: 'earn/docs-page' }).get(
-    '/docs',
-    async ({ request }) => {
-      const spec = (await (await handle(new Request(new URL('/openapi.json', request.url)))).json()) as Spec
-      return new Response(renderDocs(spec), { headers: { 'content-type': 'text/html; charset=utf-8' } })
-    },
-    { detail: { hide: true } },
-  )
+/**
+ * The generator names a body's media type only for Elysia's built-in parsers; ours is a function
+ * (it hands malformed JSON to the guard), so every JSON body is described here. TypeBox schemas are
+ * JSON Schema already.
+ */
+function describeJsonBodies(app: AnyElysia, paths: Record<string, Record<string, any>>) {
+  for (const route of app.routes) {
+    const body = (route.hooks as { body?: unknown } | undefined)?.body
+    const operation = paths[route.path.replace(/:(\w+)/g, '{$1}')]?.[route.method.toLowerCase()]
+    if (body && operation?.requestBody) operation.requestBody.content = { 'application/json': { schema: body } }
+  }
+}
+
+/**
+ * `/openapi.json` and `/docs` for the composed app. The generator is imported on the first request
+ * (it is a fair share of the cold start otherwise) and its document kept: routes do not change after start.
+ */
+export function apiDocs(version: string, app: () => AnyElysia) {
+  let spec: Promise<Spec> | undefined
+  const document = () =>
+    (spec ??= import('@elysiajs/openapi').then(({ toOpenAPISchema }) => {
+      const { paths, components } = toOpenAPISchema(app() as never)
+      describeJsonBodies(app(), paths as Record<string, Record<string, any>>)
+      return {
+        openapi: '3.1.0',
+        info: { ...DOCUMENTATION.info, version },
+        paths,
+        components: { ...DOCUMENTATION.components, schemas: components.schemas },
+      } as Spec
+    }))
+  return new Elysia({ name: 'earn/docs' })
+    .get('/openapi.json', () => document(), { detail: { hide: true } })
+    .get(
+      '/docs',
+      async () => new Response(renderDocs(await document()), { headers: { 'content-type': 'text/html; charset=utf-8' } }),
+      { detail: { hide: true } },
+    )
+}
