@@ -1,0 +1,73 @@
+/**
+ * `GET /v2/wallets/activity` and `GET /v2/distributors/{distributorId}/activity`: what an organization's keys did,
+ * newest first. An organization sees only its own actions (built with its keys, and their verifications) and the
+ * signups through its own distributors; another organization's distributor is 404, as if it did not exist.
+ */
+import type { EcosystemRegistry } from '../registry.ts'
+import { DistributorNotFoundError } from '../membership/errors.ts'
+import { InvalidFilterError } from '../opportunities/errors.ts'
+import { UUID_PATTERN } from '../opportunities/schema.ts'
+import type { Store } from '../store/store.ts'
+import { resolveWallet } from '../portfolio/wallet.ts'
+import { TooManyAddressesError } from './errors.ts'
+import { pagination, parsePage } from './page.ts'
+import { type ActivityList, type DistributorActivityQuery, MAX_ACTIVITY_ADDRESSES, type WalletActivityQuery } from './schema.ts'
+import { type PluginsById, toActivity } from './view.ts'
+
+export interface ActivityDeps {
+  store: Store
+  ecosystems: EcosystemRegistry
+}
+
+async function pluginsById(ecosystems: EcosystemRegistry): Promise<PluginsById> {
+  return new Map((await ecosystems.all()).map((e) => [e.plugin.id, e.plugin]))
+}
+
+/** Canonical addresses per ecosystem; each input is read by the first loaded ecosystem that accepts its form. */
+async function walletsOf(ecosystems: EcosystemRegistry, raw: string): Promise<Map<string, string[]>> {
+  const inputs = raw.split(',').map((s) => s.trim())
+  if (inputs.length > MAX_ACTIVITY_ADDRESSES) throw new TooManyAddressesError(inputs.length, MAX_ACTIVITY_ADDRESSES)
+  const loaded = await ecosystems.all()
+  const wallets = new Map<string, Set<string>>()
+  inputs.forEach((input, i) => {
+    const { ecosystem, address } = resolveWallet(loaded, input, `addresses[${i}]`)
+    const set = wallets.get(ecosystem.plugin.id) ?? new Set()
+    wallets.set(ecosystem.plugin.id, set.add(address))
+  })
+  return new Map([...wallets].map(([id, set]) => [id, [...set]]))
+}
+
+export async function walletActivity(deps: ActivityDeps, p: { orgId: string; query: WalletActivityQuery }): Promise<ActivityList> {
+  const page = parsePage(p.query)
+  const wallets = await walletsOf(deps.ecosystems, p.query.addresses)
+  const [{ rows, total }, plugins] = await Promise.all([
+    deps.store.listWalletActivity({ orgId: p.orgId, wallets, offset: page.offset, limit: page.limit }),
+    pluginsById(deps.ecosystems),
+  ])
+  return { activities: rows.map((r) => toActivity(r, plugins)), pagination: pagination(page, total) }
+}
+
+const UUID = new RegExp(UUID_PATTERN)
+
+export async function distributorActivity(
+  deps: ActivityDeps,
+  p: { orgId: string; distributorId: string; query: DistributorActivityQuery },
+): Promise<ActivityList> {
+  const page = parsePage(p.query)
+  const opportunityId = p.query.opportunityId?.trim()
+  if (opportunityId !== undefined && !UUID.test(opportunityId)) throw new InvalidFilterError('opportunityId', 'must be an opportunity UUID')
+  const distributor = await deps.store.getDistributor(p.distributorId)
+  if (!distributor || distributor.orgId !== p.orgId) throw new DistributorNotFoundError(p.distributorId)
+  const [{ rows, total }, plugins] = await Promise.all([
+    deps.store.listDistributorActivity({
+      orgId: p.orgId,
+      distributorId: distributor.id,
+      // Opportunity ids are stored lowercase (the catalog import lowercases them).
+      ...(opportunityId === undefined ? {} : { opportunityId: opportunityId.toLowerCase() }),
+      offset: page.offset,
+      limit: page.limit,
+    }),
+    pluginsById(deps.ecosystems),
+  ])
+  return { activities: rows.map((r) => toActivity(r, plugins)), pagination: pagination(page, total) }
+}

@@ -1,0 +1,37 @@
+/** An activity row as the API shows it: addresses in their ecosystem's display form, times in ISO 8601. */
+import { type Ecosystem, type EcosystemId, NATIVE_TOKEN } from '../ecosystem.ts'
+import type { ActivityRow } from '../store/activity.ts'
+import type { Activity } from './schema.ts'
+
+export type PluginsById = ReadonlyMap<string, Ecosystem<EcosystemId, unknown>>
+
+export function toActivity(row: ActivityRow, plugins: PluginsById): Activity {
+  const plugin = plugins.get(row.ecosystem)
+  // History is shown whatever became of it: a row of an ecosystem this deployment no longer loads, or one the
+  // plugin no longer formats, is shown as stored rather than failing the page.
+  const show = (address: string) => {
+    if (!plugin || address === NATIVE_TOKEN) return address
+    try {
+      return plugin.address.format(address)
+    } catch {
+      return address
+    }
+  }
+  const common = {
+    id: row.id,
+    walletAddress: show(row.wallet),
+    walletEcosystem: row.ecosystem as EcosystemId,
+    distributorId: row.distributorId ?? '',
+    createdAt: new Date(row.createdAt).toISOString(),
+  }
+  if (row.type === 'signup') return { ...common, type: 'signup', chainId: row.chainId }
+  return {
+    ...common,
+    type: row.type,
+    chainId: row.chainId ?? '',
+    opportunityId: row.opportunityId ?? '',
+    token: row.token === null ? null : show(row.token),
+    amount: row.amount,
+    txHash: row.txHash,
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The part of the catalog a portfolio reads: every served opportunity of one ecosystem, and the tokens they name
+ * (deposit, base and receipt tokens, plus each chain's own coin), each once per chain.
+ */
+import { type EcosystemId, NATIVE_TOKEN } from '../ecosystem.ts'
+import { decodeOpportunity, isLive, type LiveOpportunity } from '../opportunities/records.ts'
+import type { Store } from '../store/store.ts'
+import { NATIVE_COINS } from './native.ts'
+
+const PAGE = 500
+
+/** Opportunities with known chain facts, of one ecosystem: the ones the API serves. */
+export async function servedOpportunities(store: Store, ecosystem: EcosystemId): Promise<LiveOpportunity[]> {
+  const out: LiveOpportunity[] = []
+  for (let offset = 0; ; offset += PAGE) {
+    const { rows } = await store.listOpportunities({ ecosystems: [ecosystem], offset, limit: PAGE })
+    out.push(...rows.map(decodeOpportunity).filter(isLive))
+    if (rows.length < PAGE) return out
+  }
+}
+
+export interface CatalogToken {
+  chainId: string
+  /** Canonical address, or `native`. */
+  address: string
+  symbol: string
+  decimals: number
+  /** Some listed opportunity's receipt token: a position, left out of `tokens[]` unless asked for. */
+  receipt: boolean
+}
+
+export const tokenKey = (chainId: string, address: string) => `${chainId}|${address}`
+
+/** Every token the opportunities name, and each chain's own coin, once per (chain, address). */
+export function catalogTokens(ecosystem: EcosystemId, opportunities: readonly LiveOpportunity[]): CatalogToken[] {
+  const tokens = new Map<string, CatalogToken>()
+  const add = (t: Omit<CatalogToken, 'receipt'>, receipt = false) => {
+    const key = tokenKey(t.chainId, t.address)
+    const seen = tokens.get(key)
+    if (seen) seen.receipt ||= receipt
+    else tokens.set(key, { ...t, receipt })
+  }
+  // The catalog's own names first: a listed native token (say POL on Polygon) names the coin better than the table.
+  for (const { listing, facts } of opportunities) {
+    const chainId = listing.chainId
+    for (const t of listing.depositTokens) add({ chainId, address: t.address, symbol: t.symbol, decimals: t.decimals })
+    add({ chainId, address: facts.baseToken, symbol: listing.baseToken.symbol, decimals: facts.decimals })
+    add({ chainId, address: facts.receiptToken, symbol: listing.receiptToken.symbol, decimals: listing.receiptToken.decimals ?? facts.decimals }, true)
+  }
+  for (const chainId of new Set(opportunities.map((o) => o.listing.chainId))) add({ chainId, address: NATIVE_TOKEN, ...NATIVE_COINS[ecosystem] })
+  return [...tokens.values()]
+}

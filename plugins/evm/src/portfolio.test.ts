@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
+import { erc4626Abi, parseUnits, type Address } from 'viem'
+import { closedPortUrl, mintToken, recordingProxy } from '../../../test/chains/evm.ts'
+import { connect } from './client.ts'
+import { startEarnChain, type EarnChain } from './fixtures.ts'
+import { assets, flows } from './portfolio.ts'
+import { build } from './transactions.ts'
+
+let chain: EarnChain
+beforeAll(async () => {
+  chain = await startEarnChain()
+})
+afterAll(() => chain?.anvil.stop())
+
+const convertToAssets = (shares: bigint) =>
+  chain.anvil.publicClient.readContract({ address: chain.vault, abi: erc4626Abi, functionName: 'convertToAssets', args: [shares] })
+const where = () => ({ chainId: chain.anvil.chainId, vaultAddress: chain.vault })
+
+describe('balance.assets (anvil)', () => {
+  test("is the vault's convertToAssets, and follows the assets the vault holds", async () => {
+    const owner = await chain.user(parseUnits('100', 6))
+    await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('100', 6) })))
+    const shares = await chain.read.balance(chain.vault, owner.address)
+    const before = await assets(chain.client(), { ...where(), shares })
+    expect(before).toBe(await convertToAssets(shares))
+    // Yield: assets arrive at the vault without new shares.
+    await mintToken(chain.anvil, chain.asset, chain.vault, parseUnits('7', 6))
+    const after = await assets(chain.client(), { ...where(), shares })
+    expect(after).toBe(await convertToAssets(shares))
+    expect(after).toBeGreaterThan(before)
+    expect(await assets(chain.client(), { ...where(), shares: 0n })).toBe(0n)
+  })
+
+  test('concurrent valuations leave as one Multicall3 eth_call', async () => {
+    const proxy = recordingProxy(chain.anvil.url)
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}` })
+      const values = await Promise.all([1n, 10n ** 6n, 10n ** 9n].map((shares) => assets(client, { ...where(), shares })))
+      expect(values).toEqual(await Promise.all([1n, 10n ** 6n, 10n ** 9n].map(convertToAssets)))
+      expect(proxy.requests).toEqual([['eth_call']])
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test('an address that is not a vault is a 400 naming vaultAddress; a malformed one an InvalidAddressError', async () => {
+    const e = await assets(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: chain.asset, shares: 1n }).catch((e: unknown) => e)
+    expect(e).toBeInstanceOf(InvalidArgumentError)
+    expect(e).toMatchObject({ status: 400, context: { vaultAddress: expect.stringContaining('ERC-4626') } })
+    await expect(assets(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: '0x12', shares: 1n })).rejects.toBeInstanceOf(InvalidAddressError)
+  })
+})
+
+describe('balance.flows (anvil)', () => {
+  test("sums the wallet's own Deposit and Withdraw events, in assets", async () => {
+    const owner = await chain.user(parseUnits('500', 6))
+    const wallet = owner.address.toLowerCase()
+    expect(await flows(chain.client(), { ...where(), owner: wallet })).toEqual({ deposited: 0n, withdrawn: 0n })
+
+    await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('120', 6) })))
+    await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('30.5', 6) })))
+    expect(await flows(chain.client(), { ...where(), owner: wallet })).toEqual({ deposited: parseUnits('150.5', 6), withdrawn: 0n })
+
+    await mintToken(chain.anvil, chain.asset, chain.vault, parseUnits('3', 6))
+    const shares = (await chain.read.balance(chain.vault, owner.address)) / 3n
+    const held = await chain.read.balance(chain.asset, owner.address)
+    const steps = await build(chain.client(), { ...chain.deposit({ owner, amount: shares }), kind: 'withdraw', tokenOut: undefined })
+    await chain.sendAll(owner, steps)
+    // What the withdrawal paid out is what the wallet's asset balance grew by.
+    const received = (await chain.read.balance(chain.asset, owner.address)) - held
+    expect(received).toBeGreaterThan(0n)
+    expect(await flows(chain.client(), { ...where(), owner: wallet.toUpperCase().replace('0X', '0x') })).toEqual({
+      deposited: parseUnits('150.5', 6),
+      withdrawn: received,
+    })
+  })
+
+  test("another wallet's deposits do not count", async () => {
+    const depositor = await chain.user(parseUnits('10', 6))
+    await chain.sendAll(depositor, await build(chain.client(), chain.deposit({ owner: depositor, amount: parseUnits('10', 6) })))
+    const bystander = (await chain.user()).address.toLowerCase() as Address
+    expect(await flows(chain.client(), { ...where(), owner: depositor.address.toLowerCase() })).toEqual({ deposited: parseUnits('10', 6), withdrawn: 0n })
+    expect(await flows(chain.client(), { ...where(), owner: bystander })).toEqual({ deposited: 0n, withdrawn: 0n })
+  })
+
+  test('a chain that is down is a 503 for both reads', async () => {
+    const down = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${await closedPortUrl()}` })
+    const owner = (await chain.user()).address.toLowerCase()
+    await expect(flows(down, { ...where(), owner })).rejects.toBeInstanceOf(UnavailableError)
+    await expect(assets(down, { ...where(), shares: 5n })).rejects.toBeInstanceOf(UnavailableError)
+  })
+
+  test('a chain without an RPC is a 400 naming the chain', async () => {
+    const owner = (await chain.user()).address.toLowerCase()
+    const e = await flows(chain.client(), { chainId: '8453', vaultAddress: chain.vault, owner }).catch((e: unknown) => e)
+    expect(e).toMatchObject({ status: 400, context: { chainId: expect.stringContaining('8453') } })
+  })
+})

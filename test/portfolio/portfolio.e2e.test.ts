@@ -1,0 +1,247 @@
+/**
+ * End to end on anvil with the sample catalog: a member deposits through the API, the vault earns (assets sent to
+ * it), and the portfolio shows the idle tokens, the position and its value, and what it earned, to the unit the
+ * chain computes; then withdrawals move the net deposited. Both versions answer the same body.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { importCatalog } from '@earn/core'
+import { evmClientFromPublicClients } from '@earn/plugin-evm'
+import { Address as TonAddress } from '@ton/core'
+import { createPublicClient, erc20Abi, erc4626Abi, getAddress, http, type Address } from 'viem'
+import type { PrivateKeyAccount } from 'viem/accounts'
+import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
+import { fundedMember } from '../actions/members.ts'
+import { closedPortUrl, mintToken, sendUnsigned } from '../chains/evm.ts'
+import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
+
+// bun 1.4.5 does not apply bunfig's [test] timeout; chains start inside these tests.
+setDefaultTimeout(60_000)
+
+const TUSD = 10n ** 6n
+
+let chain: LocalChain
+let h: Harness
+beforeAll(async () => {
+  chain = await startLocalChain()
+  h = await createHarness({ clients: { evm: chain.evmClient() } })
+  const imported = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, localCatalog())
+  expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['read', 'read'])
+})
+afterAll(async () => {
+  await h?.close()
+  await chain?.anvil.stop()
+})
+
+const client = () => chain.anvil.publicClient
+const balanceOf = (token: Address, owner: Address) => client().readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] })
+const convertToAssets = (shares: bigint) => client().readContract({ address: chain.vault, abi: erc4626Abi, functionName: 'convertToAssets', args: [shares] })
+
+async function send(wallet: PrivateKeyAccount, built: { status: number; body: Json; text: string }) {
+  expect(built.status, built.text).toBe(200)
+  for (const t of built.body.transactions as Json[]) expect((await sendUnsigned(chain.anvil, wallet, t.transaction)).status).toBe('success')
+}
+const deposit = async (wallet: PrivateKeyAccount, amount: bigint) =>
+  send(wallet, await h.post(`/v2/actions/deposit/${chain.directId}`, { userAddress: wallet.address, tokenIn: chain.token, amount: amount.toString(), distributorId: h.distributorId }))
+const withdraw = async (wallet: PrivateKeyAccount, shares: bigint) =>
+  send(wallet, await h.post(`/v2/actions/withdraw/${chain.directId}`, { userAddress: wallet.address, amount: shares.toString(), distributorId: h.distributorId }))
+const portfolio = (address: string, query = '', version = 'v2') => h.get(`/${version}/wallet/${address}/portfolio${query}`, { key: h.org.publishableKey })
+
+const tokenOf = (address: Address, symbol: string) => ({ address: getAddress(address), symbol, decimals: 6, chainId: '31337' })
+
+describe('portfolio after a deposit and simulated yield', () => {
+  let wallet: PrivateKeyAccount
+  const deposited = 400n * TUSD
+
+  beforeAll(async () => {
+    wallet = await fundedMember(h, chain, 1_000n * TUSD)
+    await deposit(wallet, deposited)
+    // Yield: tUSD sent straight to the vault raises what every share redeems for.
+    await mintToken(chain.anvil, chain.token, chain.vault, 25n * TUSD)
+  })
+
+  test('tokens hold the idle tUSD and ETH, without the receipt token; protocols the position; earned > 0, exact', async () => {
+    const r = await portfolio(wallet.address.toLowerCase())
+    expect(r.status, r.text).toBe(200)
+    // The envelope of both versions: no top-level total_stats or protocols.
+    expect(Object.keys(r.body)).toEqual(['portfolio'])
+    expect(Object.keys(r.body.portfolio).sort()).toEqual(['holdings', 'productsEarnings'])
+
+    const shares = await balanceOf(chain.vault, wallet.address)
+    const assets = await convertToAssets(shares)
+    const native = await client().getBalance({ address: wallet.address })
+    expect(shares).toBeGreaterThan(0n)
+    expect(assets).toBeGreaterThan(deposited)
+
+    const [holdings] = r.body.portfolio.holdings.wallets as Json[]
+    expect(r.body.portfolio.holdings.wallets).toHaveLength(1)
+    expect(holdings!.address).toBe(wallet.address)
+    expect(holdings!.ecosystem).toBe('evm')
+    expect(holdings!.tokens).toEqual([
+      { chainId: '31337', address: 'native', symbol: 'ETH', decimals: 18, balance: native.toString() },
+      { chainId: '31337', address: getAddress(chain.token), symbol: 'tUSD', decimals: 6, balance: (1_000n * TUSD - deposited).toString() },
+    ])
+    expect(holdings!.protocols).toEqual([
+      {
+        opportunityId: chain.directId,
+        name: 'Test USD Vault',
+        chainId: '31337',
+        protocol: 'ERC-4626',
+        vaultAddress: getAddress(chain.vault),
+        receiptToken: tokenOf(chain.vault, 'vtUSD'),
+        baseToken: tokenOf(chain.token, 'tUSD'),
+        shares: shares.toString(),
+        assets: assets.toString(),
+      },
+    ])
+    expect(r.body.portfolio.productsEarnings).toEqual([
+      {
+        opportunityId: chain.directId,
+        chainId: '31337',
+        baseToken: tokenOf(chain.token, 'tUSD'),
+        netDeposited: deposited.toString(),
+        currentValue: assets.toString(),
+        earned: (assets - deposited).toString(),
+      },
+    ])
+    expect(BigInt(r.body.portfolio.productsEarnings[0].earned)).toBeGreaterThan(0n)
+  })
+
+  test('includeProtocolTokens=true lists the receipt token too; v1 answers the identical body', async () => {
+    const shares = await balanceOf(chain.vault, wallet.address)
+    const plain = await portfolio(wallet.address)
+    const withReceipts = await portfolio(wallet.address, '?includeProtocolTokens=true')
+    expect(withReceipts.status, withReceipts.text).toBe(200)
+    const tokens = withReceipts.body.portfolio.holdings.wallets[0].tokens as Json[]
+    expect(tokens.map((t) => t.symbol)).toEqual(['ETH', 'tUSD', 'vtUSD'])
+    expect(tokens[2]).toEqual({ chainId: '31337', address: getAddress(chain.vault), symbol: 'vtUSD', decimals: 6, balance: shares.toString() })
+    // Only tokens change with the flag.
+    expect({ ...withReceipts.body.portfolio, holdings: null }).toEqual({ ...plain.body.portfolio, holdings: null })
+    expect((await portfolio(wallet.address, '?includeProtocolTokens=false')).body).toEqual(plain.body)
+
+    for (const query of ['', '?includeProtocolTokens=true']) {
+      const v1 = await portfolio(wallet.address, query, 'v1')
+      expect(v1.status).toBe(200)
+      expect(v1.body).toEqual((await portfolio(wallet.address, query)).body)
+    }
+  })
+
+  test('after a withdrawal the net deposited drops by what was paid out, and earned still adds up', async () => {
+    const held = await balanceOf(chain.token, wallet.address)
+    await withdraw(wallet, (await balanceOf(chain.vault, wallet.address)) / 2n)
+    const paidOut = (await balanceOf(chain.token, wallet.address)) - held
+    expect(paidOut).toBeGreaterThan(0n)
+
+    const r = await portfolio(wallet.address)
+    const assets = await convertToAssets(await balanceOf(chain.vault, wallet.address))
+    const net = deposited - paidOut
+    expect(r.body.portfolio.productsEarnings).toEqual([
+      expect.objectContaining({ netDeposited: net.toString(), currentValue: assets.toString(), earned: (assets - net).toString() }),
+    ])
+    expect(r.body.portfolio.holdings.wallets[0].protocols[0].assets).toBe(assets.toString())
+  })
+
+  test('a position withdrawn in full leaves protocols but stays in productsEarnings with what it earned', async () => {
+    const before = await balanceOf(chain.token, wallet.address)
+    await withdraw(wallet, await balanceOf(chain.vault, wallet.address))
+    const paidOut = (await balanceOf(chain.token, wallet.address)) - before
+    const withdrawnInAll = (await balanceOf(chain.token, wallet.address)) - (1_000n * TUSD - deposited)
+
+    const r = await portfolio(wallet.address, '?includeProtocolTokens=true')
+    expect(paidOut).toBeGreaterThan(0n)
+    expect(r.body.portfolio.holdings.wallets[0].protocols).toEqual([])
+    expect(r.body.portfolio.holdings.wallets[0].tokens.map((t: Json) => t.symbol)).toEqual(['ETH', 'tUSD'])
+    // Out came more than went in: net deposited is negative, and earned is exactly the surplus.
+    expect(r.body.portfolio.productsEarnings).toEqual([
+      expect.objectContaining({
+        netDeposited: (deposited - withdrawnInAll).toString(),
+        currentValue: '0',
+        earned: (withdrawnInAll - deposited).toString(),
+      }),
+    ])
+    expect(withdrawnInAll).toBeGreaterThan(deposited)
+  })
+
+  test('the built deposit and withdrawals are in the wallet activity, newest first', async () => {
+    const r = await h.get(`/v2/wallets/activity?addresses=${wallet.address}`, { key: h.org.publishableKey })
+    expect(r.status).toBe(200)
+    expect(r.body.activities.map((a: Json) => a.type)).toEqual(['withdraw', 'withdraw', 'deposit'])
+    expect(r.body.activities[2]).toMatchObject({ walletAddress: wallet.address, opportunityId: chain.directId, amount: deposited.toString() })
+  })
+})
+
+describe('portfolio of other wallets', () => {
+  test('a wallet with nothing shows no tokens and no positions', async () => {
+    const r = await portfolio('0x' + '42'.repeat(20))
+    expect(r.status, r.text).toBe(200)
+    expect(r.body).toEqual({
+      portfolio: { productsEarnings: [], holdings: { wallets: [{ address: getAddress('0x' + '42'.repeat(20)), ecosystem: 'evm', tokens: [], protocols: [] }] } },
+    })
+  })
+
+  test('a Solana address is read as Solana: this catalog lists nothing there', async () => {
+    const r = await portfolio('11111111111111111111111111111111')
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.portfolio.holdings.wallets).toEqual([{ address: '11111111111111111111111111111111', ecosystem: 'solana', tokens: [], protocols: [] }])
+  })
+
+  test('a TON address in any form, its standard base64 URL-encoded in the path, is read as TON', async () => {
+    const ton = new TonAddress(0, Buffer.alloc(32, 0xfb))
+    const shown = ton.toString({ bounceable: false })
+    for (const form of [ton.toRawString(), ton.toString({ urlSafe: false }), shown]) {
+      const r = await portfolio(encodeURIComponent(form))
+      expect(r.status, `${form}: ${r.text}`).toBe(200)
+      expect(r.body.portfolio.holdings.wallets).toEqual([{ address: shown, ecosystem: 'ton', tokens: [], protocols: [] }])
+    }
+  })
+})
+
+test('/openapi.json lists both versions (and the activity endpoints) with their costs', async () => {
+  const { body } = await h.get('/openapi.json', { key: null })
+  const op = (path: string) => body.paths[path]?.get
+  expect(op('/v2/wallet/{address}/portfolio')).toMatchObject({ operationId: 'portfolio.v2', 'x-cost-units': 5 })
+  expect(op('/v1/wallet/{address}/portfolio')).toMatchObject({ operationId: 'portfolio.v1', 'x-cost-units': 5 })
+  expect(Object.keys(op('/v2/wallet/{address}/portfolio').responses)).toContain('503')
+  expect(op('/v2/wallets/activity')).toMatchObject({ operationId: 'activity.wallets' })
+  expect(op('/v2/distributors/{distributorId}/activity')).toMatchObject({ operationId: 'activity.distributor' })
+})
+
+describe('portfolio rejections', () => {
+  test('an address no ecosystem accepts is 400 naming address', async () => {
+    for (const address of ['0x1234', 'not-a-wallet', '0x' + 'g'.repeat(40)]) {
+      const r = await portfolio(address)
+      expect(r.status, address).toBe(400)
+      expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+      expect(Object.keys(r.body.context)).toEqual(['address'])
+    }
+  })
+
+  test('includeProtocolTokens other than true or false is 400 naming it, on both versions', async () => {
+    for (const version of ['v1', 'v2'])
+      for (const value of ['yes', '1', 'maybe']) {
+        const r = await portfolio('0x' + '42'.repeat(20), `?includeProtocolTokens=${value}`, version)
+        expect(r.status, `${version} ${value}`).toBe(400)
+        expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+        expect(r.body.context).toEqual({ includeProtocolTokens: 'must be true or false' })
+      }
+  })
+
+  test('no key is 401 on both versions', async () => {
+    for (const version of ['v1', 'v2']) {
+      const r = await h.get(`/${version}/wallet/${'0x' + '42'.repeat(20)}/portfolio`, { key: null })
+      expect(r.status).toBe(401)
+      expectEnvelope(r.body, 401, 'UNAUTHORIZED')
+    }
+  })
+
+  test('a chain whose RPC is down, or that this server has no RPC for, is 503: never a partial portfolio', async () => {
+    const down = evmClientFromPublicClients({ [chain.anvil.chainId]: createPublicClient({ chain: chain.anvil.chain, transport: http(await closedPortUrl(), { retryCount: 0 }) }) })
+    for (const evm of [down, evmClientFromPublicClients({})]) {
+      // The same store (and catalog) behind a server whose EVM client cannot reach chain 31337.
+      const broken = await createHarness({ store: h.store, clients: { evm } })
+      const r = await broken.get(`/v2/wallet/${'0x' + '42'.repeat(20)}/portfolio`)
+      expect(r.status, r.text).toBe(503)
+      expectEnvelope(r.body, 503, 'UNAVAILABLE')
+      expect(r.body.context).toEqual({ chainId: '31337' })
+    }
+  })
+})

@@ -1,0 +1,65 @@
+/**
+ * The portfolio of a Solana wallet on LiteSVM with the sample catalog's Solana vault: balances from the chain,
+ * receipt tokens valued 1:1, and earnings unknown (null) because Solana keeps no per-wallet vault events.
+ */
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
+import { importCatalog } from '@earn/core'
+import { solana } from '@earn/plugin-solana'
+import { generateKeyPairSigner } from '@solana/kit'
+import { localCatalog } from '../actions/localChain.ts'
+import { deploySampleSolana, startSolana, type SampleSolana, type SolanaChain } from '../chains/solana.ts'
+import { createHarness, type Harness, type Json } from '../harness.ts'
+
+setDefaultTimeout(60_000)
+
+const ENTRY = localCatalog('solana').opportunities[0]!
+let chain: SolanaChain
+let sample: SampleSolana
+let h: Harness
+beforeAll(async () => {
+  chain = await startSolana()
+  sample = await deploySampleSolana(chain)
+  h = await createHarness({ clients: { solana: solana.connect({ SOLANA_RPC_URL: chain.url }) } })
+  const { opportunities } = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [ENTRY] })
+  expect(opportunities.map((o) => o.chainFacts)).toEqual(['read'])
+})
+afterAll(async () => {
+  await h?.close()
+  await chain?.stop()
+})
+
+test('idle SOL and tUSD, the vtUSD position at 1:1, earnings null rather than invented', async () => {
+  const wallet = (await generateKeyPairSigner()).address
+  await chain.airdrop(wallet, 2_000_000_000n)
+  await sample.fund(wallet, 75_000_000n)
+  await sample.issueReceipts(wallet, 40_000_000n)
+
+  const r = await h.get(`/v2/wallet/${wallet}/portfolio`, { key: h.org.publishableKey })
+  expect(r.status, r.text).toBe(200)
+  const [holdings] = r.body.portfolio.holdings.wallets as Json[]
+  expect(holdings!.ecosystem).toBe('solana')
+  expect(holdings!.tokens).toEqual([
+    { chainId: 'localnet', address: 'native', symbol: 'SOL', decimals: 9, balance: '2000000000' },
+    { chainId: 'localnet', address: sample.baseMint, symbol: 'tUSD', decimals: 6, balance: '75000000' },
+  ])
+  expect(holdings!.protocols).toEqual([
+    expect.objectContaining({ opportunityId: ENTRY.id, chainId: 'localnet', vaultAddress: sample.vault, shares: '40000000', assets: '40000000' }),
+  ])
+  expect(r.body.portfolio.productsEarnings).toEqual([
+    {
+      opportunityId: ENTRY.id,
+      chainId: 'localnet',
+      baseToken: { address: sample.baseMint, symbol: 'tUSD', decimals: 6, chainId: 'localnet' },
+      netDeposited: null,
+      currentValue: '40000000',
+      earned: null,
+    },
+  ])
+
+  const withReceipts = await h.get(`/v1/wallet/${wallet}/portfolio?includeProtocolTokens=TRUE`, { key: h.org.publishableKey })
+  expect(withReceipts.body.portfolio.holdings.wallets[0].tokens.map((t: Json) => [t.symbol, t.balance])).toEqual([
+    ['SOL', '2000000000'],
+    ['tUSD', '75000000'],
+    ['vtUSD', '40000000'],
+  ])
+})
