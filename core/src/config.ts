@@ -18,6 +18,11 @@ export interface Config {
   logRequests: boolean
   /** Seconds between catalog refreshes (the chain facts of every opportunity). */
   catalogRefreshSeconds: number
+  /**
+   * Where token streams are funded, per chain id (`STREAM_TREASURIES=chainId=address,...`). Addresses as
+   * written: the chain's ecosystem checks them when a stream uses them. A chain without one takes no token streams.
+   */
+  streamTreasuries: Readonly<Record<string, string>>
   /** The environment record itself, for plugins' `connect` (each reads its own variables). */
   env: Readonly<Record<string, string | undefined>>
 }
@@ -62,6 +67,21 @@ function ecosystems(env: Config['env']): EcosystemId[] {
   return [...new Set(ids)] as EcosystemId[]
 }
 
+function streamTreasuries(env: Config['env']): Record<string, string> {
+  const raw = env.STREAM_TREASURIES
+  const treasuries: Record<string, string> = {}
+  if (raw === undefined || raw.trim() === '') return treasuries
+  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const eq = entry.indexOf('=')
+    const chainId = eq < 0 ? '' : entry.slice(0, eq).trim()
+    const address = eq < 0 ? '' : entry.slice(eq + 1).trim()
+    if (!chainId || !address) throw new ConfigError('STREAM_TREASURIES', `expected chainId=address, got "${entry}"`)
+    if (chainId in treasuries) throw new ConfigError('STREAM_TREASURIES', `chain ${chainId} is named twice`)
+    treasuries[chainId] = address
+  }
+  return treasuries
+}
+
 export function parseConfig(env: Config['env']): Config {
   const secret = env.ATTRIBUTION_SECRET
   if (secret !== undefined && secret !== '' && secret.length < 16)
@@ -78,6 +98,7 @@ export function parseConfig(env: Config['env']): Config {
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 2, 0, 5),
     logRequests: env.LOG_REQUESTS !== '0',
     catalogRefreshSeconds: integer(env, 'CATALOG_REFRESH_SECONDS', 300, 5, 86_400),
+    streamTreasuries: streamTreasuries(env),
     env,
   }
 }

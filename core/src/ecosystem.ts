@@ -144,8 +144,9 @@ export type BuildParameters =
   | (BuildCommon & { kind: 'deposit'; tokenIn: string; mode: 'direct' | 'swap' })
   | (BuildCommon & { kind: 'withdraw'; tokenOut?: string })
 
-export interface UnsignedTransaction {
-  type: 'approve' | 'swap' | 'deposit' | 'withdraw'
+/** An action's step types; a stream's funding is `UnsignedTransaction<'transfer'>`. */
+export interface UnsignedTransaction<Type extends string = 'approve' | 'swap' | 'deposit' | 'withdraw'> {
+  type: Type
   /** The ecosystem's unsigned form, JSON-ready (amounts as decimal strings). */
   transaction: Record<string, unknown>
   description: string
@@ -190,7 +191,7 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
     /** Reads a mined transaction and the attribution tag it carries; NotFoundError when there is none such. */
     readTag(client: Client, p: ReadTagParameters): Promise<ReadTagResult>
     /** An unsigned transfer carrying a tag (a reward stream's funding). */
-    buildTransfer(client: Client, p: TransferParameters): Promise<UnsignedTransaction[]>
+    buildTransfer(client: Client, p: TransferParameters): Promise<UnsignedTransaction<'transfer'>[]>
     /** A mined transaction's tag and the token transfers it made. */
     readTransfers(client: Client, p: ReadTagParameters): Promise<ReadTransfersResult>
   }

@@ -9,6 +9,7 @@ import { composeDeps } from './compose.ts'
 import { MAX_BODY_BYTES } from './http/parse.ts'
 
 const SHUTDOWN_GRACE_MS = 10_000
+const PLUGIN_WARM_DELAY_MS = 1000
 
 async function main() {
   let config
@@ -30,11 +31,14 @@ async function main() {
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
   deps.logger.info({ msg: 'listening', url: baseUrl, store: deps.store.engine, meter: deps.meter.kind, ecosystems: deps.ecosystems.ids })
   if (demo) process.stdout.write(demoBanner(demo, baseUrl) + '\n')
-  // Load the chain plugins now that the server answers; /readyz reports them until they are in.
-  deps.ecosystems.warm().then(
-    () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
-    (e) => deps.logger.error({ msg: 'an ecosystem failed to load', error: String(e) }),
-  )
+  // Load the chain plugins shortly after start, off the path of the first requests (loading blocks the
+  // event loop for a while); a request that needs one sooner loads it itself. /readyz waits for them.
+  setTimeout(() => {
+    deps.ecosystems.warm().then(
+      () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
+      (e) => deps.logger.error({ msg: 'an ecosystem failed to load', error: String(e) }),
+    )
+  }, PLUGIN_WARM_DELAY_MS)
   // The catalog's chain facts (total assets, TVL) are read on a schedule, never on a request.
   const refresher = startCatalogRefresher(deps, config.catalogRefreshSeconds * 1000)
 

@@ -18,6 +18,12 @@ describe('the error envelope', () => {
     expect(Object.keys(r.body.context).sort()).toEqual(['address', 'url'])
   })
 
+  test('a value outside a set of literals is 400 naming the values allowed', async () => {
+    const r = await h.post('/v2/streams', { type: 'bogus' })
+    expect(r.status).toBe(400)
+    expect(r.body.context.type).toBe('must be one of "token", "point"')
+  })
+
   test('a missing query parameter is 400 naming it', async () => {
     const r = await h.get('/v2/membership/')
     expect(r.status).toBe(400)

@@ -23,8 +23,9 @@ export const OPERATIONS = {
   'portfolio.v1': { cost: 5, key: 'publishable' },
   'portfolio.v2': { cost: 5, key: 'publishable' },
   'streams.create': { cost: 10, key: 'secret' },
-  'streams.list': { cost: 1, key: 'secret' },
-  'streams.get': { cost: 1, key: 'secret' },
+  // DECISIONS.md: a publishable key may call every GET endpoint; streams stay scoped to the organization.
+  'streams.list': { cost: 1, key: 'publishable' },
+  'streams.get': { cost: 1, key: 'publishable' },
   'streams.confirm': { cost: 5, key: 'secret' },
   'streams.transition': { cost: 2, key: 'secret' },
   'activity.wallets': { cost: 2, key: 'publishable' },

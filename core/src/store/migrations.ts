@@ -148,6 +148,38 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.createIndex('actions_tx').unique().on('actions').columns(['chain_id', 'tx_hash', 'kind']).execute()
     },
   },
+  {
+    version: 4,
+    name: 'streams',
+    async up(db) {
+      await db.schema
+        .createTable('streams')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('org_id', 'text', (c) => c.notNull().references('organizations.id'))
+        .addColumn('type', 'text', (c) => c.notNull().check(sql`type in ('token', 'point')`))
+        .addColumn('ecosystem', 'text', (c) => c.notNull())
+        .addColumn('chain_id', 'text', (c) => c.notNull())
+        .addColumn('reward_token', 'text')
+        .addColumn('point_name', 'text')
+        .addColumn('creator', 'text')
+        .addColumn('treasury', 'text')
+        .addColumn('net_budget', 'text', (c) => c.notNull())
+        .addColumn('fee_amount', 'text', (c) => c.notNull())
+        .addColumn('total_pulled', 'text', (c) => c.notNull())
+        .addColumn('target_opportunity_id', 'text', (c) => c.notNull())
+        .addColumn('start_time', 'bigint', (c) => c.notNull())
+        .addColumn('end_time', 'bigint', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('pending', 'active', 'paused', 'cancelled', 'completed')`))
+        .addColumn('funding_tx_hash', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute()
+      // The list: one organization's streams, newest first.
+      await db.schema.createIndex('streams_org').on('streams').columns(['org_id', 'created_at']).execute()
+      // A mined transfer funds one stream at most (null while pending: nulls never collide).
+      await db.schema.createIndex('streams_funding_tx').unique().on('streams').columns(['chain_id', 'funding_tx_hash']).execute()
+    },
+  },
 ]
 
 // Any fixed number works; it only has to be the same for every process of this service.

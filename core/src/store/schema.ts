@@ -121,6 +121,33 @@ export interface SettingsTable {
   value: string
 }
 
+/**
+ * Reward streams (see core/src/streams). `state` is the stored state; a running stream past `endTime`
+ * reads as completed without a write. Token-stream columns (`rewardToken`, `creator`, `treasury`,
+ * `fundingTxHash`) are null for point streams, `pointName` for token streams.
+ */
+export interface StreamsTable {
+  id: string
+  orgId: string
+  type: 'token' | 'point'
+  ecosystem: string
+  chainId: string
+  rewardToken: string | null
+  pointName: string | null
+  creator: string | null
+  treasury: string | null
+  netBudget: string
+  feeAmount: string
+  totalPulled: string
+  targetOpportunityId: string
+  startTime: number
+  endTime: number
+  state: 'pending' | 'active' | 'paused' | 'cancelled' | 'completed'
+  fundingTxHash: string | null
+  createdAt: number
+  updatedAt: number
+}
+
 export interface SchemaMigrationsTable {
   version: number
   name: string
@@ -138,6 +165,7 @@ export interface Database {
   opportunities: OpportunitiesTable
   opportunityDepositTokens: OpportunityDepositTokensTable
   settings: SettingsTable
+  streams: StreamsTable
   schemaMigrations: SchemaMigrationsTable
 }
 
@@ -150,3 +178,4 @@ export type ActionRecord = Selectable<ActionsTable>
 export type NewAction = Insertable<ActionsTable>
 export type KeyUsage = Selectable<KeyUsageTable>
 export type OpportunityRecord = Selectable<OpportunitiesTable>
+export type StreamRecord = Selectable<StreamsTable>

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { hashKey } from '../keys.ts'
 import type { Member, NonceRecord, OpportunityRecord } from './schema.ts'
 import type { Store } from './store.ts'
+import { streamStoreTests } from './streams.suite.ts'
 
 const T0 = 1_760_000_000_000
 
@@ -224,5 +225,7 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       // Built actions carry no transaction, so any number of them coexist.
       for (let i = 0; i < 2; i++) expect(await store.insertActionOnce({ ...action, id: randomUUID(), kind: 'deposit', txHash: null })).toBe(true)
     })
+
+    streamStoreTests(() => store)
   })
 }

@@ -11,7 +11,8 @@ import { connect } from './client.ts'
 import * as signIn from './signIn.ts'
 import * as transactions from './transactions.ts'
 import { vault } from './vault.ts'
-import * as pending from './pending.ts'
+import * as portfolio from './portfolio.ts'
+import * as transfer from './transfer.ts'
 
 export const evm = defineEcosystem({
   id: 'evm',
@@ -20,12 +21,12 @@ export const evm = defineEcosystem({
   connect,
   address: { isValid: address.isValid, parse: address.parse, format: address.format },
   signIn: { message: signIn.message, verify: signIn.verify },
-  balance: { read: balance.read, vault, assets: pending.assets, flows: pending.flows },
+  balance: { read: balance.read, vault, assets: portfolio.assets, flows: portfolio.flows },
   transactions: {
     build: transactions.build,
     readTag: transactions.readTag,
-    buildTransfer: pending.buildTransfer,
-    readTransfers: pending.readTransfers,
+    buildTransfer: transfer.buildTransfer,
+    readTransfers: transfer.readTransfers,
   },
 })
 

@@ -1,14 +1,25 @@
 /**
  * Reading attribution back from a mined transaction, for the verify endpoint: the tag in its calldata and who
- * sent it. Whether the tag is genuine (its MAC) is the server's question, not the chain's.
+ * sent it. Whether the tag is genuine (its MAC) is the server's question, not the chain's. `minedTransaction` is
+ * the read itself, shared with reading transfers (transfer.ts).
  */
 import { InvalidArgumentError, NotFoundError, type ReadTagParameters, type ReadTagResult } from '@earn/core'
-import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash } from 'viem'
+import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash, type Transaction, type TransactionReceipt } from 'viem'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask } from './rpc.ts'
 import { findTag } from './tag.ts'
 
 export async function readTag(client: EvmClient, p: ReadTagParameters): Promise<ReadTagResult> {
+  const { transaction, receipt } = await minedTransaction(client, p)
+  return {
+    // A reverted transaction moved nothing, so it attributes nothing: its tag is not reported.
+    tag: receipt.status === 'success' ? findTag(transaction.input) : null,
+    from: transaction.from.toLowerCase(),
+  }
+}
+
+/** The transaction and its receipt; 400 for a malformed hash, 404 when it is unknown or not mined yet. */
+export async function minedTransaction(client: EvmClient, p: ReadTagParameters): Promise<{ transaction: Transaction; receipt: TransactionReceipt }> {
   if (!/^0x[0-9a-fA-F]{64}$/.test(p.txHash))
     throw new InvalidArgumentError('txHash is not an EVM transaction hash', {
       txHash: 'must be 0x followed by 64 hexadecimal characters',
@@ -30,9 +41,5 @@ export async function readTag(client: EvmClient, p: ReadTagParameters): Promise<
     if (receipt.reason instanceof TransactionReceiptNotFoundError) throw notFound(`transaction ${hash} is not mined yet`)
     throw receipt.reason
   }
-  return {
-    // A reverted transaction moved nothing, so it attributes nothing: its tag is not reported.
-    tag: receipt.value.status === 'success' ? findTag(transaction.value.input) : null,
-    from: transaction.value.from.toLowerCase(),
-  }
+  return { transaction: transaction.value, receipt: receipt.value }
 }

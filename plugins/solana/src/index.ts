@@ -11,7 +11,9 @@ import { connect } from './client.ts'
 import { signInMessage, verifySignIn } from './signIn.ts'
 import { buildTransactions, readTag } from './transactions.ts'
 import { readVault } from './vault.ts'
-import * as pending from './pending.ts'
+import { readAssets, readFlows } from './portfolio.ts'
+import { buildTransfer } from './fundingTransfer.ts'
+import { readTransfers } from './readTransfers.ts'
 
 export type { SolanaClient } from './client.ts'
 
@@ -21,6 +23,6 @@ export const solana = defineEcosystem({
   connect,
   address: { isValid: isValidAddress, parse: (input: string) => parseAddress(input), format: formatAddress },
   signIn: { message: signInMessage, verify: verifySignIn },
-  balance: { read: readBalance, vault: readVault, assets: pending.assets, flows: pending.flows },
-  transactions: { build: buildTransactions, readTag, buildTransfer: pending.buildTransfer, readTransfers: pending.readTransfers },
+  balance: { read: readBalance, vault: readVault, assets: readAssets, flows: readFlows },
+  transactions: { build: buildTransactions, readTag, buildTransfer, readTransfers },
 })

@@ -20,6 +20,18 @@ import { COMMITMENT, deadline, requireRpc, rpcFailure } from './rpc.ts'
 import { findTag, type CompiledInstructionLike } from './tag.ts'
 
 export async function readTag(client: SolanaClient, p: ReadTagParameters): Promise<ReadTagResult> {
+  const { failed, message, from } = await landedTransaction(client, p)
+  // A failed transaction still lands (and pays its fee) but moved nothing: its memo must not
+  // attribute a deposit that did not happen.
+  if (failed) return { tag: null, from }
+  return { tag: findTag(topLevelInstructions(message)), from }
+}
+
+/**
+ * The landed transaction, its decoded message and fee payer, and the node's metadata; 400 for a
+ * malformed signature, 404 when the cluster does not have it. Shared with readTransfers.ts.
+ */
+export async function landedTransaction(client: SolanaClient, p: ReadTagParameters) {
   if (!ownsSolanaChain(p.chainId))
     throw new InvalidArgumentError(`chainId ${p.chainId} is not a Solana cluster`, { chainId: 'not a Solana cluster' })
   if (!isBase58Signature(p.txHash))
@@ -43,10 +55,7 @@ export async function readTag(client: SolanaClient, p: ReadTagParameters): Promi
   // Program ids are always static keys (lookup tables cannot supply them), and the fee payer is
   // the first static key, so both are read without resolving any lookup table.
   const from = message.staticAccounts[0]!
-  // A failed transaction still lands (and pays its fee) but moved nothing: its memo must not
-  // attribute a deposit that did not happen.
-  if (found.meta?.err) return { tag: null, from }
-  return { tag: findTag(topLevelInstructions(message)), from }
+  return { failed: Boolean(found.meta?.err), message, from, meta: found.meta }
 }
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/
@@ -57,7 +66,7 @@ function isBase58Signature(input: string): boolean {
 }
 
 /** Version 1 messages split instructions into headers and payloads; the rest list them whole. */
-function topLevelInstructions(message: CompiledTransactionMessage): CompiledInstructionLike[] {
+export function topLevelInstructions(message: CompiledTransactionMessage): CompiledInstructionLike[] {
   const keys = message.staticAccounts
   if (message.version === 1)
     return message.instructionHeaders.map((h, i) => ({

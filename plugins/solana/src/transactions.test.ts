@@ -262,7 +262,7 @@ describe('refusals', () => {
     }
   })
 
-  test('an RPC that cannot be reached is 503, without its URL; no RPC configured is a 400 naming the setting', async () => {
+  test('an RPC that cannot be reached is 503, without its URL; no RPC configured is a 503 naming the setting', async () => {
     const { user, opportunity } = await setup()
     const closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') })
     const url = `http://127.0.0.1:${closed.port}/?api-key=secret`
@@ -272,7 +272,7 @@ describe('refusals', () => {
     expect((e as Error).message).not.toContain('secret')
     expect((e as Error).message).not.toContain(String(closed.port))
     const none = await rejection(buildTransactions(connect({}), deposit(user, opportunity, 1n)))
-    expect(none).toBeInstanceOf(InvalidArgumentError)
-    expect(Object.keys((none as InvalidArgumentError).context)).toEqual(['SOLANA_RPC_URL'])
+    expect(none).toBeInstanceOf(UnavailableError)
+    expect(Object.keys((none as UnavailableError).context)).toEqual(['SOLANA_RPC_URL'])
   })
 })

@@ -10,7 +10,9 @@ import { tonSignInMessage, verifyTonSignIn } from './signIn.ts'
 import { buildTonTransactions } from './transactions.ts'
 import { readTonTag } from './tag.ts'
 import { readTonVault } from './vault.ts'
-import * as pending from './pending.ts'
+import { readTonAssets, readTonFlows } from './portfolio.ts'
+import { buildTonTransfer } from './fundingTransfer.ts'
+import { readTonTransfers } from './readTransfers.ts'
 
 export const ton = defineEcosystem({
   id: 'ton',
@@ -30,14 +32,14 @@ export const ton = defineEcosystem({
   balance: {
     read: readTonBalance,
     vault: readTonVault,
-    assets: pending.assets,
-    flows: pending.flows,
+    assets: readTonAssets,
+    flows: readTonFlows,
   },
   transactions: {
     build: buildTonTransactions,
     readTag: readTonTag,
-    buildTransfer: pending.buildTransfer,
-    readTransfers: pending.readTransfers,
+    buildTransfer: buildTonTransfer,
+    readTransfers: readTonTransfers,
   },
 })
 

@@ -8,13 +8,21 @@ import type { Logger } from '../logger.ts'
 import { envelopeResponse } from './envelope.ts'
 import { requestState } from './request.ts'
 
+/** The values a union of literals allows (`mode`, `type`, ...), which TypeBox's summary names only as types. */
+function allowedLiterals(schema: unknown): string | undefined {
+  const options = (schema as { anyOf?: { const?: unknown }[] } | undefined)?.anyOf
+  if (!options?.length || !options.every((o) => o.const !== undefined)) return undefined
+  return options.map((o) => JSON.stringify(o.const)).join(', ')
+}
+
 /** `context` keyed by field name, from Elysia's (TypeBox) validation error. */
 function validationContext(error: ValidationError): Record<string, string> {
   const context: Record<string, string> = {}
   for (const e of error.all) {
     if (!('path' in e)) continue
     const field = e.path.replace(/^\//, '').replaceAll('/', '.') || error.type
-    context[field] ??= e.summary ?? e.message
+    const allowed = allowedLiterals('schema' in e ? e.schema : undefined)
+    context[field] ??= allowed ? `must be one of ${allowed}` : (e.summary ?? e.message)
   }
   return context
 }

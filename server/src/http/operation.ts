@@ -13,6 +13,7 @@ const errorResponses = {
   404: ErrorEnvelopeSchema,
   429: ErrorEnvelopeSchema,
   500: ErrorEnvelopeSchema,
+  503: ErrorEnvelopeSchema,
 }
 
 export function operation<const Responses extends Record<number, unknown>>(

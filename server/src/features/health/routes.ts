@@ -34,6 +34,12 @@ export const healthRoutes = (deps: Deps) =>
             degraded = true
             return `degraded: ${s.reason}`
           }),
+          probe('ecosystems', async () => {
+            // Plugins load in the background after start (or on first use); not ready until they are in.
+            const loading = deps.ecosystems.ids.filter((id) => !deps.ecosystems.loaded().includes(id))
+            if (loading.length) throw new Error(`loading ${loading.join(', ')}`)
+            return 'ok'
+          }),
         ])
         // A degraded meter still answers every request (see the README's outage policy), so the
         // process stays ready: taking every process out of rotation would turn a Redis outage into an API outage.

@@ -1,0 +1,103 @@
+/** The stream queries' tests, run by store.suite.ts inside each engine's suite. */
+import { expect, test } from 'bun:test'
+import { randomUUID } from 'node:crypto'
+import type { StreamRecord } from './schema.ts'
+import type { Store } from './store.ts'
+
+const T0 = 1_760_000_000_000
+const HOUR = 3_600_000
+
+export function streamStoreTests(store: () => Store) {
+  const newOrg = async () => {
+    const id = `org_${randomUUID()}`
+    await store().createOrganization({ id, name: 'Streams', tier: 'standard', hourlyBudget: 100, monthlyBudget: null, createdAt: T0 })
+    return id
+  }
+  const stream = (orgId: string, over: Partial<StreamRecord> = {}): StreamRecord => ({
+    id: randomUUID(),
+    orgId,
+    type: 'token',
+    ecosystem: 'evm',
+    chainId: '1',
+    rewardToken: '0x' + 'aa'.repeat(20),
+    pointName: null,
+    creator: '0x' + 'bb'.repeat(20),
+    treasury: '0x' + 'cc'.repeat(20),
+    netBudget: (2n ** 256n - 1n).toString(),
+    feeAmount: '15001',
+    totalPulled: '1015002',
+    targetOpportunityId: randomUUID(),
+    startTime: T0,
+    endTime: T0 + 10 * HOUR,
+    state: 'pending',
+    fundingTxHash: null,
+    createdAt: T0,
+    updatedAt: T0,
+    ...over,
+  })
+
+  test('streams: a stream round-trips with every digit of its amounts', async () => {
+    const row = stream(await newOrg())
+    await store().insertStream(row)
+    expect(await store().getStream(row.id)).toEqual(row)
+    expect(await store().getStream(randomUUID())).toBeUndefined()
+  })
+
+  test('streams: a state change lands only from the stored state it expects, once under concurrency', async () => {
+    const row = stream(await newOrg(), { state: 'active', fundingTxHash: `0x${randomUUID()}` })
+    await store().insertStream(row)
+    expect(await store().setStreamState(row.id, { from: 'pending', to: 'active', at: T0 + 1 })).toBe(false)
+    const results = await Promise.all(Array.from({ length: 10 }, () => store().setStreamState(row.id, { from: 'active', to: 'paused', at: T0 + 2 })))
+    expect(results.filter(Boolean)).toHaveLength(1)
+    expect(await store().getStream(row.id)).toMatchObject({ state: 'paused', updatedAt: T0 + 2 })
+  })
+
+  test('streams: funding records the transaction once; it cannot fund a second stream', async () => {
+    const orgId = await newOrg()
+    const a = stream(orgId)
+    const b = stream(orgId)
+    await store().insertStream(a)
+    await store().insertStream(b)
+    const txHash = `0x${randomUUID()}`
+    expect(await store().fundStream(a.id, { chainId: '1', txHash, at: T0 + 5 })).toBe('funded')
+    expect(await store().getStream(a.id)).toMatchObject({ state: 'active', fundingTxHash: txHash, updatedAt: T0 + 5 })
+    expect(await store().fundStream(b.id, { chainId: '1', txHash, at: T0 + 6 })).toBe('tx_used')
+    expect(await store().fundStream(a.id, { chainId: '1', txHash: `0x${randomUUID()}`, at: T0 + 7 })).toBe('not_pending')
+    expect(await store().getStream(b.id)).toMatchObject({ state: 'pending', fundingTxHash: null })
+    // The same hash on another chain is another transaction.
+    const d = stream(orgId, { chainId: '2' })
+    await store().insertStream(d)
+    expect(await store().fundStream(d.id, { chainId: '2', txHash, at: T0 + 8 })).toBe('funded')
+    // The unique index holds even past the check.
+    const c = stream(orgId, { state: 'active', fundingTxHash: txHash })
+    await expect(store().insertStream(c)).rejects.toThrow()
+  })
+
+  test("streams: the list is one organization's, newest first, paged, filtered on the state as read at now", async () => {
+    const orgId = await newOrg()
+    const other = await newOrg()
+    const rows = [
+      stream(orgId, { createdAt: T0 + 1, state: 'pending' }),
+      stream(orgId, { createdAt: T0 + 2, state: 'active', fundingTxHash: `0x${randomUUID()}` }),
+      stream(orgId, { createdAt: T0 + 3, state: 'paused', fundingTxHash: `0x${randomUUID()}` }),
+      stream(orgId, { createdAt: T0 + 4, state: 'active', endTime: T0 + HOUR, fundingTxHash: `0x${randomUUID()}` }),
+      stream(orgId, { createdAt: T0 + 5, state: 'cancelled', type: 'point', rewardToken: null, creator: null, treasury: null, pointName: 'XP', totalPulled: '0' }),
+      stream(other, { createdAt: T0 + 6 }),
+    ]
+    for (const r of rows) await store().insertStream(r)
+    const now = T0 + 2 * HOUR
+    const ids = async (state?: StreamRecord['state'], offset = 0, limit = 10) =>
+      (await store().listStreams({ orgId, state, now, offset, limit })).rows.map((r) => rows.indexOf(rows.find((x) => x.id === r.id)!))
+    expect(await ids()).toEqual([4, 3, 2, 1, 0])
+    expect((await store().listStreams({ orgId, now, offset: 1, limit: 2 })).total).toBe(5)
+    expect(await ids(undefined, 1, 2)).toEqual([3, 2])
+    expect(await ids('active')).toEqual([1])
+    expect(await ids('completed')).toEqual([3])
+    expect(await ids('paused')).toEqual([2])
+    expect(await ids('pending')).toEqual([0])
+    expect(await ids('cancelled')).toEqual([4])
+    // Later, every running stream reads as completed.
+    expect((await store().listStreams({ orgId, state: 'completed', now: T0 + 11 * HOUR, offset: 0, limit: 10 })).total).toBe(3)
+    expect((await store().listStreams({ orgId: other, now, offset: 0, limit: 10 })).rows.map((r) => r.id)).toEqual([rows[5]!.id])
+  })
+}

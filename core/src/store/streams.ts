@@ -1,0 +1,89 @@
+/**
+ * The stream queries, kept beside store.ts (which spreads them into the one Store) so that file stays one
+ * concept long. State changes are compare-and-set on the stored state, so of two concurrent transitions
+ * from one state exactly one lands.
+ */
+import type { Kysely } from 'kysely'
+import type { Database, StreamRecord, StreamsTable } from './schema.ts'
+
+type State = StreamsTable['state']
+
+export interface StreamFilter {
+  orgId: string
+  /** The state as read at `now`: running streams past their end count as completed. */
+  state?: State
+  now: number
+  offset: number
+  limit: number
+}
+
+export type FundStreamResult = 'funded' | 'not_pending' | 'tx_used'
+
+export interface StreamStore {
+  insertStream(row: StreamRecord): Promise<void>
+  getStream(id: string): Promise<StreamRecord | undefined>
+  /** One organization's streams, newest first, with the count of all that match. */
+  listStreams(filter: StreamFilter): Promise<{ rows: StreamRecord[]; total: number }>
+  /** Moves the stream from `from` to `to`; false when its stored state was no longer `from`. */
+  setStreamState(id: string, p: { from: State; to: State; at: number }): Promise<boolean>
+  /**
+   * A pending stream becomes active with its funding transaction recorded; `tx_used` when that
+   * transaction already funded a stream, `not_pending` when the stream was no longer pending.
+   */
+  fundStream(id: string, p: { chainId: string; txHash: string; at: number }): Promise<FundStreamResult>
+}
+
+export function streamQueries(db: Kysely<Database>): StreamStore {
+  const matching = (f: StreamFilter) => {
+    let q = db.selectFrom('streams').where('orgId', '=', f.orgId)
+    switch (f.state) {
+      case undefined:
+        break
+      case 'active':
+      case 'paused':
+        q = q.where('state', '=', f.state).where('endTime', '>', f.now)
+        break
+      case 'completed':
+        q = q.where((eb) => eb.or([eb('state', '=', 'completed'), eb.and([eb('state', 'in', ['active', 'paused']), eb('endTime', '<=', f.now)])]))
+        break
+      default:
+        q = q.where('state', '=', f.state)
+    }
+    return q
+  }
+
+  return {
+    async insertStream(row) {
+      await db.insertInto('streams').values(row).execute()
+    },
+    getStream: (id) => db.selectFrom('streams').selectAll().where('id', '=', id).executeTakeFirst(),
+    async listStreams(filter) {
+      const [rows, count] = await Promise.all([
+        matching(filter).selectAll().orderBy('createdAt', 'desc').orderBy('id', 'desc').offset(filter.offset).limit(filter.limit).execute(),
+        matching(filter).select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirstOrThrow(),
+      ])
+      return { rows, total: Number(count.n) }
+    },
+    async setStreamState(id, p) {
+      const r = await db.updateTable('streams').set({ state: p.to, updatedAt: p.at }).where('id', '=', id).where('state', '=', p.from).executeTakeFirst()
+      return r.numUpdatedRows > 0n
+    },
+    async fundStream(id, p) {
+      // Checked first for a clear answer; the unique index on (chain, funding transaction) still holds under a race.
+      const used = await db
+        .selectFrom('streams')
+        .select('id')
+        .where('chainId', '=', p.chainId)
+        .where('fundingTxHash', '=', p.txHash)
+        .executeTakeFirst()
+      if (used) return 'tx_used'
+      const r = await db
+        .updateTable('streams')
+        .set({ state: 'active', fundingTxHash: p.txHash, updatedAt: p.at })
+        .where('id', '=', id)
+        .where('state', '=', 'pending')
+        .executeTakeFirst()
+      return r.numUpdatedRows > 0n ? 'funded' : 'not_pending'
+    },
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * `POST /v2/streams/{id}/confirm`: a pending token stream becomes active once the chain shows its funding.
+ * The transaction is read through the plugin of the stream's chain, never taken on the caller's word. It
+ * must carry this stream's funding tag, valid for the creator and chain (so a transfer funds one stream
+ * only, and a tag copied into another wallet's transfer does not count), and move at least `totalPulled`
+ * of the reward token from the creator to the treasury. Only pending streams confirm (400 otherwise,
+ * from the state machine); the funding transaction is recorded with the new state in one write.
+ */
+import { ApiError } from '../errors.ts'
+import type { Ecosystem, EcosystemId, ReadTransfersResult } from '../ecosystem.ts'
+import type { StreamRecord } from '../store/schema.ts'
+import { FundingNotFoundError, FundingRejectedError, FundingTransactionUsedError } from './errors.ts'
+import { addressFormats, ownStream, type StreamDeps } from './lookup.ts'
+import type { StreamResult } from './schema.ts'
+import { effectiveState, InvalidTransitionError, nextState } from './state.ts'
+import { parseStreamTag, verifyStreamTag } from './tag.ts'
+import { toStream } from './view.ts'
+
+export interface ConfirmStreamParameters {
+  orgId: string
+  streamId: string
+  txHash: string
+}
+
+/** Throws what the transaction lacks to fund the stream, or returns when it funds it. */
+function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, stream: StreamRecord, read: ReadTransfersResult): void {
+  const show = (a: string) => plugin.address.format(a)
+  const creator = stream.creator!
+  if (read.tag === null) throw new FundingRejectedError('it carries no funding tag (or it failed on chain); send the transfer this stream was created with')
+  const parsed = parseStreamTag(read.tag)
+  if (!parsed) throw new FundingRejectedError('its tag is not a stream funding tag')
+  if (parsed.streamId !== stream.id) throw new FundingRejectedError(`its funding tag names another stream (${parsed.streamId})`)
+  const from = plugin.address.parse(read.from)
+  if (from !== creator) throw new FundingRejectedError(`it was sent by ${show(from)}, not by the stream's creator ${show(creator)}`)
+  if (!verifyStreamTag(secret, read.tag, { streamId: stream.id, wallet: creator, chainId: stream.chainId }))
+    throw new FundingRejectedError('its funding tag does not verify for this stream, creator and chain')
+  const funded = read.transfers
+    .filter((t) => t.token === stream.rewardToken && t.from === creator && t.to === stream.treasury)
+    .reduce((sum, t) => sum + t.amount, 0n)
+  const required = BigInt(stream.totalPulled)
+  if (funded < required)
+    throw new FundingRejectedError(
+      `it moves ${funded} of the ${required} smallest units of the reward token that must go from the creator to the treasury ${show(stream.treasury!)}`,
+      { required: required.toString(), transferred: funded.toString() },
+    )
+}
+
+async function readFunding(deps: StreamDeps, stream: StreamRecord, txHash: string) {
+  const { plugin, client } = await deps.ecosystems.get(stream.ecosystem)
+  try {
+    return { plugin, read: await plugin.transactions.readTransfers(client, { chainId: stream.chainId, txHash }) }
+  } catch (e) {
+    // Unknown and not yet mined look the same from here: either way the caller retries once it is mined.
+    if (e instanceof ApiError && e.code === 'NOT_FOUND') throw new FundingNotFoundError(stream.chainId)
+    throw e
+  }
+}
+
+export async function confirmStream(deps: StreamDeps, p: ConfirmStreamParameters): Promise<StreamResult> {
+  const stream = await ownStream(deps, p.orgId, p.streamId)
+  nextState('confirm', effectiveState(stream.state, stream.endTime, deps.clock.now()))
+  const txHash = p.txHash.trim()
+  const { plugin, read } = await readFunding(deps, stream, txHash)
+  checkFunding(await deps.attributionSecret(), plugin, stream, read)
+
+  const now = deps.clock.now()
+  const outcome = await deps.store.fundStream(stream.id, { chainId: stream.chainId, txHash, at: now })
+  if (outcome === 'tx_used') throw new FundingTransactionUsedError()
+  const updated = await ownStream(deps, p.orgId, stream.id)
+  // Another request confirmed or cancelled it while the chain was read.
+  if (outcome === 'not_pending') throw new InvalidTransitionError('confirm', effectiveState(updated.state, updated.endTime, now))
+  return { stream: toStream(updated, (await addressFormats(deps))(updated.ecosystem), now) }
+}

@@ -1,0 +1,150 @@
+/**
+ * `POST /v2/streams`. Checks, in order: the body's fields (400, naming the field), the chain belongs to a
+ * loaded ecosystem (400), the target opportunity exists (404); for token streams then the reward token and
+ * creator addresses (400), a treasury on the chain (400), that budget plus fee fits a uint256 (400), the
+ * creator's balance of the reward token (400 `insufficient token balance`), and the plugin's funding transfer.
+ *
+ * A token stream is stored `pending` with the transfer that funds it; a point stream is `active` at once.
+ * The stream id is made before building because the funding tag names it.
+ */
+import { randomUUID } from 'node:crypto'
+import { parseField, preflight } from '../actions/checks.ts'
+import { InsufficientBalanceError } from '../actions/errors.ts'
+import { ApiError, InvalidArgumentError, UnavailableError } from '../errors.ts'
+import { STREAM_FEE_BPS, streamFee, UINT256_MAX } from '../fees.ts'
+import { OpportunityNotFoundError } from '../opportunities/errors.ts'
+import { findOpportunity } from '../opportunities/query.ts'
+import type { LoadedEcosystem } from '../registry.ts'
+import type { StreamRecord, Tier } from '../store/schema.ts'
+import { InvalidStreamFieldError, NoTreasuryError } from './errors.ts'
+import { parseBudget, parseInstant } from './fields.ts'
+import { addressFormats, chainEcosystem, type StreamDeps } from './lookup.ts'
+import type { CreateStreamBody, CreateStreamResult } from './schema.ts'
+import { streamTag } from './tag.ts'
+import { toStream } from './view.ts'
+
+export interface CreateStreamParameters {
+  orgId: string
+  /** The organization's tier: premium pays no fee. */
+  tier: Tier
+  body: CreateStreamBody
+}
+
+interface Checked {
+  netBudget: bigint
+  startTime: number
+  endTime: number
+}
+
+/** Everything that needs neither store nor chain. */
+function checkFields(body: CreateStreamBody, now: number): Checked {
+  const own = body.type === 'token' ? (['rewardToken', 'creatorAddress'] as const) : (['pointName'] as const)
+  const other = body.type === 'token' ? (['pointName'] as const) : (['rewardToken', 'creatorAddress'] as const)
+  for (const field of own) if (body[field] === undefined) throw new InvalidStreamFieldError(field, `is required for ${body.type} streams`)
+  for (const field of other) if (body[field] !== undefined) throw new InvalidStreamFieldError(field, `applies only to ${body.type === 'token' ? 'point' : 'token'} streams`)
+  if (body.type === 'point' && body.pointName!.trim() === '') throw new InvalidStreamFieldError('pointName', 'must not be blank')
+
+  const netBudget = parseBudget(body.netBudget)
+  const startTime = parseInstant(body.startTime, 'startTime')
+  const endTime = parseInstant(body.endTime, 'endTime')
+  if (endTime <= startTime) throw new InvalidStreamFieldError('endTime', 'must be after startTime')
+  // A stream that has already ended would be completed at birth; a start in the past is allowed (backdated rewards).
+  if (endTime <= now) throw new InvalidStreamFieldError('endTime', 'must be in the future')
+  return { netBudget, startTime, endTime }
+}
+
+function treasuryOn(deps: StreamDeps, ecosystem: LoadedEcosystem, chainId: string): string {
+  const configured = deps.treasuries[chainId]
+  if (configured === undefined) throw new NoTreasuryError(chainId)
+  try {
+    return ecosystem.plugin.address.parse(configured)
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e
+    // The deployment's configuration, not the request, is wrong.
+    throw new UnavailableError(`the stream treasury configured for chain ${chainId} is not a valid ${ecosystem.plugin.id} address; the operator must fix STREAM_TREASURIES`, {
+      chainId: 'stream treasury misconfigured',
+    })
+  }
+}
+
+// The plugins name their own parameters; the request's fields are what the caller can fix.
+const REQUEST_FIELDS: Readonly<Record<string, string>> = { token: 'rewardToken', from: 'creatorAddress', amount: 'netBudget' }
+
+/** A plugin's 400 about its parameters, renamed to the request field it came from. */
+function asRequestError(e: unknown): unknown {
+  if (!(e instanceof ApiError) || e.code !== 'INVALID_ARGUMENT' || e instanceof InsufficientBalanceError) return e
+  if (!Object.keys(e.context).some((key) => key in REQUEST_FIELDS)) return e
+  const renamed = Object.entries(e.context).map(([key, value]) => [REQUEST_FIELDS[key] ?? key, value])
+  return new InvalidArgumentError(e.message, Object.fromEntries(renamed), { cause: e })
+}
+
+/** The largest budget whose total (budget plus the standard fee) still fits a uint256. */
+function largestBudget(): bigint {
+  // n + ceil(n * bps / 10000) <= max  <=>  n <= floor((max * 10000) / (10000 + bps)) up to the rounding, checked below.
+  let n = (UINT256_MAX * 10_000n) / (10_000n + STREAM_FEE_BPS)
+  while (n + streamFee(n, { type: 'token', tier: 'standard' }) > UINT256_MAX) n--
+  return n
+}
+
+export async function createStream(deps: StreamDeps, p: CreateStreamParameters): Promise<CreateStreamResult> {
+  const { body } = p
+  const now = deps.clock.now()
+  const fields = checkFields(body, now)
+  const ecosystem = await chainEcosystem(deps, body.chainId)
+  const target = await findOpportunity(deps, body.targetOpportunityId)
+  if (!target) throw new OpportunityNotFoundError(body.targetOpportunityId)
+
+  const id = randomUUID()
+  const fee = streamFee(fields.netBudget, { type: body.type, tier: p.tier })
+  const row: StreamRecord = {
+    id,
+    orgId: p.orgId,
+    type: body.type,
+    ecosystem: ecosystem.plugin.id,
+    chainId: body.chainId,
+    rewardToken: null,
+    pointName: null,
+    creator: null,
+    treasury: null,
+    netBudget: fields.netBudget.toString(),
+    feeAmount: fee.toString(),
+    // Points are not pulled from anyone.
+    totalPulled: '0',
+    targetOpportunityId: target.opportunity.listing.id,
+    startTime: fields.startTime,
+    endTime: fields.endTime,
+    state: 'active',
+    fundingTxHash: null,
+    createdAt: now,
+    updatedAt: now,
+  }
+  let transactions: CreateStreamResult['transactions'] = []
+
+  if (body.type === 'point') {
+    row.pointName = body.pointName!.trim()
+  } else {
+    const { plugin, client } = ecosystem
+    const rewardToken = parseField(plugin, body.rewardToken!, 'rewardToken')
+    const creator = parseField(plugin, body.creatorAddress!, 'creatorAddress', 'wallet')
+    const treasury = treasuryOn(deps, ecosystem, body.chainId)
+    const totalPulled = fields.netBudget + fee
+    if (totalPulled > UINT256_MAX)
+      throw new InvalidStreamFieldError('netBudget', `plus its fee (${fee}) does not fit in 256 bits; at most ${largestBudget()} at the standard fee`)
+    const tag = streamTag(await deps.attributionSecret(), { streamId: id, wallet: creator, chainId: body.chainId })
+    try {
+      await preflight(ecosystem, { chainId: body.chainId, owner: creator, token: rewardToken, required: totalPulled })
+      transactions = await plugin.transactions.buildTransfer(client, { chainId: body.chainId, from: creator, token: rewardToken, to: treasury, amount: totalPulled, tag })
+    } catch (e) {
+      throw asRequestError(e)
+    }
+    row.rewardToken = rewardToken
+    row.creator = creator
+    row.treasury = treasury
+    row.totalPulled = totalPulled.toString()
+    row.state = 'pending'
+  }
+
+  await deps.store.insertStream(row)
+  const format = (await addressFormats(deps))(row.ecosystem)
+  return { stream: toStream(row, format, now), FeeAmount: row.feeAmount, totalPulled: row.totalPulled, transactions }
+}

@@ -1,0 +1,43 @@
+/**
+ * What every stream operation needs: its dependencies, the caller's own stream (another organization's
+ * is as unknown as a missing one), the ecosystem that owns a chain, and how to show its addresses.
+ */
+import { UnsupportedChainError } from '../actions/errors.ts'
+import type { Clock } from '../clock.ts'
+import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
+import type { StreamRecord } from '../store/schema.ts'
+import type { Store } from '../store/store.ts'
+import { StreamNotFoundError } from './errors.ts'
+import type { FormatAddress } from './view.ts'
+
+export interface StreamDeps {
+  store: Store
+  ecosystems: EcosystemRegistry
+  clock: Clock
+  /** The attribution secret (see attribution.ts); funding tags are made under it too. */
+  attributionSecret: () => Promise<string>
+  /** `STREAM_TREASURIES`: chain id to treasury address, as configured. */
+  treasuries: Readonly<Record<string, string>>
+}
+
+export async function ownStream(deps: Pick<StreamDeps, 'store'>, orgId: string, streamId: string): Promise<StreamRecord> {
+  // Ids are lowercase UUIDs; any case finds them, as with opportunities.
+  const row = await deps.store.getStream(streamId.toLowerCase())
+  if (!row || row.orgId !== orgId) throw new StreamNotFoundError(streamId)
+  return row
+}
+
+export async function chainEcosystem(deps: Pick<StreamDeps, 'ecosystems'>, chainId: string): Promise<LoadedEcosystem> {
+  const owner = (await deps.ecosystems.all()).find((e) => e.plugin.ownsChain(chainId))
+  if (!owner) throw new UnsupportedChainError(chainId, deps.ecosystems.ids)
+  return owner
+}
+
+/** Display forms per ecosystem id; a stream of an ecosystem this deployment no longer loads shows canonical forms. */
+export async function addressFormats(deps: Pick<StreamDeps, 'ecosystems'>): Promise<(ecosystem: string) => FormatAddress> {
+  const loaded = new Map((await deps.ecosystems.all()).map((e) => [e.plugin.id as string, e.plugin]))
+  return (ecosystem) => {
+    const plugin = loaded.get(ecosystem)
+    return plugin ? (canonical) => plugin.address.format(canonical) : (canonical) => canonical
+  }
+}

@@ -1,0 +1,40 @@
+/** `GET /v2/streams` and `GET /v2/streams/{id}`: the caller's organization's streams only. */
+import { InvalidStreamFieldError } from './errors.ts'
+import { parsePageField } from './fields.ts'
+import { addressFormats, ownStream, type StreamDeps } from './lookup.ts'
+import type { StreamList, StreamListQuery, StreamResult } from './schema.ts'
+import { STREAM_STATES, type StreamState } from './state.ts'
+import { toStream } from './view.ts'
+
+export const DEFAULT_STREAM_LIMIT = 20
+export const MAX_STREAM_LIMIT = 100
+
+type QueryDeps = Pick<StreamDeps, 'store' | 'ecosystems' | 'clock'>
+
+function parseState(raw: string | undefined): StreamState | undefined {
+  if (raw === undefined || raw === '') return undefined
+  if (!(STREAM_STATES as readonly string[]).includes(raw)) throw new InvalidStreamFieldError('state', `must be one of ${STREAM_STATES.join(', ')}`)
+  return raw as StreamState
+}
+
+export async function listStreams(deps: QueryDeps, p: { orgId: string; query: StreamListQuery }): Promise<StreamList> {
+  const state = parseState(p.query.state)
+  const page = parsePageField('page', p.query.page, 1, 1e9)
+  const limit = parsePageField('limit', p.query.limit, DEFAULT_STREAM_LIMIT, MAX_STREAM_LIMIT)
+  const now = deps.clock.now()
+  const [{ rows, total }, formats] = await Promise.all([
+    deps.store.listStreams({ orgId: p.orgId, state, now, offset: (page - 1) * limit, limit }),
+    addressFormats(deps),
+  ])
+  const totalPages = Math.ceil(total / limit)
+  return {
+    streams: rows.map((row) => toStream(row, formats(row.ecosystem), now)),
+    total,
+    pagination: { page, limit, total, totalPages, hasNext: page < totalPages, hasPrevious: page > 1 },
+  }
+}
+
+export async function getStream(deps: QueryDeps, p: { orgId: string; streamId: string }): Promise<StreamResult> {
+  const stream = await ownStream(deps, p.orgId, p.streamId)
+  return { stream: toStream(stream, (await addressFormats(deps))(stream.ecosystem), deps.clock.now()) }
+}

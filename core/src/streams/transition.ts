@@ -1,0 +1,31 @@
+/**
+ * `POST /v2/streams/{id}/pause|resume|cancel`: a transition of the state machine (state.ts), applied as a
+ * compare-and-set on the stored state, so of two concurrent requests each sees the other's outcome. The
+ * state judged is the one read now: a running stream past its end is completed and refuses all three.
+ */
+import { addressFormats, ownStream, type StreamDeps } from './lookup.ts'
+import type { StreamResult, StreamTransition } from './schema.ts'
+import { effectiveState, nextState } from './state.ts'
+import { toStream } from './view.ts'
+
+export interface TransitionStreamParameters {
+  orgId: string
+  streamId: string
+  action: StreamTransition
+}
+
+// A lost compare-and-set means another request moved the stream; judging again against its new state settles it.
+const ATTEMPTS = 3
+
+export async function transitionStream(deps: StreamDeps, p: TransitionStreamParameters): Promise<StreamResult> {
+  for (let attempt = 1; ; attempt++) {
+    const stream = await ownStream(deps, p.orgId, p.streamId)
+    const now = deps.clock.now()
+    const to = nextState(p.action, effectiveState(stream.state, stream.endTime, now))
+    if (await deps.store.setStreamState(stream.id, { from: stream.state, to, at: now })) {
+      const moved = { ...stream, state: to, updatedAt: now }
+      return { stream: toStream(moved, (await addressFormats(deps))(moved.ecosystem), now) }
+    }
+    if (attempt >= ATTEMPTS) throw new Error(`stream ${stream.id} kept changing state under ${p.action}`)
+  }
+}

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { InvalidAddressError, InvalidArgumentError, NotFoundError } from '@earn/core'
+import { encodeFunctionData, erc20Abi, parseEther, parseUnits, stringToHex, zeroAddress, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { sendUnsigned } from '../../../test/chains/evm.ts'
+import { startEarnChain, type EarnChain } from './fixtures.ts'
+import { build } from './transactions.ts'
+import { buildTransfer, readTransfers, TRANSFER_GAS } from './transfer.ts'
+
+let chain: EarnChain
+beforeAll(async () => {
+  chain = await startEarnChain()
+})
+afterAll(() => chain?.anvil.stop())
+
+type EvmTx = { to: string; data: Hex; value: string; gasLimit: string; chainId: number }
+const lower = (a: string) => a.toLowerCase()
+const TAG = 'earn:v1:stream:5b0c1f2e-3d4a-4b5c-8d6e-7f8091a2b3c4:0123456789abcdef0123456789abcdef'
+const newAddress = () => privateKeyToAccount(generatePrivateKey()).address
+
+describe('buildTransfer', () => {
+  test('an ERC-20 transfer carries the tag after its calldata; mined, readTransfers reports the tag and the movement', async () => {
+    const sender = await chain.user(parseUnits('10', 6))
+    const treasury = newAddress()
+    const amount = parseUnits('1.015', 6)
+    const steps = await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: lower(sender.address), token: lower(chain.asset), to: lower(treasury), amount, tag: TAG })
+
+    expect(steps).toHaveLength(1)
+    const [step] = steps as [(typeof steps)[number]]
+    const t = step.transaction as EvmTx
+    expect(step.type).toBe('transfer')
+    expect(t).toMatchObject({ to: lower(chain.asset), value: '0', chainId: 31337 })
+    const call = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [treasury, amount] })
+    expect(t.data).toBe(`${call}${stringToHex(TAG).slice(2)}`)
+    expect(step.description).toBe(`Transfer 1.015 tUSD to ${treasury}`)
+    expect(step.metadata).toMatchObject({ token: chain.asset, to: treasury, amount: amount.toString(), gasLimitSource: 'estimated' })
+    expect(BigInt(t.gasLimit)).toBeGreaterThan(21_000n)
+
+    const [hash] = await chain.sendAll(sender, steps)
+    expect(await chain.read.balance(chain.asset, treasury)).toBe(amount)
+    expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: hash! })).toEqual({
+      tag: TAG,
+      from: lower(sender.address),
+      transfers: [{ token: lower(chain.asset), from: lower(sender.address), to: lower(treasury), amount }],
+    })
+  })
+
+  test('a native transfer sends the value with the tag as data', async () => {
+    const sender = await chain.user()
+    const treasury = newAddress()
+    const amount = parseEther('0.25')
+    const [step] = await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: sender.address, token: 'native', to: treasury, amount, tag: TAG })
+    const t = step!.transaction as EvmTx
+    expect(t).toMatchObject({ to: lower(treasury), value: amount.toString(), data: stringToHex(TAG) })
+    expect(step!.description).toBe(`Transfer 0.25 ETH to ${treasury}`)
+    const receipt = await sendUnsigned(chain.anvil, sender, t)
+    expect(receipt.status).toBe('success')
+    expect(await chain.anvil.publicClient.getBalance({ address: treasury })).toBe(amount)
+    const read = await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })
+    expect(read).toEqual({ tag: TAG, from: lower(sender.address), transfers: [{ token: 'native', from: lower(sender.address), to: lower(treasury), amount }] })
+  })
+
+  test('a sender short of the token gets the default gas; the mined revert reports no tag and no transfers', async () => {
+    const sender = await chain.user(5n)
+    const steps = await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: sender.address, token: chain.asset, to: newAddress(), amount: 6n, tag: TAG })
+    expect(steps[0]!.metadata).toMatchObject({ gasLimitSource: 'default' })
+    expect((steps[0]!.transaction as EvmTx).gasLimit).toBe(TRANSFER_GAS.toString())
+    const receipt = await sendUnsigned(chain.anvil, sender, steps[0]!.transaction)
+    expect(receipt.status).toBe('reverted')
+    expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ tag: null, from: lower(sender.address), transfers: [] })
+  })
+
+  test('bad parameters are 400s naming the field; a chain without an RPC is 400', async () => {
+    const p = { chainId: chain.anvil.chainId, from: newAddress(), token: chain.asset, to: newAddress(), amount: 1n, tag: TAG }
+    await expect(buildTransfer(chain.client(), { ...p, amount: 0n })).rejects.toThrow(InvalidArgumentError)
+    await expect(buildTransfer(chain.client(), { ...p, amount: 2n ** 256n })).rejects.toThrow(InvalidArgumentError)
+    const bad = await buildTransfer(chain.client(), { ...p, to: '0x1234' }).catch((e) => e)
+    expect(bad).toBeInstanceOf(InvalidAddressError)
+    expect(bad.context).toHaveProperty('to')
+    const noRpc = await buildTransfer(chain.client(), { ...p, chainId: '8453' }).catch((e) => e)
+    expect(noRpc).toBeInstanceOf(InvalidArgumentError)
+    expect(noRpc.context).toHaveProperty('chainId')
+  })
+})
+
+describe('readTransfers', () => {
+  test('a deposit shows every ERC-20 movement: the asset into the vault and the shares minted', async () => {
+    const owner = await chain.user(parseUnits('3', 6))
+    const amount = parseUnits('3', 6)
+    const shares = await chain.read.previewDeposit(amount)
+    const hashes = await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount })))
+    const read = await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: hashes.at(-1)! })
+    expect(read.transfers).toEqual([
+      { token: lower(chain.asset), from: lower(owner.address), to: lower(chain.vault), amount },
+      { token: lower(chain.vault), from: zeroAddress, to: lower(owner.address), amount: shares },
+    ])
+    expect(read.tag).toStartWith('earn:v1:')
+  })
+
+  test('an unknown hash is 404; a malformed one is 400', async () => {
+    await expect(readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: `0x${'ab'.repeat(32)}` })).rejects.toThrow(NotFoundError)
+    await expect(readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: '0x12' })).rejects.toThrow(InvalidArgumentError)
+  })
+})

@@ -1,0 +1,62 @@
+/**
+ * A tagged transfer (a reward stream's funding): SOL by the System program, or an SPL token by
+ * `transferChecked` into the recipient's associated account (created idempotently when the read finds
+ * it missing, as deposits do), with the tag in a Memo. One unsigned v0 transaction, the sender paying
+ * the fee. Reading it back is readTransfers.ts.
+ */
+import { InvalidArgumentError, NATIVE_TOKEN, type TransferParameters, type UnsignedTransaction } from '@earn/core'
+import { address, createNoopSigner, type Instruction } from '@solana/kit'
+import { getTransferSolInstruction } from '@solana-program/system'
+import { parseAddress } from './address.ts'
+import { assertU64Amount, formatUnits, SOL_DECIMALS } from './amount.ts'
+import { ownsSolanaChain } from './chain.ts'
+import type { SolanaClient } from './client.ts'
+import { latestLifetime, lifetimeMetadata, unsignedTransaction, type Lifetime } from './message.ts'
+import { deadline, requireRpc, rpcFailure } from './rpc.ts'
+import { tagInstruction } from './tag.ts'
+import { readMintWithAccounts } from './token.ts'
+import { tokenTransferToVault } from './transfer.ts'
+
+export async function buildTransfer(client: SolanaClient, p: TransferParameters): Promise<UnsignedTransaction<'transfer'>[]> {
+  if (!ownsSolanaChain(p.chainId))
+    throw new InvalidArgumentError(`chainId ${p.chainId} is not a Solana cluster`, { chainId: 'not a Solana cluster' })
+  const from = address(parseAddress(p.from, 'from'))
+  const to = address(parseAddress(p.to, 'to'))
+  const mint = p.token === NATIVE_TOKEN ? undefined : address(parseAddress(p.token, 'token'))
+  const amount = assertU64Amount(p.amount)
+  const memo = tagInstruction(p.tag)
+  const rpc = requireRpc(client, 'Solana transfers')
+  const abortSignal = deadline()
+
+  let lifetime: Lifetime
+  let instructions: Instruction[]
+  let description: string
+  let extra: Record<string, unknown> = {}
+  try {
+    if (!mint) {
+      lifetime = await latestLifetime(rpc, abortSignal)
+      instructions = [getTransferSolInstruction({ source: createNoopSigner(from), destination: to, amount }), memo]
+      description = `Transfer ${formatUnits(amount, SOL_DECIMALS)} SOL to ${to}`
+    } else {
+      const [l, token] = await Promise.all([
+        latestLifetime(rpc, abortSignal),
+        readMintWithAccounts(rpc, { mint, owners: [from, to], field: 'token', abortSignal }),
+      ])
+      lifetime = l
+      const transfer = tokenTransferToVault({ token, owner: from, vault: to, amount })
+      instructions = [...transfer.instructions, memo]
+      description = `Transfer ${formatUnits(amount, token.decimals)} of token ${mint} to ${to}`
+      extra = { createsRecipientTokenAccount: transfer.createsVaultAccount }
+    }
+  } catch (e) {
+    throw rpcFailure(e)
+  }
+  return [
+    {
+      type: 'transfer',
+      transaction: { serializedTransaction: unsignedTransaction({ feePayer: from, lifetime, instructions }) },
+      description,
+      metadata: { ...lifetimeMetadata(lifetime), feePayer: from, token: mint ?? NATIVE_TOKEN, to, amount: amount.toString(), ...extra },
+    },
+  ]
+}

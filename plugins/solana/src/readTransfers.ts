@@ -1,0 +1,85 @@
+/**
+ * What a landed transaction moved, from the node's balance metadata rather than by decoding each
+ * program's instructions: `pre/postTokenBalances` give every token account's amount before and after,
+ * with its mint and owner, and `pre/postBalances` every account's lamports (the fee added back to the
+ * payer, so the fee is not reported as a transfer).
+ *
+ * Balances say who lost and who gained, not who paid whom. Per token, gains are matched to losses in
+ * account order; with one sender (a funding transfer, a deposit) that is exact. Token transfers are
+ * reported by owner (the wallet), not by token account, which is what a transfer "to the treasury" means.
+ * The tag is the memo, read as readTag does. A failed transaction moved nothing: no transfers, no tag.
+ */
+import { NATIVE_TOKEN, type ReadTagParameters, type ReadTransfersResult, type TokenTransfer } from '@earn/core'
+import type { SolanaClient } from './client.ts'
+import { landedTransaction, topLevelInstructions } from './readTag.ts'
+import { findTag } from './tag.ts'
+
+/** The part of `getTransaction`'s `meta` read here. */
+interface BalanceMeta {
+  fee: bigint
+  preBalances: readonly bigint[]
+  postBalances: readonly bigint[]
+  preTokenBalances?: readonly TokenBalanceLike[]
+  postTokenBalances?: readonly TokenBalanceLike[]
+  loadedAddresses?: { writable: readonly string[]; readonly: readonly string[] }
+}
+
+interface TokenBalanceLike {
+  accountIndex: number
+  mint: string
+  owner?: string
+  uiTokenAmount: { amount: string }
+}
+
+export async function readTransfers(client: SolanaClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
+  const { failed, message, from, meta } = await landedTransaction(client, p)
+  if (failed || !meta) return { tag: null, from, transfers: [] }
+  const m = meta as unknown as BalanceMeta
+  // Balances are indexed over the static keys, then the lookup tables' writable and readonly ones.
+  const keys = [...message.staticAccounts, ...(m.loadedAddresses?.writable ?? []), ...(m.loadedAddresses?.readonly ?? [])]
+  return { tag: findTag(topLevelInstructions(message)), from, transfers: [...tokenTransfers(m), ...lamportTransfers(m, keys)] }
+}
+
+function tokenTransfers(meta: BalanceMeta): TokenTransfer[] {
+  const deltas = new Map<string, Map<string, bigint>>()
+  const add = (b: TokenBalanceLike, sign: 1n | -1n) => {
+    // Nodes name the owner since v1.9; a balance without one cannot be said to be anyone's transfer.
+    if (!b.owner) return
+    const byOwner = deltas.get(b.mint) ?? new Map<string, bigint>()
+    deltas.set(b.mint, byOwner)
+    byOwner.set(b.owner, (byOwner.get(b.owner) ?? 0n) + sign * BigInt(b.uiTokenAmount.amount))
+  }
+  for (const b of meta.preTokenBalances ?? []) add(b, -1n)
+  for (const b of meta.postTokenBalances ?? []) add(b, 1n)
+  return [...deltas].flatMap(([mint, byOwner]) => pairUp(mint, byOwner))
+}
+
+function lamportTransfers(meta: BalanceMeta, keys: readonly string[]): TokenTransfer[] {
+  const byKey = new Map<string, bigint>()
+  keys.forEach((key, i) => {
+    const pre = meta.preBalances[i]
+    const post = meta.postBalances[i]
+    if (pre === undefined || post === undefined) return
+    // The payer's fee is burnt and rewarded, not sent to anyone in the transaction.
+    byKey.set(key, (byKey.get(key) ?? 0n) + BigInt(post) - BigInt(pre) + (i === 0 ? BigInt(meta.fee) : 0n))
+  })
+  return pairUp(NATIVE_TOKEN, byKey)
+}
+
+/** Matches gains to losses in order: each gain is paid by the earliest losses not yet spent. */
+function pairUp(token: string, deltas: ReadonlyMap<string, bigint>): TokenTransfer[] {
+  const losses = [...deltas].filter(([, d]) => d < 0n).map(([owner, d]) => ({ owner, left: -d }))
+  const transfers: TokenTransfer[] = []
+  for (const [to, gained] of deltas) {
+    let owed = gained
+    for (const loss of losses) {
+      if (owed <= 0n) break
+      if (loss.left === 0n || loss.owner === to) continue
+      const amount = owed < loss.left ? owed : loss.left
+      transfers.push({ token, from: loss.owner, to, amount })
+      loss.left -= amount
+      owed -= amount
+    }
+  }
+  return transfers
+}

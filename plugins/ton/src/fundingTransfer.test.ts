@@ -1,0 +1,105 @@
+/**
+ * Tagged transfers on the TON sandbox: the plugin builds the TON Connect request, a real wallet contract sends
+ * exactly its messages, and the wallet's transaction is read back by its hash.
+ */
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { InvalidAddressError, InvalidArgumentError, NotFoundError } from '@earn/core'
+import { Cell, toNano, type Address } from '@ton/core'
+import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
+import { startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
+import { readTonBalance } from './balance.ts'
+import { readComment } from './comment.ts'
+import { buildTonTransfer } from './fundingTransfer.ts'
+import { jettonTransferBody, parseJettonTransfer } from './jetton.ts'
+import { readTonTransfers } from './readTransfers.ts'
+import type { TonConnectRequest } from './request.ts'
+import { JETTON_TRANSFER_TON } from './transactions.ts'
+
+const CHAIN = '-239'
+const TAG = 'earn:v1:stream:5b0c1f2e-3d4a-4b5c-8d6e-7f8091a2b3c4:0123456789abcdef0123456789abcdef'
+
+let chain: TonSandbox
+let sender: { wallet: TonWallet; keyPair: KeyPair }
+let treasury: TonWallet
+let jetton: Address
+
+beforeAll(async () => {
+  chain = await startTon()
+  const keyPair = keyPairFromSeed(Buffer.alloc(32, 51))
+  sender = { wallet: await chain.deployWallet('v4r2', keyPair, toNano('5')), keyPair }
+  treasury = await chain.deployWallet('v4r2', keyPairFromSeed(Buffer.alloc(32, 52)), toNano('1'))
+  jetton = await chain.deployJetton({ decimals: 6 })
+  await chain.mintJetton(jetton, sender.wallet.address, 10_000_000n)
+})
+
+const raw = (a: Address) => a.toRawString()
+const params = (over: Partial<Parameters<typeof buildTonTransfer>[1]> = {}) => ({
+  chainId: CHAIN,
+  from: raw(sender.wallet.address),
+  token: raw(jetton),
+  to: raw(treasury.address),
+  amount: 1_015_002n,
+  tag: TAG,
+  ...over,
+})
+const send = async (request: TonConnectRequest) => (await chain.sendTonConnect(sender.wallet, sender.keyPair, request)).hash
+const jettonBalance = (owner: Address) => readTonBalance(chain.client, { chainId: CHAIN, owner: raw(owner), token: raw(jetton) })
+
+describe('buildTonTransfer -> send -> readTonTransfers', () => {
+  test('a jetton transfer carries the tag as its forward comment; read back, it names the jetton, the sender and the recipient', async () => {
+    const [step] = await buildTonTransfer(chain.client, params())
+    expect(step!.type).toBe('transfer')
+    const request = step!.transaction as TonConnectRequest
+    expect(request).toMatchObject({ network: CHAIN, from: raw(sender.wallet.address) })
+    const transfer = parseJettonTransfer(Cell.fromBase64(request.messages[0]!.payload!))
+    expect(transfer!.amount).toBe(1_015_002n)
+    expect(transfer!.destination.equals(treasury.address)).toBe(true)
+    expect(readComment(transfer!.forwardPayload!)).toBe(TAG)
+    expect(step!.metadata).toMatchObject({ token: raw(jetton), to: raw(treasury.address), amount: '1015002' })
+
+    const before = await jettonBalance(treasury.address)
+    const hash = await send(request)
+    expect(await jettonBalance(treasury.address)).toBe(before + 1_015_002n)
+    // The TON attached for fees went to the sender's own jetton wallet; the jetton went to the treasury.
+    expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).toEqual({
+      tag: TAG,
+      from: raw(sender.wallet.address),
+      transfers: [
+        { token: 'native', from: raw(sender.wallet.address), to: step!.metadata!.jettonWallet as string, amount: JETTON_TRANSFER_TON },
+        { token: raw(jetton), from: raw(sender.wallet.address), to: raw(treasury.address), amount: 1_015_002n },
+      ],
+    })
+  })
+
+  test('a TON transfer carries the tag as its comment', async () => {
+    const [step] = await buildTonTransfer(chain.client, params({ token: 'native', amount: toNano('0.25') }))
+    const request = step!.transaction as TonConnectRequest
+    expect(readComment(Cell.fromBase64(request.messages[0]!.payload!))).toBe(TAG)
+    const hash = await send(request)
+    expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).toEqual({
+      tag: TAG,
+      from: raw(sender.wallet.address),
+      transfers: [{ token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.25') }],
+    })
+  })
+
+  test('a jetton transfer asked of a contract that is no jetton wallet moves only its TON', async () => {
+    // Sent straight to the treasury wallet, which takes it as a plain message: no jetton moves.
+    const body = jettonTransferBody({ queryId: 1n, amount: 10n ** 12n, destination: treasury.address, responseDestination: sender.wallet.address, customPayload: null, forwardTonAmount: 1n, forwardPayload: Cell.EMPTY })
+    const request: TonConnectRequest = { validUntil: Math.floor(chain.client.now() / 1000) + 60, network: CHAIN, from: raw(sender.wallet.address), messages: [{ address: treasury.address.toString(), amount: toNano('0.05').toString(), payload: body.toBoc().toString('base64') }] }
+    const hash = await send(request)
+    expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toEqual([
+      { token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.05') },
+    ])
+  })
+})
+
+describe('refusals', () => {
+  test('bad parameters are 400s naming the field; an unknown hash is 404', async () => {
+    await expect(buildTonTransfer(chain.client, params({ amount: 0n }))).rejects.toThrow(InvalidArgumentError)
+    const bad = await buildTonTransfer(chain.client, params({ to: 'nope' })).catch((e: unknown) => e)
+    expect(bad).toBeInstanceOf(InvalidAddressError)
+    expect((bad as InvalidAddressError).context).toHaveProperty('to')
+    await expect(readTonTransfers(chain.client, { chainId: CHAIN, txHash: 'ab'.repeat(32) })).rejects.toThrow(NotFoundError)
+  })
+})

@@ -1,0 +1,65 @@
+/**
+ * A tagged transfer (a reward stream's funding) as one TON Connect request: TON sent to the recipient with
+ * the tag as the comment, or a TEP-74 jetton `transfer` asked of the sender's jetton wallet with the tag as
+ * the comment in `forward_payload` (as a jetton deposit carries its attribution). TON has no allowances, so
+ * there is never an approve. Reading it back is readTransfers.ts.
+ */
+import { InvalidArgumentError, NATIVE_TOKEN, type TransferParameters, type UnsignedTransaction } from '@earn/core'
+import { type Address, fromNano } from '@ton/core'
+import { toTonAddress } from './address.ts'
+import type { TonChainClient } from './client.ts'
+import { commentCell } from './comment.ts'
+import { jettonTransferBody, MAX_COINS } from './jetton.ts'
+import { jettonWalletOf, notJetton } from './jettonMaster.ts'
+import { tonConnectRequest, type OutgoingMessage } from './request.ts'
+import { JETTON_FORWARD_TON, JETTON_TRANSFER_TON } from './transactions.ts'
+
+export async function buildTonTransfer(client: TonChainClient, p: TransferParameters): Promise<UnsignedTransaction<'transfer'>[]> {
+  const from = toTonAddress(p.from, 'from')
+  const to = toTonAddress(p.to, 'to')
+  if (p.amount <= 0n || p.amount > MAX_COINS)
+    throw new InvalidArgumentError('amount is out of range', { amount: `must be between 1 and ${MAX_COINS}` })
+  const comment = commentCell(p.tag)
+  const request = (message: OutgoingMessage) => tonConnectRequest({ nowMs: client.now(), network: p.chainId, from, messages: [message] })
+
+  if (p.token === NATIVE_TOKEN)
+    return [
+      {
+        type: 'transfer',
+        transaction: request({ to, amount: p.amount, body: comment }),
+        description: `Send ${fromNano(p.amount)} TON to ${friendly(to)}`,
+        metadata: { token: NATIVE_TOKEN, to: to.toRawString(), amount: p.amount.toString() },
+      },
+    ]
+
+  const master = toTonAddress(p.token, 'token')
+  const jettonWallet = await jettonWalletOf(client, master, from, notJetton('token', p.token))
+  const queryId = BigInt(client.now())
+  const body = jettonTransferBody({
+    queryId,
+    amount: p.amount,
+    destination: to,
+    responseDestination: from,
+    customPayload: null,
+    forwardTonAmount: JETTON_FORWARD_TON,
+    forwardPayload: comment,
+  })
+  return [
+    {
+      type: 'transfer',
+      transaction: request({ to: jettonWallet, amount: JETTON_TRANSFER_TON, body }),
+      description: `Transfer ${p.amount} base units of jetton ${friendly(master)} to ${friendly(to)}; ${fromNano(JETTON_TRANSFER_TON)} TON is attached for fees and the unspent part comes back`,
+      metadata: {
+        token: master.toRawString(),
+        to: to.toRawString(),
+        amount: p.amount.toString(),
+        jettonWallet: jettonWallet.toRawString(),
+        attachedTon: JETTON_TRANSFER_TON.toString(),
+        forwardTonAmount: JETTON_FORWARD_TON.toString(),
+        queryId: queryId.toString(),
+      },
+    },
+  ]
+}
+
+const friendly = (a: Address) => a.toString({ bounceable: true, urlSafe: true })

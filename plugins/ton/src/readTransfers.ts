@@ -1,0 +1,67 @@
+/**
+ * What a wallet's transaction sent, read by its hash (the hash a wallet reports): its out-messages. Each
+ * carries TON to its destination (reported as `native`); a TEP-74 `transfer` asked of a jetton wallet is
+ * also that jetton moving from the wallet to the transfer's destination (the recipient's owner address, not
+ * its jetton wallet). The jetton is the master the jetton wallet names (`get_wallet_data`), and counts only
+ * when that master names the same jetton wallet for the sender (`get_wallet_address`): a contract claiming
+ * to be some jetton's wallet is not believed.
+ *
+ * Limitation: TON is asynchronous, and the lookup finds transactions by hash only, so the outcome at the
+ * receiving contracts (a jetton wallet refusing a transfer larger than its balance, a message bounced by an
+ * undeployed recipient) is not followed; what is reported is what the signed transaction sent.
+ *
+ * The tag is read as readTonTag reads it. A transaction not signed by the wallet's owner (not started by an
+ * external message) or aborted sent nothing the owner asked for: no transfers, no tag.
+ */
+import { NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTransfersResult, type TokenTransfer, UnavailableError } from '@earn/core'
+import { Address, type Message } from '@ton/core'
+import { askChain, type TonChainClient } from './client.ts'
+import { parseJettonTransfer } from './jetton.ts'
+import { jettonWalletOf, notJetton } from './jettonMaster.ts'
+import { parseTxHash } from './lookup.ts'
+import { tagOfTransaction } from './tag.ts'
+
+export async function readTonTransfers(client: TonChainClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
+  const hash = parseTxHash(p.txHash)
+  const tx = await askChain('the transaction', () => client.findTransaction(hash))
+  if (!tx) throw new NotFoundError('no TON transaction with this hash was found', { txHash: p.txHash })
+  const { tag, from } = tagOfTransaction(tx)
+  if (tx.inMessage?.info.type !== 'external-in' || tx.description.type !== 'generic' || tx.description.aborted)
+    return { tag: null, from, transfers: [] }
+  const wallet = Address.parseRaw(from)
+  const transfers = await Promise.all([...tx.outMessages.values()].map((m) => transfersOf(client, wallet, m)))
+  return { tag, from, transfers: transfers.flat() }
+}
+
+async function transfersOf(client: TonChainClient, wallet: Address, message: Message): Promise<TokenTransfer[]> {
+  if (message.info.type !== 'internal') return []
+  const dest = message.info.dest
+  const coins: TokenTransfer = { token: NATIVE_TOKEN, from: wallet.toRawString(), to: dest.toRawString(), amount: message.info.value.coins }
+  const jetton = parseJettonTransfer(message.body)
+  if (!jetton) return [coins]
+  const master = await masterOf(client, dest)
+  if (!master) return [coins]
+  const expected = await jettonWalletOf(client, master, wallet, notJetton('token', master.toRawString())).catch(unlessUnavailable)
+  if (!expected?.equals(dest)) return [coins]
+  return [coins, { token: master.toRawString(), from: wallet.toRawString(), to: jetton.destination.toRawString(), amount: jetton.amount }]
+}
+
+/** The master a jetton wallet names, or null when the contract answers as no jetton wallet does. */
+async function masterOf(client: TonChainClient, jettonWallet: Address): Promise<Address | null> {
+  const provider = client.provider(jettonWallet)
+  try {
+    const { stack } = await askChain('the jetton wallet data', () => provider.get('get_wallet_data', []))
+    stack.readBigNumber() // balance
+    stack.readAddress() // owner
+    return stack.readAddress()
+  } catch (e) {
+    // A get-method that failed, or a stack of another shape: the contract is not a jetton wallet.
+    return unlessUnavailable(e)
+  }
+}
+
+/** A chain that did not answer is the caller's retry; any other failure of these reads means "not a jetton". */
+function unlessUnavailable(e: unknown): null {
+  if (e instanceof UnavailableError) throw e
+  return null
+}

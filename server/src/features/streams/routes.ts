@@ -1,0 +1,91 @@
+import { attributionSecretSource, confirmStream, createStream, getStream, listStreams, type StreamDeps, transitionStream } from '@earn/core'
+import { Elysia } from 'elysia'
+import type { Deps } from '../../deps.ts'
+import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
+import { operation } from '../../http/operation.ts'
+import { requestState } from '../../http/request.ts'
+import { ConfirmStreamBody, CreateStreamBody, CreateStreamResult, StreamList, StreamListQuery, StreamParams, StreamResult, TransitionParams } from './model.ts'
+
+const tags = ['Streams']
+const organizationOf = (request: Request) => requestState(request)!.auth!.organization
+const orgOf = (request: Request) => organizationOf(request).id
+const SCOPE = "Another organization's stream is 404, as an unknown one."
+
+export const streamRoutes = (deps: Deps) => {
+  const streams: StreamDeps = {
+    store: deps.store,
+    ecosystems: deps.ecosystems,
+    clock: deps.clock,
+    attributionSecret: attributionSecretSource(deps.store, deps.config.attributionSecret),
+    treasuries: deps.config.streamTreasuries,
+  }
+  return new Elysia({ prefix: '/v2/streams' })
+    .post(
+      '/',
+      ({ body, request }) => {
+        const organization = organizationOf(request)
+        return createStream(streams, { orgId: organization.id, tier: organization.tier, body })
+      },
+      {
+        body: CreateStreamBody,
+        ...operation(deps, 'streams.create', {
+          summary: 'Create a token or point stream',
+          description:
+            'Token streams need rewardToken and creatorAddress; their fee is FeeAmount = ceil(netBudget x 1.5 %) in the reward token ' +
+            '(0 for premium organizations), totalPulled = netBudget + FeeAmount, and `transactions` holds the transfer of totalPulled from ' +
+            "the creator to the deployment's treasury, tagged with the stream. The stream stays pending until that transfer is confirmed. " +
+            'Point streams need pointName; no fee, nothing pulled, no transactions; active at once. Checks, in order: body fields (400), ' +
+            'chainId (400), targetOpportunityId (404), token and creator addresses, a treasury on the chain, budget plus fee within uint256 (400), ' +
+            "the creator's balance (400 `insufficient token balance`).",
+          tags,
+          responses: { 200: CreateStreamResult },
+        }),
+      },
+    )
+    .get('/', ({ query, request }) => listStreams(streams, { orgId: orgOf(request), query }), {
+      query: StreamListQuery,
+      ...operation(deps, 'streams.list', {
+        summary: "List the organization's streams",
+        description: 'Newest first; state filters on the state as read now (completed: past endTime). page from 1, limit up to 100 (default 20).',
+        tags,
+        responses: { 200: StreamList },
+      }),
+    })
+    .get('/:streamId', ({ params, request }) => getStream(streams, { orgId: orgOf(request), streamId: params.streamId }), {
+      params: StreamParams,
+      ...operation(deps, 'streams.get', { summary: 'Get one stream', description: SCOPE, tags, responses: { 200: StreamResult } }),
+    })
+    .post(
+      '/:streamId/confirm',
+      ({ params, body, request }) => confirmStream(streams, { orgId: orgOf(request), streamId: params.streamId, txHash: body.txHash }),
+      {
+        params: StreamParams,
+        body: ConfirmStreamBody,
+        ...operation(deps, 'streams.confirm', {
+          summary: "Confirm a token stream's funding transfer",
+          description:
+            'Reads the transaction from the chain: it must carry this stream\'s funding tag (valid for the creator and chain) and move at least ' +
+            'totalPulled of the reward token from the creator to the treasury; then pending -> active. 400 when it is not mined yet, when it ' +
+            'does not fund the stream (context.txHash says what is missing), or when the stream is not pending; 409 when the transaction ' +
+            `already funded a stream. ${SCOPE}`,
+          tags,
+          responses: { 200: StreamResult, 409: ErrorEnvelopeSchema },
+        }),
+      },
+    )
+    .post(
+      '/:streamId/:action',
+      ({ params, request }) => transitionStream(streams, { orgId: orgOf(request), streamId: params.streamId, action: params.action }),
+      {
+        params: TransitionParams,
+        ...operation(deps, 'streams.transition', {
+          summary: 'Pause, resume or cancel a stream',
+          description:
+            'pause: active -> paused; resume: paused -> active; cancel: pending, active or paused -> cancelled. Every other transition ' +
+            `(a completed stream included) is 400 with context.state and context.action. ${SCOPE}`,
+          tags,
+          responses: { 200: StreamResult },
+        }),
+      },
+    )
+}

@@ -1,0 +1,227 @@
+/**
+ * A token stream's life on anvil through the API: pending until its funding transfer is mined and confirmed
+ * against the chain, then pause, resume, cancel under the state machine; transfers that do not fund it
+ * (no tag, another stream's tag, a tampered tag, another sender, the wrong recipient, too little) are refused
+ * and leave it pending; another organization sees none of it.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { encodeFunctionData, erc20Abi, sliceHex, stringToHex, type Address, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { mintToken, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
+import { expectEnvelope, type Json } from '../harness.ts'
+import { startStreamsEnv, type StreamsEnv } from './setup.ts'
+
+setDefaultTimeout(60_000)
+
+let env: StreamsEnv
+beforeAll(async () => {
+  env = await startStreamsEnv()
+})
+afterAll(() => env.stop())
+
+interface Created {
+  id: string
+  creator: PrivateKeyAccount
+  transaction: Json
+  totalPulled: bigint
+}
+
+async function createTokenStream(over: Json = {}): Promise<Created> {
+  const creator = await env.creator(10_000_000n)
+  const r = await env.h.post('/v2/streams', env.tokenBody(creator, over))
+  expect(r.status, r.text).toBe(200)
+  return { id: r.body.stream.id, creator, transaction: r.body.transactions[0].transaction, totalPulled: BigInt(r.body.totalPulled) }
+}
+
+const confirm = (id: string, txHash: string, key?: string) => env.h.post(`/v2/streams/${id}/confirm`, { txHash }, key ? { key } : undefined)
+const state = async (id: string) => (await env.h.get(`/v2/streams/${id}`)).body.stream.state
+/** The built transfer's tag, in hex, as it rides after the calldata. */
+const tagOf = (transaction: Json) => sliceHex(transaction.data as Hex, 68)
+const transferData = (to: Address, amount: bigint, tag: Hex) =>
+  `${encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] })}${tag.slice(2)}` as Hex
+
+function expectRefused(r: { status: number; body: Json }, text: RegExp) {
+  expect(r.status).toBe(400)
+  expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+  expect(r.body.error).toMatch(text)
+  expect(r.body.context).toHaveProperty('txHash')
+}
+
+describe('pending -> active only once the funding transfer is mined', () => {
+  let stream: Created
+  let fundingHash: string
+
+  test('confirming before anything was sent is 400, and the stream stays pending', async () => {
+    stream = await createTokenStream()
+    expect(await state(stream.id)).toBe('pending')
+    const r = await confirm(stream.id, `0x${'ab'.repeat(32)}`)
+    expectRefused(r, /not found on chain 31337 yet; retry after it is mined/)
+    expect(await state(stream.id)).toBe('pending')
+    // Nor can a pending stream be paused or resumed.
+    const pause = await env.h.post(`/v2/streams/${stream.id}/pause`)
+    expect(pause.status).toBe(400)
+    expectEnvelope(pause.body, 400, 'INVALID_ARGUMENT')
+    expect(pause.body.context).toEqual({ state: 'pending', action: 'pause' })
+  })
+
+  test('a malformed hash is 400 naming txHash', async () => {
+    const r = await confirm(stream.id, '0x1234')
+    expect(r.status).toBe(400)
+    expect(r.body.context).toHaveProperty('txHash')
+  })
+
+  test('the built transfer, signed and mined, moves totalPulled to the treasury; confirm makes the stream active', async () => {
+    const before = await env.balanceOf(env.chain.token, env.treasury)
+    fundingHash = await env.send(stream.creator, stream.transaction)
+    expect(await env.balanceOf(env.chain.token, env.treasury)).toBe(before + stream.totalPulled)
+    const r = await confirm(stream.id, fundingHash)
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.stream).toMatchObject({ id: stream.id, state: 'active', fundingTxHash: fundingHash })
+    expect((await env.h.get(`/v2/streams/${stream.id}`)).body.stream).toMatchObject({ state: 'active', fundingTxHash: fundingHash })
+  })
+
+  test('confirming again is 400 from the state machine', async () => {
+    const r = await confirm(stream.id, fundingHash)
+    expect(r.status).toBe(400)
+    expect(r.body.context).toEqual({ state: 'active', action: 'confirm' })
+  })
+
+  test('pause, pause again (400), resume, cancel, resume a cancelled stream (400)', async () => {
+    const step = (action: string) => env.h.post(`/v2/streams/${stream.id}/${action}`)
+    const paused = await step('pause')
+    expect(paused.status).toBe(200)
+    expect(paused.body.stream.state).toBe('paused')
+    const again = await step('pause')
+    expect(again.status).toBe(400)
+    expectEnvelope(again.body, 400, 'INVALID_ARGUMENT')
+    expect(again.body.context).toEqual({ state: 'paused', action: 'pause' })
+    expect((await step('resume')).body.stream.state).toBe('active')
+    expect((await step('resume')).body.context).toEqual({ state: 'active', action: 'resume' })
+    expect((await step('cancel')).body.stream.state).toBe('cancelled')
+    for (const action of ['resume', 'pause', 'cancel']) {
+      const r = await step(action)
+      expect(r.status).toBe(400)
+      expect(r.body.context).toEqual({ state: 'cancelled', action })
+    }
+    expect(await state(stream.id)).toBe('cancelled')
+    const unknown = await step('archive')
+    expect(unknown.status).toBe(400)
+    expectEnvelope(unknown.body, 400, 'INVALID_ARGUMENT')
+  })
+
+  test('a pending stream may be cancelled; it can then never be confirmed', async () => {
+    const s = await createTokenStream()
+    expect((await env.h.post(`/v2/streams/${s.id}/cancel`)).body.stream.state).toBe('cancelled')
+    const hash = await env.send(s.creator, s.transaction)
+    const r = await confirm(s.id, hash)
+    expect(r.status).toBe(400)
+    expect(r.body.context).toEqual({ state: 'cancelled', action: 'confirm' })
+  })
+})
+
+describe('transfers that do not fund the stream are refused and leave it pending', () => {
+  let stream: Created
+  beforeAll(async () => {
+    stream = await createTokenStream()
+  })
+  const sendData = (wallet: PrivateKeyAccount, data: Hex) =>
+    env.send(wallet, { to: env.chain.token, data, value: '0', gasLimit: '150000', chainId: 31337 })
+
+  test('no tag at all', async () => {
+    const hash = await sendData(stream.creator, transferData(env.treasury, stream.totalPulled, '0x'))
+    expectRefused(await confirm(stream.id, hash), /carries no funding tag/)
+  })
+
+  test("another stream's tag: its transfer funds that stream only", async () => {
+    const other = await createTokenStream()
+    const hash = await env.send(other.creator, other.transaction)
+    expectRefused(await confirm(stream.id, hash), new RegExp(`names another stream \\(${other.id}\\)`))
+    expect((await confirm(other.id, hash)).body.stream.state).toBe('active')
+    // Used once, it is refused again for any other stream.
+    expectRefused(await confirm(stream.id, hash), /names another stream/)
+  })
+
+  test('a tampered MAC', async () => {
+    const tag = tagOf(stream.transaction)
+    const last = tag.slice(-2) === '30' ? '31' : '30'
+    const hash = await sendData(stream.creator, transferData(env.treasury, stream.totalPulled, `${tag.slice(0, -2)}${last}` as Hex))
+    expectRefused(await confirm(stream.id, hash), /does not verify/)
+  })
+
+  test('the right tag sent by another wallet', async () => {
+    const copier = privateKeyToAccount(generatePrivateKey())
+    await setNativeBalance(env.chain.anvil, copier.address, 10n ** 18n)
+    await mintToken(env.chain.anvil, env.chain.token, copier.address, stream.totalPulled)
+    const hash = await env.send(copier, stream.transaction)
+    expectRefused(await confirm(stream.id, hash), /not by the stream's creator/)
+  })
+
+  test('the right tag, but to another address', async () => {
+    const elsewhere = privateKeyToAccount(generatePrivateKey()).address
+    const hash = await sendData(stream.creator, transferData(elsewhere, stream.totalPulled, tagOf(stream.transaction)))
+    const r = await confirm(stream.id, hash)
+    expectRefused(r, /moves 0 of the/)
+    expect(r.body.context).toMatchObject({ required: stream.totalPulled.toString(), transferred: '0' })
+  })
+
+  test('the right tag, one unit short', async () => {
+    const hash = await sendData(stream.creator, transferData(env.treasury, stream.totalPulled - 1n, tagOf(stream.transaction)))
+    const r = await confirm(stream.id, hash)
+    expectRefused(r, /moves \d+ of the \d+ smallest units/)
+    expect(r.body.context).toMatchObject({ required: stream.totalPulled.toString(), transferred: (stream.totalPulled - 1n).toString() })
+  })
+
+  test('a reverted transfer carrying the right tag', async () => {
+    const broke = await createTokenStream()
+    // Spend the creator's tokens first, so the built transfer reverts when mined.
+    await sendData(broke.creator, transferData(env.treasury, 10_000_000n, '0x'))
+    const receipt = await sendUnsigned(env.chain.anvil, broke.creator, broke.transaction)
+    expect(receipt.status).toBe('reverted')
+    expectRefused(await confirm(broke.id, receipt.transactionHash), /carries no funding tag \(or it failed on chain\)/)
+    expect(await state(broke.id)).toBe('pending')
+  })
+
+  test('after all of that the stream is still pending, and its own transfer confirms it', async () => {
+    expect(await state(stream.id)).toBe('pending')
+    const hash = await env.send(stream.creator, stream.transaction)
+    expect((await confirm(stream.id, hash)).body.stream.state).toBe('active')
+  })
+})
+
+describe("another organization's streams are 404", () => {
+  test('get, confirm, pause, resume and cancel answer as for an unknown stream; its list does not show them', async () => {
+    const s = await createTokenStream()
+    const hash = await env.send(s.creator, s.transaction)
+    const other = await env.organization()
+    const attempts = [
+      env.h.get(`/v2/streams/${s.id}`, { key: other }),
+      confirm(s.id, hash, other),
+      ...['pause', 'resume', 'cancel'].map((a) => env.h.post(`/v2/streams/${s.id}/${a}`, undefined, { key: other })),
+    ]
+    const unknown = await env.h.get('/v2/streams/00000000-0000-4000-8000-000000000000')
+    for (const r of [...(await Promise.all(attempts)), unknown]) {
+      expect(r.status).toBe(404)
+      expectEnvelope(r.body, 404, 'NOT_FOUND')
+      expect(r.body.context).toEqual({ streamId: 'unknown stream' })
+    }
+    expect((await env.h.get('/v2/streams', { key: other })).body).toMatchObject({ streams: [], total: 0 })
+    // Nothing they tried changed it.
+    expect(await state(s.id)).toBe('pending')
+    expect((await confirm(s.id, hash)).body.stream.state).toBe('active')
+  })
+
+  test('a publishable key of the owner reads streams but is 401 on every stream write', async () => {
+    const pk = env.h.org.publishableKey
+    const listed = await env.h.get('/v2/streams', { key: pk })
+    expect(listed.status).toBe(200)
+    const unknown = await env.h.get('/v2/streams/00000000-0000-4000-8000-000000000000', { key: pk })
+    expectEnvelope(unknown.body, 404, 'NOT_FOUND')
+    for (const r of await Promise.all([
+      env.h.post('/v2/streams/00000000-0000-4000-8000-000000000000/pause', undefined, { key: pk }),
+      confirm('00000000-0000-4000-8000-000000000000', `0x${'ab'.repeat(32)}`, pk),
+    ])) {
+      expect(r.status).toBe(401)
+      expectEnvelope(r.body, 401, 'UNAUTHORIZED')
+    }
+  })
+})

@@ -1,0 +1,67 @@
+/**
+ * A token stream on Solana through the API (LiteSVM behind the JSON-RPC facade): created with a funding
+ * transaction of the sample base token, pending until that transaction lands and is confirmed against the chain.
+ */
+import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
+import { importCatalog } from '@earn/core'
+import { solana } from '@earn/plugin-solana'
+import { generateKeyPairSigner } from '@solana/kit'
+import { localCatalog } from '../actions/localChain.ts'
+import { deploySampleSolana, startSolana } from '../chains/solana.ts'
+import { createHarness, expectEnvelope } from '../harness.ts'
+
+setDefaultTimeout(60_000)
+
+const entry = localCatalog('solana').opportunities[0]!
+const chain = await startSolana()
+const sample = await deploySampleSolana(chain)
+const treasury = (await generateKeyPairSigner()).address
+const h = await createHarness({ clients: { solana: solana.connect({ SOLANA_RPC_URL: chain.url }) }, env: { STREAM_TREASURIES: `localnet=${treasury}` } })
+afterAll(async () => {
+  await h.close()
+  await chain.stop()
+})
+await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
+
+test('an SPL token stream: fee, one memo-tagged transfer, pending until the landed transfer is confirmed', async () => {
+  const creator = await generateKeyPairSigner()
+  await chain.airdrop(creator.address, 1_000_000_000n)
+  await sample.fund(creator.address, 2_000_000n)
+  const now = Math.floor(Date.now() / 1000)
+  const r = await h.post('/v2/streams', {
+    type: 'token',
+    chainId: 'localnet',
+    rewardToken: sample.baseMint,
+    creatorAddress: creator.address,
+    netBudget: '1000001',
+    targetOpportunityId: entry.id,
+    startTime: now,
+    endTime: now + 86_400,
+  })
+  expect(r.status, r.text).toBe(200)
+  expect([r.body.FeeAmount, r.body.totalPulled, r.body.stream.state]).toEqual(['15001', '1015002', 'pending'])
+  expect(r.body.transactions).toHaveLength(1)
+  expect(r.body.transactions[0]).toMatchObject({ type: 'transfer', metadata: { feePayer: creator.address, token: sample.baseMint, to: treasury, amount: '1015002' } })
+  const id = r.body.stream.id
+
+  const early = await h.post(`/v2/streams/${id}/confirm`, { txHash: '5'.repeat(87) })
+  expect(early.status).toBe(400)
+  expectEnvelope(early.body, 400, 'INVALID_ARGUMENT')
+  expect((await h.get(`/v2/streams/${id}`)).body.stream.state).toBe('pending')
+
+  const signature = await chain.signAndSend(r.body.transactions[0].transaction.serializedTransaction, creator)
+  expect(await chain.tokenBalance(sample.baseMint, treasury)).toBe(1_015_002n)
+  const confirmed = await h.post(`/v2/streams/${id}/confirm`, { txHash: signature })
+  expect(confirmed.status, confirmed.text).toBe(200)
+  expect(confirmed.body.stream).toMatchObject({ state: 'active', fundingTxHash: signature, treasuryAddress: treasury })
+})
+
+test('a budget beyond what any Solana account holds (u64) is refused by the balance read', async () => {
+  const creator = await generateKeyPairSigner()
+  const now = Math.floor(Date.now() / 1000)
+  const r = await h.post('/v2/streams', { type: 'token', chainId: 'localnet', rewardToken: 'native', creatorAddress: creator.address, netBudget: (2n ** 64n).toString(), targetOpportunityId: entry.id, startTime: now, endTime: now + 60 })
+  expect(r.status).toBe(400)
+  expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+  expect(r.body.error).toBe('insufficient token balance')
+  expect(r.body.context).toMatchObject({ required: (2n ** 64n + (2n ** 64n * 150n + 9_999n) / 10_000n).toString(), available: '0' })
+})

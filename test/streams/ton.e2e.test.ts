@@ -1,0 +1,56 @@
+/**
+ * A token stream on TON through the API (the sandbox serves chain -239): created with a TON Connect request
+ * that transfers the sample tUSD jetton to the treasury with the stream's tag as the forward comment, pending
+ * until the wallet's transaction is confirmed against the chain.
+ */
+import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
+import { importCatalog } from '@earn/core'
+import { readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
+import { toNano } from '@ton/core'
+import { keyPairFromSeed } from '@ton/crypto'
+import { randomBytes } from 'node:crypto'
+import { localCatalog } from '../actions/localChain.ts'
+import { deploySampleTon, startTon } from '../chains/ton.ts'
+import { createHarness, expectEnvelope } from '../harness.ts'
+
+setDefaultTimeout(60_000)
+
+const CHAIN = '-239'
+const entry = localCatalog('ton').opportunities[0]!
+const chain = await startTon()
+const sample = await deploySampleTon(chain)
+const treasury = await chain.deployWallet('v4r2', keyPairFromSeed(randomBytes(32)), toNano('1'))
+const h = await createHarness({ clients: { ton: chain.client }, env: { STREAM_TREASURIES: `${CHAIN}=${treasury.address.toRawString()}` } })
+afterAll(() => h.close())
+await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
+
+test('a jetton token stream: fee, one tagged jetton transfer, pending until the wallet transaction is confirmed', async () => {
+  const keyPair = keyPairFromSeed(randomBytes(32))
+  const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))
+  await chain.mintJetton(sample.baseToken, wallet.address, 2_000_000n)
+  const now = Math.floor(chain.client.now() / 1000)
+  const r = await h.post('/v2/streams', {
+    type: 'token',
+    chainId: CHAIN,
+    rewardToken: sample.baseToken.toString(),
+    creatorAddress: wallet.address.toString({ bounceable: false }),
+    netBudget: '1000001',
+    targetOpportunityId: entry.id,
+    startTime: now,
+    endTime: now + 86_400,
+  })
+  expect(r.status, r.text).toBe(200)
+  expect([r.body.FeeAmount, r.body.totalPulled, r.body.stream.state]).toEqual(['15001', '1015002', 'pending'])
+  const id = r.body.stream.id
+
+  const early = await h.post(`/v2/streams/${id}/confirm`, { txHash: 'ab'.repeat(32) })
+  expect(early.status).toBe(400)
+  expectEnvelope(early.body, 400, 'INVALID_ARGUMENT')
+
+  const sent = await chain.sendTonConnect(wallet, keyPair, r.body.transactions[0].transaction as TonConnectRequest)
+  const held = await readTonBalance(chain.client, { chainId: CHAIN, owner: treasury.address.toRawString(), token: sample.baseToken.toRawString() })
+  expect(held).toBe(1_015_002n)
+  const confirmed = await h.post(`/v2/streams/${id}/confirm`, { txHash: sent.hash })
+  expect(confirmed.status, confirmed.text).toBe(200)
+  expect(confirmed.body.stream).toMatchObject({ state: 'active', fundingTxHash: sent.hash })
+})
