@@ -156,7 +156,7 @@ if (binary) {
       expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('1')
       expect(await viaB()).toBe(2)
       expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('3')
-      expect((await h.get('/readyz', { key: null })).body).toEqual({ status: 'ok', checks: { store: 'ok', meter: 'ok' } })
+      expect((await h.get('/readyz', { key: null })).body).toEqual({ status: 'ok', checks: { store: 'ok', meter: 'ok', ecosystems: 'ok' } })
       await Promise.all([a.close(), b.close(), h.close()])
     }, 60_000)
 
