@@ -120,6 +120,14 @@ export interface ReadTransfersResult extends ReadTagResult {
   transfers: TokenTransfer[]
 }
 
+/** One configured chain's reachability, for readiness. */
+export interface ChainHealth {
+  chain: string
+  ok: boolean
+  /** Why not, for an operator; never a URL. */
+  detail?: string
+}
+
 export interface OpportunityTarget {
   id: string
   chainId: string
@@ -159,6 +167,8 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
   ownsChain(chainId: string): boolean
   /** Transport-like: builds the client from configuration; no I/O until a capability uses it. */
   connect(env: ChainEnv): Client
+  /** Asks every chain the client is configured for whether it answers; [] when none is configured. */
+  health(client: Client): Promise<ChainHealth[]>
   address: {
     /** Cheap guard; never throws. */
     isValid(input: string): boolean

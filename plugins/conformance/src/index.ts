@@ -106,6 +106,17 @@ export function checkEcosystem<Client>(
         if (!plugin.id || !(ECOSYSTEM_IDS as readonly string[]).includes(plugin.id))
           fail(`id is missing or unknown: got ${JSON.stringify(plugin.id)}, expected one of ${ECOSYSTEM_IDS.join(', ')}`)
         if (typeof plugin.connect !== 'function') fail('connect is missing: the plugin must implement connect(env)')
+        if (typeof plugin.ownsChain !== 'function') fail('ownsChain is missing: the plugin must implement ownsChain(chainId)')
+        if (typeof plugin.health !== 'function') fail('health is missing: the plugin must implement health(client)')
+      },
+    },
+    {
+      name: 'health reports each configured chain as reachable',
+      async run() {
+        if (typeof plugin.health !== 'function') fail('health is missing: the plugin must implement health(client)')
+        const chains = await p.health(fixtures.client)
+        if (!Array.isArray(chains)) fail('health must resolve to an array of {chain, ok}')
+        for (const c of chains) if (!c.ok) fail(`health says chain ${c.chain} is not reachable: ${c.detail ?? 'no detail'}`)
       },
     },
     ...CAPABILITIES.map(([group, fn]) => ({

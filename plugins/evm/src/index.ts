@@ -13,12 +13,14 @@ import * as transactions from './transactions.ts'
 import { vault } from './vault.ts'
 import * as portfolio from './portfolio.ts'
 import * as transfer from './transfer.ts'
+import { health } from './health.ts'
 
 export const evm = defineEcosystem({
   id: 'evm',
   // EVM chain ids are positive decimal integers (EIP-155).
   ownsChain: (chainId: string) => /^[1-9]\d{0,18}$/.test(chainId),
   connect,
+  health,
   address: { isValid: address.isValid, parse: address.parse, format: address.format },
   signIn: { message: signIn.message, verify: signIn.verify },
   balance: { read: balance.read, vault, assets: portfolio.assets, flows: portfolio.flows },

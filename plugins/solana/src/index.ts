@@ -14,6 +14,7 @@ import { readVault } from './vault.ts'
 import { readAssets, readFlows } from './portfolio.ts'
 import { buildTransfer } from './fundingTransfer.ts'
 import { readTransfers } from './readTransfers.ts'
+import { health } from './health.ts'
 
 export type { SolanaClient } from './client.ts'
 
@@ -21,6 +22,7 @@ export const solana = defineEcosystem({
   id: 'solana',
   ownsChain: ownsSolanaChain,
   connect,
+  health,
   address: { isValid: isValidAddress, parse: (input: string) => parseAddress(input), format: formatAddress },
   signIn: { message: signInMessage, verify: verifySignIn },
   balance: { read: readBalance, vault: readVault, assets: readAssets, flows: readFlows },

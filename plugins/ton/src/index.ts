@@ -13,6 +13,7 @@ import { readTonVault } from './vault.ts'
 import { readTonAssets, readTonFlows } from './portfolio.ts'
 import { buildTonTransfer } from './fundingTransfer.ts'
 import { readTonTransfers } from './readTransfers.ts'
+import { health } from './health.ts'
 
 export const ton = defineEcosystem({
   id: 'ton',
@@ -20,6 +21,7 @@ export const ton = defineEcosystem({
   // for mainnet's API, as an anvil client does for an EVM chain id (see README).
   ownsChain: (chainId: string) => chainId === '-239' || chainId === '-3',
   connect: connectTon,
+  health,
   address: {
     isValid: isValidTonAddress,
     parse: (input: string) => parseTonAddress(input),

@@ -40,6 +40,12 @@ export const healthRoutes = (deps: Deps) =>
             if (loading.length) throw new Error(`loading ${loading.join(', ')}`)
             return 'ok'
           }),
+          // Every configured chain must answer; chains of plugins still loading are asked once they are in.
+          ...deps.ecosystems.loaded().map(async (id) => {
+            const { plugin, client } = await deps.ecosystems.get(id)
+            for (const chain of await plugin.health(client))
+              checks[`chain:${id}:${chain.chain}`] = chain.ok ? 'ok' : `unavailable: ${chain.detail ?? 'no answer'}`
+          }),
         ])
         // A degraded meter still answers every request (see the README's outage policy), so the
         // process stays ready: taking every process out of rotation would turn a Redis outage into an API outage.
