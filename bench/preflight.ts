@@ -14,13 +14,13 @@
  * anvil's capacity is measured alone, straight to anvil, with aggregate3 calls of the batch size the server's
  * calls had, at concurrency 1, 2, 4 and 8, the best taken.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { createStore } from '@earn/core'
 import { encodeFunctionData, parseAbi, type Address } from 'viem'
-import { LOCAL_CATALOG_PATH, startLocalChain, type LocalChain } from '../test/actions/localChain.ts'
+import { localCatalog, startLocalChain, type LocalChain } from '../test/actions/localChain.ts'
 import { closedLoop, percentile, perSecond, type LoadResult } from './load.ts'
 import { multicallCapacity } from './multicallCapacity.ts'
 import { runCli, spawnServer, type Spawned } from './processes.ts'
@@ -92,7 +92,10 @@ async function main() {
     const env = { DATA_DIR: dataDir, ECOSYSTEMS: 'evm', CATALOG_REFRESH_SECONDS: '86400', ...chain.env(counter.url) }
     const org = await runCli(['org', 'create', '--name', 'Bench', '--hourly-budget', '1000000000'], env, ROOT)
     const { distributorId } = await runCli(['distributor', 'create', '--org', org.orgId], env, ROOT)
-    await runCli(['opportunity', 'import', LOCAL_CATALOG_PATH], env, ROOT)
+    // The sample catalog's EVM entries only: this server loads no other ecosystem, and import refuses the rest.
+    const catalogPath = join(dataDir, 'catalog.json')
+    writeFileSync(catalogPath, JSON.stringify(localCatalog('evm')))
+    await runCli(['opportunity', 'import', catalogPath], env, ROOT)
     const wallets = Array.from({ length: WALLETS }, () => `0x${randomBytes(20).toString('hex')}` as Address)
     await addMembers(dataDir, org.orgId, wallets)
     await fund(chain, wallets)
