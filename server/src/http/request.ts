@@ -29,3 +29,10 @@ export function startRequest(request: Request, now: number): RequestState {
 }
 
 export const requestState = (request: Request): RequestState | undefined => states.get(request)
+
+/** The organization of the request's key; the guard has verified it before any handler runs. */
+export function callerOrganization(request: Request): Organization {
+  const organization = states.get(request)?.auth?.organization
+  if (!organization) throw new Error('a handler ran without the guard: route options must spread operation()')
+  return organization
+}

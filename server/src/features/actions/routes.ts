@@ -2,13 +2,13 @@ import { type ActionDeps, attributionSecretSource, buildDeposit, buildWithdraw, 
 import { Elysia } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { operation } from '../../http/operation.ts'
-import { requestState } from '../../http/request.ts'
+import { callerOrganization } from '../../http/request.ts'
 import { ActionParams, ActionResult, DepositBody, VerifyQuery, VerifyResult, WithdrawBody } from './model.ts'
 
 const tags = ['Actions']
 /** How long a build remembers an opportunity, distributor or membership it read (see core's lookups.ts). */
 const LOOKUP_TTL_MS = 2000
-const orgOf = (request: Request) => requestState(request)!.auth!.organization.id
+const orgOf = (request: Request) => callerOrganization(request).id
 
 const ORDER =
   'Checks, in order: body (400); the wallet is a member (404, context.userAddress); the opportunity and the distributor exist (404); '

@@ -2,11 +2,11 @@ import { distributorActivity, walletActivity } from '@earn/core'
 import { Elysia } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { operation } from '../../http/operation.ts'
-import { requestState } from '../../http/request.ts'
+import { callerOrganization } from '../../http/request.ts'
 import { ActivityList, DistributorActivityQuery, DistributorParams, WalletActivityQuery } from './model.ts'
 
 const tags = ['Activity']
-const orgOf = (request: Request) => requestState(request)!.auth!.organization.id
+const orgOf = (request: Request) => callerOrganization(request).id
 
 const PAGING = 'Newest first; page from 1, limit 1 to 100 (default 20). A parameter that does not parse is 400 naming it.'
 

@@ -2,11 +2,11 @@ import { checkMembership, createMembership, issueAgreement } from '@earn/core'
 import { Elysia } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { operation } from '../../http/operation.ts'
-import { requestState } from '../../http/request.ts'
+import { callerOrganization } from '../../http/request.ts'
 import { Agreement, AgreementBody, CheckQuery, CreateBody, CreateResult, MembershipStatus } from './model.ts'
 
 const tags = ['Membership']
-const orgOf = (request: Request) => requestState(request)!.auth!.organization.id
+const orgOf = (request: Request) => callerOrganization(request).id
 
 export const membershipRoutes = (deps: Deps) => {
   const membership = { store: deps.store, clock: deps.clock, ecosystems: deps.ecosystems, nonceTtlSeconds: deps.config.nonceTtlSeconds }

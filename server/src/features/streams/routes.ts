@@ -3,12 +3,11 @@ import { Elysia } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
 import { operation } from '../../http/operation.ts'
-import { requestState } from '../../http/request.ts'
+import { callerOrganization } from '../../http/request.ts'
 import { ConfirmStreamBody, CreateStreamBody, CreateStreamResult, StreamList, StreamListQuery, StreamParams, StreamResult, TransitionParams } from './model.ts'
 
 const tags = ['Streams']
-const organizationOf = (request: Request) => requestState(request)!.auth!.organization
-const orgOf = (request: Request) => organizationOf(request).id
+const orgOf = (request: Request) => callerOrganization(request).id
 const SCOPE = "Another organization's stream is 404, as an unknown one."
 
 export const streamRoutes = (deps: Deps) => {
@@ -23,7 +22,7 @@ export const streamRoutes = (deps: Deps) => {
     .post(
       '/',
       ({ body, request }) => {
-        const organization = organizationOf(request)
+        const organization = callerOrganization(request)
         return createStream(streams, { orgId: organization.id, tier: organization.tier, body })
       },
       {
