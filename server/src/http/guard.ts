@@ -1,6 +1,7 @@
 /**
- * The per-operation guard: API key, key scope and cost-unit metering, in that order, before the
- * request's schema is validated, so a request without a valid key is 401 whatever its body.
+ * The per-operation guard: API key, cost-unit metering, then key scope, before the request's schema
+ * is validated, so a request without a valid key is 401 whatever its body. Metering comes before the
+ * scope check so every answer to a valid key (a scope 401 too) carries its usage headers.
  */
 import { ApiError, InvalidArgumentError, UnauthorizedError } from '@earn/core'
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
