@@ -1,6 +1,6 @@
 /**
  * The deposit hot path under load: `POST /v2/actions/deposit/{id}` for many distinct member wallets against anvil,
- * at 64 connections, through a server process as `bun run start` runs it. In the same run: the same load on a naive
+ * at 64 connections, through a server process running the sources (`bun run start` runs the same code bundled). In the same run: the same load on a naive
  * build (one eth_call per read), anvil's own multicall read capacity, and a hello-world Elysia server.
  *
  * Prints requests per second, p50 and p99, RPC calls per request (counted by a proxy in front of anvil), chain reads
@@ -146,7 +146,7 @@ async function main() {
         errors: bad.length ? ` non-200: ${bad.map(([s, n]) => `${s}x${n}`).join(', ')}` : '',
       }
     }
-    const b = summary('batched (bun run start)', batched)
+    const b = summary('batched (server)', batched)
     const n = summary('naive (1 eth_call/read)', naive)
     const helloRps = perSecond(helloLoad.statuses[200] ?? 0, helloLoad.elapsedMs)
     const line = (s: ReturnType<typeof summary>) =>

@@ -4,7 +4,7 @@
  * `distributorId|actionId|wallet|chainId`, so a tag copied into another wallet's transaction, or
  * onto another chain, or edited to name another distributor, no longer verifies.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 
 export const TAG_PREFIX = 'earn:v1:'
 const MAC_HEX_LENGTH = 32
@@ -24,7 +24,8 @@ export interface ParsedTag {
 }
 
 function mac(secret: string, s: TagSubject): string {
-  return createHmac('sha256', secret)
+  // Bun's keyed hasher is HMAC, about 3x faster than node:crypto's createHmac; every build makes one.
+  return new Bun.CryptoHasher('sha256', secret)
     .update(`${s.distributorId}|${s.actionId}|${s.wallet}|${s.chainId}`)
     .digest('hex')
     .slice(0, MAC_HEX_LENGTH)

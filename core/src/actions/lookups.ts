@@ -2,15 +2,18 @@
  * The store reads every build makes before it reaches the chain (the opportunity, the distributor, the
  * membership), remembered for `ttlMs`. Catalog rows change only by an import or a refresh, distributors do not
  * change, memberships are never removed: a short memory delays seeing an import by at most `ttlMs`. Misses are
- * not remembered (a wallet may register, an opportunity may be imported, the next moment). Chain state never
- * passes through here: balances and allowances are read live by the plugin.
+ * not remembered (a wallet may register, an opportunity may be imported, the next moment). An opportunity is
+ * remembered decoded, so its JSON columns are parsed once per read of the row, not once per build. Chain state
+ * never passes through here: balances and allowances are read live by the plugin.
  */
 import type { Clock } from '../clock.ts'
-import type { Distributor, OpportunityRecord } from '../store/schema.ts'
+import { type CatalogOpportunity, decodeOpportunity } from '../opportunities/records.ts'
+import type { Distributor } from '../store/schema.ts'
 import type { Store } from '../store/store.ts'
 
 export interface Lookups {
-  opportunity(id: string): Promise<OpportunityRecord | undefined>
+  /** Shared by the builds that ask while it is remembered: read it, never change it. */
+  opportunity(id: string): Promise<CatalogOpportunity | undefined>
   distributor(id: string): Promise<Distributor | undefined>
   isMember(ecosystem: string, address: string): Promise<boolean>
 }
@@ -35,6 +38,11 @@ function remembered<T>(clock: Clock, ttlMs: number, load: (key: string) => Promi
   }
 }
 
+const loadOpportunity = async (store: Store, id: string) => {
+  const row = await store.getOpportunity(id)
+  return row && decodeOpportunity(row)
+}
+
 export function createLookups(deps: { store: Store; clock: Clock; ttlMs: number }): Lookups {
   const { store, clock, ttlMs } = deps
   const member = remembered(clock, ttlMs, async (key) => {
@@ -42,7 +50,7 @@ export function createLookups(deps: { store: Store; clock: Clock; ttlMs: number 
     return (await store.getMember(key.slice(0, bar), key.slice(bar + 1))) ? true : undefined
   })
   return {
-    opportunity: remembered(clock, ttlMs, (id) => store.getOpportunity(id)),
+    opportunity: remembered(clock, ttlMs, (id) => loadOpportunity(store, id)),
     distributor: remembered(clock, ttlMs, (id) => store.getDistributor(id)),
     isMember: async (ecosystem, address) => (await member(`${ecosystem}|${address}`)) === true,
   }
@@ -50,7 +58,7 @@ export function createLookups(deps: { store: Store; clock: Clock; ttlMs: number 
 
 /** No memory at all: every lookup asks the store (for callers outside the hot path). */
 export const storeLookups = (store: Store): Lookups => ({
-  opportunity: (id) => store.getOpportunity(id),
+  opportunity: (id) => loadOpportunity(store, id),
   distributor: (id) => store.getDistributor(id),
   isMember: async (ecosystem, address) => (await store.getMember(ecosystem, address)) !== undefined,
 })

@@ -5,10 +5,9 @@
  */
 import { ApiError } from '../errors.ts'
 import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
-import type { OpportunityRecord } from '../store/schema.ts'
 import type { Store } from '../store/store.ts'
 import { InvalidFilterError, OpportunityNotFoundError } from './errors.ts'
-import { decodeOpportunity, isLive, type LiveOpportunity } from './records.ts'
+import { type CatalogOpportunity, decodeOpportunity, isLive, type LiveOpportunity } from './records.ts'
 import type { OpportunityList, OpportunityListQuery, OpportunityResult } from './schema.ts'
 import { toOpportunity } from './view.ts'
 
@@ -94,16 +93,20 @@ export async function listOpportunities(deps: QueryDeps, q: OpportunityListQuery
   }
 }
 
-/** The opportunity with its loaded ecosystem, or undefined when the API does not serve it. */
+/**
+ * The opportunity with its loaded ecosystem, or undefined when the API does not serve it. `load` gives the decoded
+ * catalog entry (the action endpoints pass one that remembers it; see actions/lookups.ts).
+ */
 export async function findOpportunity(
   deps: QueryDeps,
   opportunityId: string,
-  load: (id: string) => Promise<OpportunityRecord | undefined> = (id) => deps.store.getOpportunity(id),
+  load: (id: string) => Promise<CatalogOpportunity | undefined> = async (id) => {
+    const row = await deps.store.getOpportunity(id)
+    return row && decodeOpportunity(row)
+  },
 ): Promise<{ opportunity: LiveOpportunity; ecosystem: LoadedEcosystem } | undefined> {
-  const row = await load(opportunityId.toLowerCase())
-  if (!row) return undefined
-  const opportunity = decodeOpportunity(row)
-  if (!isLive(opportunity)) return undefined
+  const opportunity = await load(opportunityId.toLowerCase())
+  if (!opportunity || !isLive(opportunity)) return undefined
   try {
     return { opportunity, ecosystem: await deps.ecosystems.get(opportunity.listing.ecosystem) }
   } catch (e) {

@@ -7,10 +7,13 @@ import { InvalidAddressError } from '@earn/core'
 import { getAddress, type Address } from 'viem'
 
 const ECOSYSTEM = 'EVM'
+/** Already canonical: the form every address takes after `parse`, so the usual input needs one test. */
+const CANONICAL = /^0x[0-9a-f]{40}$/
 
 /** Why `input` is not an EVM address, or `undefined` when it is one. */
 function problem(input: unknown): string | undefined {
   if (typeof input !== 'string') return 'expected a string'
+  if (CANONICAL.test(input)) return undefined
   if (!input.startsWith('0x')) return 'must start with 0x followed by 40 hexadecimal characters'
   const body = input.slice(2)
   if (!/^[0-9a-fA-F]*$/.test(body)) return 'contains characters that are not hexadecimal (0-9, a-f)'

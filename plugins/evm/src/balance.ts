@@ -1,11 +1,11 @@
 /**
  * Balances read live from the chain (the action preflight must not act on a stale number). ERC-20 reads go
- * through `readContract`, so concurrent reads for one chain fold into one Multicall3 call, and identical reads
- * in flight at the same moment share one answer.
+ * through the client's `call` (calldata from calldata.ts), so concurrent reads for one chain fold into one
+ * Multicall3 call, and identical reads in flight at the same moment share one answer.
  */
 import { type BalanceParameters, NATIVE_TOKEN } from '@earn/core'
-import { erc20Abi } from 'viem'
 import { parse } from './address.ts'
+import { balanceOfData, readUint256 } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { notErc20 } from './erc20.ts'
 import { ask } from './rpc.ts'
@@ -22,7 +22,7 @@ export async function read(client: EvmClient, p: BalanceParameters): Promise<big
     if (token === NATIVE_TOKEN) return ask(p.chainId, () => publicClient.getBalance({ address: owner }))
     return ask(
       p.chainId,
-      () => publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
+      () => readUint256(publicClient, token, balanceOfData(owner)),
       () => {
         // The chain answered: there is no ERC-20 at that address (no code, or a contract without balanceOf).
         throw notErc20(p.chainId, token, 'token')

@@ -4,6 +4,8 @@
  */
 import { InvalidArgumentError } from '@earn/core'
 import { erc20Abi, formatUnits, type Address } from 'viem'
+import { format } from './address.ts'
+import { allowanceData, readUint256 } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask, chainUnavailable, classifyRpcError } from './rpc.ts'
 import { share } from './shared.ts'
@@ -22,7 +24,7 @@ export async function allowance(client: EvmClient, p: AllowanceParameters): Prom
   return share(client, `${p.chainId}|allowance|${p.token}|${p.owner}|${p.spender}`, () =>
     ask(
       p.chainId,
-      () => publicClient.readContract({ address: p.token, abi: erc20Abi, functionName: 'allowance', args: [p.owner, p.spender] }),
+      () => readUint256(publicClient, p.token, allowanceData(p.owner, p.spender)),
       () => {
         throw notErc20(p.chainId, p.token, p.field)
       },
@@ -39,6 +41,8 @@ export function notErc20(chainId: string, token: string, field: string): Invalid
 /** How a token is named to a person: symbol and decimals when the contract has them. */
 export interface TokenLabel {
   address: Address
+  /** The address as a person sees it (EIP-55), worked out once with the label instead of in every step. */
+  display: Address
   symbol?: string
   decimals?: number
 }
@@ -60,7 +64,7 @@ export async function tokenLabel(client: EvmClient, chainId: string, token: Addr
       optional(() => publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'symbol' })),
       optional(() => publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'decimals' })),
     ])
-    return { address: token, symbol, decimals }
+    return { address: token, display: format(token), symbol, decimals }
   })
 }
 

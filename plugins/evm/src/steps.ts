@@ -4,8 +4,8 @@
  * together, because one measure covers the whole sequence.
  */
 import type { UnsignedTransaction } from '@earn/core'
-import { encodeFunctionData, erc20Abi, erc4626Abi, type Address } from 'viem'
-import { format } from './address.ts'
+import type { Address } from 'viem'
+import { approveData, depositData, redeemData } from './calldata.ts'
 import type { EvmClient } from './client.ts'
 import { describeAmount, type TokenLabel } from './erc20.ts'
 import { gasLimits, type GasCall } from './gas.ts'
@@ -39,7 +39,7 @@ export async function finish(client: EvmClient, ctx: BuildContext, drafts: Draft
 }
 
 export const vaultName = (vault: TokenLabel) =>
-  vault.symbol === undefined ? `vault ${format(vault.address)}` : `vault ${vault.symbol} (${format(vault.address)})`
+  vault.symbol === undefined ? `vault ${vault.display}` : `vault ${vault.symbol} (${vault.display})`
 
 /**
  * Exactly `amount`, never an unlimited allowance: a standing approval outlives this deposit and would let a
@@ -50,7 +50,7 @@ export const approveDraft = (p: { token: TokenLabel; spender: Address; spenderNa
   step: 'approve',
   subject: `${p.token.address}|${p.spender}`,
   to: p.token.address,
-  data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [p.spender, p.amount] }),
+  data: approveData(p.spender, p.amount),
   // An approval depends on nothing before it.
   standalone: true,
   description: `Approve ${describeAmount(p.amount, p.token)} for the ${p.spenderName}`,
@@ -66,7 +66,7 @@ export const depositDraft = (
   step: 'deposit',
   subject: ctx.vault,
   to: ctx.vault,
-  data: appendTag(encodeFunctionData({ abi: erc4626Abi, functionName: 'deposit', args: [p.assets, ctx.owner] }), ctx.tag),
+  data: appendTag(depositData(p.assets, ctx.owner), ctx.tag),
   standalone: p.standalone,
   description: `Deposit ${describeAmount(p.assets, p.asset)} into ${vaultName(p.vault)}`,
   metadata: { assets: p.assets.toString(), ...p.metadata },
@@ -78,8 +78,8 @@ export const withdrawDraft = (ctx: BuildContext, p: { shares: bigint; asset: Tok
   step: 'withdraw',
   subject: ctx.vault,
   to: ctx.vault,
-  data: appendTag(encodeFunctionData({ abi: erc4626Abi, functionName: 'redeem', args: [p.shares, ctx.owner, ctx.owner] }), ctx.tag),
+  data: appendTag(redeemData(p.shares, ctx.owner, ctx.owner), ctx.tag),
   standalone: true,
-  description: `Redeem ${describeAmount(p.shares, p.vault)} from ${vaultName(p.vault)} for ${p.asset.symbol ?? format(p.asset.address)}`,
+  description: `Redeem ${describeAmount(p.shares, p.vault)} from ${vaultName(p.vault)} for ${p.asset.symbol ?? p.asset.display}`,
   metadata: { shares: p.shares.toString() },
 })

@@ -4,7 +4,7 @@
  * exactly as without the tag, while anyone reading the transaction finds it at the end.
  */
 import { ApiError } from '@earn/core'
-import { bytesToString, concatHex, hexToBytes, stringToBytes, stringToHex, type Hex } from 'viem'
+import { bytesToString, hexToBytes, stringToBytes, type Hex } from 'viem'
 
 export const TAG_PREFIX = 'earn:v1:'
 
@@ -16,7 +16,8 @@ const PREFIX_BYTES = stringToBytes(TAG_PREFIX)
 /** The call with the tag appended. The tag comes from the server, so a malformed one is our bug, not the caller's. */
 export function appendTag(calldata: Hex, tag: string): Hex {
   if (!TAG_SHAPE.test(tag)) throw new ApiError('INTERNAL', 'attribution tag is malformed', { tag })
-  return concatHex([calldata, stringToHex(tag)])
+  // The shape admits only ASCII, whose bytes are its UTF-8 bytes, so the one-step ASCII encoding is exact.
+  return `${calldata}${Buffer.from(tag, 'ascii').toString('hex')}`
 }
 
 /**

@@ -91,6 +91,7 @@ async function gasLimit(publicClient: PublicClient, chainId: string, from: Addre
 
 const nativeLabel = async (publicClient: PublicClient): Promise<TokenLabel> => ({
   address: NATIVE_TOKEN as Address,
+  display: NATIVE_TOKEN as Address,
   symbol: publicClient.chain?.nativeCurrency.symbol ?? 'ETH',
   decimals: publicClient.chain?.nativeCurrency.decimals ?? 18,
 })
