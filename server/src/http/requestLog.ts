@@ -4,14 +4,14 @@ import type { Clock } from '@earn/core'
 import type { Logger } from '../logger.ts'
 import { requestState, startRequest } from './request.ts'
 
-export const requestLogging = (deps: { clock: Clock; logger: Logger; enabled: boolean }) =>
-  new Elysia({ name: 'earn/request-log' })
-    .onRequest(({ request, set }) => {
-      const state = startRequest(request, performance.now())
-      set.headers['x-request-id'] = state.id
-    })
-    .onAfterResponse({ as: 'global' }, ({ request, set, route }) => {
-      if (!deps.enabled) return
+export const requestLogging = (deps: { clock: Clock; logger: Logger; enabled: boolean }) => {
+  const plugin = new Elysia({ name: 'earn/request-log' }).onRequest(({ request, set }) => {
+    const state = startRequest(request, performance.now())
+    set.headers['x-request-id'] = state.id
+  })
+  // Registered only when logging is on: an after-response hook costs every request even when it returns at once.
+  if (!deps.enabled) return plugin
+  return plugin.onAfterResponse({ as: 'global' }, ({ request, set, route }) => {
       const state = requestState(request)
       if (!state) return
       deps.logger.info({
@@ -23,3 +23,4 @@ export const requestLogging = (deps: { clock: Clock; logger: Logger; enabled: bo
         org: state.auth?.organization.id,
       })
     })
+}
