@@ -4,6 +4,7 @@
  */
 import { expect } from 'bun:test'
 import {
+  attributionSecretSource,
   type Clock,
   createKeyVerifier,
   createOrganization,
@@ -47,6 +48,7 @@ export async function createHarness(options: HarnessOptions = {}) {
     keys: createKeyVerifier({ store, clock, cacheMs: config.keyCacheSeconds * 1000 }),
     ecosystems: loadEcosystems(config, options.clients),
     logger: options.logger ?? silentLogger,
+    attributionSecret: attributionSecretSource(store, config.attributionSecret),
   }
   await deps.ecosystems.warm()
   const app = createApp(deps)

@@ -9,9 +9,17 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number>
 }
 
-export async function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ServerProcess> {
-  const proc = Bun.spawn([process.execPath, join(ROOT, 'server/src/main.ts')], {
-    cwd: ROOT,
+/**
+ * Spawns any server command (ours, a bench baseline) and resolves once it logs its listening URL.
+ * PORT=0 and LOG_REQUESTS=0 unless `env` says otherwise.
+ */
+export async function spawnListening(
+  cmd: string[],
+  env: Record<string, string>,
+  options: { cwd?: string; timeoutMs?: number } = {},
+): Promise<ServerProcess> {
+  const proc = Bun.spawn(cmd, {
+    cwd: options.cwd ?? ROOT,
     env: { ...process.env, PORT: '0', LOG_REQUESTS: '0', ...env },
     stdout: 'pipe',
     stderr: 'pipe',
@@ -28,6 +36,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
   }
   void pump(proc.stdout)
   void pump(proc.stderr)
+  const timeoutMs = options.timeoutMs ?? 20_000
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     const m = out.match(/"msg":"listening","url":"([^"]+)"/)
@@ -41,12 +50,16 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
         },
       }
     }
-    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}:\n${out}`)
+    if (proc.exitCode !== null) throw new Error(`${cmd.join(' ')} exited with ${proc.exitCode}:\n${out}`)
     await Bun.sleep(20)
   }
   proc.kill('SIGKILL')
-  throw new Error(`server did not start within ${timeoutMs} ms:\n${out}`)
+  throw new Error(`${cmd.join(' ')} did not start within ${timeoutMs} ms:\n${out}`)
 }
+
+/** Our server from its sources, as the tests run it. */
+export const startServer = (env: Record<string, string>, timeoutMs = 20_000) =>
+  spawnListening([process.execPath, join(ROOT, 'server/src/main.ts')], env, { timeoutMs })
 
 export async function runCli(args: string[], env: Record<string, string>) {
   const proc = Bun.spawn([process.execPath, join(ROOT, 'server/src/cli.ts'), ...args], {

@@ -3,7 +3,7 @@
  * ecosystems. main.ts and the CLI share it so both act on the same deployment.
  */
 import { join } from 'node:path'
-import { type Clock, type Config, createKeyVerifier, createStore, type Store, systemClock } from '@earn/core'
+import { attributionSecretSource, type Clock, type Config, createKeyVerifier, createStore, type Store, systemClock } from '@earn/core'
 import { createMemoryMeter } from '@earn/core/metering/memory'
 import type { Meter } from '@earn/core/metering/meter'
 import { createPersistentMemoryMeter } from '@earn/core/metering/persistent'
@@ -66,5 +66,6 @@ export async function composeDeps(config: Config): Promise<Deps> {
     keys: createKeyVerifier({ store, clock, cacheMs: config.keyCacheSeconds * 1000 }),
     ecosystems: loadEcosystems(config),
     logger,
+    attributionSecret: attributionSecretSource(store, config.attributionSecret),
   }
 }

@@ -11,4 +11,6 @@ export interface Deps {
   ecosystems: EcosystemRegistry
   clock: Clock
   logger: Logger
+  /** The attribution secret (configured, or generated once and kept in the store), shared by every feature that tags. */
+  attributionSecret: () => Promise<string>
 }

@@ -33,9 +33,9 @@ export interface ConformanceFixtures<Client> {
   invalidAddresses: string[]
   /** A fresh key pair (and wallet) per call. */
   newSigner(): Promise<ConformanceSigner>
-  /** A wallet whose on-chain balance is known. Omit only while the plugin reads no balances yet. */
+  /** A wallet whose on-chain balance is known. */
   balance?: { params: BalanceParameters; expected: bigint }
-  /** A build whose resulting steps are known. Omit only while the plugin builds no transactions yet. */
+  /** A build whose resulting steps are known. */
   build?: { params: BuildParameters; expectedTypes: string[] }
 }
 
@@ -262,29 +262,17 @@ export async function conformanceReport<Client>(
   return failures
 }
 
-export interface ConformanceOptions {
-  /**
-   * Capabilities the plugin declares unfinished, with where they are tracked (e.g. an issue).
-   * Their checks are registered as todo with that note instead of failing, so the gap stays visible.
-   */
-  pending?: Partial<Record<'balance.read' | 'transactions.build', string>>
-}
-
 /** Registers one bun test per check, so a failing plugin sees exactly which capability is lacking. */
 export function runEcosystemConformance<Client>(
   plugin: Partial<Ecosystem<any, Client>>,
   fixtures: ConformanceFixtures<Client> | (() => Promise<ConformanceFixtures<Client>>),
-  options: ConformanceOptions = {},
 ) {
   describe(`ecosystem conformance: ${plugin.id ?? '(no id)'}`, () => {
     let resolved: ConformanceFixtures<Client> | undefined
     const get = async () => (resolved ??= typeof fixtures === 'function' ? await fixtures() : fixtures)
     // Names are known before the fixtures are: build them once with a placeholder.
     const names = checkEcosystem(plugin, {} as ConformanceFixtures<Client>).map((c) => c.name)
-    const pending = Object.entries(options.pending ?? {})
     names.forEach((name, i) => {
-      const waiting = pending.find(([capability]) => name.includes(capability))
-      if (waiting) return test.todo(`${name} (pending: ${waiting[1]})`)
       test(name, async () => {
         // Awaited directly so a failure shows the kit's own message, naming what is missing.
         await checkEcosystem(plugin, await get())[i]!.run()

@@ -1,4 +1,4 @@
-import { type ActionDeps, attributionSecretSource, buildDeposit, buildWithdraw, createActionRecorder, createLookups, verifyAttribution } from '@earn/core'
+import { type ActionDeps, buildDeposit, buildWithdraw, createActionRecorder, createLookups, verifyAttribution } from '@earn/core'
 import { Elysia } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { operation } from '../../http/operation.ts'
@@ -18,7 +18,7 @@ export const actionRoutes = (deps: Deps) => {
     store: deps.store,
     ecosystems: deps.ecosystems,
     clock: deps.clock,
-    attributionSecret: attributionSecretSource(deps.store, deps.config.attributionSecret),
+    attributionSecret: deps.attributionSecret,
     recorder: createActionRecorder(deps.store),
     lookups: createLookups({ store: deps.store, clock: deps.clock, ttlMs: LOOKUP_TTL_MS }),
   }

@@ -1,4 +1,4 @@
-import { attributionSecretSource, confirmStream, createStream, getStream, listStreams, type StreamDeps, transitionStream } from '@earn/core'
+import { confirmStream, createStream, getStream, listStreams, type StreamDeps, transitionStream } from '@earn/core'
 import { Elysia } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
@@ -15,7 +15,7 @@ export const streamRoutes = (deps: Deps) => {
     store: deps.store,
     ecosystems: deps.ecosystems,
     clock: deps.clock,
-    attributionSecret: attributionSecretSource(deps.store, deps.config.attributionSecret),
+    attributionSecret: deps.attributionSecret,
     treasuries: deps.config.streamTreasuries,
   }
   return new Elysia({ prefix: '/v2/streams' })
