@@ -1,7 +1,9 @@
 /**
  * The cheapest authenticated, metered endpoint (GET /v2/membership/, 1 cost unit: key check, meter
- * admit, one SQLite point query) against a hello-world Elysia route, in the same run:
- *   - embedded default: one `bun run start` process, in-process meter;
+ * admit, a membership lookup) against a hello-world Elysia route, in the same run:
+ *   - floor: bench/floor.ts, an Elysia route giving the same answer and headers with none of the work;
+ *   - embedded default: one `bun run start` process, in-process meter; once for one wallet asked again
+ *     and again (the remembered answer), once for a different wallet every request (a store read each);
  *   - Redis: three processes on one Redis (REDIS_URL, default redis://127.0.0.1:6379), load spread
  *     over them. All of them read one embedded store file, so the meter is the difference.
  * Prints requests per second, p50 and p99 latency and the ratio to hello-world.
@@ -26,8 +28,11 @@ const DURATION_MS = Number(process.env.DURATION_MS ?? 5000)
 const ROUNDS = Number(process.env.ROUNDS ?? 1)
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const PATH = '/v2/membership/?address=0x000000000000000000000000000000000000dEaD'
+// A different wallet on every request: no remembered answer, every check reads the store.
+const distinctWallet = (i: number) => `/v2/membership/?address=0x${(i + 1).toString(16).padStart(40, '0')}`
 const SERVER = [process.execPath, 'server/src/main.ts']
 const HELLO = [process.execPath, 'bench/hello.ts']
+const FLOOR = [process.execPath, 'bench/floor.ts']
 
 const dataDir = mkdtempSync(join(tmpdir(), 'earn-bench-metering-'))
 // An organization whose budget the bench never reaches: every answer is a metered 200.
@@ -45,10 +50,10 @@ interface Figures {
 }
 
 /** A warm-up, then the measured run; connections spread round-robin over the servers. */
-async function measure(servers: Spawned[], path: string, h?: Record<string, string>): Promise<Figures> {
-  const urls = servers.map((s) => s.url + path)
+async function measure(servers: Spawned[], path: string | ((i: number) => string), h?: Record<string, string>): Promise<Figures> {
+  const pathOf = typeof path === 'string' ? () => path : path
   const send = async (i: number) => {
-    const r = await fetch(urls[i % urls.length]!, { headers: h })
+    const r = await fetch(servers[i % servers.length]!.url + pathOf(i), { headers: h })
     await r.arrayBuffer()
     return r.status
   }
@@ -119,23 +124,27 @@ async function meterAlone() {
 type Row = { name: string; runs: Figures[]; goal?: number }
 const rows: Row[] = [
   { name: 'hello-world elysia (1 process)', runs: [] },
+  { name: '  floor: the same answer, no key/meter/store (bench/floor.ts)', runs: [] },
   { name: 'embedded: GET /v2/membership/ (1 process, in-process meter)', runs: [], goal: 0.6 },
+  { name: '  embedded, a different wallet every request (store read)', runs: [] },
   { name: 'redis: GET /v2/membership/ (3 processes, one Redis)', runs: [], goal: 0.4 },
   { name: '  for comparison: redis, 1 process', runs: [] },
 ]
 let redisSkipped: string | undefined
 for (let round = 0; round < ROUNDS; round++) {
   rows[0]!.runs.push(await measure([await spawnServer(HELLO, {}, ROOT)], '/'))
-  rows[1]!.runs.push(await measure(await earn({}, 1), PATH, headers))
+  rows[1]!.runs.push(await measure([await spawnServer(FLOOR, {}, ROOT)], PATH))
+  rows[2]!.runs.push(await measure(await earn({}, 1), PATH, headers))
+  rows[3]!.runs.push(await measure(await earn({}, 1), distinctWallet, headers))
   try {
-    rows[2]!.runs.push(await measure(await earn({ REDIS_URL }, 3), PATH, headers))
-    rows[3]!.runs.push(await measure(await earn({ REDIS_URL }, 1), PATH, headers))
+    rows[4]!.runs.push(await measure(await earn({ REDIS_URL }, 3), PATH, headers))
+    rows[5]!.runs.push(await measure(await earn({ REDIS_URL }, 1), PATH, headers))
   } catch (e) {
     redisSkipped = e instanceof Error ? e.message : String(e)
   }
 }
 rmSync(dataDir, { recursive: true, force: true })
-if (rows[2]!.runs.length) {
+if (rows[4]!.runs.length) {
   // The bench key's counters would otherwise stay in Redis until its month ends.
   const redis = new Bun.RedisClient(REDIS_URL)
   const keys = (await redis.send('KEYS', [`{earn:${org.publishableKeyId}}:*`])) as string[]
@@ -170,7 +179,8 @@ for (const r of rows) {
   )
 }
 console.log('')
-const embedded = rows[1]!.runs.length ? summary(rows[1]!).rps : NaN
+const embedded = rows[2]!.runs.length ? summary(rows[2]!).rps : NaN
+console.log(`embedded against the floor (what our key check, meter and lookup cost): ${(embedded / summary(rows[1]!).rps).toFixed(2)}`)
 console.log(`meter alone: in-process admit + headers ${alone.memoryUs.toFixed(2)} µs/request (${((alone.memoryUs * embedded) / 1e4).toFixed(1)}% of one core at the embedded rate)`)
 console.log(
   alone.redisPerSecond === undefined

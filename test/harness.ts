@@ -5,6 +5,7 @@
 import { expect } from 'bun:test'
 import {
   attributionSecretSource,
+  createMemberCache,
   type Clock,
   createKeyVerifier,
   createOrganization,
@@ -46,6 +47,7 @@ export async function createHarness(options: HarnessOptions = {}) {
     clock,
     meter: options.meter ?? createMemoryMeter(),
     keys: createKeyVerifier({ store, clock, cacheMs: config.keyCacheSeconds * 1000 }),
+    members: createMemberCache({ store, clock, negativeTtlMs: config.membershipMissCacheMs }),
     ecosystems: loadEcosystems(config, options.clients),
     logger: options.logger ?? silentLogger,
     attributionSecret: attributionSecretSource(store, config.attributionSecret),

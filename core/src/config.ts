@@ -15,6 +15,11 @@ export interface Config {
   attributionSecret: string | undefined
   /** Seconds a verified key stays cached; bounds how late a revocation is seen. */
   keyCacheSeconds: number
+  /**
+   * Milliseconds a "not a member" answer is remembered; bounds how late a membership check in one
+   * process sees a wallet registered through another. 0 asks the store every time.
+   */
+  membershipMissCacheMs: number
   logRequests: boolean
   /** Seconds between catalog refreshes (the chain facts of every opportunity). */
   catalogRefreshSeconds: number
@@ -96,6 +101,7 @@ export function parseConfig(env: Config['env']): Config {
     ecosystems: ecosystems(env),
     attributionSecret: secret || undefined,
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 2, 0, 5),
+    membershipMissCacheMs: integer(env, 'MEMBERSHIP_MISS_CACHE_MS', 1000, 0, 5000),
     logRequests: env.LOG_REQUESTS !== '0',
     catalogRefreshSeconds: integer(env, 'CATALOG_REFRESH_SECONDS', 300, 5, 86_400),
     streamTreasuries: streamTreasuries(env),

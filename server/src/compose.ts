@@ -3,7 +3,16 @@
  * ecosystems. main.ts and the CLI share it so both act on the same deployment.
  */
 import { join } from 'node:path'
-import { attributionSecretSource, type Clock, type Config, createKeyVerifier, createStore, type Store, systemClock } from '@earn/core'
+import {
+  attributionSecretSource,
+  type Clock,
+  type Config,
+  createKeyVerifier,
+  createMemberCache,
+  createStore,
+  type Store,
+  systemClock,
+} from '@earn/core'
 import { createMemoryMeter } from '@earn/core/metering/memory'
 import type { Meter } from '@earn/core/metering/meter'
 import { createPersistentMemoryMeter } from '@earn/core/metering/persistent'
@@ -64,6 +73,7 @@ export async function composeDeps(config: Config): Promise<Deps> {
     meter,
     clock,
     keys: createKeyVerifier({ store, clock, cacheMs: config.keyCacheSeconds * 1000 }),
+    members: createMemberCache({ store, clock, negativeTtlMs: config.membershipMissCacheMs }),
     ecosystems: loadEcosystems(config),
     logger,
     attributionSecret: attributionSecretSource(store, config.attributionSecret),

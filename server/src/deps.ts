@@ -1,4 +1,4 @@
-import type { Clock, Config, EcosystemRegistry, KeyVerifier, Store } from '@earn/core'
+import type { Clock, Config, EcosystemRegistry, KeyVerifier, MemberCache, Store } from '@earn/core'
 import type { Meter } from '@earn/core/metering/meter'
 import type { Logger } from './logger.ts'
 
@@ -8,6 +8,8 @@ export interface Deps {
   store: Store
   meter: Meter
   keys: KeyVerifier
+  /** Membership answers, shared by the membership check and the action gate. */
+  members: MemberCache
   ecosystems: EcosystemRegistry
   clock: Clock
   logger: Logger

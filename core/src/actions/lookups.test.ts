@@ -1,13 +1,14 @@
 import { expect, test } from 'bun:test'
 import { manualClock } from '../clock.ts'
 import { createStore } from '../store/store.ts'
+import { createMemberCache } from '../membership/memberCache.ts'
 import { createLookups } from './lookups.ts'
 
 test('hits are remembered for the TTL, misses never; memberships by ecosystem and address', async () => {
   const store = createStore({ engine: 'sqlite', path: ':memory:' })
   await store.migrate(0)
   const clock = manualClock(1_000)
-  const lookups = createLookups({ store, clock, ttlMs: 2000 })
+  const lookups = createLookups({ store, clock, ttlMs: 2000, members: createMemberCache({ store, clock, negativeTtlMs: 1000 }) })
   await store.createOrganization({ id: 'org', name: 'o', tier: 'standard', hourlyBudget: 1, monthlyBudget: null, createdAt: 0 })
   expect(await lookups.distributor('d1')).toBeUndefined()
   await store.createDistributor({ id: 'd1', orgId: 'org', name: 'first', createdAt: 0 })
@@ -17,6 +18,7 @@ test('hits are remembered for the TTL, misses never; memberships by ecosystem an
   expect(await lookups.isMember('evm', '0xabc')).toBe(false)
   await store.insertNonce({ nonce: 'n', orgId: 'org', ecosystem: 'evm', address: '0xabc', message: 'm', chainId: '1', domain: 'd', uri: 'u', issuedAt: 0, expiresAt: 1e12, consumedAt: null })
   await store.createMemberWithNonce('n', { ecosystem: 'evm', address: '0xabc', orgId: 'org', distributorId: null, chainId: '1', createdAt: 0 }, 1)
+  // A remembered "no" does not hold back the gate: the new member passes at once.
   expect(await lookups.isMember('evm', '0xabc')).toBe(true)
   expect(await lookups.isMember('solana', '0xabc')).toBe(false)
 

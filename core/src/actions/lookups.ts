@@ -1,8 +1,9 @@
 /**
  * The store reads every build makes before it reaches the chain (the opportunity, the distributor, the
- * membership), remembered for `ttlMs`. Catalog rows change only by an import or a refresh, distributors do not
- * change, memberships are never removed: a short memory delays seeing an import by at most `ttlMs`. Misses are
- * not remembered (a wallet may register, an opportunity may be imported, the next moment). An opportunity is
+ * membership). Catalog rows change only by an import or a refresh and distributors do not change: they are
+ * remembered for `ttlMs`, which delays seeing an import by at most that. Misses are not remembered (an
+ * opportunity may be imported the next moment). Membership goes through the shared member cache, asking
+ * for a fresh answer: a wallet registered a moment ago through another process passes the gate. An opportunity is
  * remembered decoded, so its JSON columns are parsed once per read of the row, not once per build. Chain state
  * never passes through here: balances and allowances are read live by the plugin.
  */
@@ -10,6 +11,7 @@ import type { Clock } from '../clock.ts'
 import { type CatalogOpportunity, decodeOpportunity } from '../opportunities/records.ts'
 import type { Distributor } from '../store/schema.ts'
 import type { Store } from '../store/store.ts'
+import type { MemberCache } from '../membership/memberCache.ts'
 
 export interface Lookups {
   /** Shared by the builds that ask while it is remembered: read it, never change it. */
@@ -43,16 +45,12 @@ const loadOpportunity = async (store: Store, id: string) => {
   return row && decodeOpportunity(row)
 }
 
-export function createLookups(deps: { store: Store; clock: Clock; ttlMs: number }): Lookups {
-  const { store, clock, ttlMs } = deps
-  const member = remembered(clock, ttlMs, async (key) => {
-    const bar = key.indexOf('|')
-    return (await store.getMember(key.slice(0, bar), key.slice(bar + 1))) ? true : undefined
-  })
+export function createLookups(deps: { store: Store; clock: Clock; ttlMs: number; members: MemberCache }): Lookups {
+  const { store, clock, ttlMs, members } = deps
   return {
     opportunity: remembered(clock, ttlMs, (id) => loadOpportunity(store, id)),
     distributor: remembered(clock, ttlMs, (id) => store.getDistributor(id)),
-    isMember: async (ecosystem, address) => (await member(`${ecosystem}|${address}`)) === true,
+    isMember: (ecosystem, address) => members.isMember(ecosystem, address, { fresh: true }),
   }
 }
 

@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts'
 import { InvalidArgumentError } from '../errors.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
+import type { MemberCache } from './memberCache.ts'
 import {
   DistributorNotFoundError,
   InvalidNonceError,
@@ -19,6 +20,7 @@ export interface MembershipDeps {
   store: Store
   clock: Clock
   ecosystems: EcosystemRegistry
+  members: MemberCache
   nonceTtlSeconds: number
 }
 
@@ -63,8 +65,7 @@ function parseAppUrl(raw: string): URL {
 
 export async function checkMembership(deps: MembershipDeps, p: CheckMembershipParameters) {
   const { ecosystem, address } = await resolveWallet(deps, p.walletEcosystem, p.address)
-  const member = await deps.store.getMember(ecosystem.plugin.id, address)
-  return { isMember: member !== undefined }
+  return { isMember: await deps.members.isMember(ecosystem.plugin.id, address) }
 }
 
 export async function issueAgreement(deps: MembershipDeps, p: AgreementParameters) {
@@ -104,7 +105,7 @@ export async function issueAgreement(deps: MembershipDeps, p: AgreementParameter
 export async function createMembership(deps: MembershipDeps, p: CreateMembershipParameters) {
   const { ecosystem, address } = await resolveWallet(deps, p.walletEcosystem, p.address)
   const id = ecosystem.plugin.id
-  if (await deps.store.getMember(id, address)) throw new MembershipExistsError(ecosystem.plugin.address.format(address))
+  if (await deps.members.isMember(id, address, { fresh: true })) throw new MembershipExistsError(ecosystem.plugin.address.format(address))
   if (p.distributorId !== undefined) {
     const distributor = await deps.store.getDistributor(p.distributorId)
     if (!distributor || distributor.orgId !== p.orgId) throw new DistributorNotFoundError(p.distributorId)
@@ -138,9 +139,13 @@ export async function createMembership(deps: MembershipDeps, p: CreateMembership
     deps.clock.now(),
   )
   if (!result.ok) {
-    if (result.reason === 'exists') throw new MembershipExistsError(ecosystem.plugin.address.format(address))
+    if (result.reason === 'exists') {
+      deps.members.registered(id, address)
+      throw new MembershipExistsError(ecosystem.plugin.address.format(address))
+    }
     const again = await deps.store.getNonce(nonce.nonce)
     throw new InvalidNonceError(again?.consumedAt !== null ? 'consumed' : 'expired')
   }
+  deps.members.registered(id, address)
   return { isMember: true, error: '' }
 }

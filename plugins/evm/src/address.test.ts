@@ -36,6 +36,10 @@ describe('address.parse', () => {
     expect(e.code).toBe('INVALID_ARGUMENT')
     expect(e.message).toContain('EIP-55 checksum')
     expect(e.context).toEqual({ address: expect.stringContaining('mistyped') })
+    // Verdicts are remembered: asked again, each form keeps its own.
+    expect(isValid(typo)).toBe(false)
+    expect(parse(CHECKSUMMED)).toBe(LOWER)
+    expect(() => parse(typo)).toThrow('EIP-55 checksum')
   })
 
   test.each([

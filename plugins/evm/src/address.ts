@@ -10,10 +10,24 @@ const ECOSYSTEM = 'EVM'
 /** Already canonical: the form every address takes after `parse`, so the usual input needs one test. */
 const CANONICAL = /^0x[0-9a-f]{40}$/
 
+/** Verdicts on inputs that are not canonical: a checksum check hashes, and one wallet is asked about again and again. */
+const verdicts = new Map<string, string | undefined>()
+const MAX_VERDICTS = 10_000
+
 /** Why `input` is not an EVM address, or `undefined` when it is one. */
 function problem(input: unknown): string | undefined {
   if (typeof input !== 'string') return 'expected a string'
   if (CANONICAL.test(input)) return undefined
+  // Only an input of an address's length can need the hash; nothing else is worth remembering.
+  if (input.length !== 42) return judge(input)
+  if (verdicts.has(input)) return verdicts.get(input)
+  const verdict = judge(input)
+  if (verdicts.size >= MAX_VERDICTS) verdicts.clear()
+  verdicts.set(input, verdict)
+  return verdict
+}
+
+function judge(input: string): string | undefined {
   if (!input.startsWith('0x')) return 'must start with 0x followed by 40 hexadecimal characters'
   const body = input.slice(2)
   if (!/^[0-9a-fA-F]*$/.test(body)) return 'contains characters that are not hexadecimal (0-9, a-f)'

@@ -14,18 +14,15 @@ export class PayloadTooLargeError extends ApiError {
   }
 }
 
-export const bodyParsing = new Elysia({ name: 'earn/body-parsing' })
-  .onRequest(({ request }) => {
-    const length = Number(request.headers.get('content-length') ?? 0)
-    if (length > MAX_BODY_BYTES) throw new PayloadTooLargeError()
-  })
-  .onParse({ as: 'global' }, async ({ request, contentType }) => {
-    if (!contentType?.startsWith('application/json')) return
-    const text = await request.text()
-    if (text.length > MAX_BODY_BYTES) throw new PayloadTooLargeError()
-    try {
-      return text === '' ? MALFORMED_JSON : JSON.parse(text)
-    } catch {
-      return MALFORMED_JSON
-    }
-  })
+// Parse hooks run only for requests with a body, so a GET pays nothing for the size check.
+export const bodyParsing = new Elysia({ name: 'earn/body-parsing' }).onParse({ as: 'global' }, async ({ request, contentType }) => {
+  if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) throw new PayloadTooLargeError()
+  if (!contentType?.startsWith('application/json')) return
+  const text = await request.text()
+  if (text.length > MAX_BODY_BYTES) throw new PayloadTooLargeError()
+  try {
+    return text === '' ? MALFORMED_JSON : JSON.parse(text)
+  } catch {
+    return MALFORMED_JSON
+  }
+})

@@ -20,7 +20,7 @@ export const actionRoutes = (deps: Deps) => {
     clock: deps.clock,
     attributionSecret: deps.attributionSecret,
     recorder: createActionRecorder(deps.store),
-    lookups: createLookups({ store: deps.store, clock: deps.clock, ttlMs: LOOKUP_TTL_MS }),
+    lookups: createLookups({ store: deps.store, clock: deps.clock, ttlMs: LOOKUP_TTL_MS, members: deps.members }),
   }
   return new Elysia({ prefix: '/v2/actions' })
     .post(

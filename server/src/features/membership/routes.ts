@@ -9,7 +9,13 @@ const tags = ['Membership']
 const orgOf = (request: Request) => callerOrganization(request).id
 
 export const membershipRoutes = (deps: Deps) => {
-  const membership = { store: deps.store, clock: deps.clock, ecosystems: deps.ecosystems, nonceTtlSeconds: deps.config.nonceTtlSeconds }
+  const membership = {
+    store: deps.store,
+    clock: deps.clock,
+    ecosystems: deps.ecosystems,
+    members: deps.members,
+    nonceTtlSeconds: deps.config.nonceTtlSeconds,
+  }
   return new Elysia({ prefix: '/v2/membership' })
     .get('/', ({ query }) => checkMembership(membership, { address: query.address, walletEcosystem: query.walletEcosystem ?? 'evm' }), {
       query: CheckQuery,
