@@ -3,7 +3,6 @@
  * balance preflight, the plugin's builder with the attribution tag, and the record of the action.
  * The action id is made before building because the tag names it.
  */
-import { randomUUID } from 'node:crypto'
 import { attributionTag } from '../attribution.ts'
 import type { Clock } from '../clock.ts'
 import type { OpportunityTarget } from '../ecosystem.ts'
@@ -13,6 +12,12 @@ import { type CheckDeps, type Checked, checkCommon, parseField, preflight } from
 import { ModeNotEnabledError, TokenNotAllowedError } from './errors.ts'
 import type { ActionRecorder } from './recorder.ts'
 import { type ActionResult, DEFAULT_SLIPPAGE_BPS, type DepositBody, type WithdrawBody } from './schema.ts'
+
+/**
+ * UUID v7: time-ordered, so each new action lands at the end of the primary-key index instead of on a random page
+ * (under load every commit otherwise rewrites a page per row). Still 16 random-looking bytes in the tag.
+ */
+const newActionId = () => Bun.randomUUIDv7()
 
 export interface ActionDeps extends CheckDeps {
   clock: Clock
@@ -88,7 +93,7 @@ export async function buildDeposit(deps: ActionDeps, p: ActionParameters<Deposit
     )
   const amount = parseAmount(body.amount)
 
-  const actionId = randomUUID()
+  const actionId = newActionId()
   const tag = await tagFor(deps, c, actionId)
   const transactions = await preflightThenBuild(
     preflight(c.ecosystem, { chainId: listing.chainId, owner: c.wallet, token: tokenIn, required: amount }),
@@ -123,7 +128,7 @@ export async function buildWithdraw(deps: ActionDeps, p: ActionParameters<Withdr
     throw new TokenNotAllowedError('tokenOut', `must be the base token ${listing.baseToken.symbol}; this opportunity does not route withdrawals into other tokens`)
   const shares = parseAmount(body.amount)
 
-  const actionId = randomUUID()
+  const actionId = newActionId()
   const tag = await tagFor(deps, c, actionId)
   const transactions = await preflightThenBuild(
     preflight(c.ecosystem, { chainId: listing.chainId, owner: c.wallet, token: facts.receiptToken, required: shares }),

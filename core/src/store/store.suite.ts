@@ -226,6 +226,34 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       for (let i = 0; i < 2; i++) expect(await store.insertActionOnce({ ...action, id: randomUUID(), kind: 'deposit', txHash: null })).toBe(true)
     })
 
+    test('batches of actions are stored whole, every column, whatever their sizes and in any order of sizes', async () => {
+      for (const size of [3, 1, 3, 17, 1]) {
+        const rows = Array.from({ length: size }, (_, i) => ({
+          id: randomUUID(),
+          orgId: 'o',
+          distributorId: `d${i}`,
+          kind: i % 2 ? ('withdraw' as const) : ('deposit' as const),
+          ecosystem: 'evm',
+          chainId: String(i),
+          wallet: `w${size}-${i}`,
+          opportunityId: i % 3 ? `op${i}` : null,
+          token: `t${i}`,
+          amount: `${i}${size}`,
+          referralCode: i === 0 ? 'ref' : null,
+          txHash: null,
+          createdAt: T0 + i,
+        }))
+        await store.insertActions(rows)
+        for (const row of rows) expect(await store.getAction(row.id)).toEqual(row)
+      }
+      // A batch with a duplicate id fails whole: none of its rows is stored.
+      const dup = randomUUID()
+      const base = { orgId: 'o', distributorId: 'd', kind: 'deposit' as const, ecosystem: 'evm', chainId: '1', wallet: 'w', opportunityId: null, token: null, amount: null, referralCode: null, txHash: null, createdAt: T0 }
+      const fresh = randomUUID()
+      await expect(store.insertActions([{ ...base, id: fresh }, { ...base, id: dup }, { ...base, id: dup }])).rejects.toThrow()
+      expect(await store.getAction(fresh)).toBeUndefined()
+    })
+
     streamStoreTests(() => store)
   })
 }

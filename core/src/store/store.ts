@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { CamelCasePlugin, Kysely, sql } from 'kysely'
 import { BunSqliteDialect } from 'kysely-bun-sqlite'
-import { compileOnce } from './compiled.ts'
+import { compileInsertOnce, compileOnce } from './compiled.ts'
 import { LazyPostgresDialect } from './postgresDialect.ts'
 import { openReader, StatementCachingDatabase } from './sqlite.ts'
 import { type Engine, migrate } from './migrations.ts'
@@ -94,6 +94,24 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
 const USAGE_BATCH = 1000
 /** Actions per INSERT: thirteen parameters each. */
 export const ACTION_BATCH = 1000
+// Every column of a recorded action, in the order a multi-row insert binds them.
+const ACTION_COLUMNS = [
+  'id',
+  'orgId',
+  'distributorId',
+  'kind',
+  'ecosystem',
+  'chainId',
+  'wallet',
+  'opportunityId',
+  'token',
+  'amount',
+  'referralCode',
+  'txHash',
+  'createdAt',
+] as const satisfies readonly (keyof NewAction)[]
+// A column added to the table but not to the list above fails to compile here.
+const _everyActionColumn: Exclude<keyof NewAction, (typeof ACTION_COLUMNS)[number]> extends never ? true : never = true
 
 function open(options: StoreOptions): { db: Kysely<Database>; engine: Engine; reader?: ReturnType<typeof openReader> } {
   const plugins = [new CamelCasePlugin()]
@@ -113,6 +131,7 @@ export function createStore(options: StoreOptions): Store {
   const read = reader?.read
   const keyByHash = compileOnce(db, read, 1, (hash: string) => db.selectFrom('apiKeys').selectAll().where('hash', '=', hash))
   const organizationById = compileOnce(db, read, 1, (id: string) => db.selectFrom('organizations').selectAll().where('id', '=', id))
+  const insertActionRows = compileInsertOnce<NewAction>(db, 'actions', ACTION_COLUMNS)
   const memberByAddress = compileOnce(db, read, 2, (ecosystem: string, address: string) =>
     db.selectFrom('members').selectAll().where('ecosystem', '=', ecosystem).where('address', '=', address),
   )
@@ -206,7 +225,7 @@ export function createStore(options: StoreOptions): Store {
     async insertActions(rows) {
       // One statement is one transaction on both engines; rows per statement stay far below their parameter limits.
       if (rows.length > ACTION_BATCH) throw new Error(`at most ${ACTION_BATCH} actions per call`)
-      if (rows.length) await db.insertInto('actions').values([...rows]).execute()
+      await insertActionRows(rows)
     },
     getAction: (id) => db.selectFrom('actions').selectAll().where('id', '=', id).executeTakeFirst(),
     async insertActionOnce(a) {

@@ -80,9 +80,10 @@ describe('balance.read (anvil)', () => {
         read(viaEnv, { chainId: anvil.chainId, owner: anvil.deployer.address.toLowerCase(), token }),
       ])
       expect(reads).toEqual([1_234_500_000n, parseEther('1.25'), 0n])
-      // viem knows no Multicall3 for chain 31337, so the two token reads travel as one deployless multicall; the
-      // native read leaves at once, while the token reads wait a few ms for company.
-      expect(proxy.requests.flat().toSorted()).toEqual(['eth_call', 'eth_getBalance'])
+      // viem knows no Multicall3 for chain 31337, so the first token read asks once whether the chain has it at its
+      // usual address (this anvil does); the two token reads then travel as one aggregate3 call. The native read
+      // leaves at once, while the token reads wait a few ms for company.
+      expect(proxy.requests.flat().toSorted()).toEqual(['eth_call', 'eth_getBalance', 'eth_getCode'])
       expect(viaEnv.rpcRequests(anvil.chainId)).toBe(proxy.requests.length)
     } finally {
       await proxy.stop()

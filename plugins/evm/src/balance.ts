@@ -22,7 +22,7 @@ export async function read(client: EvmClient, p: BalanceParameters): Promise<big
     if (token === NATIVE_TOKEN) return ask(p.chainId, () => publicClient.getBalance({ address: owner }))
     return ask(
       p.chainId,
-      () => readUint256(publicClient, token, balanceOfData(owner)),
+      () => readUint256(client, p.chainId, publicClient, token, balanceOfData(owner)),
       () => {
         // The chain answered: there is no ERC-20 at that address (no code, or a contract without balanceOf).
         throw notErc20(p.chainId, token, 'token')

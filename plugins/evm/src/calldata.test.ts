@@ -26,6 +26,8 @@ describe('calldata written by hand equals viem’s', () => {
       approve: toFunctionSelector('function approve(address,uint256)'),
       deposit: toFunctionSelector('function deposit(uint256,address)'),
       redeem: toFunctionSelector('function redeem(uint256,address,address)'),
+      symbol: toFunctionSelector('function symbol()'),
+      decimals: toFunctionSelector('function decimals()'),
     })
   })
 

@@ -6,6 +6,7 @@
  * followed by one 32-byte word per argument. `calldata.test.ts` pins every encoder and the decoder to viem's.
  */
 import { AbiDecodingDataSizeTooSmallError, AbiDecodingZeroDataError, type Address, type Hex, type PublicClient } from 'viem'
+import { callBatcher, type EvmClient } from './client.ts'
 
 /** First four bytes of keccak256 of each signature (the test recomputes them). */
 export const SELECTORS = {
@@ -14,6 +15,8 @@ export const SELECTORS = {
   approve: '0x095ea7b3', // approve(address,uint256)
   deposit: '0x6e553f65', // deposit(uint256,address)
   redeem: '0xba087652', // redeem(uint256,address,address)
+  symbol: '0x95d89b41', // symbol()
+  decimals: '0x313ce567', // decimals()
 } as const
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
@@ -65,10 +68,15 @@ export function decodeUint256(data: Hex | undefined): bigint {
 }
 
 /**
- * A view call answering one uint256. `call` is what `readContract` sends underneath, so a client with
- * `batch.multicall` still folds concurrent calls into one Multicall3 call; only the ABI lookups are skipped.
+ * A view call's return data (`undefined` when empty): through the chain's Multicall3 batcher where its public
+ * client batches (concurrent calls leave as one aggregate3 call), else one eth_call by viem's `call`.
  */
-export async function readUint256(publicClient: PublicClient, to: Address, data: Hex): Promise<bigint> {
-  const { data: returned } = await publicClient.call({ to, data })
-  return decodeUint256(returned)
+export async function readCall(client: EvmClient, chainId: string, publicClient: PublicClient, to: Address, data: Hex): Promise<Hex | undefined> {
+  const batcher = callBatcher(client, chainId, publicClient)
+  return batcher ? batcher.call(to, data) : (await publicClient.call({ to, data })).data
+}
+
+/** A view call answering one uint256 (see `readCall`). */
+export async function readUint256(client: EvmClient, chainId: string, publicClient: PublicClient, to: Address, data: Hex): Promise<bigint> {
+  return decodeUint256(await readCall(client, chainId, publicClient, to, data))
 }

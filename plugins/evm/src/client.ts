@@ -7,6 +7,7 @@ import { InvalidArgumentError, type ChainEnv } from '@earn/core'
 import { createPublicClient, defineChain, http, type Address, type Chain, type PublicClient } from 'viem'
 import * as knownChains from 'viem/chains'
 import { parseRpcUrls, parseSwapRouters, RPC_URLS_VARIABLE, SWAP_ROUTERS_VARIABLE } from './env.ts'
+import { type CallBatcher, createCallBatcher } from './multicall.ts'
 
 export interface EvmClient {
   /** Chain ids that have an RPC, as the API spells them (decimal strings), in configuration order. */
@@ -31,6 +32,8 @@ export interface EvmClientState {
   readonly inFlight: Map<string, Promise<unknown>>
   /** Gas measured once per opportunity and step; null where it could not be measured (see `gas.ts`). */
   readonly gasMeasured: Map<string, bigint | null>
+  /** The Multicall3 batcher per chain id (see `multicall.ts`); `null` where the public client does not batch. */
+  readonly batchers: Map<string, CallBatcher | null>
 }
 
 export interface EvmClientOptions {
@@ -98,7 +101,7 @@ function baseClient(routers: Record<string, Address>, now: () => number): Pick<E
   return {
     swapRouter: (chainId) => routers[chainId],
     now,
-    state: { inFlight: new Map(), gasMeasured: new Map() },
+    state: { inFlight: new Map(), gasMeasured: new Map(), batchers: new Map() },
   }
 }
 
@@ -129,6 +132,39 @@ function createRpcClient(chainId: number, url: string, onRequest: () => void): P
       },
     },
   }) as PublicClient
+}
+
+/** Where Multicall3 is deployed on nearly every EVM chain (the same address everywhere, by a keyless deployment). */
+export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
+
+/**
+ * The chain's call batcher, made on first use with the public client's own `batch.multicall` settings (wait and
+ * size); `null` for a public client without them, whose calls then go one by one (the bench's naive build). Its
+ * Multicall3 is the one viem's chain definition names, else the canonical address if the chain has code there
+ * (asked once; a failed probe is asked again next time), else none: viem's deployless batching takes over.
+ */
+export function callBatcher(client: EvmClient, chainId: string, publicClient: PublicClient): CallBatcher | null {
+  let batcher = client.state.batchers.get(chainId)
+  if (batcher === undefined) {
+    const multicall = publicClient.batch?.multicall
+    const settings = typeof multicall === 'object' ? multicall : {}
+    const known = publicClient.chain?.contracts?.multicall3?.address
+    let probe: Promise<Address | null> | undefined
+    const multicall3 = () => {
+      if (known && !settings.deployless) return Promise.resolve(known)
+      probe ??= publicClient.getCode({ address: MULTICALL3_ADDRESS }).then(
+        (code) => (code && code !== '0x' ? MULTICALL3_ADDRESS : null),
+        (error) => {
+          probe = undefined
+          throw error
+        },
+      )
+      return probe
+    }
+    batcher = multicall ? createCallBatcher(publicClient, { waitMs: settings.wait ?? 0, maxBytes: settings.batchSize ?? 1024, multicall3 }) : null
+    client.state.batchers.set(chainId, batcher)
+  }
+  return batcher
 }
 
 /** viem's definition when it knows the chain (Multicall3 address, fee and format rules); a bare one otherwise. */

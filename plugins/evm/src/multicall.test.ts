@@ -1,0 +1,138 @@
+/** The Multicall3 batcher: its hand-written aggregate3 coding against viem's, and its calls against anvil. */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import {
+  AbiDecodingZeroDataError,
+  createPublicClient,
+  encodeFunctionData,
+  encodeFunctionResult,
+  http,
+  multicall3Abi,
+  RawContractError,
+  type Address,
+  type Hex,
+} from 'viem'
+import { closedPortUrl, deployToken, mintToken, recordingProxy, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
+import { balanceOfData, decodeUint256, SELECTORS } from './calldata.ts'
+import { classifyRpcError } from './rpc.ts'
+import { createCallBatcher, decodeAggregate3, encodeAggregate3 } from './multicall.ts'
+
+const A = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as Address
+const B = '0x0000000000000000000000000000000000414243' as Address
+
+describe('aggregate3 coding equals viem’s', () => {
+  test('calls of every length, including empty calldata and calldata that is not whole words', () => {
+    const calls = [
+      { to: A, data: balanceOfData(B) },
+      { to: B, data: '0x' as Hex },
+      { to: A, data: `0x${'ab'.repeat(33)}` as Hex },
+      { to: B, data: SELECTORS.symbol as Hex },
+    ]
+    for (let n = 0; n <= calls.length; n++) {
+      const some = calls.slice(0, n)
+      expect(encodeAggregate3(some)).toBe(
+        encodeFunctionData({
+          abi: multicall3Abi,
+          functionName: 'aggregate3',
+          args: [some.map((c) => ({ target: c.to, allowFailure: true, callData: c.data }))],
+        }),
+      )
+    }
+  })
+
+  test('answers decode as viem encodes them; a short or empty answer is refused', () => {
+    const results = [
+      { success: true, returnData: `0x${'00'.repeat(31)}2a` as Hex },
+      { success: false, returnData: '0x08c379a0' as Hex },
+      { success: true, returnData: '0x' as Hex },
+      { success: true, returnData: `0x${'cd'.repeat(45)}` as Hex },
+    ]
+    const encoded = encodeFunctionResult({ abi: multicall3Abi, functionName: 'aggregate3', result: results })
+    expect(decodeAggregate3(encoded, results.length)).toEqual(results)
+    expect(() => decodeAggregate3(encoded, 3)).toThrow('4 results for 3 calls')
+    expect(() => decodeAggregate3(encoded.slice(0, encoded.length - 64) as Hex, results.length)).toThrow()
+    expect(() => decodeAggregate3('0x', 1)).toThrow(AbiDecodingZeroDataError)
+  })
+})
+
+describe('batched calls on anvil', () => {
+  let anvil: Anvil
+  let token: Address
+  beforeAll(async () => {
+    anvil = await startAnvil()
+    token = await deployToken(anvil, { symbol: 'tUSD', decimals: 6 })
+  })
+  afterAll(() => anvil?.stop())
+
+  const batcherFor = (url: string, multicall3: Address | null = anvil.chain.contracts.multicall3.address) =>
+    createCallBatcher(createPublicClient({ chain: anvil.chain, transport: http(url) }), { waitMs: 5, maxBytes: 16_384, multicall3: async () => multicall3 })
+
+  test('concurrent calls leave as one eth_call; each gets its own answer, refusal or nothing', async () => {
+    const holders = [A, B]
+    await mintToken(anvil, token, A, 7n)
+    const proxy = recordingProxy(anvil.url)
+    try {
+      const batcher = batcherFor(proxy.url)
+      const [a, b, noCode, reverted] = await Promise.allSettled([
+        batcher.call(token, balanceOfData(holders[0]!)),
+        batcher.call(token, balanceOfData(holders[1]!)),
+        batcher.call(B, balanceOfData(A)),
+        // transfer(0x0, 1) from Multicall3, which holds nothing: the token reverts.
+        batcher.call(token, `0xa9059cbb${'0'.repeat(64)}${'0'.repeat(63)}1`),
+      ])
+      expect(a.status === 'fulfilled' && decodeUint256(a.value)).toBe(7n)
+      expect(b.status === 'fulfilled' && decodeUint256(b.value)).toBe(0n)
+      // No contract at B: the call succeeds with no data, which the decoder refuses as viem's would.
+      expect(noCode).toEqual({ status: 'fulfilled', value: undefined })
+      expect(reverted.status).toBe('rejected')
+      const error = (reverted as PromiseRejectedResult).reason
+      expect(error).toBeInstanceOf(RawContractError)
+      expect(classifyRpcError(error)).toBe('refused')
+      expect(proxy.requests).toEqual([['eth_call']])
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test('calls past the size limit start the next batch', async () => {
+    const proxy = recordingProxy(anvil.url)
+    try {
+      const batcher = createCallBatcher(createPublicClient({ chain: anvil.chain, transport: http(proxy.url) }), {
+        waitMs: 5,
+        // Two balanceOf calls (36 bytes each) fit, a third does not.
+        maxBytes: 80,
+        multicall3: async () => anvil.chain.contracts.multicall3.address,
+      })
+      const answers = await Promise.all([A, B, A, B, A].map((h) => batcher.call(token, balanceOfData(h))))
+      expect(answers.map(decodeUint256)).toEqual([7n, 0n, 7n, 0n, 7n])
+      expect(proxy.count('eth_call')).toBe(3)
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test('a chain that does not answer fails every call of the batch as unavailable', async () => {
+    const batcher = batcherFor(await closedPortUrl())
+    const outcomes = await Promise.allSettled([batcher.call(token, balanceOfData(A)), batcher.call(token, balanceOfData(B))])
+    for (const o of outcomes) {
+      expect(o.status).toBe('rejected')
+      expect(classifyRpcError((o as PromiseRejectedResult).reason)).toBe('unavailable')
+    }
+  })
+
+  test('without a Multicall3 the calls go through viem one by one and still answer', async () => {
+    const bare = await startAnvil({ multicall3: false })
+    try {
+      const bareToken = await deployToken(bare, { symbol: 'tUSD', decimals: 6 })
+      await mintToken(bare, bareToken, A, 3n)
+      const batcher = createCallBatcher(createPublicClient({ chain: bare.chain, transport: http(bare.url) }), {
+        waitMs: 5,
+        maxBytes: 16_384,
+        multicall3: async () => null,
+      })
+      const [a, b] = await Promise.all([batcher.call(bareToken, balanceOfData(A)), batcher.call(bareToken, balanceOfData(B))])
+      expect([decodeUint256(a), decodeUint256(b)]).toEqual([3n, 0n])
+    } finally {
+      await bare.stop()
+    }
+  })
+})

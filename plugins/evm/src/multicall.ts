@@ -1,0 +1,132 @@
+/**
+ * Concurrent view calls on one chain, folded into one Multicall3 `aggregate3` eth_call: the balance and allowance
+ * reads of many simultaneous builds cost one round trip. viem's client batching does the same, but on the build
+ * path its per-call work (generic ABI coding of every sub-call and of the answer, request formatting, a scheduler
+ * per call) was the largest share of a build's CPU. The calls here are plain (to, data) pairs, so the aggregate3
+ * calldata is assembled as hex and the answer sliced. Each sub-call ends as viem's batched `call` would end it:
+ * a failed sub-call throws `RawContractError` with its revert data, empty return data is `undefined`, and a failed
+ * eth_call fails every call of its batch with the transport's error.
+ */
+import {
+  AbiDecodingDataSizeTooSmallError,
+  AbiDecodingZeroDataError,
+  RawContractError,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from 'viem'
+
+export interface CallBatcher {
+  /** The call's return data (`undefined` when empty), answered from the next aggregate3 call. */
+  call(to: Address, data: Hex): Promise<Hex | undefined>
+}
+
+export interface CallBatcherOptions {
+  /** How long the first call of a batch waits for others. */
+  waitMs: number
+  /** Calldata bytes of the sub-calls per aggregate3 call; a call that would pass it starts the next batch. */
+  maxBytes: number
+  /**
+   * Where the chain's Multicall3 is, asked once per batch (the answer may come from a one-time probe). `null`: the
+   * chain has none there, and each call goes through viem's `call`, which batches deployless.
+   */
+  multicall3(): Promise<Address | null>
+}
+
+interface Pending {
+  to: Address
+  data: Hex
+  resolve(data: Hex | undefined): void
+  reject(error: unknown): void
+}
+
+const AGGREGATE3 = '0x82ad56cb'
+const word = (n: number) => n.toString(16).padStart(64, '0')
+/** Hex (no 0x) right-padded with zeros to whole 32-byte words, as ABI `bytes` are. */
+const padded = (hex: string) => hex + '0'.repeat((64 - (hex.length % 64)) % 64)
+
+/** `aggregate3((address target, bool allowFailure, bytes callData)[])` with every call allowed to fail. */
+export function encodeAggregate3(calls: readonly { to: Address; data: Hex }[]): Hex {
+  const heads: string[] = []
+  const tails: string[] = []
+  let offset = 32 * calls.length
+  for (const c of calls) {
+    const body = c.data.slice(2)
+    // target, allowFailure = true, offset of callData within the tuple (after its three head words), then callData.
+    const tuple = `${'0'.repeat(24)}${c.to.slice(2).toLowerCase()}${word(1)}${word(0x60)}${word(body.length / 2)}${padded(body)}`
+    heads.push(word(offset))
+    tails.push(tuple)
+    offset += tuple.length / 2
+  }
+  return `${AGGREGATE3}${word(0x20)}${word(calls.length)}${heads.join('')}${tails.join('')}`
+}
+
+/** aggregate3's `(bool success, bytes returnData)[]`, checked against the number of calls sent. */
+export function decodeAggregate3(result: Hex | undefined, count: number): { success: boolean; returnData: Hex }[] {
+  if (result === undefined || result === '0x') throw new AbiDecodingZeroDataError()
+  const hex = result.slice(2)
+  const at = (byte: number) => {
+    if (hex.length < (byte + 32) * 2) throw new AbiDecodingDataSizeTooSmallError({ data: result, params: [], size: hex.length / 2 })
+    return Number.parseInt(hex.slice(byte * 2, byte * 2 + 64), 16)
+  }
+  const array = at(0)
+  if (at(array) !== count) throw new Error(`aggregate3 answered ${at(array)} results for ${count} calls`)
+  const start = array + 32
+  const results: { success: boolean; returnData: Hex }[] = []
+  for (let i = 0; i < count; i++) {
+    const tuple = start + at(start + 32 * i)
+    const bytes = tuple + at(tuple + 32)
+    const length = at(bytes)
+    if (hex.length < (bytes + 32 + length) * 2)
+      throw new AbiDecodingDataSizeTooSmallError({ data: result, params: [], size: hex.length / 2 })
+    results.push({ success: at(tuple) === 1, returnData: `0x${hex.slice((bytes + 32) * 2, (bytes + 32 + length) * 2)}` })
+  }
+  return results
+}
+
+export function createCallBatcher(publicClient: PublicClient, options: CallBatcherOptions): CallBatcher {
+  let batch: Pending[] = []
+  let bytes = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+
+  const send = async (calls: Pending[]) => {
+    try {
+      const multicall3 = await options.multicall3()
+      if (multicall3 === null) {
+        for (const c of calls) publicClient.call({ to: c.to, data: c.data }).then((r) => c.resolve(r.data), c.reject)
+        return
+      }
+      const request = { to: multicall3, data: encodeAggregate3(calls) }
+      const answer = (await publicClient.request({ method: 'eth_call', params: [request, 'latest'] })) as Hex
+      const results = decodeAggregate3(answer, calls.length)
+      for (let i = 0; i < calls.length; i++) {
+        const { success, returnData } = results[i]!
+        if (!success) calls[i]!.reject(new RawContractError({ data: returnData }))
+        else calls[i]!.resolve(returnData === '0x' ? undefined : returnData)
+      }
+    } catch (error) {
+      for (const c of calls) c.reject(error)
+    }
+  }
+
+  const flush = () => {
+    clearTimeout(timer)
+    timer = undefined
+    const calls = batch
+    batch = []
+    bytes = 0
+    if (calls.length) void send(calls)
+  }
+
+  return {
+    call(to, data) {
+      return new Promise((resolve, reject) => {
+        const size = (data.length - 2) / 2
+        if (batch.length && bytes + size > options.maxBytes) flush()
+        batch.push({ to, data, resolve, reject })
+        bytes += size
+        timer ??= setTimeout(flush, options.waitMs)
+      })
+    },
+  }
+}
