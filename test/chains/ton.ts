@@ -39,7 +39,7 @@ import {
 // @ton-community/assets-sdk; deep imports keep the rest of that package (S3, Pinata) out.
 import { jettonMinterCode } from '@ton-community/assets-sdk/dist/jetton/contracts/build/jetton-minter.js'
 import { jettonWalletCode } from '@ton-community/assets-sdk/dist/jetton/contracts/build/jetton-wallet.js'
-import { createTonClient, parseTxHash, type TonChainClient, type TonConnectRequest, type TonProof } from '@earn/plugin-ton'
+import { createTonClient, messageCells, parseTxHash, type TonChainClient, type TonConnectRequest, type TonProof } from '@earn/plugin-ton'
 
 export type TonWalletVersion = 'v3r2' | 'v4r2' | 'v5r1'
 
@@ -278,16 +278,23 @@ export async function startTon(): Promise<TonSandbox> {
   const blockchain = await Blockchain.create()
   const treasury = await blockchain.treasury('earn-test-treasury')
   const minters = new Map<string, SandboxContract<JettonMinter>>()
-  // Every transaction the helpers' sends produced, by hex hash: the sandbox has no lookup by hash alone.
+  // Every transaction the helpers' sends produced, by hex hash and by the hash of the message it received: the
+  // sandbox has no lookup by hash alone (toncenter's index stands there in production).
   const ledger = new Map<string, BlockchainTransaction>()
+  const byInMessage = new Map<string, BlockchainTransaction>()
 
   const record = <R extends SendMessageResult>(result: R): R => {
-    for (const tx of result.transactions) ledger.set(tx.hash().toString('hex'), tx)
+    for (const tx of result.transactions) {
+      ledger.set(tx.hash().toString('hex'), tx)
+      const received = messageCells(tx).inMessage
+      if (received) byInMessage.set(received.hash().toString('hex'), tx)
+    }
     return result
   }
   const findTransaction = (hash: string): Transaction | null => ledger.get(parseTxHash(hash)) ?? null
   const client = createTonClient((address, init) => blockchain.provider(address, init), {
     findTransaction: async (hash) => findTransaction(hash),
+    findTransactionByMessage: async (hash) => byInMessage.get(hash) ?? null,
     now: () => sandboxNowMs(blockchain),
   })
 

@@ -52,7 +52,7 @@ export type ActionResult = Static<typeof ActionResult>
 
 export const VerifyQuery = Type.Object({
   chainId: Type.String({ minLength: 1, maxLength: 32, description: 'Chain of the transaction (EVM: decimal chain id)' }),
-  txHash: Type.String({ minLength: 1, maxLength: 200, description: "Transaction hash in the chain's own form" }),
+  txHash: Type.String({ minLength: 1, maxLength: 200, description: "Transaction hash in the chain's own form (TON: the wallet transaction's hash, or that of the signed external message TON Connect answers)" }),
 })
 export type VerifyQuery = Static<typeof VerifyQuery>
 

@@ -102,7 +102,7 @@ export const StreamListQuery = Type.Object({
 export type StreamListQuery = Static<typeof StreamListQuery>
 
 export const ConfirmStreamBody = Type.Object({
-  txHash: Type.String({ minLength: 1, maxLength: 200, description: "The mined funding transaction, in the chain's own form" }),
+  txHash: Type.String({ minLength: 1, maxLength: 200, description: "The mined funding transaction, in the chain's own form (TON: also the hash of the signed external message)" }),
 })
 export type ConfirmStreamBody = Static<typeof ConfirmStreamBody>
 

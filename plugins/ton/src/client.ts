@@ -6,7 +6,7 @@
 import { type ChainEnv, ApiError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import type { Address, ContractProvider, StateInit, Transaction } from '@ton/core'
 import { TonClient } from '@ton/ton'
-import { indexUrlFrom, toncenterLookup, type TransactionLookup } from './lookup.ts'
+import { indexUrlFrom, type MessageLookup, toncenterLookups, type TransactionLookup } from './lookup.ts'
 
 export type ProviderFactory = (address: Address, init?: StateInit | null) => ContractProvider
 
@@ -19,12 +19,15 @@ export interface TonChainClient {
    * production, the harness's record of every sandbox transaction in tests).
    */
   findTransaction: TransactionLookup
+  /** The transaction that received a message, by the message's hash (an index again; see `lookup.ts`). */
+  findTransactionByMessage: MessageLookup
   /** Milliseconds since the epoch; TON Connect requests expire relative to it. */
   now(): number
 }
 
 export interface TonClientOptions {
   findTransaction?: TransactionLookup
+  findTransactionByMessage?: MessageLookup
   now?: () => number
 }
 
@@ -36,6 +39,9 @@ export function createTonClient(provider: ProviderFactory, options: TonClientOpt
       options.findTransaction ??
       // A host wiring mistake, not the caller's: a client made for reads only was asked to verify.
       (() => Promise.reject(new ApiError('INTERNAL', 'this TON client was made without a transaction lookup'))),
+    findTransactionByMessage:
+      options.findTransactionByMessage ??
+      (() => Promise.reject(new ApiError('INTERNAL', 'this TON client was made without a message lookup'))),
     // The system clock is the default only here, at the edge where a client is made; tests pass their own.
     now: options.now ?? (() => Date.now()),
   }
@@ -61,21 +67,23 @@ export function connectTon(env: ChainEnv): TonChainClient {
     tonClient ??= new TonClient({ endpoint, apiKey, timeout: 10_000 })
     return tonClient
   }
-  const lookup = indexUrl
-    ? toncenterLookup({
+  const lookups = indexUrl
+    ? toncenterLookups({
         indexUrl,
         apiKey,
         // The index names the transaction; the node serves its bytes, parsed by TonClient.
         getTransaction: (account, lt, hash) => api().getTransaction(account, lt, hash),
       })
-    : () => {
-        api() // a missing TON_API_URL is the error to report first
-        throw new InvalidArgumentError('TON_INDEX_URL is not configured: this server cannot find TON transactions by hash', {
-          TON_INDEX_URL: 'set it to a toncenter v3 endpoint, e.g. https://toncenter.com/api/v3',
-        })
-      }
+    : undefined
+  const noIndex = (): never => {
+    api() // a missing TON_API_URL is the error to report first
+    throw new InvalidArgumentError('TON_INDEX_URL is not configured: this server cannot find TON transactions by hash', {
+      TON_INDEX_URL: 'set it to a toncenter v3 endpoint, e.g. https://toncenter.com/api/v3',
+    })
+  }
   return createTonClient((address, init) => api().provider(address, init), {
-    findTransaction: async (hash: string): Promise<Transaction | null> => lookup(hash),
+    findTransaction: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byHash(hash) : noIndex()),
+    findTransactionByMessage: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byInMessage(hash) : noIndex()),
   })
 }
 

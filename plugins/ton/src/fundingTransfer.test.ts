@@ -8,9 +8,11 @@ import { Cell, toNano, type Address } from '@ton/core'
 import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
 import { startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
 import { readTonBalance } from './balance.ts'
+import { createTonClient } from './client.ts'
 import { readComment } from './comment.ts'
 import { buildTonTransfer } from './fundingTransfer.ts'
 import { jettonTransferBody, parseJettonTransfer } from './jetton.ts'
+import { messageCells } from './lookup.ts'
 import { readTonTransfers } from './readTransfers.ts'
 import type { TonConnectRequest } from './request.ts'
 import { JETTON_TRANSFER_TON } from './transactions.ts'
@@ -91,6 +93,47 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toEqual([
       { token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.05') },
     ])
+  })
+})
+
+describe('following a jetton transfer to the jetton wallet that carries it out', () => {
+  test('a transfer the jetton wallet refuses (more than its balance) moves only its TON, and the jetton stays', async () => {
+    const [step] = await buildTonTransfer(chain.client, params({ amount: 1n }))
+    const request = step!.transaction as TonConnectRequest
+    const ownJettonWallet = step!.metadata!.jettonWallet as string
+    const balance = await jettonBalance(sender.wallet.address)
+    // The built request, with the amount raised past the balance after the build's own check: signed as asked.
+    const body = jettonTransferBody({ queryId: 2n, amount: balance + 1n, destination: treasury.address, responseDestination: sender.wallet.address, customPayload: null, forwardTonAmount: 1n, forwardPayload: Cell.EMPTY })
+    const hash = await send({ ...request, messages: [{ ...request.messages[0]!, payload: body.toBoc().toString('base64') }] })
+    expect(await jettonBalance(sender.wallet.address)).toBe(balance)
+    expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toEqual([
+      { token: 'native', from: raw(sender.wallet.address), to: ownJettonWallet, amount: JETTON_TRANSFER_TON },
+    ])
+  })
+
+  test('until the jetton wallet has processed the transfer, the transaction reads as not found yet', async () => {
+    const [step] = await buildTonTransfer(chain.client, params({ amount: 5n }))
+    const hash = await send(step!.transaction as TonConnectRequest)
+    // An index that has seen the wallet's transaction but not yet the jetton wallet's.
+    const lagging = createTonClient(chain.client.provider, { findTransaction: chain.client.findTransaction, findTransactionByMessage: async () => null })
+    const pending = await readTonTransfers(lagging, { chainId: CHAIN, txHash: hash }).catch((e: unknown) => e)
+    expect(pending).toBeInstanceOf(NotFoundError)
+    expect((pending as NotFoundError).message).toContain('not processed this transfer yet')
+    expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toContainEqual({
+      token: raw(jetton),
+      from: raw(sender.wallet.address),
+      to: raw(treasury.address),
+      amount: 5n,
+    })
+  })
+
+  test('the hash of the signed external message finds the same transaction as its own hash', async () => {
+    const [step] = await buildTonTransfer(chain.client, params({ amount: 7n }))
+    const sent = await chain.sendTonConnect(sender.wallet, sender.keyPair, step!.transaction as TonConnectRequest)
+    const messageHash = messageCells(sent.transaction).inMessage!.hash().toString('hex')
+    expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: messageHash })).toEqual(
+      await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash }),
+    )
   })
 })
 

@@ -47,7 +47,7 @@ export const ton = defineEcosystem({
 
 export { checkTonAddress, formatTonAddress, isValidTonAddress, parseTonAddress, toTonAddress } from './address.ts'
 export { connectTon, createTonClient, type ProviderFactory, type TonChainClient, type TonClientOptions } from './client.ts'
-export { indexUrlFrom, parseTxHash, toncenterLookup, type ToncenterLookupOptions, type TransactionLookup } from './lookup.ts'
+export { indexUrlFrom, type MessageLookup, messageCells, parseTxHash, toncenterLookups, type ToncenterLookupOptions, type TransactionLookup } from './lookup.ts'
 export { CLOCK_SKEW_SECONDS, MAX_PROOF_AGE_SECONDS, tonSignInMessage, verifyTonSignIn } from './signIn.ts'
 export { decodeTonProof, tonProofHash, type TonProof } from './tonProof.ts'
 export { publicKeyFromStateInit, type WalletKey, type WalletVersion } from './walletState.ts'

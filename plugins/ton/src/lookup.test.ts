@@ -1,7 +1,7 @@
 /**
  * Finding transactions by hash in production: `connectTon`'s lookup against a local Bun.serve stub
- * that speaks toncenter's documented shapes (v3 `GET /api/v3/transactions?hash=`, v2 JSON-RPC
- * `getTransactions`). The stub stands in for toncenter, the only part of the path that cannot run
+ * that speaks toncenter's documented shapes (v3 `GET /api/v3/transactions?hash=` and
+ * `GET /api/v3/transactionsByMessage?msg_hash=&direction=in`, v2 JSON-RPC `getTransactions`). The stub stands in for toncenter, the only part of the path that cannot run
  * here; the transaction it serves is a real one, made on the sandbox.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -11,7 +11,7 @@ import { keyPairFromSeed } from '@ton/crypto'
 import { startTon } from '../../../test/chains/ton.ts'
 import { connectTon } from './client.ts'
 import { commentCell } from './comment.ts'
-import { indexUrlFrom, parseTxHash } from './lookup.ts'
+import { indexUrlFrom, messageCells, parseTxHash } from './lookup.ts'
 import { tonConnectRequest } from './request.ts'
 import { readTonTag } from './tag.ts'
 
@@ -21,28 +21,37 @@ const UNSERVED = 'dd'.repeat(32)
 
 let tx: Transaction
 let hash: string
+let messageHash: string
 let from: string
 let server: ReturnType<typeof Bun.serve>
 const seen: { path: string; apiKey: string | null; method?: string }[] = []
 
-function toncenterStub(known: Map<string, { account: string; lt: string; tx?: Transaction }>) {
+type Entry = { account: string; lt: string; tx?: Transaction }
+// toncenter v3 TransactionsResponse (abridged to the fields a client reads; hash in base64, account raw uppercase).
+const transactionsResponse = (txHash: string, entry: Entry | undefined) =>
+  Response.json({
+    transactions: entry ? [{ account: entry.account, hash: Buffer.from(txHash, 'hex').toString('base64'), lt: entry.lt, now: 1_700_000_000, description: {} }] : [],
+    address_book: {},
+  })
+
+/** `known` by transaction hash; `received` maps a message hash to the transaction hash that received it. */
+function toncenterStub(known: Map<string, Entry>, received: Map<string, string>) {
   return Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
     async fetch(req) {
       const url = new URL(req.url)
+      if (req.method === 'GET' && /\/v3\/transactionsByMessage$/.test(url.pathname)) {
+        seen.push({ path: url.pathname, apiKey: req.headers.get('x-api-key') })
+        if (url.searchParams.get('direction') !== 'in') return new Response('direction must be in', { status: 422 })
+        const txHash = received.get(Buffer.from(url.searchParams.get('msg_hash') ?? '', 'base64').toString('hex'))
+        return transactionsResponse(txHash ?? '', txHash === undefined ? undefined : known.get(txHash))
+      }
       if (req.method === 'GET' && /\/v3\/transactions$/.test(url.pathname)) {
         seen.push({ path: url.pathname, apiKey: req.headers.get('x-api-key') })
         const h = url.searchParams.get('hash') ?? ''
         if (h === FAILING) return new Response('upstream timeout', { status: 504 })
-        const entry = known.get(h)
-        // toncenter v3 TransactionsResponse (abridged to the fields a client reads; hash in base64, account raw uppercase).
-        return Response.json({
-          transactions: entry
-            ? [{ account: entry.account, hash: Buffer.from(h, 'hex').toString('base64'), lt: entry.lt, now: 1_700_000_000, description: {} }]
-            : [],
-          address_book: {},
-        })
+        return transactionsResponse(h, known.get(h))
       }
       if (req.method === 'POST' && url.pathname === '/api/v2/jsonRPC') {
         const call = (await req.json()) as { method: string; params: { address: string; lt: string; hash: string } }
@@ -86,11 +95,13 @@ beforeAll(async () => {
   hash = sent.hash
   from = user.address.toRawString()
   const account = user.address.toRawString().toUpperCase().replace('0X', '0x')
+  messageHash = messageCells(tx).inMessage!.hash().toString('hex')
   server = toncenterStub(
     new Map([
       [hash, { account, lt: tx.lt.toString(), tx }],
       [UNSERVED, { account, lt: '1' }],
     ]),
+    new Map([[messageHash, hash]]),
   )
 })
 afterAll(() => server.stop(true))
@@ -114,6 +125,20 @@ describe('toncenter lookup', () => {
       tag: TAG,
       from,
     })
+  })
+
+  test('the hash of the external message TON Connect reports finds the same transaction, through transactionsByMessage', async () => {
+    seen.length = 0
+    expect(messageHash).not.toBe(hash)
+    expect(await readTonTag(production(), { chainId: '-239', txHash: messageHash })).toEqual({ tag: TAG, from })
+    expect(seen.map((s) => [s.path, s.method])).toEqual([
+      ['/api/v3/transactions', undefined],
+      ['/api/v3/transactionsByMessage', undefined],
+      ['/api/v2/jsonRPC', 'getTransactions'],
+    ])
+    // The lookup by message checks the node's transaction really received it.
+    expect((await production().findTransactionByMessage(messageHash))?.hash().toString('hex')).toBe(hash)
+    expect(await production().findTransactionByMessage('ab'.repeat(32))).toBeNull()
   })
 
   test('TON_INDEX_URL overrides the index derived from TON_API_URL', async () => {

@@ -6,11 +6,27 @@
  * messages is not relied on, so the sandbox and production share one decoder).
  */
 import { InvalidArgumentError } from '@earn/core'
-import { Address, type Transaction } from '@ton/core'
+import { Address, type Cell, Dictionary, type Transaction } from '@ton/core'
 import { decodeBase64 } from './tonProof.ts'
 
 /** The transaction with this hash (64 lowercase hex digits), or null when the chain has none. */
 export type TransactionLookup = (hash: string) => Promise<Transaction | null>
+
+/**
+ * The transaction in which the message with this hash (64 lowercase hex digits, the hash of the message's cell) was
+ * received, or null while no account has received it: how a jetton transfer is followed to the jetton wallet that
+ * carried it out, and how the external message a TON Connect wallet reports leads to the wallet's transaction.
+ */
+export type MessageLookup = (messageHash: string) => Promise<Transaction | null>
+
+/** The cells of a transaction's messages as they are on chain (their hashes are the messages' hashes). */
+export function messageCells(tx: Transaction): { inMessage: Cell | null; outMessages: Map<number, Cell> } {
+  // transaction ... ^[ in_msg:(Maybe ^(Message Any)) out_msgs:(HashmapE 15 ^(Message Any)) ] ...
+  const slice = tx.raw.beginParse().loadRef().beginParse()
+  const inMessage = slice.loadBit() ? slice.loadRef() : null
+  const outMessages = slice.loadDict(Dictionary.Keys.Uint(15), { serialize: (cell: Cell, b) => b.storeRef(cell), parse: (s) => s.loadRef() })
+  return { inMessage, outMessages: new Map(outMessages) }
+}
 
 /**
  * Canonical form of a transaction hash: 64 lowercase hex digits. Explorers show hex (tonviewer,
@@ -65,12 +81,16 @@ export function indexUrlFrom(jsonRpcUrl: string): string | undefined {
   return match ? `${match[1]}/v3` : undefined
 }
 
-export function toncenterLookup(o: ToncenterLookupOptions): TransactionLookup {
+/**
+ * Both lookups through toncenter v3: `GET /transactions?hash=` by the transaction's hash, and
+ * `GET /transactionsByMessage?msg_hash=&direction=in` by a message it received. The index names the account and
+ * lt; the node serves the transaction, which is checked to be the one asked for before it is believed.
+ */
+export function toncenterLookups(o: ToncenterLookupOptions): { byHash: TransactionLookup; byInMessage: MessageLookup } {
   const doFetch = o.fetch ?? fetch
   const base = o.indexUrl.replace(/\/+$/, '')
-  return async (hash) => {
-    const url = `${base}/transactions?hash=${hash}&limit=1`
-    const response = await doFetch(url, {
+  const indexed = async (query: string) => {
+    const response = await doFetch(`${base}/${query}`, {
       headers: { accept: 'application/json', ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}) },
       signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
     })
@@ -80,11 +100,30 @@ export function toncenterLookup(o: ToncenterLookupOptions): TransactionLookup {
     if (!isIndexResponse(body)) throw new Error('the TON index answered an unexpected shape')
     const found = body.transactions[0]
     if (!found) return null
-    const hashBase64 = Buffer.from(hash, 'hex').toString('base64')
+    // Hex, base64 or base64url as the index writes it; the node is asked in base64.
+    let hashBase64: string
+    try {
+      hashBase64 = Buffer.from(parseTxHash(found.hash), 'hex').toString('base64')
+    } catch {
+      throw new Error('the TON index answered a transaction hash of an unexpected form')
+    }
     const tx = await o.getTransaction(Address.parse(found.account), found.lt, hashBase64)
     // Indexed but not served: the node lags the index or has pruned it; a retry may succeed, a 404 would mislead.
     if (!tx) throw new Error('the TON index knows the transaction but the node did not return it')
-    if (tx.hash().toString('hex') !== hash) throw new Error('the TON node returned a different transaction')
     return tx
+  }
+  return {
+    async byHash(hash) {
+      const tx = await indexed(`transactions?hash=${hash}&limit=1`)
+      if (tx && tx.hash().toString('hex') !== hash) throw new Error('the TON node returned a different transaction')
+      return tx
+    },
+    async byInMessage(messageHash) {
+      const msgHash = encodeURIComponent(Buffer.from(messageHash, 'hex').toString('base64'))
+      const tx = await indexed(`transactionsByMessage?msg_hash=${msgHash}&direction=in&limit=1`)
+      if (tx && messageCells(tx).inMessage?.hash().toString('hex') !== messageHash)
+        throw new Error('the TON node returned a transaction that did not receive that message')
+      return tx
+    },
   }
 }

@@ -6,34 +6,38 @@
  * when that master names the same jetton wallet for the sender (`get_wallet_address`): a contract claiming
  * to be some jetton's wallet is not believed.
  *
- * Limitation: TON is asynchronous, and the lookup finds transactions by hash only, so the outcome at the
- * receiving contracts (a jetton wallet refusing a transfer larger than its balance, a message bounced by an
- * undeployed recipient) is not followed; what is reported is what the signed transaction sent.
+ * TON is asynchronous: the signed transaction only asks the sender's jetton wallet to move the jetton. So the
+ * transfer is followed to that jetton wallet's transaction (found by the message it received) and counts only if
+ * that transaction ran to the end; one that refused (more than the balance, too little TON for fees) moved
+ * nothing. Until the jetton wallet has processed the message the transaction reads as not found yet (a retry
+ * later finds it). The last hop, the recipient's jetton wallet crediting the amount, is not followed: it accepts
+ * what a genuine jetton wallet of the same master sends.
  *
  * The tag is read as readTonTag reads it. A transaction not signed by the wallet's owner (not started by an
  * external message) or aborted sent nothing the owner asked for: no transfers, no tag.
  */
 import { NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTransfersResult, type TokenTransfer, UnavailableError } from '@earn/core'
-import { Address, type Message } from '@ton/core'
+import { Address, type Message, type Transaction } from '@ton/core'
 import { askChain, type TonChainClient } from './client.ts'
 import { parseJettonTransfer } from './jetton.ts'
 import { jettonWalletOf, notJetton } from './jettonMaster.ts'
-import { parseTxHash } from './lookup.ts'
-import { tagOfTransaction } from './tag.ts'
+import { messageCells } from './lookup.ts'
+import { findWalletTransaction, tagOfTransaction } from './tag.ts'
 
 export async function readTonTransfers(client: TonChainClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
-  const hash = parseTxHash(p.txHash)
-  const tx = await askChain('the transaction', () => client.findTransaction(hash))
-  if (!tx) throw new NotFoundError('no TON transaction with this hash was found', { txHash: p.txHash })
+  const tx = await findWalletTransaction(client, p.txHash)
   const { tag, from } = tagOfTransaction(tx)
   if (tx.inMessage?.info.type !== 'external-in' || tx.description.type !== 'generic' || tx.description.aborted)
     return { tag: null, from, transfers: [] }
   const wallet = Address.parseRaw(from)
-  const transfers = await Promise.all([...tx.outMessages.values()].map((m) => transfersOf(client, wallet, m)))
+  const cells = messageCells(tx).outMessages
+  const transfers = await Promise.all(
+    [...tx.outMessages].map(([index, message]) => transfersOf(client, wallet, message, cells.get(index)!.hash().toString('hex'))),
+  )
   return { tag, from, transfers: transfers.flat() }
 }
 
-async function transfersOf(client: TonChainClient, wallet: Address, message: Message): Promise<TokenTransfer[]> {
+async function transfersOf(client: TonChainClient, wallet: Address, message: Message, messageHash: string): Promise<TokenTransfer[]> {
   if (message.info.type !== 'internal') return []
   const dest = message.info.dest
   const coins: TokenTransfer = { token: NATIVE_TOKEN, from: wallet.toRawString(), to: dest.toRawString(), amount: message.info.value.coins }
@@ -43,7 +47,17 @@ async function transfersOf(client: TonChainClient, wallet: Address, message: Mes
   if (!master) return [coins]
   const expected = await jettonWalletOf(client, master, wallet, notJetton('token', master.toRawString())).catch(unlessUnavailable)
   if (!expected?.equals(dest)) return [coins]
+  const carried = await askChain('the jetton wallet transaction', () => client.findTransactionByMessage(messageHash))
+  if (!carried) throw new NotFoundError('the jetton wallet has not processed this transfer yet; retry shortly', { txHash: 'jetton transfer pending' })
+  if (!ranToTheEnd(carried)) return [coins]
   return [coins, { token: master.toRawString(), from: wallet.toRawString(), to: jetton.destination.toRawString(), amount: jetton.amount }]
+}
+
+/** The transaction's computation succeeded and its actions (the messages it sends) were carried out. */
+function ranToTheEnd(tx: Transaction): boolean {
+  const d = tx.description
+  if (d.type !== 'generic' || d.aborted) return false
+  return d.computePhase.type === 'vm' && d.computePhase.success && (d.actionPhase?.success ?? false)
 }
 
 /** The master a jetton wallet names, or null when the contract answers as no jetton wallet does. */

@@ -1,6 +1,7 @@
 /**
- * Reading an attribution tag back from a TON transaction. The hash a wallet reports is that of the
- * wallet's own transaction: its in-message is the user's signed external message, and its
+ * Reading an attribution tag back from a TON transaction, named by its own hash or by the hash of the signed
+ * external message that started it (TON Connect's `sendTransaction` answers that message). The transaction is the
+ * wallet's own: its in-message is the user's signed external message, and its
  * out-messages are what the wallet actually sent. The tag is the comment of one of those: the body
  * of a TON transfer, or the `forward_payload` of a jetton transfer.
  */
@@ -14,10 +15,18 @@ import { parseTxHash } from './lookup.ts'
 export const TAG_PREFIX = 'earn:v1:'
 
 export async function readTonTag(client: TonChainClient, p: ReadTagParameters): Promise<ReadTagResult> {
-  const hash = parseTxHash(p.txHash)
-  const tx = await askChain('the transaction', () => client.findTransaction(hash))
-  if (!tx) throw new NotFoundError('no TON transaction with this hash was found', { txHash: p.txHash })
-  return tagOfTransaction(tx)
+  return tagOfTransaction(await findWalletTransaction(client, p.txHash))
+}
+
+/**
+ * The wallet transaction named by its own hash or by the hash of the external message that started it (what TON
+ * Connect's `sendTransaction` reports); 404 when the chain has neither.
+ */
+export async function findWalletTransaction(client: TonChainClient, txHash: string): Promise<Transaction> {
+  const hash = parseTxHash(txHash)
+  const tx = await askChain('the transaction', async () => (await client.findTransaction(hash)) ?? (await client.findTransactionByMessage(hash)))
+  if (!tx) throw new NotFoundError('no TON transaction with this hash was found', { txHash })
+  return tx
 }
 
 /** The tag a wallet transaction carries, and the wallet; a transaction of any other kind has no tag. */
