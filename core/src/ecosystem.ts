@@ -88,6 +88,8 @@ export interface FlowsParameters {
   vaultAddress: string
   /** Canonical wallet address. */
   owner: string
+  /** Where the vault's history starts, where the ecosystem counts in blocks (the catalog's `eventsFromBlock`). */
+  fromBlock?: number
 }
 
 /** A wallet's own movements into and out of a vault, in base-token smallest units. */

@@ -53,6 +53,11 @@ describe('catalog validation', () => {
     expect(found.some((p) => p.startsWith('opportunities[1] (not-a-uuid): estimatedApr:'))).toBe(true)
     expect(found.some((p) => /^opportunities\[2\] \([^)]+\): extra: /.test(p))).toBe(true)
     expect(await problems({ opportunities: 'none' })).toEqual(['opportunities: Expected array'])
+    const early = await problems({ opportunities: [entry({ eventsFromBlock: -1 }), entry({ id: crypto.randomUUID(), eventsFromBlock: 1.5 })] })
+    expect(early.map((p) => p.replace(/ \([^)]+\)/, ''))).toEqual([
+      expect.stringMatching(/^opportunities\[0\]: eventsFromBlock: Expected integer to be greater or equal to 0/),
+      expect.stringMatching(/^opportunities\[1\]: eventsFromBlock: Expected integer/),
+    ])
   })
 
   test('what only the ecosystem knows: loaded ecosystem, its chain ids, every address', async () => {

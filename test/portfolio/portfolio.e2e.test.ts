@@ -169,6 +169,31 @@ describe('portfolio after a deposit and simulated yield', () => {
   })
 })
 
+describe("the catalog's eventsFromBlock", () => {
+  test('the flows are scanned from that block: a deposit before it is not counted as deposited', async () => {
+    const wallet = await fundedMember(h, chain, 50n * TUSD)
+    await deposit(wallet, 10n * TUSD)
+    const earnings = async () => {
+      const r = await portfolio(wallet.address)
+      expect(r.status, r.text).toBe(200)
+      return (r.body.portfolio.productsEarnings as Json[])[0]!
+    }
+    expect((await earnings()).netDeposited).toBe((10n * TUSD).toString())
+    const next = Number(await client().getBlockNumber({ cacheTime: 0 })) + 1
+    // The scan's start must be a block the chain has: mine it (with a transaction that is no deposit).
+    await mintToken(chain.anvil, chain.token, chain.vault, 1n)
+    const catalog = localCatalog()
+    const withStart = { opportunities: catalog.opportunities.map((o) => (o.id === chain.directId ? { ...o, eventsFromBlock: next } : o)) }
+    await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, withStart)
+    try {
+      expect((await earnings()).netDeposited).toBe('0')
+    } finally {
+      await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, catalog)
+    }
+    expect((await earnings()).netDeposited).toBe((10n * TUSD).toString())
+  })
+})
+
 describe('portfolio of other wallets', () => {
   test('a wallet with nothing shows no tokens and no positions', async () => {
     const r = await portfolio('0x' + '42'.repeat(20))

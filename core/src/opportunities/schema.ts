@@ -135,6 +135,13 @@ export const CatalogEntry = Type.Object(
     swapDirectEnabled: Type.Boolean(),
     swapRouteEnabled: Type.Boolean(),
     transactionalProperties: TransactionalProperties,
+    eventsFromBlock: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "EVM: the vault's deployment block (or any block before its first deposit); the portfolio scans the vault's events from there instead of from block 0",
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -41,7 +41,9 @@ export async function readWallet(
     Promise.all(tokens.map((t) => fromChain(t.chainId, () => plugin.balance.read(client, { chainId: t.chainId, owner, token: t.address })))),
     Promise.all(
       opportunities.map(({ listing }) =>
-        fromChain(listing.chainId, () => plugin.balance.flows(client, { chainId: listing.chainId, vaultAddress: listing.vaultAddress, owner })),
+        fromChain(listing.chainId, () =>
+          plugin.balance.flows(client, { chainId: listing.chainId, vaultAddress: listing.vaultAddress, owner, fromBlock: listing.eventsFromBlock }),
+        ),
       ),
     ),
   ])

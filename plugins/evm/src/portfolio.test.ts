@@ -84,6 +84,17 @@ describe('balance.flows (anvil)', () => {
     expect(await flows(chain.client(), { ...where(), owner: bystander })).toEqual({ deposited: 0n, withdrawn: 0n })
   })
 
+  test('the scan starts at fromBlock, inclusive: events before it are not history, events from it on are', async () => {
+    const owner = await chain.user(parseUnits('20', 6))
+    const wallet = owner.address.toLowerCase()
+    const first = await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('5', 6) })))
+    const firstBlock = Number((await chain.anvil.publicClient.getTransactionReceipt({ hash: first.at(-1)! })).blockNumber)
+    await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('7', 6) })))
+    expect(await flows(chain.client(), { ...where(), owner: wallet })).toEqual({ deposited: parseUnits('12', 6), withdrawn: 0n })
+    expect(await flows(chain.client(), { ...where(), owner: wallet, fromBlock: firstBlock })).toEqual({ deposited: parseUnits('12', 6), withdrawn: 0n })
+    expect(await flows(chain.client(), { ...where(), owner: wallet, fromBlock: firstBlock + 1 })).toEqual({ deposited: parseUnits('7', 6), withdrawn: 0n })
+  })
+
   test('a chain that is down is a 503 for both reads', async () => {
     const down = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${await closedPortUrl()}` })
     const owner = (await chain.user()).address.toLowerCase()

@@ -18,9 +18,9 @@ const WITHDRAW_EVENT = parseAbiItem(
 )
 
 /**
- * Where the event scan starts. Block 0 makes every RPC walk the vault's whole history: fine on a local chain and for
- * a small deployment, but many hosted RPCs cap a getLogs range (their refusal reaches the caller as a 503). A
- * production deployment would index these events once (or start at each vault's deployment block) instead.
+ * Where the event scan starts unless the catalog names the vault's first block (`eventsFromBlock`). Block 0 makes
+ * the RPC walk the chain's whole history for the vault: fine on a local chain and for many hosted RPCs (the filter on
+ * the owner topic keeps the answer small), but some cap a getLogs range (their refusal reaches the caller as a 503).
  */
 export const FLOWS_FROM_BLOCK = 0n
 
@@ -56,9 +56,10 @@ export async function flows(client: EvmClient, p: FlowsParameters): Promise<Vaul
   const vault = parse(p.vaultAddress, 'vaultAddress')
   const owner = parse(p.owner, 'owner')
   const publicClient = requirePublicClient(client, p.chainId)
-  return share(client, `${p.chainId}|flows|${vault}|${owner}`, async () => {
+  const fromBlock = p.fromBlock === undefined ? FLOWS_FROM_BLOCK : BigInt(p.fromBlock)
+  return share(client, `${p.chainId}|flows|${vault}|${owner}|${fromBlock}`, async () => {
     const [deposits, withdrawals] = await ask(p.chainId, () =>
-      Promise.all([depositLogs(publicClient, vault, owner), withdrawLogs(publicClient, vault, owner)]),
+      Promise.all([depositLogs(publicClient, vault, owner, fromBlock), withdrawLogs(publicClient, vault, owner, fromBlock)]),
     )
     // A log a reorganisation removed is no longer history.
     const sum = (logs: { removed: boolean; args: { assets?: bigint } }[]) =>
@@ -67,8 +68,8 @@ export async function flows(client: EvmClient, p: FlowsParameters): Promise<Vaul
   })
 }
 
-const depositLogs = (publicClient: PublicClient, vault: Address, owner: Address) =>
-  publicClient.getLogs({ address: vault, event: DEPOSIT_EVENT, args: { owner }, fromBlock: FLOWS_FROM_BLOCK, toBlock: 'latest', strict: true })
+const depositLogs = (publicClient: PublicClient, vault: Address, owner: Address, fromBlock: bigint) =>
+  publicClient.getLogs({ address: vault, event: DEPOSIT_EVENT, args: { owner }, fromBlock, toBlock: 'latest', strict: true })
 
-const withdrawLogs = (publicClient: PublicClient, vault: Address, owner: Address) =>
-  publicClient.getLogs({ address: vault, event: WITHDRAW_EVENT, args: { owner }, fromBlock: FLOWS_FROM_BLOCK, toBlock: 'latest', strict: true })
+const withdrawLogs = (publicClient: PublicClient, vault: Address, owner: Address, fromBlock: bigint) =>
+  publicClient.getLogs({ address: vault, event: WITHDRAW_EVENT, args: { owner }, fromBlock, toBlock: 'latest', strict: true })
