@@ -135,7 +135,7 @@ function createRpcClient(chainId: number, url: string, onRequest: () => void): P
 }
 
 /** Where Multicall3 is deployed on nearly every EVM chain (the same address everywhere, by a keyless deployment). */
-export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
+const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
 
 /**
  * The chain's call batcher, made on first use with the public client's own `batch.multicall` settings (wait and
