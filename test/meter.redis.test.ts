@@ -55,6 +55,33 @@ if (await redisAvailable()) {
       await raw.close()
     })
 
+    test("a key's admits made together share one script run; those made while it runs share the next", async () => {
+      const raw = createClient({ url: REDIS_URL })
+      await raw.connect()
+      const prefix = `test-${randomUUID()}`
+      const runs: number[] = []
+      // The real client, counting the script runs and how many admits each carried.
+      const client = {
+        sendCommand(args: string[]) {
+          if (args[0] === 'EVALSHA' || args[0] === 'EVAL') runs.push(args.length - 9)
+          return raw.sendCommand(args)
+        },
+      }
+      const meter = createRedisMeter({ client, prefix })
+      const budget = { hourly: 100, monthly: null }
+      const now = Date.parse('2031-01-01T00:00:00Z')
+      const admit = (keyId: string) => meter.admit({ keyId, cost: 1, budget, now })
+      const first = Array.from({ length: 5 }, () => admit('key_A'))
+      await new Promise((r) => setImmediate(r)) // the turn has ended: the first run has left, awaiting its answer
+      const second = Array.from({ length: 3 }, () => admit('key_A'))
+      const other = admit('key_B')
+      const answers = await Promise.all([...first, ...second, other])
+      expect(runs).toEqual([5, 1, 3])
+      expect(answers.map((d) => d.hourly.used)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 1])
+      await raw.close()
+      await deleteKeys(prefix)
+    })
+
     test('a Redis that forgot the script (restart, SCRIPT FLUSH) is sent it again', async () => {
       const raw = createClient({ url: REDIS_URL })
       await raw.connect()

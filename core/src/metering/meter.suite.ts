@@ -115,6 +115,22 @@ export function runMeterSuite(name: string, make: () => Promise<MeterFixture>) {
       expect(await meter.admit({ keyId: a, cost: 1, budget: hourly(6), now })).toMatchObject({ admitted: true, hourly: { limit: 6, used: 6 } })
     })
 
+    test('admits sent together are decided in the order they were made, each on what the ones before left', async () => {
+      const k = key()
+      const now = at('2031-03-10T08:59:59.999Z')
+      const costs = [4, 4, 4, 2, 1]
+      const answers = await Promise.all(costs.map((cost) => meter.admit({ keyId: k, cost, budget: hourly(10), now })))
+      expect(answers.map((d) => d.admitted)).toEqual([true, true, false, true, false])
+      expect(answers.map((d) => d.hourly.used)).toEqual([4, 8, 8, 10, 10])
+      // Made together too: one under a budget the key was just given, and the next hour's first request.
+      const [raised, nextHour] = await Promise.all([
+        meter.admit({ keyId: k, cost: 1, budget: hourly(11), now }),
+        meter.admit({ keyId: k, cost: 3, budget: hourly(10), now: now + 1 }),
+      ])
+      expect(raised).toMatchObject({ admitted: true, hourly: { limit: 11, used: 11 }, monthly: { used: 11 } })
+      expect(nextHour).toMatchObject({ admitted: true, hourly: { used: 3, resetAt: at('2031-03-10T10:00:00Z') }, monthly: { used: 14 } })
+    })
+
     test('concurrent admits never pass the budget and fall short of it by less than one cost', async () => {
       const k = key()
       const budget = { hourly: 100, monthly: 1000 }

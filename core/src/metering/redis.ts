@@ -1,7 +1,9 @@
 /**
  * The shared meter: usage counted in Redis, exact across any number of server processes. Each
- * admit is one script run inside Redis (atomic: no other command runs between its read and its
- * write) that checks and charges the hour and the month together, by `decide`'s rule.
+ * admit is decided by a script run inside Redis (atomic: no other command runs between its read and
+ * its write) that checks and charges the hour and the month together, by `decide`'s rule. The admits
+ * of one key that a process receives in one turn of its event loop share a run, which decides them
+ * one after another exactly as runs of their own, back to back, would.
  *
  * Keys: `{<prefix>:<keyId>}:h:<hourId>` and `{<prefix>:<keyId>}:m:<YYYY-MM>`. The braces are a
  * Redis Cluster hash tag: both counters of one key hash to one slot, as a multi-key script needs.
@@ -11,23 +13,39 @@
  */
 import { createHash } from 'node:crypto'
 import { createClient } from 'redis'
-import { decide, type Meter, type MeterDecision, windowCache } from './meter.ts'
+import { type AdmitParameters, type Budget, decide, type Meter, type MeterDecision, type Windows, windowCache } from './meter.ts'
 
-/** KEYS: hour counter, month counter. ARGV: cost, hourly budget, monthly cap (-1: none), hour TTL, month TTL (ms). */
+/**
+ * KEYS: hour counter, month counter. ARGV: hourly budget, monthly cap (-1: none), hour TTL, month TTL
+ * (ms), then the cost of each request, in order. Each request is decided on the counts the ones before
+ * it left, as if it had been a script run of its own; both counters are charged once for the lot.
+ * Replies with the counts found, then 1 (admitted) or 0 per request.
+ */
 const SCRIPT = `
-local cost = tonumber(ARGV[1])
 local hour = tonumber(redis.call('GET', KEYS[1]) or '0')
 local month = tonumber(redis.call('GET', KEYS[2]) or '0')
-local cap = tonumber(ARGV[3])
-if (cap >= 0 and month + cost > cap) or hour + cost > tonumber(ARGV[2]) then
-  return {0, hour, month}
+local budget = tonumber(ARGV[1])
+local cap = tonumber(ARGV[2])
+local reply = {hour, month}
+local h, m = hour, month
+for i = 5, #ARGV do
+  local cost = tonumber(ARGV[i])
+  if (cap >= 0 and m + cost > cap) or h + cost > budget then
+    reply[#reply + 1] = 0
+  else
+    h = h + cost
+    m = m + cost
+    reply[#reply + 1] = 1
+  end
 end
-redis.call('INCRBY', KEYS[1], cost)
-redis.call('INCRBY', KEYS[2], cost)
--- A counter is only ever made here, so one that was absent gets its expiry now and keeps it.
-if hour == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-if month == 0 then redis.call('PEXPIRE', KEYS[2], ARGV[5]) end
-return {1, hour, month}
+if h > hour then
+  redis.call('INCRBY', KEYS[1], h - hour)
+  redis.call('INCRBY', KEYS[2], m - month)
+  -- A counter is only ever made here, so one that was absent gets its expiry now and keeps it.
+  if hour == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+  if month == 0 then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
+end
+return reply
 `
 const SHA1 = createHash('sha1').update(SCRIPT).digest('hex')
 
@@ -98,6 +116,16 @@ function open(url: string, onError: ((e: Error) => void) | undefined) {
   return { client, connected }
 }
 
+/** Admits of one key in one hour with one budget, waiting for the turn's script run. */
+interface Batch {
+  tag: string
+  w: Windows
+  budget: Budget
+  /** The first admit's clock, for the counters' expiry (the others' differ by less than a turn). */
+  now: number
+  waiting: { p: AdmitParameters; resolve(d: MeterDecision): void; reject(e: unknown): void }[]
+}
+
 export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
   const prefix = options.prefix ?? 'earn'
   const margin = options.expiryMarginMs ?? 300_000
@@ -135,27 +163,84 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
     }
   }
 
+  // Admits go to Redis together, one script run per key and window: Redis's cost and the round trips
+  // are per run, and a busy key sends many at once. A run leaves at the end of the event loop's turn;
+  // while one of a key's runs is in flight, that key's next admits wait for it and leave together.
+  const batches = new Map<string, Batch>()
+  let scheduled = false
+  const inFlight = new Set<string>()
+  const flush = () => {
+    scheduled = false
+    for (const [id, batch] of batches) {
+      if (inFlight.has(id)) continue
+      batches.delete(id)
+      inFlight.add(id)
+      void send(batch).finally(() => {
+        inFlight.delete(id)
+        if (batches.has(id) && !scheduled) {
+          scheduled = true
+          setImmediate(flush)
+        }
+      })
+    }
+  }
+
+  async function send(batch: Batch) {
+    const { w, budget, now, waiting } = batch
+    const args = [
+      'EVALSHA',
+      SHA1,
+      '2',
+      `${batch.tag}:h:${w.hourId}`,
+      `${batch.tag}:m:${w.monthId}`,
+      String(budget.hourly),
+      budget.monthly === null ? '-1' : String(budget.monthly),
+      String(w.hourEnd - now + margin),
+      String(w.monthEnd - now + margin),
+    ]
+    for (const x of waiting) args.push(String(x.p.cost))
+    let reply: number[]
+    try {
+      reply = (await run(args)) as number[]
+    } catch (e) {
+      for (const x of waiting) x.reject(e)
+      return
+    }
+    // The script's verdicts, replayed through `decide` for the answers' counts and checked against it.
+    let [hour, month] = reply as [number, number]
+    for (let i = 0; i < waiting.length; i++) {
+      const x = waiting[i]!
+      const d = decide(x.p, w, hour, month)
+      if (d.admitted !== (reply[i + 2] === 1)) {
+        for (const rest of waiting.slice(i)) rest.reject(new MeterScriptMismatchError())
+        return
+      }
+      if (d.admitted) {
+        hour += x.p.cost
+        month += x.p.cost
+      }
+      x.resolve(d)
+    }
+  }
+
   return {
     kind: 'redis',
     connected,
-    async admit(p): Promise<MeterDecision> {
+    admit(p): Promise<MeterDecision> {
       const w = windows(p.now)
-      const tag = `{${prefix}:${p.keyId}}`
-      const reply = (await run([
-        'EVALSHA',
-        SHA1,
-        '2',
-        `${tag}:h:${w.hourId}`,
-        `${tag}:m:${w.monthId}`,
-        String(p.cost),
-        String(p.budget.hourly),
-        p.budget.monthly === null ? '-1' : String(p.budget.monthly),
-        String(w.hourEnd - p.now + margin),
-        String(w.monthEnd - p.now + margin),
-      ])) as [number, number, number]
-      const d = decide(p, w, reply[1], reply[2])
-      if (d.admitted !== (reply[0] === 1)) throw new MeterScriptMismatchError()
-      return d
+      const id = `${p.keyId}\n${w.hourId}\n${p.budget.hourly}\n${p.budget.monthly}`
+      let batch = batches.get(id)
+      if (!batch) {
+        batch = { tag: `{${prefix}:${p.keyId}}`, w, budget: p.budget, now: p.now, waiting: [] }
+        batches.set(id, batch)
+      }
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(flush)
+      }
+      const { promise, resolve, reject } = Promise.withResolvers<MeterDecision>()
+      batch.waiting.push({ p, resolve, reject })
+      return promise
     },
     async ping() {
       const pinged = client
