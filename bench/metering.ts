@@ -4,8 +4,8 @@
  *   - floor: bench/floor.ts, an Elysia route giving the same answer and headers with none of the work;
  *   - embedded default: one `bun run start` process, in-process meter; once for one wallet asked again
  *     and again (the remembered answer), once for a different wallet every request (a store read each);
- *   - Redis: three processes on one Redis (REDIS_URL, default redis://127.0.0.1:6379), load spread
- *     over them. All of them read one embedded store file, so the meter is the difference.
+ *   - Redis: three processes on one Redis (REDIS_URL, default redis://127.0.0.1:6379), the 64
+ *     connections spread over them. All of them read one embedded store file, so the meter is the difference.
  * Prints requests per second, p50 and p99 latency and the ratio to hello-world.
  * Targets at 64 connections: 0.6 of hello-world on the embedded default, 0.4 on Redis.
  *
@@ -19,7 +19,7 @@ import { createMemoryMeter } from '@earn/core/metering/memory'
 import { meterHeaders } from '@earn/core/metering/meter'
 import { createRedisMeter } from '@earn/core/metering/redis'
 import { closedLoop, percentile, perSecond } from './load.ts'
-import { type Spawned, spawnServer } from './processes.ts'
+import { type Spawned, spawnServer, waitForChecks } from './processes.ts'
 
 const ROOT = join(import.meta.dir, '..')
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 64)
@@ -49,11 +49,15 @@ interface Figures {
   errors: number
 }
 
-/** A warm-up, then the measured run; connections spread round-robin over the servers. */
+/**
+ * A warm-up, then the measured run. Each connection keeps to one server (connection w to server w mod n), as
+ * behind a load balancer that spreads connections: spreading requests instead made the client close and open
+ * connections all run long (thousands of TIME_WAIT sockets per run), which measured the churn, not the servers.
+ */
 async function measure(servers: Spawned[], path: string | ((i: number) => string), h?: Record<string, string>): Promise<Figures> {
   const pathOf = typeof path === 'string' ? () => path : path
-  const send = async (i: number) => {
-    const r = await fetch(servers[i % servers.length]!.url + pathOf(i), { headers: h })
+  const send = async (i: number, connection: number) => {
+    const r = await fetch(servers[connection % servers.length]!.url + pathOf(i), { headers: h })
     await r.arrayBuffer()
     return r.status
   }
@@ -73,15 +77,8 @@ async function earn(env: Record<string, string>, processes: number): Promise<Spa
     // Check once that the route is metered (and, on Redis, that Redis is the meter) before measuring.
     const r = await fetch(servers[0]!.url + PATH, { headers })
     if (r.status !== 200 || r.headers.get('x-ratelimit-limit') === null) throw new Error(`unexpected answer ${r.status}: ${await r.text()}`)
-    // Every process's meter must be its configured one (a Redis meter can start degraded and recover).
-    for (const s of servers) {
-      let meter = ''
-      for (let tries = 0; tries < 50 && meter !== 'ok'; tries++) {
-        if (tries) await Bun.sleep(100)
-        meter = ((await (await fetch(s.url + '/readyz')).json()) as { checks: { meter: string } }).checks.meter
-      }
-      if (meter !== 'ok') throw new Error(`meter not ok: ${meter}`)
-    }
+    // Every process's meter must be its configured one, and its chain plugins loaded.
+    await Promise.all(servers.map((s) => waitForChecks(s, ['meter', 'ecosystems'])))
     return servers
   } catch (e) {
     await Promise.all(servers.map((s) => s.stop()))

@@ -23,7 +23,7 @@ import { encodeFunctionData, parseAbi, type Address } from 'viem'
 import { localCatalog, startLocalChain, type LocalChain } from '../test/actions/localChain.ts'
 import { closedLoop, percentile, perSecond, type LoadResult } from './load.ts'
 import { multicallCapacity } from './multicallCapacity.ts'
-import { runCli, spawnServer, type Spawned } from './processes.ts'
+import { runCli, spawnServer, type Spawned, waitForChecks } from './processes.ts'
 import { aggregate3Abi, startRpcCounter, type RpcCounts } from './rpcCounter.ts'
 
 const ROOT = join(import.meta.dir, '..')
@@ -103,6 +103,7 @@ async function main() {
     const runWith = async (cmd: string[]) => {
       const started = await Promise.all(Array.from({ length: SERVERS }, () => spawnServer(cmd, env, ROOT)))
       servers.push(...started)
+      await Promise.all(started.map((s) => waitForChecks(s, ['ecosystems'])))
       const run = await depositLoad(started, org.secretKey, distributorId, chain.directId, wallets, chain.token, counter)
       await Promise.all(started.map((s) => s.stop()))
       servers.length = 0

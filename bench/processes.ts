@@ -12,3 +12,18 @@ export async function runCli(args: string[], env: Record<string, string>, cwd: s
   if (code !== 0) throw new Error(`cli ${args.join(' ')} failed: ${stderr}`)
   return JSON.parse(stdout)
 }
+
+/**
+ * Waits until the named /readyz checks of a server answer "ok": its chain plugins load in the background after
+ * start ("ecosystems"), which would otherwise fall in a measured run; a Redis meter can start degraded ("meter").
+ */
+export async function waitForChecks(server: Spawned, names: string[], timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs
+  let checks: Record<string, string> = {}
+  for (;;) {
+    checks = ((await (await fetch(server.url + '/readyz')).json()) as { checks: Record<string, string> }).checks
+    if (names.every((n) => checks[n] === 'ok')) return
+    if (Date.now() > deadline) throw new Error(`${server.url} not ready: ${JSON.stringify(checks)}`)
+    await Bun.sleep(100)
+  }
+}
