@@ -30,6 +30,7 @@ import { keyPairFromSeed, sha256_sync, sign, type KeyPair } from '@ton/crypto'
 import { WalletContractV3R2, WalletContractV4, WalletContractV5R1 } from '@ton/ton'
 import {
   Blockchain,
+  createShardAccount,
   type BlockchainTransaction,
   type SandboxContract,
   type SendMessageResult,
@@ -225,6 +226,11 @@ export interface TonSandbox {
    * (address, amount, payload, bounce flag from the address form) and sends it.
    */
   sendTonConnect(wallet: TonWallet, keyPair: KeyPair, request: TonConnectRequest): Promise<SentRequest>
+  /**
+   * Puts a contract at `address` whose every run fails (its code is one instruction, THROW 50), as an emulator
+   * can: a stand-in for a contract that refuses what it receives, where no real deployment could land.
+   */
+  placeFailingContract(address: Address): Promise<void>
   /** Keeps the transactions of a send made outside the helpers above, so they can be found by hash. */
   record<R extends SendMessageResult>(result: R): R
   /** A kept transaction by hash, hex or base64; null when the sandbox never produced it. */
@@ -327,6 +333,11 @@ export async function startTon(): Promise<TonSandbox> {
       const result = record(await minter.sendMint(treasury.getSender(), owner, amount))
       const failed = result.transactions.find(aborted)
       if (failed) throw new Error(`mint aborted in a transaction to ${failed.inMessage?.info.dest?.toString()}`)
+    },
+    async placeFailingContract(address) {
+      // THROW n for n < 64 is the 16 bits 0xF200 | n.
+      const code = beginCell().storeUint(0xf200 | 50, 16).endCell()
+      await blockchain.setShardAccount(address, createShardAccount({ address, code, data: Cell.EMPTY, balance: toNano('1') }))
     },
     async sendTonConnect(wallet, keyPair, request) {
       const nowSeconds = Math.floor(sandboxNowMs(blockchain) / 1000)

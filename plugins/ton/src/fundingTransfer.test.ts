@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, NotFoundError } from '@earn/core'
-import { Cell, toNano, type Address } from '@ton/core'
+import { Address, Cell, toNano } from '@ton/core'
 import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
 import { startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
 import { readTonBalance } from './balance.ts'
@@ -12,6 +12,7 @@ import { createTonClient } from './client.ts'
 import { readComment } from './comment.ts'
 import { buildTonTransfer } from './fundingTransfer.ts'
 import { jettonTransferBody, parseJettonTransfer } from './jetton.ts'
+import { jettonWalletOf, notJetton } from './jettonMaster.ts'
 import { messageCells } from './lookup.ts'
 import { readTonTransfers } from './readTransfers.ts'
 import type { TonConnectRequest } from './request.ts'
@@ -125,6 +126,41 @@ describe('following a jetton transfer to the jetton wallet that carries it out',
       to: raw(treasury.address),
       amount: 5n,
     })
+  })
+
+  test("a transfer the recipient's jetton wallet fails to credit bounces back, and moves only its TON", async () => {
+    // A recipient whose jetton wallet address holds a contract that fails every message it receives.
+    const recipient = await chain.deployWallet('v4r2', keyPairFromSeed(Buffer.alloc(32, 53)), toNano('1'))
+    const recipientJettonWallet = await jettonWalletOf(chain.client, jetton, recipient.address, notJetton('token', raw(jetton)))
+    await chain.placeFailingContract(recipientJettonWallet)
+    const [step] = await buildTonTransfer(chain.client, params({ to: raw(recipient.address), amount: 9n }))
+    const balance = await jettonBalance(sender.wallet.address)
+    const sent = await chain.sendTonConnect(sender.wallet, sender.keyPair, step!.transaction as TonConnectRequest)
+    const credit = sent.transactions.find((tx) => tx.inMessage?.info.dest?.toString() === recipientJettonWallet.toString())
+    expect(credit?.description).toMatchObject({ computePhase: { type: 'vm', success: false, exitCode: 50 } })
+    // The sender's jetton wallet debited the amount, then took the bounce back.
+    expect(await jettonBalance(sender.wallet.address)).toBe(balance)
+    expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).transfers).toEqual([
+      { token: 'native', from: raw(sender.wallet.address), to: step!.metadata!.jettonWallet as string, amount: JETTON_TRANSFER_TON },
+    ])
+  })
+
+  test("until the recipient's jetton wallet has received the transfer, the transaction reads as not found yet", async () => {
+    const [step] = await buildTonTransfer(chain.client, params({ amount: 6n }))
+    const sent = await chain.sendTonConnect(sender.wallet, sender.keyPair, step!.transaction as TonConnectRequest)
+    const ownJettonWallet = step!.metadata!.jettonWallet as string
+    // An index that has the sender's jetton wallet transaction, but not yet the recipient's jetton wallet's.
+    const lagging = createTonClient(chain.client.provider, {
+      findTransaction: chain.client.findTransaction,
+      findTransactionByMessage: async (hash) => {
+        const tx = await chain.client.findTransactionByMessage(hash)
+        return tx?.inMessage?.info.dest?.toString() === Address.parseRaw(ownJettonWallet).toString() ? tx : null
+      },
+    })
+    const pending = await readTonTransfers(lagging, { chainId: CHAIN, txHash: sent.hash }).catch((e: unknown) => e)
+    expect(pending).toBeInstanceOf(NotFoundError)
+    expect((pending as NotFoundError).message).toContain('has not received this transfer yet')
+    expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).transfers).toHaveLength(2)
   })
 
   test('the hash of the signed external message finds the same transaction as its own hash', async () => {

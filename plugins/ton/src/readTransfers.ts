@@ -6,12 +6,12 @@
  * when that master names the same jetton wallet for the sender (`get_wallet_address`): a contract claiming
  * to be some jetton's wallet is not believed.
  *
- * TON is asynchronous: the signed transaction only asks the sender's jetton wallet to move the jetton. So the
- * transfer is followed to that jetton wallet's transaction (found by the message it received) and counts only if
- * that transaction ran to the end; one that refused (more than the balance, too little TON for fees) moved
- * nothing. Until the jetton wallet has processed the message the transaction reads as not found yet (a retry
- * later finds it). The last hop, the recipient's jetton wallet crediting the amount, is not followed: it accepts
- * what a genuine jetton wallet of the same master sends.
+ * TON is asynchronous: the signed transaction only asks the sender's jetton wallet to move the jetton, which
+ * debits it and sends an `internal_transfer` to the recipient's jetton wallet, which credits it. So the transfer
+ * is followed through both hops (each transaction found by the message it received) and counts only if both ran
+ * to the end: a sender's jetton wallet that refused (more than the balance, too little TON for fees) moved
+ * nothing, and a credit that failed bounces the amount back to the sender. Until a hop has been processed the
+ * transaction reads as not found yet (a retry later finds it).
  *
  * The tag is read as readTonTag reads it. A transaction not signed by the wallet's owner (not started by an
  * external message) or aborted sent nothing the owner asked for: no transfers, no tag.
@@ -19,7 +19,7 @@
 import { NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTransfersResult, type TokenTransfer, UnavailableError } from '@earn/core'
 import { Address, type Message, type Transaction } from '@ton/core'
 import { askChain, type TonChainClient } from './client.ts'
-import { parseJettonTransfer } from './jetton.ts'
+import { JETTON_OP, parseJettonTransfer } from './jetton.ts'
 import { jettonWalletOf, notJetton } from './jettonMaster.ts'
 import { messageCells } from './lookup.ts'
 import { findWalletTransaction, tagOfTransaction } from './tag.ts'
@@ -47,10 +47,27 @@ async function transfersOf(client: TonChainClient, wallet: Address, message: Mes
   if (!master) return [coins]
   const expected = await jettonWalletOf(client, master, wallet, notJetton('token', master.toRawString())).catch(unlessUnavailable)
   if (!expected?.equals(dest)) return [coins]
-  const carried = await askChain('the jetton wallet transaction', () => client.findTransactionByMessage(messageHash))
-  if (!carried) throw new NotFoundError('the jetton wallet has not processed this transfer yet; retry shortly', { txHash: 'jetton transfer pending' })
-  if (!ranToTheEnd(carried)) return [coins]
+  const debited = await askChain('the jetton wallet transaction', () => client.findTransactionByMessage(messageHash))
+  if (!debited) throw new NotFoundError('the jetton wallet has not processed this transfer yet; retry shortly', { txHash: 'jetton transfer pending' })
+  if (!ranToTheEnd(debited)) return [coins]
+  const credit = internalTransferHash(debited)
+  if (!credit) return [coins]
+  const credited = await askChain("the recipient's jetton wallet transaction", () => client.findTransactionByMessage(credit))
+  if (!credited)
+    throw new NotFoundError("the recipient's jetton wallet has not received this transfer yet; retry shortly", { txHash: 'jetton transfer pending' })
+  if (!ranToTheEnd(credited)) return [coins]
   return [coins, { token: master.toRawString(), from: wallet.toRawString(), to: jetton.destination.toRawString(), amount: jetton.amount }]
+}
+
+/** The hash of the `internal_transfer` a sender's jetton wallet sent on (to the recipient's jetton wallet). */
+function internalTransferHash(tx: Transaction): string | null {
+  const cells = messageCells(tx).outMessages
+  for (const [index, message] of tx.outMessages) {
+    if (message.info.type !== 'internal') continue
+    const body = message.body.beginParse()
+    if (body.remainingBits >= 32 && body.loadUint(32) === JETTON_OP.internalTransfer) return cells.get(index)!.hash().toString('hex')
+  }
+  return null
 }
 
 /** The transaction's computation succeeded and its actions (the messages it sends) were carried out. */
