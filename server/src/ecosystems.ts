@@ -3,7 +3,7 @@
  * fails to compile. Plugins are imported on first use (or by `warm()` right after the server
  * listens): their chain libraries would otherwise dominate the cold start.
  */
-import { type Config, createRegistry, type Ecosystem, type EcosystemId } from '@earn/core'
+import { type Config, ConfigError, createRegistry, type Ecosystem, type EcosystemId } from '@earn/core'
 
 export const PLUGINS = {
   evm: () => import('@earn/plugin-evm').then((m) => m.evm),
@@ -18,7 +18,13 @@ export function loadEcosystems(config: Pick<Config, 'ecosystems' | 'env'>, clien
       id,
       async () => {
         const plugin = (await PLUGINS[id]()) as Ecosystem<EcosystemId, any>
-        return { plugin, client: clients[id] ?? plugin.connect(config.env) }
+        if (clients[id] !== undefined) return { plugin, client: clients[id] }
+        try {
+          return { plugin, client: plugin.connect(config.env) }
+        } catch (e) {
+          // connect only reads the environment, so whatever it refuses is the plugin's configuration.
+          throw new ConfigError(`${id} plugin`, e instanceof Error ? e.message : String(e))
+        }
       },
     ]),
   )

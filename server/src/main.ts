@@ -33,17 +33,22 @@ async function main() {
   if (demo) process.stdout.write(demoBanner(demo, baseUrl) + '\n')
   // Load the chain plugins shortly after start, off the path of the first requests (loading blocks the
   // event loop for a while); a request that needs one sooner loads it itself. /readyz waits for them.
+  // A plugin's variables are read when it loads: one it refuses stops the server as a bad variable stops the start.
   setTimeout(() => {
     deps.ecosystems.warm().then(
       () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
-      (e) => deps.logger.error({ msg: 'an ecosystem failed to load', error: String(e) }),
+      (e) => {
+        if (!(e instanceof ConfigError)) return deps.logger.error({ msg: 'an ecosystem failed to load', error: String(e) })
+        console.error(`configuration error: ${e.message}`)
+        void shutdown('configuration error', 1)
+      },
     )
   }, PLUGIN_WARM_DELAY_MS)
   // The catalog's chain facts (total assets, TVL) are read on a schedule, never on a request.
   const refresher = startCatalogRefresher(deps, config.catalogRefreshSeconds * 1000)
 
   let stopping = false
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, exitCode = 0) => {
     if (stopping) return
     stopping = true
     deps.logger.info({ msg: 'shutting down', signal })
@@ -55,7 +60,7 @@ async function main() {
     await deps.meter.close()
     await deps.store.close()
     deps.logger.info({ msg: 'stopped', drained: !timedOut })
-    process.exit(0)
+    process.exit(exitCode)
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))

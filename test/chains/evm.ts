@@ -367,13 +367,16 @@ export async function sendUnsigned(
 /** An RPC in front of `target` that records the JSON-RPC methods of each HTTP request it forwards. */
 export function recordingProxy(target: string) {
   const requests: string[][] = []
+  const calls: { method: string; params: unknown[] }[] = []
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
     async fetch(req) {
       const body = await req.text()
-      const parsed = JSON.parse(body) as { method: string } | { method: string }[]
-      requests.push((Array.isArray(parsed) ? parsed : [parsed]).map((r) => r.method))
+      const parsed = JSON.parse(body) as { method: string; params?: unknown[] } | { method: string; params?: unknown[] }[]
+      const batch = Array.isArray(parsed) ? parsed : [parsed]
+      requests.push(batch.map((r) => r.method))
+      for (const r of batch) calls.push({ method: r.method, params: r.params ?? [] })
       return fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
     },
   })
@@ -381,6 +384,8 @@ export function recordingProxy(target: string) {
     url: `http://127.0.0.1:${server.port}`,
     /** One entry per HTTP request: the methods it carried (several for a JSON-RPC batch). */
     requests,
+    /** Every JSON-RPC call, in the order they arrived. */
+    calls,
     /** How many JSON-RPC calls of `method` went through. */
     count: (method: string) => requests.flat().filter((m) => m === method).length,
     stop: () => server.stop(true),

@@ -68,4 +68,12 @@ describe('server process', () => {
   test('a bad configuration value stops the start with one line naming the variable', async () => {
     await expect(startServer({ DATA_DIR: dir, NONCE_TTL_SECONDS: 'soon' }, 5000)).rejects.toThrow(/NONCE_TTL_SECONDS/)
   })
+
+  test("a chain plugin's bad variable stops the server when the plugin loads, naming the variable", async () => {
+    const server = await startServer({ DATA_DIR: dir, EVM_LOGS_BLOCK_RANGE: 'many' })
+    const deadline = Date.now() + 15_000
+    while (!server.output().includes('configuration error') && Date.now() < deadline) await Bun.sleep(50)
+    expect(server.output()).toMatch(/configuration error: evm plugin: EVM_LOGS_BLOCK_RANGE must be a whole number/)
+    expect(await server.stop()).toBe(1)
+  })
 })

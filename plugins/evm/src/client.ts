@@ -6,7 +6,15 @@
 import { InvalidArgumentError, type ChainEnv } from '@earn/core'
 import { createPublicClient, defineChain, http, type Address, type Chain, type PublicClient } from 'viem'
 import * as knownChains from 'viem/chains'
-import { parseRpcUrls, parseSwapRouters, RPC_URLS_VARIABLE, SWAP_ROUTERS_VARIABLE } from './env.ts'
+import {
+  DEFAULT_LOGS_BLOCK_RANGE,
+  LOGS_BLOCK_RANGE_VARIABLE,
+  parseLogsBlockRange,
+  parseRpcUrls,
+  parseSwapRouters,
+  RPC_URLS_VARIABLE,
+  SWAP_ROUTERS_VARIABLE,
+} from './env.ts'
 import { type CallBatcher, createCallBatcher } from './multicall.ts'
 
 export interface EvmClient {
@@ -23,6 +31,8 @@ export interface EvmClient {
   rpcRequests(chainId: string): number | undefined
   /** Milliseconds since the epoch; sets swap deadlines. */
   now(): number
+  /** The largest block range one eth_getLogs call asks for (`EVM_LOGS_BLOCK_RANGE`). */
+  readonly logsBlockRange: bigint
   readonly state: EvmClientState
 }
 
@@ -34,12 +44,23 @@ export interface EvmClientState {
   readonly gasMeasured: Map<string, bigint | null>
   /** The Multicall3 batcher per chain id (see `multicall.ts`); `null` where the public client does not batch. */
   readonly batchers: Map<string, CallBatcher | null>
+  /** A wallet's vault flows summed over history deep enough to be settled (see `portfolio.ts`). */
+  readonly settledFlows: Map<string, SettledFlows>
+}
+
+/** Deposited and withdrawn assets over the blocks up to `through`, inclusive. */
+export interface SettledFlows {
+  through: bigint
+  deposited: bigint
+  withdrawn: bigint
 }
 
 export interface EvmClientOptions {
   /** Router per chain id, as `EVM_SWAP_ROUTERS` gives them. */
   swapRouters?: Readonly<Record<string, string>>
   now?: () => number
+  /** As `EVM_LOGS_BLOCK_RANGE`; default `DEFAULT_LOGS_BLOCK_RANGE`. */
+  logsBlockRange?: bigint
 }
 
 /**
@@ -53,19 +74,20 @@ export const MULTICALL_WAIT_MS = 1
 export const MULTICALL_BATCH_BYTES = 16_384
 
 /**
- * Reads `EVM_RPC_URLS` (`chainId=url,chainId=url`) and `EVM_SWAP_ROUTERS` (`chainId=address,...`); empty or absent
- * means none. Makes no request: a public client is created on first use of its chain.
+ * Reads `EVM_RPC_URLS` (`chainId=url,chainId=url`) and `EVM_SWAP_ROUTERS` (`chainId=address,...`), empty or absent
+ * meaning none, and `EVM_LOGS_BLOCK_RANGE`. Makes no request: a public client is created on first use of its chain.
  */
 export function connect(env: ChainEnv): EvmClient {
   const urls = parseRpcUrls(env[RPC_URLS_VARIABLE])
   const routers = parseSwapRouters(env[SWAP_ROUTERS_VARIABLE])
+  const logsBlockRange = parseLogsBlockRange(env[LOGS_BLOCK_RANGE_VARIABLE])
   for (const chainId of routers.keys())
     if (!urls.has(chainId))
       throw new Error(`${SWAP_ROUTERS_VARIABLE} names chain ${chainId}, which has no RPC in ${RPC_URLS_VARIABLE}`)
   const clients = new Map<string, PublicClient>()
   const requests = new Map<string, number>()
   return {
-    ...baseClient(Object.fromEntries(routers), Date.now),
+    ...baseClient(Object.fromEntries(routers), Date.now, logsBlockRange),
     chainIds: [...urls.keys()],
     publicClient(chainId) {
       const url = urls.get(chainId)
@@ -92,18 +114,23 @@ export function evmClientFromPublicClients(
   const map = new Map(Object.entries(clients))
   const routers = parseSwapRouters(Object.entries(options.swapRouters ?? {}).map(([id, a]) => `${id}=${a}`).join(','))
   return {
-    ...baseClient(Object.fromEntries(routers), options.now ?? Date.now),
+    ...baseClient(Object.fromEntries(routers), options.now ?? Date.now, options.logsBlockRange ?? DEFAULT_LOGS_BLOCK_RANGE),
     chainIds: [...map.keys()],
     publicClient: (chainId) => map.get(chainId),
     rpcRequests: () => undefined,
   }
 }
 
-function baseClient(routers: Record<string, Address>, now: () => number): Pick<EvmClient, 'swapRouter' | 'now' | 'state'> {
+function baseClient(
+  routers: Record<string, Address>,
+  now: () => number,
+  logsBlockRange: bigint,
+): Pick<EvmClient, 'swapRouter' | 'now' | 'logsBlockRange' | 'state'> {
   return {
     swapRouter: (chainId) => routers[chainId],
     now,
-    state: { inFlight: new Map(), gasMeasured: new Map(), batchers: new Map() },
+    logsBlockRange,
+    state: { inFlight: new Map(), gasMeasured: new Map(), batchers: new Map(), settledFlows: new Map() },
   }
 }
 

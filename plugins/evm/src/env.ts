@@ -7,6 +7,9 @@ import { isValid } from './address.ts'
 
 export const RPC_URLS_VARIABLE = 'EVM_RPC_URLS'
 export const SWAP_ROUTERS_VARIABLE = 'EVM_SWAP_ROUTERS'
+export const LOGS_BLOCK_RANGE_VARIABLE = 'EVM_LOGS_BLOCK_RANGE'
+/** Blocks per eth_getLogs call unless `EVM_LOGS_BLOCK_RANGE` says otherwise: within what most RPC providers accept. */
+export const DEFAULT_LOGS_BLOCK_RANGE = 10_000n
 
 /** `chainId=url,...` to a map. */
 export function parseRpcUrls(value: string | undefined): Map<string, string> {
@@ -20,6 +23,14 @@ export function parseRpcUrls(value: string | undefined): Map<string, string> {
     if (protocol !== 'http:' && protocol !== 'https:') throw new Error(`${where}: the URL for chain ${chainId} must be http or https`)
     return url
   })
+}
+
+/** The largest block range one eth_getLogs call may ask for (providers cap it); empty or absent: the default. */
+export function parseLogsBlockRange(value: string | undefined): bigint {
+  const text = value?.trim() ?? ''
+  if (text === '') return DEFAULT_LOGS_BLOCK_RANGE
+  if (!/^[1-9]\d{0,9}$/.test(text)) throw new Error(`${LOGS_BLOCK_RANGE_VARIABLE} must be a whole number of blocks from 1 to 9999999999`)
+  return BigInt(text)
 }
 
 /** `chainId=routerAddress,...` (Uniswap V2 router interface) to a map of canonical addresses. */

@@ -4,7 +4,7 @@ import { erc4626Abi, parseUnits, type Address } from 'viem'
 import { closedPortUrl, mintToken, recordingProxy } from '../../../test/chains/evm.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
-import { assets, flows } from './portfolio.ts'
+import { assets, flows, FLOWS_SETTLED_DEPTH } from './portfolio.ts'
 import { build } from './transactions.ts'
 
 let chain: EarnChain
@@ -93,6 +93,88 @@ describe('balance.flows (anvil)', () => {
     expect(await flows(chain.client(), { ...where(), owner: wallet })).toEqual({ deposited: parseUnits('12', 6), withdrawn: 0n })
     expect(await flows(chain.client(), { ...where(), owner: wallet, fromBlock: firstBlock })).toEqual({ deposited: parseUnits('12', 6), withdrawn: 0n })
     expect(await flows(chain.client(), { ...where(), owner: wallet, fromBlock: firstBlock + 1 })).toEqual({ deposited: parseUnits('7', 6), withdrawn: 0n })
+  })
+
+  test('history is walked in ranges of at most EVM_LOGS_BLOCK_RANGE blocks, covering fromBlock to the head once', async () => {
+    const owner = await chain.user(parseUnits('30', 6))
+    const wallet = owner.address.toLowerCase()
+    const fromBlock = Number(await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 }))
+    for (const amount of ['4', '5', '6']) {
+      await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits(amount, 6) })))
+      await chain.anvil.testClient.mine({ blocks: 4 })
+    }
+    const proxy = recordingProxy(chain.anvil.url)
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}`, EVM_LOGS_BLOCK_RANGE: '3' })
+      expect(await flows(client, { ...where(), owner: wallet, fromBlock })).toEqual({ deposited: parseUnits('15', 6), withdrawn: 0n })
+      const head = await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 })
+      const ranges = proxy.calls
+        .filter((c) => c.method === 'eth_getLogs')
+        .map((c) => c.params[0] as { fromBlock: string; toBlock: string; topics: string[] })
+      for (const event of new Set(ranges.map((r) => r.topics[0]))) {
+        const mine = ranges.filter((r) => r.topics[0] === event).map((r) => [BigInt(r.fromBlock), BigInt(r.toBlock)] as const)
+        mine.sort((x, y) => (x[0] < y[0] ? -1 : 1))
+        expect(mine[0]![0]).toBe(BigInt(fromBlock))
+        expect(mine.at(-1)![1]).toBe(head)
+        for (const [i, [a, b]] of mine.entries()) {
+          expect(b - a).toBeLessThan(3n)
+          if (i > 0) expect(a).toBe(mine[i - 1]![1] + 1n)
+        }
+      }
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test('settled history is scanned once; later answers scan only what came after it', async () => {
+    const owner = await chain.user(parseUnits('30', 6))
+    const wallet = owner.address.toLowerCase()
+    const fromBlock = Number(await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 }))
+    await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('8', 6) })))
+    await chain.anvil.testClient.mine({ blocks: Number(FLOWS_SETTLED_DEPTH) + 10 })
+    const proxy = recordingProxy(chain.anvil.url)
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}` })
+      const getLogsFrom = () => proxy.calls.filter((c) => c.method === 'eth_getLogs').map((c) => BigInt((c.params[0] as { fromBlock: string }).fromBlock))
+      expect(await flows(client, { ...where(), owner: wallet, fromBlock })).toEqual({ deposited: parseUnits('8', 6), withdrawn: 0n })
+      const settledTo = (await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 })) - FLOWS_SETTLED_DEPTH
+      expect(getLogsFrom()).toContain(BigInt(fromBlock))
+      proxy.calls.length = 0
+
+      await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('2', 6) })))
+      expect(await flows(client, { ...where(), owner: wallet, fromBlock })).toEqual({ deposited: parseUnits('10', 6), withdrawn: 0n })
+      // The second answer asked nothing of the blocks it had settled.
+      expect(getLogsFrom().length).toBeGreaterThan(0)
+      for (const from of getLogsFrom()) expect(from).toBeGreaterThan(settledTo)
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test('recent history is read afresh each time: a deposit a reorganisation removed no longer counts', async () => {
+    const owner = await chain.user(parseUnits('30', 6))
+    const wallet = owner.address.toLowerCase()
+    const client = chain.client()
+    await chain.sendAll(owner, await build(client, chain.deposit({ owner, amount: parseUnits('3', 6) })))
+    expect(await flows(client, { ...where(), owner: wallet })).toEqual({ deposited: parseUnits('3', 6), withdrawn: 0n })
+    const snapshot = await chain.anvil.testClient.snapshot()
+    await chain.sendAll(owner, await build(client, chain.deposit({ owner, amount: parseUnits('4', 6) })))
+    expect(await flows(client, { ...where(), owner: wallet })).toEqual({ deposited: parseUnits('7', 6), withdrawn: 0n })
+    await chain.anvil.testClient.revert({ id: snapshot })
+    expect(await flows(client, { ...where(), owner: wallet })).toEqual({ deposited: parseUnits('3', 6), withdrawn: 0n })
+  })
+
+  test('a fromBlock beyond the head has no history yet', async () => {
+    const owner = (await chain.user()).address.toLowerCase()
+    const head = Number(await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 }))
+    expect(await flows(chain.client(), { ...where(), owner, fromBlock: head + 1000 })).toEqual({ deposited: 0n, withdrawn: 0n })
+  })
+
+  test('EVM_LOGS_BLOCK_RANGE must be a positive whole number of blocks', () => {
+    for (const bad of ['0', '-5', '1.5', 'many', '99999999999'])
+      expect(() => connect({ EVM_RPC_URLS: '', EVM_LOGS_BLOCK_RANGE: bad })).toThrow('EVM_LOGS_BLOCK_RANGE')
+    expect(connect({ EVM_LOGS_BLOCK_RANGE: ' 2000 ' }).logsBlockRange).toBe(2000n)
+    expect(connect({}).logsBlockRange).toBe(10_000n)
   })
 
   test('a chain that is down is a 503 for both reads', async () => {

@@ -17,12 +17,18 @@ const WITHDRAW_EVENT = parseAbiItem(
   'event Withdraw(address indexed sender, address indexed receiver, address indexed owner, uint256 assets, uint256 shares)',
 )
 
-/**
- * Where the event scan starts unless the catalog names the vault's first block (`eventsFromBlock`). Block 0 makes
- * the RPC walk the chain's whole history for the vault: fine on a local chain and for many hosted RPCs (the filter on
- * the owner topic keeps the answer small), but some cap a getLogs range (their refusal reaches the caller as a 503).
- */
+/** Where the event scan starts unless the catalog names the vault's first block (`eventsFromBlock`). */
 export const FLOWS_FROM_BLOCK = 0n
+
+/**
+ * Blocks behind the head past which history is taken as settled: a wallet's flows there are scanned once and
+ * remembered, and later answers scan only what came after. Deeper than the reorganisations EVM chains see.
+ */
+export const FLOWS_SETTLED_DEPTH = 128n
+/** eth_getLogs ranges asked at once while walking a long history. */
+const CONCURRENT_RANGES = 4
+/** Wallets' settled flows remembered per client, before the map starts afresh. */
+const MAX_SETTLED = 50_000
 
 function notAVault(chainId: string, vault: Address): never {
   throw new InvalidArgumentError(`${vault} is not an ERC-4626 vault on chain ${chainId}`, {
@@ -51,25 +57,62 @@ export async function assets(client: EvmClient, p: AssetsParameters): Promise<bi
  * figure then includes what it received that way. Both scans filter on the indexed `owner` topic, so the node
  * returns only this wallet's events; with `connect()`'s client the two (and those of other vaults asked at the same
  * moment) leave as one JSON-RPC batch.
+ *
+ * History is walked in ranges of at most `logsBlockRange` blocks (RPC providers cap a getLogs range), from `fromBlock`
+ * to the head read for this answer. What lies `FLOWS_SETTLED_DEPTH` blocks or more behind the head is summed once and
+ * remembered; each answer then scans only the blocks after it, so the recent part, which a reorganisation may still
+ * change, is always read afresh. A `fromBlock` beyond the head has no history yet.
  */
 export async function flows(client: EvmClient, p: FlowsParameters): Promise<VaultFlows> {
   const vault = parse(p.vaultAddress, 'vaultAddress')
   const owner = parse(p.owner, 'owner')
   const publicClient = requirePublicClient(client, p.chainId)
   const fromBlock = p.fromBlock === undefined ? FLOWS_FROM_BLOCK : BigInt(p.fromBlock)
-  return share(client, `${p.chainId}|flows|${vault}|${owner}|${fromBlock}`, async () => {
-    const [deposits, withdrawals] = await ask(p.chainId, () =>
-      Promise.all([depositLogs(publicClient, vault, owner, fromBlock), withdrawLogs(publicClient, vault, owner, fromBlock)]),
-    )
-    // A log a reorganisation removed is no longer history.
-    const sum = (logs: { removed: boolean; args: { assets?: bigint } }[]) =>
-      logs.reduce((total, log) => (log.removed ? total : total + (log.args.assets ?? 0n)), 0n)
-    return { deposited: sum(deposits), withdrawn: sum(withdrawals) }
-  })
+  const key = `${p.chainId}|${vault}|${owner}|${fromBlock}`
+  return share(client, `flows|${key}`, () =>
+    ask(p.chainId, async () => {
+      const head = await publicClient.getBlockNumber({ cacheTime: 0 })
+      let settled = client.state.settledFlows.get(key) ?? { through: fromBlock - 1n, deposited: 0n, withdrawn: 0n }
+      const settledTo = head - FLOWS_SETTLED_DEPTH
+      if (settledTo > settled.through) {
+        const more = await scan(client, publicClient, vault, owner, settled.through + 1n, settledTo)
+        settled = { through: settledTo, deposited: settled.deposited + more.deposited, withdrawn: settled.withdrawn + more.withdrawn }
+        if (client.state.settledFlows.size >= MAX_SETTLED) client.state.settledFlows.clear()
+        client.state.settledFlows.set(key, settled)
+      }
+      const recent = await scan(client, publicClient, vault, owner, settled.through + 1n, head)
+      return { deposited: settled.deposited + recent.deposited, withdrawn: settled.withdrawn + recent.withdrawn }
+    }),
+  )
 }
 
-const depositLogs = (publicClient: PublicClient, vault: Address, owner: Address, fromBlock: bigint) =>
-  publicClient.getLogs({ address: vault, event: DEPOSIT_EVENT, args: { owner }, fromBlock, toBlock: 'latest', strict: true })
+/** The wallet's flows in blocks `from` to `to`, inclusive (none when `from` is past `to`). */
+async function scan(client: EvmClient, publicClient: PublicClient, vault: Address, owner: Address, from: bigint, to: bigint): Promise<VaultFlows> {
+  const ranges: [bigint, bigint][] = []
+  for (let start = from; start <= to; start += client.logsBlockRange) {
+    const end = start + client.logsBlockRange - 1n
+    ranges.push([start, end < to ? end : to])
+  }
+  // A log a reorganisation removed is no longer history.
+  const sum = (logs: { removed: boolean; args: { assets?: bigint } }[]) =>
+    logs.reduce((total, log) => (log.removed ? total : total + (log.args.assets ?? 0n)), 0n)
+  const total = { deposited: 0n, withdrawn: 0n }
+  for (let i = 0; i < ranges.length; i += CONCURRENT_RANGES) {
+    const answers = await Promise.all(
+      ranges
+        .slice(i, i + CONCURRENT_RANGES)
+        .map(([a, b]) => Promise.all([depositLogs(publicClient, vault, owner, a, b), withdrawLogs(publicClient, vault, owner, a, b)])),
+    )
+    for (const [deposits, withdrawals] of answers) {
+      total.deposited += sum(deposits)
+      total.withdrawn += sum(withdrawals)
+    }
+  }
+  return total
+}
 
-const withdrawLogs = (publicClient: PublicClient, vault: Address, owner: Address, fromBlock: bigint) =>
-  publicClient.getLogs({ address: vault, event: WITHDRAW_EVENT, args: { owner }, fromBlock, toBlock: 'latest', strict: true })
+const depositLogs = (publicClient: PublicClient, vault: Address, owner: Address, fromBlock: bigint, toBlock: bigint) =>
+  publicClient.getLogs({ address: vault, event: DEPOSIT_EVENT, args: { owner }, fromBlock, toBlock, strict: true })
+
+const withdrawLogs = (publicClient: PublicClient, vault: Address, owner: Address, fromBlock: bigint, toBlock: bigint) =>
+  publicClient.getLogs({ address: vault, event: WITHDRAW_EVENT, args: { owner }, fromBlock, toBlock, strict: true })
