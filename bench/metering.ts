@@ -2,7 +2,7 @@
  * The cheapest authenticated, metered endpoint (GET /v2/membership/, 1 cost unit: key check, meter
  * admit, a membership lookup) against a hello-world Elysia route, in the same run:
  *   - floor: bench/floor.ts, an Elysia route giving the same answer and headers with none of the work;
- *   - embedded default: one `bun run start` process, in-process meter; once for one wallet asked again
+ *   - embedded default: one server process (the sources), in-process meter; once for one wallet asked again
  *     and again (the remembered answer), once for a different wallet every request (a store read each);
  *   - Redis: three processes on one Redis (REDIS_URL, default redis://127.0.0.1:6379), the 64
  *     connections spread over them. All of them read one embedded store file, so the meter is the difference.

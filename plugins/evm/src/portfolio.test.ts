@@ -111,7 +111,9 @@ describe('balance.flows (anvil)', () => {
       const ranges = proxy.calls
         .filter((c) => c.method === 'eth_getLogs')
         .map((c) => c.params[0] as { fromBlock: string; toBlock: string; topics: string[] })
-      for (const event of new Set(ranges.map((r) => r.topics[0]))) {
+      const events = new Set(ranges.map((r) => r.topics[0]))
+      expect(events.size).toBe(2) // Deposit and Withdraw
+      for (const event of events) {
         const mine = ranges.filter((r) => r.topics[0] === event).map((r) => [BigInt(r.fromBlock), BigInt(r.toBlock)] as const)
         mine.sort((x, y) => (x[0] < y[0] ? -1 : 1))
         expect(mine[0]![0]).toBe(BigInt(fromBlock))
