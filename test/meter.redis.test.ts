@@ -55,15 +55,15 @@ if (await redisAvailable()) {
       await raw.close()
     })
 
-    test("a key's admits made together share one script run; those made while it runs share the next", async () => {
+    test("a key's admits made in one turn share one script run; a later turn's go in runs of their own", async () => {
       const raw = createClient({ url: REDIS_URL })
       await raw.connect()
       const prefix = `test-${randomUUID()}`
-      const runs: number[] = []
-      // The real client, counting the script runs and how many admits each carried.
+      const runs: { key: string; admits: number }[] = []
+      // The real client, counting the script runs, whose key each was for and how many admits each carried.
       const client = {
         sendCommand(args: string[]) {
-          if (args[0] === 'EVALSHA' || args[0] === 'EVAL') runs.push(args.length - 9)
+          if (args[0] === 'EVALSHA' || args[0] === 'EVAL') runs.push({ key: args[3]!.split('}')[0]!.split(':').at(-1)!, admits: args.length - 9 })
           return raw.sendCommand(args)
         },
       }
@@ -73,10 +73,13 @@ if (await redisAvailable()) {
       const admit = (keyId: string) => meter.admit({ keyId, cost: 1, budget, now })
       const first = Array.from({ length: 5 }, () => admit('key_A'))
       await new Promise((r) => setImmediate(r)) // the turn has ended: the first run has left, awaiting its answer
-      const second = Array.from({ length: 3 }, () => admit('key_A'))
-      const other = admit('key_B')
-      const answers = await Promise.all([...first, ...second, other])
-      expect(runs).toEqual([5, 1, 3])
+      const second = [...Array.from({ length: 3 }, () => admit('key_A')), admit('key_B')]
+      const answers = await Promise.all([...first, ...second])
+      expect(runs).toEqual([
+        { key: 'key_A', admits: 5 },
+        { key: 'key_A', admits: 3 },
+        { key: 'key_B', admits: 1 },
+      ])
       expect(answers.map((d) => d.hourly.used)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 1])
       await raw.close()
       await deleteKeys(prefix)

@@ -163,26 +163,15 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
     }
   }
 
-  // Admits go to Redis together, one script run per key and window: Redis's cost and the round trips
-  // are per run, and a busy key sends many at once. A run leaves at the end of the event loop's turn;
-  // while one of a key's runs is in flight, that key's next admits wait for it and leave together.
+  // Admits go to Redis together, one script run per key and window: Redis's cost and the round trips are
+  // per run, and a busy key sends many at once. A run leaves at the end of the event loop's turn, and never
+  // waits for an earlier one: an admit costs no more time than a run of its own.
   const batches = new Map<string, Batch>()
   let scheduled = false
-  const inFlight = new Set<string>()
   const flush = () => {
     scheduled = false
-    for (const [id, batch] of batches) {
-      if (inFlight.has(id)) continue
-      batches.delete(id)
-      inFlight.add(id)
-      void send(batch).finally(() => {
-        inFlight.delete(id)
-        if (batches.has(id) && !scheduled) {
-          scheduled = true
-          setImmediate(flush)
-        }
-      })
-    }
+    for (const batch of batches.values()) void send(batch)
+    batches.clear()
   }
 
   async function send(batch: Batch) {
