@@ -176,6 +176,11 @@ for (const r of rows) {
   )
 }
 console.log('')
+// Each round measures hello-world and every target within a minute of each other: the ratio within a round shows how
+// much of a run's spread is the machine's (2 shared cores) rather than the code's.
+if (ROUNDS > 1)
+  for (const r of rows.filter((r) => r.goal !== undefined && r.runs.length))
+    console.log(`${r.name.split(' (')[0]}: ratio per round ${r.runs.map((x, i) => (x.rps / rows[0]!.runs[i]!.rps).toFixed(2)).join(', ')}`)
 const embedded = rows[2]!.runs.length ? summary(rows[2]!).rps : NaN
 console.log(`embedded against the floor (what our key check, meter and lookup cost): ${(embedded / summary(rows[1]!).rps).toFixed(2)}`)
 console.log(`meter alone: in-process admit + headers ${alone.memoryUs.toFixed(2)} µs/request (${((alone.memoryUs * embedded) / 1e4).toFixed(1)}% of one core at the embedded rate)`)
