@@ -44,6 +44,10 @@ const AGGREGATE3 = '0x82ad56cb'
 const word = (n: number) => n.toString(16).padStart(64, '0')
 /** Hex (no 0x) right-padded with zeros to whole 32-byte words, as ABI `bytes` are. */
 const padded = (hex: string) => hex + '0'.repeat((64 - (hex.length % 64)) % 64)
+// The words every sub-call repeats, made once: the address padding, allowFailure = true, and the offset of callData
+// within the tuple (after its three head words).
+const ADDRESS_PAD = '0'.repeat(24)
+const ALLOW_FAILURE_AND_OFFSET = word(1) + word(0x60)
 
 /** `aggregate3((address target, bool allowFailure, bytes callData)[])` with every call allowed to fail. */
 export function encodeAggregate3(calls: readonly { to: Address; data: Hex }[]): Hex {
@@ -52,8 +56,8 @@ export function encodeAggregate3(calls: readonly { to: Address; data: Hex }[]): 
   let offset = 32 * calls.length
   for (const c of calls) {
     const body = c.data.slice(2)
-    // target, allowFailure = true, offset of callData within the tuple (after its three head words), then callData.
-    const tuple = `${'0'.repeat(24)}${c.to.slice(2).toLowerCase()}${word(1)}${word(0x60)}${word(body.length / 2)}${padded(body)}`
+    // target, allowFailure and callData's offset, then callData (length and padded bytes).
+    const tuple = `${ADDRESS_PAD}${c.to.slice(2).toLowerCase()}${ALLOW_FAILURE_AND_OFFSET}${word(body.length / 2)}${padded(body)}`
     heads.push(word(offset))
     tails.push(tuple)
     offset += tuple.length / 2
