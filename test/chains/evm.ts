@@ -365,19 +365,27 @@ export async function sendUnsigned(
 }
 
 /** An RPC in front of `target` that records the JSON-RPC methods of each HTTP request it forwards. */
-export function recordingProxy(target: string) {
+export function recordingProxy(target: string, options: { refuse?: (call: { method: string; params: unknown[] }) => boolean } = {}) {
+  type Call = { id?: unknown; method: string; params?: unknown[] }
   const requests: string[][] = []
   const calls: { method: string; params: unknown[] }[] = []
+  const forward = (body: string) => fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+  // A refused call is answered as a node that does not know the method or its parameters would answer it.
+  const answer = async (call: Call) =>
+    options.refuse?.({ method: call.method, params: call.params ?? [] })
+      ? { jsonrpc: '2.0', id: call.id, error: { code: -32602, message: `${call.method}: not supported by this node` } }
+      : (await forward(JSON.stringify(call))).json()
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
     async fetch(req) {
       const body = await req.text()
-      const parsed = JSON.parse(body) as { method: string; params?: unknown[] } | { method: string; params?: unknown[] }[]
+      const parsed = JSON.parse(body) as Call | Call[]
       const batch = Array.isArray(parsed) ? parsed : [parsed]
       requests.push(batch.map((r) => r.method))
       for (const r of batch) calls.push({ method: r.method, params: r.params ?? [] })
-      return fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      if (!options.refuse) return forward(body)
+      return Response.json(Array.isArray(parsed) ? await Promise.all(parsed.map(answer)) : await answer(parsed))
     },
   })
   return {

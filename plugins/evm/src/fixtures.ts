@@ -47,8 +47,9 @@ export interface EarnChain {
   }
 }
 
-export async function startEarnChain(): Promise<EarnChain> {
-  const anvil = await startAnvil()
+/** `anvilArgs`: extra anvil flags, e.g. `--slots-in-an-epoch` to move its `finalized` block. */
+export async function startEarnChain(options: { anvilArgs?: string[] } = {}): Promise<EarnChain> {
+  const anvil = await startAnvil({ args: options.anvilArgs })
   // EIP-55 throughout, as a wallet shows addresses; the plugin answers in lowercase.
   const asset = getAddress(await deployToken(anvil, { symbol: 'tUSD', decimals: 6 }))
   const vault = getAddress(await deployVault(anvil, asset))

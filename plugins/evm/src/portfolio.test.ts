@@ -153,6 +153,54 @@ describe('balance.flows (anvil)', () => {
     }
   })
 
+  test('where the finalized block lags further, settled history stops there', async () => {
+    // Anvil puts `finalized` two epochs behind the head: 200 blocks with 100-slot epochs, more than the depth.
+    const lagging = await startEarnChain({ anvilArgs: ['--slots-in-an-epoch', '100'] })
+    try {
+      const owner = await lagging.user(parseUnits('30', 6))
+      const at = { chainId: lagging.anvil.chainId, vaultAddress: lagging.vault, owner: owner.address.toLowerCase() }
+      await lagging.sendAll(owner, await build(lagging.client(), lagging.deposit({ owner, amount: parseUnits('6', 6) })))
+      await lagging.anvil.testClient.mine({ blocks: 300 })
+      const proxy = recordingProxy(lagging.anvil.url)
+      try {
+        const client = connect({ EVM_RPC_URLS: `${lagging.anvil.chainId}=${proxy.url}` })
+        expect(await flows(client, at)).toEqual({ deposited: parseUnits('6', 6), withdrawn: 0n })
+        const head = await lagging.anvil.publicClient.getBlockNumber({ cacheTime: 0 })
+        const finalized = (await lagging.anvil.publicClient.getBlock({ blockTag: 'finalized' })).number
+        expect(finalized).toBeLessThan(head - FLOWS_SETTLED_DEPTH)
+        const key = `${at.chainId}|${lagging.vault.toLowerCase()}|${at.owner}|0`
+        expect(client.state.settledFlows.get(key)?.through).toBe(finalized)
+        proxy.calls.length = 0
+        // The next answer scans again everything after the finalized block, the depth notwithstanding.
+        expect(await flows(client, at)).toEqual({ deposited: parseUnits('6', 6), withdrawn: 0n })
+        const from = proxy.calls.filter((c) => c.method === 'eth_getLogs').map((c) => BigInt((c.params[0] as { fromBlock: string }).fromBlock))
+        expect(from).toContain(finalized + 1n)
+      } finally {
+        await proxy.stop()
+      }
+    } finally {
+      await lagging.anvil.stop()
+    }
+  })
+
+  test("a node that does not know the finalized tag leaves the depth to decide what is settled", async () => {
+    const owner = await chain.user(parseUnits('30', 6))
+    const at = { ...where(), owner: owner.address.toLowerCase() }
+    await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('9', 6) })))
+    await chain.anvil.testClient.mine({ blocks: Number(FLOWS_SETTLED_DEPTH) + 10 })
+    // Stands in for a node from before the merge (none runs here): it refuses the `finalized` tag.
+    const proxy = recordingProxy(chain.anvil.url, { refuse: (c) => c.method === 'eth_getBlockByNumber' && c.params[0] === 'finalized' })
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}` })
+      expect(await flows(client, at)).toEqual({ deposited: parseUnits('9', 6), withdrawn: 0n })
+      expect(proxy.count('eth_getBlockByNumber')).toBe(1)
+      const head = await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 })
+      expect(client.state.settledFlows.get(`${at.chainId}|${chain.vault.toLowerCase()}|${at.owner}|0`)?.through).toBe(head - FLOWS_SETTLED_DEPTH)
+    } finally {
+      await proxy.stop()
+    }
+  })
+
   test('recent history is read afresh each time: a deposit a reorganisation removed no longer counts', async () => {
     const owner = await chain.user(parseUnits('30', 6))
     const wallet = owner.address.toLowerCase()

@@ -21,8 +21,9 @@ const WITHDRAW_EVENT = parseAbiItem(
 export const FLOWS_FROM_BLOCK = 0n
 
 /**
- * Blocks behind the head past which history is taken as settled: a wallet's flows there are scanned once and
- * remembered, and later answers scan only what came after. Deeper than the reorganisations EVM chains see.
+ * Blocks behind the head past which history may be taken as settled: a wallet's flows there are scanned once and
+ * remembered, and later answers scan only what came after. Deeper than the reorganisations EVM chains see; where
+ * the node names a `finalized` block, settled history also stops there (see `settledThrough`).
  */
 export const FLOWS_SETTLED_DEPTH = 128n
 /** eth_getLogs ranges asked at once while walking a long history. */
@@ -59,9 +60,9 @@ export async function assets(client: EvmClient, p: AssetsParameters): Promise<bi
  * moment) leave as one JSON-RPC batch.
  *
  * History is walked in ranges of at most `logsBlockRange` blocks (RPC providers cap a getLogs range), from `fromBlock`
- * to the head read for this answer. What lies `FLOWS_SETTLED_DEPTH` blocks or more behind the head is summed once and
- * remembered; each answer then scans only the blocks after it, so the recent part, which a reorganisation may still
- * change, is always read afresh. A `fromBlock` beyond the head has no history yet.
+ * to the head read for this answer. What is settled (`settledThrough`) is summed once and remembered; each answer
+ * then scans only the blocks after it, so the recent part, which a reorganisation may still change, is always read
+ * afresh. A `fromBlock` beyond the head has no history yet.
  */
 export async function flows(client: EvmClient, p: FlowsParameters): Promise<VaultFlows> {
   const vault = parse(p.vaultAddress, 'vaultAddress')
@@ -71,9 +72,8 @@ export async function flows(client: EvmClient, p: FlowsParameters): Promise<Vaul
   const key = `${p.chainId}|${vault}|${owner}|${fromBlock}`
   return share(client, `flows|${key}`, () =>
     ask(p.chainId, async () => {
-      const head = await publicClient.getBlockNumber({ cacheTime: 0 })
+      const { head, settledTo } = await share(client, `${p.chainId}|heads`, () => settledThrough(publicClient))
       let settled = client.state.settledFlows.get(key) ?? { through: fromBlock - 1n, deposited: 0n, withdrawn: 0n }
-      const settledTo = head - FLOWS_SETTLED_DEPTH
       if (settledTo > settled.through) {
         const more = await scan(client, publicClient, vault, owner, settled.through + 1n, settledTo)
         settled = { through: settledTo, deposited: settled.deposited + more.deposited, withdrawn: settled.withdrawn + more.withdrawn }
@@ -84,6 +84,24 @@ export async function flows(client: EvmClient, p: FlowsParameters): Promise<Vaul
       return { deposited: settled.deposited + recent.deposited, withdrawn: settled.withdrawn + recent.withdrawn }
     }),
   )
+}
+
+/**
+ * The head, and the last block whose history may be remembered: `FLOWS_SETTLED_DEPTH` behind the head and, where the
+ * node names one, no later than its `finalized` block, which no reorganisation can replace. On an L2 whose finality
+ * follows L1's, `finalized` lags far more than 128 blocks and bounds what is kept. A node without the tag (it
+ * answers an error or nothing) leaves the depth alone to decide. A node that is down fails the head read.
+ */
+async function settledThrough(publicClient: PublicClient): Promise<{ head: bigint; settledTo: bigint }> {
+  const [head, finalized] = await Promise.all([
+    publicClient.getBlockNumber({ cacheTime: 0 }),
+    publicClient.request({ method: 'eth_getBlockByNumber', params: ['finalized', false] }).then(
+      (block) => (block ? BigInt(block.number!) : null),
+      () => null,
+    ),
+  ])
+  const deep = head - FLOWS_SETTLED_DEPTH
+  return { head, settledTo: finalized !== null && finalized < deep ? finalized : deep }
 }
 
 /** The wallet's flows in blocks `from` to `to`, inclusive (none when `from` is past `to`). */
