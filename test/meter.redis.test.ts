@@ -3,7 +3,9 @@ import { describe, expect, test } from 'bun:test'
 import { randomUUID } from 'node:crypto'
 import { createClient } from 'redis'
 import { runMeterSuite } from '@earn/core/metering/meter.suite'
+import { createMemoryMeter } from '@earn/core/metering/memory'
 import { createRedisMeter } from '@earn/core/metering/redis'
+import { createResilientMeter } from '@earn/core/metering/resilient'
 import { REDIS_URL, redisAvailable } from './services.ts'
 
 async function deleteKeys(prefix: string) {
@@ -82,6 +84,28 @@ if (await redisAvailable()) {
       ])
       expect(answers.map((d) => d.hourly.used)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 1])
       await raw.close()
+      await deleteKeys(prefix)
+    })
+
+    test("a pause of the process's own longer than the timeout is not Redis's outage", async () => {
+      const prefix = `test-${randomUUID()}`
+      const redis = createRedisMeter({ url: REDIS_URL, prefix })
+      await redis.connected
+      const changes: string[] = []
+      const meter = createResilientMeter({ primary: redis, fallback: createMemoryMeter(), timeoutMs: 200, onChange: (s) => changes.push(s) })
+      const p = { keyId: 'key_A', cost: 3, budget: { hourly: 10, monthly: null }, now: Date.parse('2031-01-01T00:00:00Z') }
+      const admitted = meter.admit(p)
+      // The pause, before the admit has even left: this thread is busy past the timeout, as while a chain plugin loads.
+      const until = performance.now() + 400
+      while (performance.now() < until) {}
+      expect((await admitted).hourly.used).toBe(3)
+      expect(meter.state).toBe('primary')
+      expect(changes).toEqual([])
+      // The count is Redis's: another client of it sees it.
+      const other = createRedisMeter({ url: REDIS_URL, prefix })
+      await other.connected
+      expect((await other.admit(p)).hourly.used).toBe(6)
+      await Promise.all([meter.close(), other.close()])
       await deleteKeys(prefix)
     })
 

@@ -67,4 +67,26 @@ describe('resilient meter', () => {
     expect(primary.calls()).toBe(callsBefore)
     await meter.close()
   })
+
+  test('a hung primary on a loop that is late at every step still gives up, after twice the timeout of counted steps', async () => {
+    const primary = switchable()
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), timeoutMs: 100, probeMs: 10_000 })
+    primary.set('hung')
+    // Every 20 ms step of the deadline comes ~40 ms late: the loop is busy that long at every turn.
+    const hog = setInterval(() => {
+      const until = performance.now() + 40
+      while (performance.now() < until) {}
+    }, 0)
+    try {
+      const started = performance.now()
+      expect((await meter.admit(p('k'))).admitted).toBe(true)
+      expect(meter.state).toBe('fallback')
+      // Ten late steps of 20 ms counted: well past the 100 ms a responsive loop would wait, and bounded.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(200)
+      expect(performance.now() - started).toBeLessThan(3000)
+    } finally {
+      clearInterval(hog)
+      await meter.close()
+    }
+  })
 })
