@@ -1,0 +1,85 @@
+/**
+ * Every operation the OpenAPI document lists, asked with malformed input: odd path segments, query values and
+ * bodies of the wrong shape or type, JSON that does not parse, other content types. Whatever the operation, the
+ * answer is the error envelope with its code equal to the HTTP status, or a success; never a 5xx other than 503
+ * (a chain this deployment has no endpoint for), never a stack trace.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createHarness, type Harness, type Json } from '../harness.ts'
+
+let h: Harness
+beforeAll(async () => {
+  h = await createHarness()
+})
+afterAll(() => h.close())
+
+const ODD: unknown[] = [null, true, 0, -1, 1.5, 1e308, '', ' ', 'x'.repeat(5000), '💥', '0x', '-1', '1e18', '１２３', [], {}, [1], { a: 1 }, '__proto__', '../../etc', '99999999999999999999999999999999999999999999999999999999999999999999999999999999']
+const PATH_VALUES = ['x', '..', '%2e%2e', '%00', 'a'.repeat(3000), '00000000-0000-4000-8000-000000000000', '💥', '%E2%82', 'constructor']
+const RAW_BODIES = ['{', 'null', '[]', '{"a":', '"text"', '{"__proto__":{"polluted":1}}']
+const OTHER_TYPES: [string, string][] = [
+  ['text/plain', 'hello'],
+  ['application/x-www-form-urlencoded', 'a=1&b=2'],
+  ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--'],
+]
+
+interface Operation {
+  parameters?: { name: string; in: string }[]
+  requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, { type?: string }> } }> }
+}
+
+/** A body for each property replaced by each odd value, each property left out, and one unknown property added. */
+function bodies(properties: Record<string, { type?: string }>, distributorId: string): unknown[] {
+  const base: Json = {}
+  for (const [name, p] of Object.entries(properties)) base[name] = p.type === 'integer' || p.type === 'number' ? 1 : p.type === 'boolean' ? true : 'x'
+  if ('distributorId' in base) base.distributorId = distributorId
+  const out: unknown[] = [...ODD, base, { ...base, unknownField: 1 }]
+  for (const name of Object.keys(properties)) {
+    for (const value of ODD) out.push({ ...base, [name]: value })
+    const { [name]: _, ...without } = base
+    out.push(without)
+  }
+  return out
+}
+
+describe('malformed input, every operation', () => {
+  test('answers the envelope (or a success), never a 5xx other than 503, never a stack', async () => {
+    const doc = (await h.get('/openapi.json')).body as { paths: Record<string, Record<string, Operation>> }
+    const problems: string[] = []
+    let asked = 0
+    const ask = async (method: string, path: string, init: Parameters<Harness['request']>[2]) => {
+      asked++
+      const r = await h.request(method, path, init)
+      const what = `${method} ${path.slice(0, 80)} ${String(init?.rawBody ?? JSON.stringify(init?.body) ?? '').slice(0, 60)}`
+      if (r.status >= 500 && r.status !== 503) problems.push(`${what} -> ${r.status}`)
+      if (/\.ts:\d+|\bat \w+ \(/.test(r.text)) problems.push(`${what} -> a stack trace`)
+      if (r.status < 400) return
+      const keys = Object.keys(r.body).sort().join(',')
+      if (keys !== 'code,context,error,status' || r.body.code !== r.status || typeof r.body.status !== 'string' || !r.body.error)
+        problems.push(`${what} -> ${r.status} without the envelope: ${r.text.slice(0, 120)}`)
+    }
+    for (const [template, operations] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(operations)) {
+        const verb = method.toUpperCase()
+        const params = op.parameters ?? []
+        const paths = template.includes('{') ? PATH_VALUES.map((v) => template.replace(/\{[^}]+\}/g, v)) : [template]
+        const queries = [''].concat(
+          params.filter((p) => p.in === 'query').flatMap((p) => ODD.map((v) => `?${p.name}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`)),
+        )
+        for (const key of [h.org.secretKey, h.org.publishableKey]) {
+          for (const path of paths) {
+            for (const q of queries) await ask(verb, path + q, { key })
+            if (verb !== 'POST') continue
+            const properties = op.requestBody?.content?.['application/json']?.schema?.properties ?? {}
+            for (const body of bodies(properties, h.distributorId)) await ask(verb, path, { key, body })
+            for (const rawBody of RAW_BODIES) await ask(verb, path, { key, rawBody })
+            for (const [type, rawBody] of OTHER_TYPES) await ask(verb, path, { key, rawBody, headers: { 'content-type': type } })
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([])
+    // The walk reached every operation: a document that lost its paths would pass the check above vacuously.
+    expect(Object.keys(doc.paths).length).toBeGreaterThan(15)
+    expect(asked).toBeGreaterThan(5000)
+  })
+})
