@@ -364,13 +364,15 @@ export async function sendUnsigned(
   return anvil.publicClient.waitForTransactionReceipt({ hash })
 }
 
-/** An RPC in front of `target` that records the JSON-RPC methods of each HTTP request it forwards. */
+/**
+ * An RPC in front of `target` that records the JSON-RPC methods of each HTTP request it forwards. Calls `refuse`
+ * picks are not forwarded but answered with an error, as a node without that method or parameter answers them.
+ */
 export function recordingProxy(target: string, options: { refuse?: (call: { method: string; params: unknown[] }) => boolean } = {}) {
   type Call = { id?: unknown; method: string; params?: unknown[] }
   const requests: string[][] = []
   const calls: { method: string; params: unknown[] }[] = []
   const forward = (body: string) => fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-  // A refused call is answered as a node that does not know the method or its parameters would answer it.
   const answer = async (call: Call) =>
     options.refuse?.({ method: call.method, params: call.params ?? [] })
       ? { jsonrpc: '2.0', id: call.id, error: { code: -32602, message: `${call.method}: not supported by this node` } }

@@ -183,7 +183,7 @@ describe('balance.flows (anvil)', () => {
     }
   })
 
-  test("a node that does not know the finalized tag leaves the depth to decide what is settled", async () => {
+  test('a node that does not know the finalized tag leaves the depth to decide what is settled', async () => {
     const owner = await chain.user(parseUnits('30', 6))
     const at = { ...where(), owner: owner.address.toLowerCase() }
     await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('9', 6) })))
