@@ -199,6 +199,12 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
     flows(client: Client, p: FlowsParameters): Promise<VaultFlows | null>
   }
   transactions: {
+    /**
+     * Throws the 400 `build` would give for what it can judge without the chain: a token or mode it cannot build,
+     * an amount out of its range. Core runs it before the balance preflight, so such a request hears what is
+     * wrong with it rather than an answer about its balance; `build` runs it too.
+     */
+    check(client: Client, p: BuildParameters): void
     build(client: Client, p: BuildParameters): Promise<UnsignedTransaction[]>
     /** Reads a mined transaction and the attribution tag it carries; NotFoundError when there is none such. */
     readTag(client: Client, p: ReadTagParameters): Promise<ReadTagResult>
@@ -215,6 +221,10 @@ export const NATIVE_TOKEN = 'native'
 /** A token field's canonical form: `native`, or the ecosystem's canonical address (throws like `parse`). */
 export const parseToken = (plugin: Pick<Ecosystem<EcosystemId, any>, 'address'>, input: string): string =>
   input === NATIVE_TOKEN ? NATIVE_TOKEN : plugin.address.parse(input)
+
+/** A canonical token's display form: `native`, or the ecosystem's display address. */
+export const formatToken = (plugin: Pick<Ecosystem<EcosystemId, any>, 'address'>, canonical: string): string =>
+  canonical === NATIVE_TOKEN ? NATIVE_TOKEN : plugin.address.format(canonical)
 
 /** Type-checks a plugin object without changing it. */
 export const defineEcosystem = <const E extends Ecosystem<EcosystemId, any>>(e: E): E => e

@@ -14,6 +14,7 @@ import { createHarness, expectEnvelope, type Harness, type Json } from '../harne
 import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
 import { fundedMember } from './members.ts'
 import { fileStore } from './records.ts'
+import { preflight } from '../../core/src/actions/checks.ts'
 
 // Chains and server processes start here; bun 1.4.5 does not apply bunfig's [test] timeout, so set it per file.
 setDefaultTimeout(60_000)
@@ -25,6 +26,7 @@ let member: PrivateKeyAccount
 let otherDistributor: string
 const stranger = privateKeyToAccount(generatePrivateKey())
 const db = fileStore()
+const listsOther = randomUUID()
 const BALANCE = 100n * 10n ** 6n
 
 beforeAll(async () => {
@@ -35,7 +37,15 @@ beforeAll(async () => {
     store: db.store,
     clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: viaProxy }, { swapRouters: { [chain.anvil.chainId]: chain.router } }) },
   })
-  await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, localCatalog())
+  const catalog = localCatalog()
+  // The direct vault listed again with a second deposit token it cannot take itself (a catalog may say so).
+  const direct = catalog.opportunities.find((o) => o.id === chain.directId)!
+  catalog.opportunities.push({
+    ...direct,
+    id: listsOther,
+    depositTokens: [...direct.depositTokens, { address: chain.otherToken, symbol: 'tEUR', decimals: 18 }],
+  })
+  await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, catalog)
   member = await fundedMember(h, chain, BALANCE)
   const other = await createOrganization({ store: h.store, clock: h.deps.clock }, { name: 'Another org' })
   otherDistributor = (await createDistributor({ store: h.store, clock: h.deps.clock }, { orgId: other.orgId })).distributorId
@@ -169,6 +179,24 @@ describe('deposit: every rejection before the chain is asked, in the ruled order
       status: 'INVALID_ARGUMENT',
       context: ['tokenIn'],
     },
+    {
+      name: "direct mode with a listed deposit token that is not the vault's asset: the plugin's 400, before the chain",
+      path: deposit(() => listsOther),
+      body: () => depositBody({ tokenIn: chain.otherToken }),
+      code: 400,
+      status: 'INVALID_ARGUMENT',
+      context: ['tokenIn'],
+      error: /must be the vault's asset/,
+    },
+    {
+      name: 'swap mode with the native coin: the router trades ERC-20s only, said before the chain',
+      path: deposit(() => chain.swapId),
+      body: () => depositBody({ tokenIn: 'native', mode: 'swap' }),
+      code: 400,
+      status: 'INVALID_ARGUMENT',
+      context: ['tokenIn'],
+      error: /native is not routed/,
+    },
     ...['0', '-5', '1.5', '1e6', ' 1', '0x10', '', (2n ** 256n).toString()].map(
       (amount): Case => ({ name: `amount ${JSON.stringify(amount)}`, path: deposit(), body: () => depositBody({ amount }), code: 400, status: 'INVALID_ARGUMENT', context: ['amount'] }),
     ),
@@ -228,6 +256,15 @@ describe('withdraw: every rejection, in the ruled order', () => {
       status: 'INVALID_ARGUMENT',
       context: ['tokenOut'],
     },
+    {
+      name: 'tokenOut native where swaps are on: the router trades ERC-20s only, said before the chain',
+      path: withdraw(() => chain.swapId),
+      body: () => withdrawBody({ tokenOut: 'native' }),
+      code: 400,
+      status: 'INVALID_ARGUMENT',
+      context: ['tokenOut'],
+      error: /native is not routed/,
+    },
     { name: 'amount 0', path: withdraw(), body: () => withdrawBody({ amount: '0' }), code: 400, status: 'INVALID_ARGUMENT', context: ['amount'] },
     { name: 'amount not an integer', path: withdraw(), body: () => withdrawBody({ amount: '2.5' }), code: 400, status: 'INVALID_ARGUMENT', context: ['amount'] },
   ]
@@ -239,6 +276,22 @@ describe('withdraw: every rejection, in the ruled order', () => {
     expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
     expect(r.body.error).toBe('insufficient token balance')
     expect(r.body.context).toEqual({ required: '7', available: '0', token: getAddress(chain.vault) })
+  })
+
+  test('into another token where swaps are on, more shares than held: the preflight answers, as for any withdrawal', async () => {
+    const r = await h.post(`/v2/actions/withdraw/${chain.swapId}`, withdrawBody({ amount: '7', tokenOut: chain.otherToken }))
+    expect(r.status).toBe(400)
+    expect(r.body.error).toBe('insufficient token balance')
+    expect(r.body.context).toEqual({ required: '7', available: '0', token: getAddress(chain.swapVault) })
+  })
+})
+
+describe('preflight of the native coin', () => {
+  test("short: insufficient token balance names the token 'native'", async () => {
+    const evm = await h.deps.ecosystems.get('evm')
+    const poor = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
+    const e = await preflight(evm, { chainId: chain.anvil.chainId, owner: poor, token: 'native', required: 1n }).catch((e: unknown) => e)
+    expect(e).toMatchObject({ status: 400, message: 'insufficient token balance', context: { required: '1', available: '0', token: 'native' } })
   })
 })
 

@@ -1,6 +1,7 @@
 /**
  * End to end on anvil: build deposits and withdrawals through the API, sign and send them as the user, and check
- * the chain: vault shares after a deposit, assets after a withdrawal, the output of a swap deposit; then verify
+ * the chain: vault shares after a deposit, assets after a withdrawal, the output of a swap deposit and of a swap
+ * withdrawal; then verify
  * the mined deposit's attribution tag, and refuse tampered or copied tags.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
@@ -189,6 +190,38 @@ describe('swap deposit', () => {
     expect(await balanceOf(chain.token, wallet.address)).toBeGreaterThanOrEqual(usdBefore)
     const verify = await h.get(`/v2/actions/verify?chainId=31337&txHash=${(await lastTxHash(wallet.address))}`)
     expect(verify.body).toMatchObject({ verified: true, metadata: { actionId: r.body.actionId, opportunityId: chain.swapId } })
+  })
+})
+
+describe('swap withdrawal', () => {
+  test('shares redeemed and the tUSD they pay swapped into tEUR: the user gets at least the guaranteed tEUR', async () => {
+    const wallet = await fundedMember(h, chain, 200n * 10n ** 6n)
+    const deposit = await h.post(`/v2/actions/deposit/${chain.swapId}`, {
+      userAddress: wallet.address,
+      tokenIn: chain.token,
+      amount: (200n * 10n ** 6n).toString(),
+      distributorId: h.distributorId,
+    })
+    expect(deposit.status, deposit.text).toBe(200)
+    await sendAll(wallet, deposit.body.transactions)
+    const shares = await balanceOf(chain.swapVault, wallet.address)
+
+    const r = await h.post(`/v2/actions/withdraw/${chain.swapId}`, {
+      userAddress: wallet.address,
+      amount: shares.toString(),
+      distributorId: h.distributorId,
+      tokenOut: chain.otherToken,
+      slippageBps: 100,
+    })
+    expect(r.status, r.text).toBe(200)
+    expect((r.body.transactions as Json[]).map((t) => t.type)).toEqual(['withdraw', 'approve', 'swap'])
+    const swap = (r.body.transactions as Json[]).at(-1)!
+    const minOut = BigInt(swap.metadata.minAmountOut)
+    expect(minOut).toBeGreaterThan(170n * 10n ** 18n) // ~182 tEUR for 200 tUSD, less slippage
+    await sendAll(wallet, r.body.transactions)
+    expect(await balanceOf(chain.swapVault, wallet.address)).toBe(0n)
+    expect(await balanceOf(chain.otherToken, wallet.address)).toBeGreaterThanOrEqual(minOut)
+    expect(await h.store.getAction(r.body.actionId)).toMatchObject({ kind: 'withdraw', amount: shares.toString() })
   })
 })
 

@@ -5,7 +5,7 @@
  */
 import { attributionTag } from '../attribution.ts'
 import type { Clock } from '../clock.ts'
-import type { OpportunityTarget } from '../ecosystem.ts'
+import type { BuildParameters, OpportunityTarget } from '../ecosystem.ts'
 import type { NewAction } from '../store/schema.ts'
 import { parseAmount } from './amount.ts'
 import { type CheckDeps, type Checked, checkCommon, parseField, preflight } from './checks.ts'
@@ -94,21 +94,21 @@ export async function buildDeposit(deps: ActionDeps, p: ActionParameters<Deposit
   const amount = parseAmount(body.amount)
 
   const actionId = newActionId()
-  const tag = await tagFor(deps, c, actionId)
+  const build: BuildParameters = {
+    kind: 'deposit',
+    chainId: listing.chainId,
+    owner: c.wallet,
+    opportunity: target(c),
+    amount,
+    tag: await tagFor(deps, c, actionId),
+    slippageBps: body.slippageBps ?? DEFAULT_SLIPPAGE_BPS,
+    tokenIn,
+    mode,
+  }
+  plugin.transactions.check(client, build)
   const transactions = await preflightThenBuild(
     preflight(c.ecosystem, { chainId: listing.chainId, owner: c.wallet, token: tokenIn, required: amount }),
-    () =>
-      plugin.transactions.build(client, {
-        kind: 'deposit',
-        chainId: listing.chainId,
-        owner: c.wallet,
-        opportunity: target(c),
-        amount,
-        tag,
-        slippageBps: body.slippageBps ?? DEFAULT_SLIPPAGE_BPS,
-        tokenIn,
-        mode,
-      }),
+    () => plugin.transactions.build(client, build),
   )
   await deps.recorder.record(
     actionRow(deps, c, p.orgId, { id: actionId, kind: 'deposit', token: tokenIn, amount: amount.toString(), referralCode: body.referralCode ?? null }),
@@ -129,20 +129,20 @@ export async function buildWithdraw(deps: ActionDeps, p: ActionParameters<Withdr
   const shares = parseAmount(body.amount)
 
   const actionId = newActionId()
-  const tag = await tagFor(deps, c, actionId)
+  const build: BuildParameters = {
+    kind: 'withdraw',
+    chainId: listing.chainId,
+    owner: c.wallet,
+    opportunity: target(c),
+    amount: shares,
+    tag: await tagFor(deps, c, actionId),
+    slippageBps: body.slippageBps ?? DEFAULT_SLIPPAGE_BPS,
+    ...(tokenOut === undefined ? {} : { tokenOut }),
+  }
+  plugin.transactions.check(client, build)
   const transactions = await preflightThenBuild(
     preflight(c.ecosystem, { chainId: listing.chainId, owner: c.wallet, token: facts.receiptToken, required: shares }),
-    () =>
-      plugin.transactions.build(client, {
-        kind: 'withdraw',
-        chainId: listing.chainId,
-        owner: c.wallet,
-        opportunity: target(c),
-        amount: shares,
-        tag,
-        slippageBps: body.slippageBps ?? DEFAULT_SLIPPAGE_BPS,
-        ...(tokenOut === undefined ? {} : { tokenOut }),
-      }),
+    () => plugin.transactions.build(client, build),
   )
   // The amount is in shares, so the token recorded is the share (receipt) token.
   await deps.recorder.record(

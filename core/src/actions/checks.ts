@@ -4,7 +4,7 @@
  * endpoint, mode, token and amount (400), and the balance preflight, the first chain call.
  */
 import { ApiError, InvalidArgumentError } from '../errors.ts'
-import { type Ecosystem, type EcosystemId, parseToken } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, formatToken, parseToken } from '../ecosystem.ts'
 import { DistributorNotFoundError } from '../membership/errors.ts'
 import { OpportunityNotFoundError } from '../opportunities/errors.ts'
 import { findOpportunity, type QueryDeps } from '../opportunities/query.ts'
@@ -77,5 +77,5 @@ export async function checkCommon(
 export async function preflight(ecosystem: LoadedEcosystem, p: { chainId: string; owner: string; token: string; required: bigint }): Promise<void> {
   const available = await ecosystem.plugin.balance.read(ecosystem.client, { chainId: p.chainId, owner: p.owner, token: p.token })
   if (available < p.required)
-    throw new InsufficientBalanceError({ required: p.required, available, token: ecosystem.plugin.address.format(p.token) })
+    throw new InsufficientBalanceError({ required: p.required, available, token: formatToken(ecosystem.plugin, p.token) })
 }

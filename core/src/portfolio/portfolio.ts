@@ -3,7 +3,7 @@
  * opportunities of that ecosystem, the chain reads (read.ts), then the envelope: idle tokens, positions and what
  * each position earned. Both versions answer with this one function.
  */
-import { type Ecosystem, type EcosystemId, NATIVE_TOKEN } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, formatToken, NATIVE_TOKEN } from '../ecosystem.ts'
 import { InvalidFilterError } from '../opportunities/errors.ts'
 import type { QueryDeps } from '../opportunities/query.ts'
 import type { LiveOpportunity } from '../opportunities/records.ts'
@@ -30,7 +30,6 @@ export function parseIncludeProtocolTokens(raw: string | undefined): boolean {
 
 type Plugin = Ecosystem<EcosystemId, unknown>
 
-const showToken = (plugin: Plugin, address: string) => (address === NATIVE_TOKEN ? NATIVE_TOKEN : plugin.address.format(address))
 
 /** By chain (in the order given), then the chain's own coin first, then by symbol and address. */
 function tokenOrder(chains: string[]) {
@@ -46,7 +45,7 @@ function tokenBalances(plugin: Plugin, tokens: CatalogToken[], reading: WalletRe
     .filter((t) => (reading.balances.get(tokenKey(t.chainId, t.address)) ?? 0n) > 0n && (includeProtocolTokens || !t.receipt))
     .map((t) => ({
       chainId: t.chainId,
-      address: showToken(plugin, t.address),
+      address: formatToken(plugin, t.address),
       symbol: t.symbol,
       decimals: t.decimals,
       balance: reading.balances.get(tokenKey(t.chainId, t.address))!.toString(),

@@ -25,6 +25,7 @@ export const evm = defineEcosystem({
   signIn: { message: signIn.message, verify: signIn.verify },
   balance: { read: balance.read, vault, assets: portfolio.assets, flows: portfolio.flows },
   transactions: {
+    check: transactions.check,
     build: transactions.build,
     readTag: transactions.readTag,
     buildTransfer: transfer.buildTransfer,

@@ -116,7 +116,7 @@ describe('build: swap deposit', () => {
     for (const [client, tokenIn, why] of cases) {
       const e = await build(client, chain.deposit({ owner, amount: 10n ** 18n, tokenIn, mode: 'swap' })).catch((e: unknown) => e)
       expect(e).toBeInstanceOf(InvalidArgumentError)
-      expect(e).toMatchObject({ status: 400, message: 'swap mode is not available for this token on chain 31337' })
+      expect(e).toMatchObject({ status: 400, message: 'a swap is not available for this token on chain 31337' })
       expect((e as InvalidArgumentError).context.tokenIn).toMatch(why)
     }
   })
@@ -129,5 +129,69 @@ describe('build: swap deposit', () => {
     await expect(build(chain.client(), dust)).rejects.toMatchObject({ status: 400, context: { tokenIn: expect.stringContaining('too small') } })
     const bad = chain.deposit({ owner, amount: 10n ** 18n, tokenIn: chain.other, mode: 'swap', slippageBps: 20_000 })
     await expect(build(chain.client(), bad)).rejects.toMatchObject({ status: 400, context: { slippageBps: expect.any(String) } })
+  })
+})
+
+describe('build: swap withdrawal', () => {
+  const withdraw = (owner: { address: string }, shares: bigint, p: { tokenOut: string; slippageBps?: number; tag?: string }) => ({
+    kind: 'withdraw' as const,
+    chainId: chain.anvil.chainId,
+    owner: owner.address.toLowerCase(),
+    opportunity: chain.opportunity,
+    amount: shares,
+    tag: p.tag ?? chain.tag(),
+    slippageBps: p.slippageBps ?? 50,
+    tokenOut: p.tokenOut,
+  })
+
+  test('redeem, approve(router), swap what the redeem pays: sent in order, the wallet receives at least the minimum', async () => {
+    const owner = await chain.user(parseUnits('300', 6))
+    await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('300', 6) })))
+    const shares = await chain.read.balance(chain.vault, owner.address)
+    const redeemed = await chain.read.previewRedeem(shares)
+    const quoted = (await chain.anvil.publicClient.readContract({
+      address: chain.router,
+      abi: testSwapRouterAbi,
+      functionName: 'getAmountsOut',
+      args: [redeemed, [chain.asset, chain.other]],
+    }))[1]!
+    const tag = chain.tag()
+    const now = Date.parse('2030-01-01T00:00:00Z')
+    const steps = await build({ ...chain.client(), now: () => now }, withdraw(owner, shares, { tokenOut: chain.other, slippageBps: 100, tag }))
+
+    expect(steps.map((s) => s.type)).toEqual(['withdraw', 'approve', 'swap'])
+    const [redeem, approve, swap] = steps as [UnsignedTransaction, UnsignedTransaction, UnsignedTransaction]
+    const call = encodeFunctionData({ abi: erc4626Abi, functionName: 'redeem', args: [shares, owner.address, owner.address] })
+    expect(tx(redeem).data).toBe(`${call}${stringToHex(tag).slice(2)}`)
+    expect(approve.metadata).toMatchObject({ spender: chain.router.toLowerCase(), amount: redeemed.toString() })
+    const minOut = (quoted * 9900n) / 10_000n
+    expect(decodeFunctionData({ abi: swapRouterAbi, data: tx(swap).data })).toEqual({
+      functionName: 'swapExactTokensForTokens',
+      args: [redeemed, minOut, [chain.asset, chain.other], owner.address, BigInt(now / 1000 + SWAP_DEADLINE_SECONDS)],
+    })
+    expect(swap.description).toBe(`Swap ${formatUnits(redeemed, 6)} tUSD for at least ${formatUnits(minOut, 18)} tETH`)
+    // Simulated as one sequence, so the swap behind the redeem is measured too.
+    expect(steps.map((s) => s.metadata?.gasLimitSource)).toEqual(['estimated', 'estimated', 'estimated'])
+
+    const hashes = await chain.sendAll(owner, steps)
+    expect(await chain.read.balance(chain.vault, owner.address)).toBe(0n)
+    const received = await chain.read.balance(chain.other, owner.address)
+    expect(received).toBeGreaterThanOrEqual(minOut)
+    expect(received).toBe(quoted)
+    expect((await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: hashes[0]! })).tag).toBe(tag)
+  })
+
+  test('no pool for tokenOut, or a slippage that guarantees nothing, is a 400 naming tokenOut', async () => {
+    const owner = await chain.user(parseUnits('5', 6))
+    await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('5', 6) })))
+    const shares = await chain.read.balance(chain.vault, owner.address)
+    await expect(build(chain.client(), withdraw(owner, shares, { tokenOut: chain.lonely }))).rejects.toMatchObject({
+      status: 400,
+      context: { tokenOut: expect.stringContaining('no pool') },
+    })
+    await expect(build(chain.client(), withdraw(owner, shares, { tokenOut: chain.other, slippageBps: 10_000 }))).rejects.toMatchObject({
+      status: 400,
+      context: { tokenOut: expect.stringContaining('slippageBps') },
+    })
   })
 })

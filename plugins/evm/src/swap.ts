@@ -1,7 +1,7 @@
 /**
  * The swap adapter: a Uniswap-V2-style router (`getAmountsOut`, `swapExactTokensForTokens`), configured per chain
- * by `EVM_SWAP_ROUTERS`. Swap mode trades the deposit token for the vault's asset on one pool, then deposits the
- * minimum the trade guarantees.
+ * by `EVM_SWAP_ROUTERS`. A swap deposit trades the deposit token for the vault's asset on one pool, then deposits the
+ * minimum the trade guarantees; a swap withdrawal redeems, then trades the asset for `tokenOut`.
  */
 import { InvalidArgumentError } from '@earn/core'
 import { encodeFunctionData, parseAbi, type Address } from 'viem'
@@ -21,31 +21,41 @@ export const SWAP_DEADLINE_SECONDS = 1200
 
 const BPS = 10_000n
 
-/** The 400 for a token swap mode cannot take; `why` goes in the context under `tokenIn`. */
-export const unavailable = (chainId: string, why: string) =>
-  new InvalidArgumentError(`swap mode is not available for this token on chain ${chainId}`, { tokenIn: why })
+/** The side of the trade the request names: the deposit's `tokenIn` or the withdrawal's `tokenOut`. */
+export type SwapField = 'tokenIn' | 'tokenOut'
+
+/** The 400 for a token a swap cannot take; `why` goes in the context under the request's field. */
+export const unavailable = (chainId: string, why: string, field: SwapField) =>
+  new InvalidArgumentError(`a swap is not available for this token on chain ${chainId}`, { [field]: why })
 
 /** The router for the chain, or the 400 for a chain where swap mode has none. */
-export function routerFor(client: EvmClient, chainId: string): Address {
+export function routerFor(client: EvmClient, chainId: string, field: SwapField): Address {
   const router = client.swapRouter(chainId)
-  if (!router) throw unavailable(chainId, `no swap router is configured for chain ${chainId}`)
+  if (!router) throw unavailable(chainId, `no swap router is configured for chain ${chainId}`, field)
   return router
 }
 
 /** What the router pays for `amountIn` now; a router without a pool for the pair reverts, which is a 400. */
-export async function quote(client: EvmClient, chainId: string, router: Address, path: [Address, Address], amountIn: bigint): Promise<bigint> {
+export async function quote(
+  client: EvmClient,
+  chainId: string,
+  router: Address,
+  path: [Address, Address],
+  amountIn: bigint,
+  field: SwapField,
+): Promise<bigint> {
   const publicClient = requirePublicClient(client, chainId)
   const amounts = await share(client, `${chainId}|quote|${router}|${path.join('>')}|${amountIn}`, () =>
     ask(
       chainId,
       () => publicClient.readContract({ address: router, abi: swapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, path] }),
       () => {
-        throw unavailable(chainId, `the swap router cannot price ${path[0]} in ${path[1]} (no pool, or an empty one)`)
+        throw unavailable(chainId, `the swap router cannot price ${path[0]} in ${path[1]} (no pool, or an empty one)`, field)
       },
     ),
   )
   const out = amounts.at(-1) ?? 0n
-  if (out === 0n) throw unavailable(chainId, `the pool pays nothing for ${amountIn}; the amount is too small to swap`)
+  if (out === 0n) throw unavailable(chainId, `the pool pays nothing for ${amountIn}; the amount is too small to swap`, field)
   return out
 }
 
@@ -62,8 +72,10 @@ export function minimumOut(quoted: bigint, slippageBps: number): bigint {
 
 export interface SwapStepParameters {
   router: Address
-  tokenIn: TokenLabel
-  asset: TokenLabel
+  /** The token paid in. */
+  sell: TokenLabel
+  /** The token received. */
+  buy: TokenLabel
   amountIn: bigint
   quoted: bigint
   minOut: bigint
@@ -73,7 +85,7 @@ export interface SwapStepParameters {
 }
 
 export function swapDraft(client: EvmClient, ctx: BuildContext, p: SwapStepParameters): Draft {
-  const path = [p.tokenIn.address, p.asset.address] as const
+  const path = [p.sell.address, p.buy.address] as const
   const deadline = BigInt(Math.floor(client.now() / 1000) + SWAP_DEADLINE_SECONDS)
   return {
     type: 'swap',
@@ -86,7 +98,7 @@ export function swapDraft(client: EvmClient, ctx: BuildContext, p: SwapStepParam
       args: [p.amountIn, p.minOut, [...path], ctx.owner, deadline],
     }),
     standalone: p.standalone,
-    description: `Swap ${describeAmount(p.amountIn, p.tokenIn)} for at least ${describeAmount(p.minOut, p.asset)}`,
+    description: `Swap ${describeAmount(p.amountIn, p.sell)} for at least ${describeAmount(p.minOut, p.buy)}`,
     metadata: {
       router: p.router,
       path: [...path],

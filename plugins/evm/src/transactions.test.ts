@@ -5,7 +5,7 @@ import { closedPortUrl, sendUnsigned } from '../../../test/chains/evm.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { withHeadroom } from './gas.ts'
-import { build, readTag } from './transactions.ts'
+import { build, check, readTag } from './transactions.ts'
 
 let chain: EarnChain
 beforeAll(async () => {
@@ -156,20 +156,61 @@ describe('build: withdraw', () => {
     expect((await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: hash! })).tag).toBe(tag)
   })
 
-  test('a tokenOut other than the asset is a 400 naming tokenOut', async () => {
+  test('a tokenOut other than the asset needs a swap router, and the native coin is never routed: 400s naming tokenOut', async () => {
     const owner = await chain.user()
-    const e = await build(chain.client(), {
-      kind: 'withdraw',
+    const withdraw = (tokenOut: string) => ({
+      kind: 'withdraw' as const,
       chainId: chain.anvil.chainId,
       owner: lower(owner.address),
       opportunity: chain.opportunity,
       amount: 1n,
       tag: chain.tag(),
       slippageBps: 50,
-      tokenOut: chain.other,
-    }).catch((e: unknown) => e)
-    expect(e).toBeInstanceOf(InvalidArgumentError)
-    expect(e).toMatchObject({ context: { tokenOut: expect.any(String) } })
+      tokenOut,
+    })
+    const cases = [
+      [chain.client({ swapRouter: false }), chain.other, /no swap router is configured for chain 31337/],
+      [chain.client(), 'native', /native is not routed/],
+    ] as const
+    for (const [client, tokenOut, why] of cases) {
+      const e = await build(client, withdraw(tokenOut)).catch((e: unknown) => e)
+      expect(e).toBeInstanceOf(InvalidArgumentError)
+      expect((e as InvalidArgumentError).context.tokenOut).toMatch(why)
+    }
+  })
+})
+
+describe('check: what a build refuses without the chain', () => {
+  // A client whose RPC port is closed: any read would be a 503, so a 400 here was decided without one.
+  const offline = async () => connect({ EVM_RPC_URLS: `31337=${await closedPortUrl()}` })
+  const refused = (f: () => void) => {
+    try {
+      f()
+    } catch (e) {
+      return e
+    }
+    throw new Error('check accepted the request')
+  }
+
+  test('direct deposit of another token, a swap of the native coin, a withdrawal into another token without a router', async () => {
+    const owner = await chain.user()
+    const client = await offline()
+    const direct = refused(() => check(client, chain.deposit({ owner, amount: 1n, tokenIn: chain.other })))
+    expect(direct).toMatchObject({ status: 400, context: { tokenIn: expect.stringContaining('other tokens need mode "swap"') } })
+    const native = refused(() => check(client, { ...chain.deposit({ owner, amount: 1n, mode: 'swap' }), tokenIn: 'native' }))
+    expect(native).toMatchObject({ status: 400, context: { tokenIn: expect.stringContaining('native is not routed') } })
+    const out = refused(() =>
+      check(client, { kind: 'withdraw', chainId: '31337', owner: lower(owner.address), opportunity: chain.opportunity, amount: 1n, tag: chain.tag(), slippageBps: 50, tokenOut: chain.other }),
+    )
+    expect(out).toMatchObject({ status: 400, context: { tokenOut: expect.stringContaining('no swap router') } })
+    const zero = refused(() => check(client, chain.deposit({ owner, amount: 0n })))
+    expect(zero).toMatchObject({ status: 400, context: { amount: expect.any(String) } })
+  })
+
+  test('accepts what it can build, without asking the chain', async () => {
+    const owner = await chain.user()
+    const client = await offline()
+    expect(() => check(client, chain.deposit({ owner, amount: 1n }))).not.toThrow()
   })
 })
 

@@ -3,34 +3,75 @@
  * quotes, token names) goes through the client's batched and shared path, and gas comes from `gas.ts`, so a burst
  * of builds costs a few batched eth_calls and no per-request estimate.
  */
-import { InvalidArgumentError, type BuildParameters, type UnsignedTransaction } from '@earn/core'
-import type { Address } from 'viem'
-import { parse } from './address.ts'
+import { InvalidArgumentError, NATIVE_TOKEN, type BuildParameters, type UnsignedTransaction } from '@earn/core'
+import { erc4626Abi, type Address } from 'viem'
+import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { allowance, tokenLabel } from './erc20.ts'
 import { approveDraft, depositDraft, finish, vaultName, withdrawDraft, type BuildContext } from './steps.ts'
+import { ask } from './rpc.ts'
+import { share } from './shared.ts'
 import { checkSlippageBps, minimumOut, quote, routerFor, swapDraft, unavailable } from './swap.ts'
 
 export { readTag } from './readTag.ts'
 
-export async function build(client: EvmClient, p: BuildParameters): Promise<UnsignedTransaction[]> {
+/** What a build makes, decided from the request alone (see `check`). */
+type Plan =
+  | { kind: 'direct' }
+  | { kind: 'swap-in'; tokenIn: Address; router: Address }
+  | { kind: 'withdraw' }
+  | { kind: 'swap-out'; tokenOut: Address; router: Address }
+
+/** The swap adapter trades ERC-20s on a V2 pool; the chain's own coin would need wrapping first. */
+function swappable(input: string, field: 'tokenIn' | 'tokenOut'): Address {
+  if (input === NATIVE_TOKEN)
+    throw new InvalidArgumentError(`${field} native is not routed: the swap router trades ERC-20 tokens only`, {
+      [field]: 'native is not routed; name an ERC-20 token (wrap the native coin first)',
+    })
+  return parse(input, field)
+}
+
+function plan(client: EvmClient, p: BuildParameters): { ctx: BuildContext; plan: Plan } {
   const ctx = context(client, p)
   if (p.amount <= 0n) throw new InvalidArgumentError('amount must be greater than zero', { amount: 'must be > 0' })
   if (p.kind === 'withdraw') {
-    if (p.tokenOut !== undefined && parse(p.tokenOut, 'tokenOut') !== ctx.asset)
-      throw new InvalidArgumentError(`tokenOut must be the vault's asset ${ctx.asset}`, {
-        tokenOut: `this vault pays out only ${ctx.asset}`,
-      })
-    return withdraw(client, ctx, p.amount)
+    // An ERC-4626 asset is always an ERC-20, so `native` is never it.
+    const tokenOut = p.tokenOut === undefined ? ctx.asset : swappable(p.tokenOut, 'tokenOut')
+    if (tokenOut === ctx.asset) return { ctx, plan: { kind: 'withdraw' } }
+    checkSlippageBps(p.slippageBps)
+    return { ctx, plan: { kind: 'swap-out', tokenOut, router: routerFor(client, ctx.chainId, 'tokenOut') } }
   }
-  const tokenIn = parse(p.tokenIn, 'tokenIn')
-  // Swapping the asset for itself is a direct deposit.
-  if (p.mode === 'swap' && tokenIn !== ctx.asset) return swapDeposit(client, ctx, tokenIn, p.amount, p.slippageBps)
-  if (tokenIn !== ctx.asset)
-    throw new InvalidArgumentError(`tokenIn must be the vault's asset ${ctx.asset} for a direct deposit`, {
-      tokenIn: `a direct deposit takes only ${ctx.asset}; other tokens need mode "swap"`,
+  if (p.mode === 'swap') {
+    const tokenIn = swappable(p.tokenIn, 'tokenIn')
+    // Swapping the asset for itself is a direct deposit.
+    if (tokenIn === ctx.asset) return { ctx, plan: { kind: 'direct' } }
+    checkSlippageBps(p.slippageBps)
+    return { ctx, plan: { kind: 'swap-in', tokenIn, router: routerFor(client, ctx.chainId, 'tokenIn') } }
+  }
+  if (p.tokenIn === NATIVE_TOKEN || parse(p.tokenIn, 'tokenIn') !== ctx.asset)
+    throw new InvalidArgumentError(`tokenIn must be the vault's asset ${format(ctx.asset)} for a direct deposit`, {
+      tokenIn: `a direct deposit takes only ${format(ctx.asset)}; other tokens need mode "swap"`,
     })
-  return directDeposit(client, ctx, p.amount)
+  return { ctx, plan: { kind: 'direct' } }
+}
+
+/** Everything `build` would refuse without reading the chain, refused the same way. */
+export function check(client: EvmClient, p: BuildParameters): void {
+  plan(client, p)
+}
+
+export async function build(client: EvmClient, p: BuildParameters): Promise<UnsignedTransaction[]> {
+  const { ctx, plan: made } = plan(client, p)
+  switch (made.kind) {
+    case 'direct':
+      return directDeposit(client, ctx, p.amount)
+    case 'swap-in':
+      return swapDeposit(client, ctx, made.tokenIn, made.router, p.amount, p.slippageBps)
+    case 'withdraw':
+      return withdraw(client, ctx, p.amount)
+    case 'swap-out':
+      return swapWithdraw(client, ctx, made.tokenOut, made.router, p.amount, p.slippageBps)
+  }
 }
 
 function context(client: EvmClient, p: BuildParameters): BuildContext {
@@ -65,13 +106,12 @@ async function swapDeposit(
   client: EvmClient,
   ctx: BuildContext,
   tokenIn: Address,
+  router: Address,
   amount: bigint,
   slippageBps: number,
 ): Promise<UnsignedTransaction[]> {
-  const router = routerFor(client, ctx.chainId)
-  checkSlippageBps(slippageBps)
   const [quoted, routerAllowed, vaultAllowed, tokenInLabel, asset, vault] = await Promise.all([
-    quote(client, ctx.chainId, router, [tokenIn, ctx.asset], amount),
+    quote(client, ctx.chainId, router, [tokenIn, ctx.asset], amount, 'tokenIn'),
     allowance(client, { chainId: ctx.chainId, token: tokenIn, owner: ctx.owner, spender: router, field: 'tokenIn' }),
     allowance(client, { chainId: ctx.chainId, token: ctx.asset, owner: ctx.owner, spender: ctx.vault, field: 'baseToken' }),
     tokenLabel(client, ctx.chainId, tokenIn),
@@ -79,11 +119,11 @@ async function swapDeposit(
     tokenLabel(client, ctx.chainId, ctx.vault),
   ])
   const minOut = minimumOut(quoted, slippageBps)
-  if (minOut === 0n) throw unavailable(ctx.chainId, 'with this slippageBps the swap guarantees nothing to deposit')
+  if (minOut === 0n) throw unavailable(ctx.chainId, 'with this slippageBps the swap guarantees nothing to deposit', 'tokenIn')
   const routerShort = routerAllowed < amount
   return finish(client, ctx, [
     ...(routerShort ? [approveDraft({ token: tokenInLabel, spender: router, spenderName: 'swap router', amount })] : []),
-    swapDraft(client, ctx, { router, tokenIn: tokenInLabel, asset, amountIn: amount, quoted, minOut, slippageBps, standalone: !routerShort }),
+    swapDraft(client, ctx, { router, sell: tokenInLabel, buy: asset, amountIn: amount, quoted, minOut, slippageBps, standalone: !routerShort }),
     ...(vaultAllowed < minOut
       ? [approveDraft({ token: asset, spender: ctx.vault, spenderName: vaultName(vault), amount: minOut })]
       : []),
@@ -102,4 +142,51 @@ async function swapDeposit(
 async function withdraw(client: EvmClient, ctx: BuildContext, shares: bigint): Promise<UnsignedTransaction[]> {
   const [asset, vault] = await Promise.all([tokenLabel(client, ctx.chainId, ctx.asset), tokenLabel(client, ctx.chainId, ctx.vault)])
   return finish(client, ctx, [withdrawDraft(ctx, { shares, asset, vault })])
+}
+
+/**
+ * Redeem, then sell what the shares redeem for. The vault's `previewRedeem` (read now) is what the redeem pays at
+ * least, so the swap sells exactly that: the redeem cannot pay less, and anything it pays above stays in the wallet
+ * as the asset. The swap cannot run before the redeem is mined.
+ */
+async function swapWithdraw(
+  client: EvmClient,
+  ctx: BuildContext,
+  tokenOut: Address,
+  router: Address,
+  shares: bigint,
+  slippageBps: number,
+): Promise<UnsignedTransaction[]> {
+  const [redeemed, routerAllowed, asset, out, vault] = await Promise.all([
+    previewRedeem(client, ctx, shares),
+    allowance(client, { chainId: ctx.chainId, token: ctx.asset, owner: ctx.owner, spender: router, field: 'baseToken' }),
+    tokenLabel(client, ctx.chainId, ctx.asset),
+    tokenLabel(client, ctx.chainId, tokenOut),
+    tokenLabel(client, ctx.chainId, ctx.vault),
+  ])
+  if (redeemed === 0n)
+    throw new InvalidArgumentError('these shares redeem for nothing now, so there is nothing to swap', { amount: 'redeems for 0 of the asset' })
+  const quoted = await quote(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, 'tokenOut')
+  const minOut = minimumOut(quoted, slippageBps)
+  if (minOut === 0n) throw unavailable(ctx.chainId, 'with this slippageBps the swap guarantees nothing in return', 'tokenOut')
+  return finish(client, ctx, [
+    withdrawDraft(ctx, { shares, asset, vault }),
+    ...(routerAllowed < redeemed ? [approveDraft({ token: asset, spender: router, spenderName: 'swap router', amount: redeemed })] : []),
+    swapDraft(client, ctx, { router, sell: asset, buy: out, amountIn: redeemed, quoted, minOut, slippageBps, standalone: false }),
+  ])
+}
+
+async function previewRedeem(client: EvmClient, ctx: BuildContext, shares: bigint): Promise<bigint> {
+  const publicClient = requirePublicClient(client, ctx.chainId)
+  return share(client, `${ctx.chainId}|previewRedeem|${ctx.vault}|${shares}`, () =>
+    ask(
+      ctx.chainId,
+      () => publicClient.readContract({ address: ctx.vault, abi: erc4626Abi, functionName: 'previewRedeem', args: [shares] }),
+      () => {
+        throw new InvalidArgumentError(`${ctx.vault} answers no ERC-4626 previewRedeem() on chain ${ctx.chainId}`, {
+          vaultAddress: 'not an ERC-4626 vault',
+        })
+      },
+    ),
+  )
 }

@@ -23,15 +23,22 @@ export interface BuildContext {
   memo: Instruction
 }
 
-/** Every check that needs no chain, done before the first RPC call. */
-export function buildContext(client: SolanaClient, p: BuildParameters): BuildContext {
+/** Every check of the parameters both kinds share that needs no chain. */
+function parameters(p: BuildParameters): Pick<BuildContext, 'owner' | 'vault' | 'amount' | 'memo'> {
   if (!ownsSolanaChain(p.chainId))
     throw new InvalidArgumentError(`chainId ${p.chainId} is not a Solana cluster`, { chainId: 'not a Solana cluster' })
   const owner = address(parseAddress(p.owner, 'userAddress'))
   const vault = address(parseAddress(p.opportunity.vaultAddress, 'vaultAddress'))
   const amount = assertU64Amount(p.amount)
   const memo = tagInstruction(p.tag)
-  return { rpc: requireRpc(client, 'Solana transactions'), abortSignal: deadline(), owner, vault, amount, memo }
+  return { owner, vault, amount, memo }
+}
+
+export const checkParameters = (p: BuildParameters): void => void parameters(p)
+
+/** The parameters checked, before the first RPC call. */
+export function buildContext(client: SolanaClient, p: BuildParameters): BuildContext {
+  return { rpc: requireRpc(client, 'Solana transactions'), abortSignal: deadline(), ...parameters(p) }
 }
 
 export interface StepParameters {

@@ -15,19 +15,29 @@ import { tokenTransferToVault } from './transfer.ts'
 
 export type DepositParameters = Extract<BuildParameters, { kind: 'deposit' }>
 
-export async function buildDeposit(ctx: BuildContext, p: DepositParameters): Promise<UnsignedTransaction> {
-  // Direct deposits move the vault's own token; turning another token into it is a swap, which has
-  // no route on Solana here. Checked before any read.
+const wrongToken = (baseToken: string) =>
+  new InvalidArgumentError(`tokenIn must be this opportunity's base token, ${baseToken}, for a direct deposit`, {
+    tokenIn: `must be ${baseToken}`,
+  })
+
+/**
+ * Direct deposits move the vault's own token; turning another token into it is a swap, which has no route on
+ * Solana here. Needs no chain, so it runs before the balance preflight.
+ */
+export function checkDeposit(p: DepositParameters): void {
   if (p.mode !== 'direct')
     throw new InvalidArgumentError('swap deposits are not supported on Solana; use mode "direct"', {
       mode: 'only "direct" is supported on Solana',
     })
+  const tokenIn = p.tokenIn === 'native' ? 'native' : parseAddress(p.tokenIn, 'tokenIn')
+  if (tokenIn !== p.opportunity.baseToken) throw wrongToken(p.opportunity.baseToken)
+}
+
+export async function buildDeposit(ctx: BuildContext, p: DepositParameters): Promise<UnsignedTransaction> {
+  checkDeposit(p)
   const baseToken = p.opportunity.baseToken
-  const wrongToken = () =>
-    new InvalidArgumentError(`tokenIn must be this opportunity's base token, ${baseToken}, for a direct deposit`, {
-      tokenIn: `must be ${baseToken}`,
-    })
-  return p.tokenIn === 'native' ? depositSol(ctx, baseToken, wrongToken) : depositToken(ctx, p.tokenIn, baseToken, wrongToken)
+  const wrong = () => wrongToken(baseToken)
+  return p.tokenIn === 'native' ? depositSol(ctx, baseToken, wrong) : depositToken(ctx, p.tokenIn, baseToken, wrong)
 }
 
 /** SOL vaults (catalog base token `native`) hold lamports at the deposit authority itself. */

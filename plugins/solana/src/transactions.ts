@@ -3,13 +3,20 @@
  * paying the fee, the attribution tag in a memo. Reading the tag back lives in readTag.ts.
  */
 import type { BuildParameters, UnsignedTransaction } from '@earn/core'
-import { buildContext } from './build.ts'
+import { buildContext, checkParameters } from './build.ts'
 import type { SolanaClient } from './client.ts'
-import { buildDeposit } from './deposit.ts'
+import { buildDeposit, checkDeposit } from './deposit.ts'
 import { rpcFailure } from './rpc.ts'
-import { buildWithdraw } from './withdraw.ts'
+import { buildWithdraw, checkWithdraw } from './withdraw.ts'
 
 export { readTag } from './readTag.ts'
+
+/** Everything a build would refuse without reading the chain, refused the same way. */
+export function checkTransactions(_client: SolanaClient, p: BuildParameters): void {
+  checkParameters(p)
+  if (p.kind === 'deposit') checkDeposit(p)
+  else checkWithdraw(p)
+}
 
 /** Steps in signing order; on Solana every action is a single transaction. */
 export async function buildTransactions(client: SolanaClient, p: BuildParameters): Promise<UnsignedTransaction[]> {

@@ -15,7 +15,8 @@ import { tokenTransferToVault } from './transfer.ts'
 
 export type WithdrawParameters = Extract<BuildParameters, { kind: 'withdraw' }>
 
-export async function buildWithdraw(ctx: BuildContext, p: WithdrawParameters): Promise<UnsignedTransaction> {
+/** Needs no chain, so it runs before the balance preflight. */
+export function checkWithdraw(p: WithdrawParameters): void {
   // The vault pays out in its base token; any other tokenOut would need a swap after the payout.
   if (p.tokenOut !== undefined && p.tokenOut !== p.opportunity.baseToken)
     throw new InvalidArgumentError(`tokenOut must be this opportunity's base token, ${p.opportunity.baseToken}, on Solana`, {
@@ -25,6 +26,10 @@ export async function buildWithdraw(ctx: BuildContext, p: WithdrawParameters): P
     throw new InvalidArgumentError('this opportunity names no receipt token, so there is nothing to withdraw', {
       receiptToken: 'missing from the catalog',
     })
+}
+
+export async function buildWithdraw(ctx: BuildContext, p: WithdrawParameters): Promise<UnsignedTransaction> {
+  checkWithdraw(p)
   const mint = address(parseAddress(p.opportunity.receiptToken, 'receiptToken'))
   const [lifetime, token] = await Promise.all([
     latestLifetime(ctx.rpc, ctx.abortSignal),

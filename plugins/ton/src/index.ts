@@ -7,7 +7,7 @@ import { formatTonAddress, isValidTonAddress, parseTonAddress } from './address.
 import { readTonBalance } from './balance.ts'
 import { connectTon } from './client.ts'
 import { tonSignInMessage, verifyTonSignIn } from './signIn.ts'
-import { buildTonTransactions } from './transactions.ts'
+import { buildTonTransactions, checkTonTransactions } from './transactions.ts'
 import { readTonTag } from './tag.ts'
 import { readTonVault } from './vault.ts'
 import { readTonAssets, readTonFlows } from './portfolio.ts'
@@ -38,6 +38,7 @@ export const ton = defineEcosystem({
     flows: readTonFlows,
   },
   transactions: {
+    check: checkTonTransactions,
     build: buildTonTransactions,
     readTag: readTonTag,
     buildTransfer: buildTonTransfer,

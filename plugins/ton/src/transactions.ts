@@ -32,7 +32,8 @@ export const JETTON_TRANSFER_TON = toNano('0.1')
 
 const NATIVE = 'native'
 
-export async function buildTonTransactions(client: TonChainClient, p: BuildParameters): Promise<UnsignedTransaction[]> {
+/** What a build needs that takes no chain, parsed; or the 400 the build gives. */
+function checked(p: BuildParameters) {
   if (p.kind === 'deposit' && p.mode !== 'direct')
     throw new InvalidArgumentError(`mode ${p.mode} is not available for TON opportunities; deposit the base token directly`, {
       mode: 'must be direct: TON opportunities take their base token only',
@@ -42,17 +43,39 @@ export async function buildTonTransactions(client: TonChainClient, p: BuildParam
   const owner = toTonAddress(p.owner, 'owner')
   const vault = toTonAddress(p.opportunity.vaultAddress, 'vaultAddress')
   const baseToken = tokenForm(p.opportunity.baseToken, 'baseToken')
-  // Withdrawals carry the tag too: the vault (or its operator) learns which action a return belongs to.
-  const comment = p.tag ? commentCell(p.tag) : undefined
-  const request = (message: OutgoingMessage) =>
-    tonConnectRequest({ nowMs: client.now(), network: p.chainId, from: owner, messages: [message] })
-
   if (p.kind === 'deposit') {
     // A TON vault is credited with what it receives, so only the base token is a deposit.
     if (tokenForm(p.tokenIn, 'tokenIn') !== baseToken)
       throw new InvalidArgumentError(`tokenIn must be the opportunity's base token ${p.opportunity.baseToken}`, {
         tokenIn: `must be ${p.opportunity.baseToken}`,
       })
+    return { owner, vault, baseToken, receipt: undefined }
+  }
+  if (p.tokenOut !== undefined && tokenForm(p.tokenOut, 'tokenOut') !== baseToken)
+    throw new InvalidArgumentError(`tokenOut must be the opportunity's base token ${p.opportunity.baseToken}`, {
+      tokenOut: `must be ${p.opportunity.baseToken} or omitted`,
+    })
+  const receipt = tokenForm(p.opportunity.receiptToken, 'receiptToken')
+  if (receipt === NATIVE)
+    throw new InvalidArgumentError('the opportunity has no receipt jetton to withdraw with', {
+      receiptToken: 'must be a jetton master address',
+    })
+  return { owner, vault, baseToken, receipt }
+}
+
+/** Everything a build would refuse without reading the chain, refused the same way. */
+export function checkTonTransactions(_client: TonChainClient, p: BuildParameters): void {
+  checked(p)
+}
+
+export async function buildTonTransactions(client: TonChainClient, p: BuildParameters): Promise<UnsignedTransaction[]> {
+  const { owner, vault, baseToken, receipt } = checked(p)
+  // Withdrawals carry the tag too: the vault (or its operator) learns which action a return belongs to.
+  const comment = p.tag ? commentCell(p.tag) : undefined
+  const request = (message: OutgoingMessage) =>
+    tonConnectRequest({ nowMs: client.now(), network: p.chainId, from: owner, messages: [message] })
+
+  if (p.kind === 'deposit') {
     if (baseToken === NATIVE) {
       return [
         {
@@ -74,16 +97,7 @@ export async function buildTonTransactions(client: TonChainClient, p: BuildParam
     ]
   }
 
-  if (p.tokenOut !== undefined && tokenForm(p.tokenOut, 'tokenOut') !== baseToken)
-    throw new InvalidArgumentError(`tokenOut must be the opportunity's base token ${p.opportunity.baseToken}`, {
-      tokenOut: `must be ${p.opportunity.baseToken} or omitted`,
-    })
-  const receipt = tokenForm(p.opportunity.receiptToken, 'receiptToken')
-  if (receipt === NATIVE)
-    throw new InvalidArgumentError('the opportunity has no receipt jetton to withdraw with', {
-      receiptToken: 'must be a jetton master address',
-    })
-  const t = await jettonTransfer(client, { master: toTonAddress(receipt), field: 'receiptToken', input: p.opportunity.receiptToken, owner, vault, amount: p.amount, comment, queryId: queryId(client) })
+  const t = await jettonTransfer(client, { master: toTonAddress(receipt!), field: 'receiptToken', input: p.opportunity.receiptToken, owner, vault, amount: p.amount, comment, queryId: queryId(client) })
   return [
     {
       type: 'withdraw',
