@@ -2,18 +2,15 @@
  * Every operation the OpenAPI document lists, asked with malformed input: odd path segments, query values and
  * bodies of the wrong shape or type, JSON that does not parse, other content types. Whatever the operation, the
  * answer is the error envelope with its code equal to the HTTP status, or a success; never a 5xx other than 503
- * (a chain this deployment has no endpoint for), never a stack trace.
+ * (a chain this deployment has no endpoint for), never a stack trace. On SQLite and on PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createStore, type Store } from '@earn/core'
 import { createHarness, type Harness, type Json } from '../harness.ts'
+import { DATABASE_URL, freshSchema, postgresAvailable } from '../services.ts'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
-
-const ODD: unknown[] = [null, true, 0, -1, 1.5, 1e308, '', ' ', 'x'.repeat(5000), '💥', '0x', '-1', '1e18', '１２３', [], {}, [1], { a: 1 }, '__proto__', '../../etc', '99999999999999999999999999999999999999999999999999999999999999999999999999999999']
+// A NUL ('\u0000') passes SQLite but is an error on PostgreSQL, whose text cannot hold one: so the walk runs on both.
+const ODD: unknown[] = [null, true, 0, -1, 1.5, 1e308, '', ' ', 'x'.repeat(5000), '💥', '0x', '-1', '1e18', '１２３', [], {}, [1], { a: 1 }, '__proto__', '../../etc', '99999999999999999999999999999999999999999999999999999999999999999999999999999999', '\u0000', 'a\u0000b', { 'a\u0000': 1 }]
 const PATH_VALUES = ['x', '..', '%2e%2e', '%00', 'a'.repeat(3000), '00000000-0000-4000-8000-000000000000', '💥', '%E2%82', 'constructor']
 const RAW_BODIES = ['{', 'null', '[]', '{"a":', '"text"', '{"__proto__":{"polluted":1}}']
 const OTHER_TYPES: [string, string][] = [
@@ -41,7 +38,34 @@ function bodies(properties: Record<string, { type?: string }>, distributorId: st
   return out
 }
 
-describe('malformed input, every operation', () => {
+const engines: [string, () => Promise<{ store: Store; cleanup(): Promise<void> }>][] = [
+  ['sqlite', async () => ({ store: createStore({ engine: 'sqlite', path: ':memory:' }), cleanup: async () => {} })],
+]
+if (await postgresAvailable())
+  engines.push([
+    'postgres',
+    async () => {
+      const { schema, drop } = await freshSchema()
+      return { store: createStore({ engine: 'postgres', url: DATABASE_URL, schema }), cleanup: drop }
+    },
+  ])
+
+for (const [engine, open] of engines) describe(`malformed input, every operation (${engine})`, () => walk(open))
+
+function walk(open: (typeof engines)[number][1]) {
+  let h: Harness
+  let cleanup: () => Promise<void>
+  beforeAll(async () => {
+    const opened = await open()
+    cleanup = opened.cleanup
+    // A budget the walk cannot spend: a 429 would answer in place of the operation under test.
+    h = await createHarness({ store: opened.store, org: { hourlyBudget: 1_000_000_000 } })
+  })
+  afterAll(async () => {
+    await h.close()
+    await cleanup()
+  })
+
   test('answers the envelope (or a success), never a 5xx other than 503, never a stack', async () => {
     const doc = (await h.get('/openapi.json')).body as { paths: Record<string, Record<string, Operation>> }
     const problems: string[] = []
@@ -51,6 +75,7 @@ describe('malformed input, every operation', () => {
       const r = await h.request(method, path, init)
       const what = `${method} ${path.slice(0, 80)} ${String(init?.rawBody ?? JSON.stringify(init?.body) ?? '').slice(0, 60)}`
       if (r.status >= 500 && r.status !== 503) problems.push(`${what} -> ${r.status}`)
+      if (r.status === 429) problems.push(`${what} -> 429: the budget ran out, so the operation went untested`)
       if (/\.ts:\d+|\bat \w+ \(/.test(r.text)) problems.push(`${what} -> a stack trace`)
       if (r.status < 400) return
       const keys = Object.keys(r.body).sort().join(',')
@@ -81,5 +106,20 @@ describe('malformed input, every operation', () => {
     // The walk reached every operation: a document that lost its paths would pass the check above vacuously.
     expect(Object.keys(doc.paths).length).toBeGreaterThan(15)
     expect(asked).toBeGreaterThan(5000)
+  }, 120_000)
+
+  test('a NUL anywhere in the input is a 400 naming where, on every engine', async () => {
+    const opportunity = '00000000-0000-4000-8000-000000000000'
+    const cases: [string, string, Json | undefined, string][] = [
+      ['POST', `/v2/actions/deposit/a%00b`, { userAddress: '0x' + '1'.repeat(40), tokenIn: 'native', amount: '1', distributorId: h.distributorId }, 'path'],
+      ['GET', `/v2/opportunities/?chainIds=1%00`, undefined, 'query'],
+      ['POST', `/v2/actions/deposit/${opportunity}`, { userAddress: '0x' + '1'.repeat(40), tokenIn: 'native', amount: '1', distributorId: 'a\u0000b' }, 'distributorId'],
+      ['POST', `/v2/actions/deposit/${opportunity}`, { userAddress: '0x' + '1'.repeat(40), tokenIn: 'native', amount: '1', distributorId: h.distributorId, referralCode: 'r\u0000' }, 'referralCode'],
+    ]
+    for (const [method, path, body, field] of cases) {
+      const r = await h.request(method, path, { body })
+      expect(r.status, `${path}: ${r.text}`).toBe(400)
+      expect(r.body).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT', context: { [field]: 'contains a NUL character' } })
+    }
   })
-})
+}

@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
 import { randomUUID } from 'node:crypto'
 import type { NewAction } from '../store/schema.ts'
-import { ACTION_BATCH } from '../store/store.ts'
+import { ACTION_BATCH, createStore } from '../store/store.ts'
 import { createActionRecorder } from './recorder.ts'
 
 const row = (): NewAction => ({ id: randomUUID(), orgId: 'o', distributorId: 'd', kind: 'deposit', ecosystem: 'evm', chainId: '1', wallet: 'w', opportunityId: 'x', token: 't', amount: '1', referralCode: null, txHash: null, createdAt: 1 })
@@ -38,4 +38,17 @@ test('a failed insert fails every caller of its batch; more rows than one statem
   const ok = createActionRecorder({ insertActions: async (rows) => void sizes.push(rows.length) })
   await Promise.all(Array.from({ length: ACTION_BATCH + 5 }, () => ok.record(row())))
   expect(sizes).toEqual([ACTION_BATCH, 5])
+})
+
+test('a row its batch cannot store fails only its own caller: the others are stored', async () => {
+  const store = createStore({ engine: 'sqlite', path: ':memory:' })
+  await store.migrate(0)
+  const taken = row()
+  await store.insertActions([taken])
+  const recorder = createActionRecorder(store)
+  const rows = [row(), { ...row(), id: taken.id }, row()]
+  const results = await Promise.allSettled(rows.map((r) => recorder.record(r)))
+  expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+  for (const r of [rows[0]!, rows[2]!]) expect((await store.getAction(r.id))?.id).toBe(r.id)
+  await store.close()
 })

@@ -2,7 +2,8 @@
  * Recording built actions with a group commit. A build answers only after its action is stored (a tag whose
  * action is lost could never verify), but one commit per request costs more than the rest of the store work
  * together. So the rows of builds finishing in the same turn of the event loop go in one INSERT, and each
- * build resumes when that commit has landed.
+ * build resumes when that commit has landed. A batch that fails is tried again row by row, so a row only ever
+ * fails its own build.
  */
 import { ACTION_BATCH, type Store } from '../store/store.ts'
 import type { NewAction } from '../store/schema.ts'
@@ -30,7 +31,16 @@ export function createActionRecorder(store: Pick<Store, 'insertActions'>): Actio
       await store.insertActions(batch.map((w) => w.row))
       for (const w of batch) w.resolve()
     } catch (e) {
-      for (const w of batch) w.reject(e)
+      if (batch.length === 1) return batch[0]!.reject(e)
+      // One bad row must not fail the builds it happened to share a commit with: each row again on its own.
+      await Promise.all(
+        batch.map((w) =>
+          store.insertActions([w.row]).then(
+            () => w.resolve(),
+            (error: unknown) => w.reject(error),
+          ),
+        ),
+      )
     }
   }
   const schedule = () => {

@@ -7,7 +7,7 @@ import { ApiError, InvalidArgumentError, UnauthorizedError } from '@earn/core'
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
 import { meterHeaders } from '@earn/core/metering/meter'
 import type { Deps } from '../deps.ts'
-import { MALFORMED_JSON } from './parse.ts'
+import { MALFORMED_JSON, NulInBody } from './parse.ts'
 import { requestState } from './request.ts'
 
 const UNAUTHORIZED_TEXT = {
@@ -54,4 +54,10 @@ export async function guard(
       'x-api-key': 'secret key required',
     })
   if (ctx.body === MALFORMED_JSON) throw new InvalidArgumentError('request body is not valid JSON', { body: 'malformed JSON' })
+  if (ctx.body instanceof NulInBody) throw nulError(ctx.body.field)
+  // A NUL reaches a URL only percent-encoded; no path segment or query value takes one.
+  if (ctx.request.url.includes('%00')) throw nulError(new URL(ctx.request.url).search.includes('%00') ? 'query' : 'path')
 }
+
+const nulError = (field: string) =>
+  new InvalidArgumentError(`${field} contains a NUL character (\\u0000), which no field accepts`, { [field]: 'contains a NUL character' })
