@@ -74,6 +74,11 @@ export interface ReadTagResult {
   tag: string | null
   /** The wallet that sent the transaction, canonical. */
   from: string
+  /**
+   * The contract the transaction called, canonical (null: it called none), where the ecosystem's transactions name
+   * one (EVM). Verify then requires it to be the action's vault, so a tag sent anywhere else proves nothing.
+   */
+  to?: string | null
 }
 
 export interface AssetsParameters {

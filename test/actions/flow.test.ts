@@ -147,6 +147,24 @@ describe('direct deposit, verify, withdraw', () => {
     expect(c.body).toMatchObject({ verified: false, metadata: { actionId } })
   })
 
+  test("the user's own wallet sending the deposit's calldata elsewhere is not verified, and nothing is recorded", async () => {
+    // The calldata of a verified deposit, sent by the same wallet to other contracts: one that takes any call
+    // (the token ignores no selector, so use a plain account) and the other vault, which would take the deposit.
+    const elsewhere = privateKeyToAccount(generatePrivateKey()).address
+    const toAccount = await sendUnsigned(chain.anvil, wallet, { to: elsewhere, data: depositData, value: '0', gasLimit: '300000', chainId: 31337 })
+    expect(toAccount.status).toBe('success')
+    await mintToken(chain.anvil, chain.token, wallet.address, 250n * 10n ** 6n)
+    await sendUnsigned(chain.anvil, wallet, { to: chain.token, data: approveData(chain.swapVault, 250n * 10n ** 6n), value: '0', gasLimit: '100000', chainId: 31337 })
+    const toOtherVault = await sendUnsigned(chain.anvil, wallet, { to: chain.swapVault, data: depositData, value: '0', gasLimit: '300000', chainId: 31337 })
+    expect(toOtherVault.status).toBe('success')
+    for (const sent of [toAccount, toOtherVault]) {
+      const r = await h.get(`/v2/actions/verify?chainId=31337&txHash=${sent.transactionHash}`)
+      expect(r.status, r.text).toBe(200)
+      expect(r.body).toMatchObject({ verified: false, metadata: { actionId, opportunityId: chain.directId } })
+      expect(db.actions('tx_hash = ?', sent.transactionHash)).toHaveLength(0)
+    }
+  })
+
   test('a withdrawal built by the API pays the user the assets of the redeemed shares', async () => {
     const shares = await balanceOf(chain.vault, wallet.address)
     const redeem = shares / 2n
@@ -155,7 +173,11 @@ describe('direct deposit, verify, withdraw', () => {
     expect(r.body.transactions.map((t: Json) => t.type)).toEqual(['withdraw'])
     const assetsBefore = await balanceOf(chain.token, wallet.address)
     const expected = (await read(chain.vault, testVaultAbi, 'previewRedeem', [redeem])) as bigint
-    await sendAll(wallet, r.body.transactions)
+    const [redeemed] = await sendAll(wallet, r.body.transactions)
+    // Its tag verifies, but activity lists verified deposits only.
+    const v = await h.get(`/v2/actions/verify?chainId=31337&txHash=${redeemed!.transactionHash}`)
+    expect(v.body).toMatchObject({ verified: true, metadata: { actionId: r.body.actionId } })
+    expect(db.actions('tx_hash = ?', redeemed!.transactionHash)).toHaveLength(0)
     expect(await balanceOf(chain.token, wallet.address)).toBe(assetsBefore + expected)
     expect(await balanceOf(chain.vault, wallet.address)).toBe(shares - redeem)
     expect((await h.store.getAction(r.body.actionId))).toMatchObject({ kind: 'withdraw', amount: redeem.toString(), token: chain.vault.toLowerCase() })

@@ -2,10 +2,11 @@
  * `GET /v2/actions/verify`: reads a mined transaction through the ecosystem that owns the chain and
  * says whether the attribution tag it carries is ours and valid. A tag that does not parse, names an
  * action never built here, or fails its MAC is an answer (verified false), not an error; only a
- * transaction without a tag is 404. A verified transaction is recorded once, for activity.
+ * transaction without a tag is 404. A verified deposit is recorded once, for activity.
  */
 import { randomUUID } from 'node:crypto'
 import { parseTag, verifyTag } from '../attribution.ts'
+import type { ReadTagResult } from '../ecosystem.ts'
 import type { LoadedEcosystem } from '../registry.ts'
 import type { ActionRecord } from '../store/schema.ts'
 import type { ActionDeps } from './build.ts'
@@ -26,13 +27,21 @@ async function ecosystemOf(deps: ActionDeps, chainId: string): Promise<LoadedEco
 
 const TAGGED_KINDS: readonly string[] = ['deposit', 'withdraw']
 
-async function holds(deps: ActionDeps, tag: string, action: ActionRecord, chainId: string, from: string): Promise<boolean> {
+/** The contract the action's transactions call: its opportunity's vault (undefined when the catalog lost it). */
+async function vaultOf(deps: ActionDeps, ecosystem: LoadedEcosystem, action: ActionRecord): Promise<string | undefined> {
+  const opportunity = action.opportunityId === null ? undefined : await deps.lookups.opportunity(action.opportunityId)
+  return opportunity && ecosystem.plugin.address.parse(opportunity.listing.vaultAddress)
+}
+
+async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, action: ActionRecord, chainId: string, read: ReadTagResult): Promise<boolean> {
   const parsed = parseTag(tag)!
   return (
     TAGGED_KINDS.includes(action.kind) &&
     action.distributorId === parsed.distributorId &&
     action.chainId === chainId &&
-    action.wallet === from &&
+    action.wallet === ecosystem.plugin.address.parse(read.from) &&
+    // Calldata can be sent anywhere: only the call to the action's own vault deposited (or withdrew) anything.
+    (read.to === undefined || (read.to !== null && read.to === (await vaultOf(deps, ecosystem, action)))) &&
     verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId })
   )
 }
@@ -46,9 +55,9 @@ export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): 
   if (!parsed) return { tag, verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } }
 
   const action = await deps.store.getAction(parsed.actionId)
-  const from = ecosystem.plugin.address.parse(read.from)
-  const verified = action !== undefined && (await holds(deps, tag, action, p.chainId, from))
-  if (verified)
+  const verified = action !== undefined && (await holds(deps, ecosystem, tag, action, p.chainId, read))
+  // Activity lists verified deposits; a withdrawal's tag is answered for, not listed as one.
+  if (verified && action.kind === 'deposit')
     await deps.store.insertActionOnce({
       ...action,
       id: randomUUID(),

@@ -15,6 +15,7 @@ export async function readTag(client: EvmClient, p: ReadTagParameters): Promise<
     // A reverted transaction moved nothing, so it attributes nothing: its tag is not reported.
     tag: receipt.status === 'success' ? findTag(transaction.input) : null,
     from: transaction.from.toLowerCase(),
+    to: transaction.to?.toLowerCase() ?? null,
   }
 }
 

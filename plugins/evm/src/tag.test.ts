@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { concatHex, encodeFunctionData, erc4626Abi, stringToHex, type Hex } from 'viem'
+import { bytesToHex, concatHex, encodeFunctionData, erc4626Abi, stringToHex, type Hex } from 'viem'
 import { appendTag, findTag } from './tag.ts'
 
 const TAG = 'earn:v1:dist-42:0b8f6c1e-2a8e-4b43-9a39-2d6b0c6f1a77:3f9a0c1b2d4e5f60'
@@ -34,6 +34,30 @@ describe('appendTag / findTag', () => {
   test('whatever follows a tag is kept: an appended forgery changes the tag, so its MAC fails', () => {
     expect(findTag(concatHex([appendTag(deposit, TAG), stringToHex(':x')]))).toBe(`${TAG}:x`)
     expect(findTag(concatHex([appendTag(deposit, TAG), stringToHex('earn:v1:evil')]))).toBe(`${TAG}earn:v1:evil`)
+  })
+
+  test('agrees with the rule as written (the first prefix from which every byte is tag alphabet) on mixed inputs', () => {
+    // The rule, tried at every prefix: what findTag must answer, by a different route.
+    const byRule = (bytes: Uint8Array): string | null => {
+      const text = Buffer.from(bytes).toString('latin1')
+      for (let i = text.indexOf('earn:v1:'); i >= 0; i = text.indexOf('earn:v1:', i + 1))
+        if (/^earn:v1:[\x21-\x7e]+$/.test(text.slice(i))) return text.slice(i)
+      return null
+    }
+    const pieces = [[...Buffer.from('earn:v1:')], [...Buffer.from('ab')], [0x20], [0x00], [0xff], [...Buffer.from(':')], [...Buffer.from('earn:v')]]
+    let seed = 7
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31)
+    for (let n = 0; n < 2000; n++) {
+      const bytes = Uint8Array.from(Array.from({ length: next() % 12 }, () => pieces[next() % pieces.length]!).flat())
+      expect(findTag(bytesToHex(bytes)), Buffer.from(bytes).toString('latin1')).toBe(byRule(bytes))
+    }
+  })
+
+  test('a sender filling calldata with prefixes gets an answer at once: the search is linear', () => {
+    // 1 MiB of prefixes: the search that tested every prefix against the rest took minutes on this much.
+    const prefixes = 'earn:v1:'.repeat(128 * 1024)
+    expect(findTag(concatHex([stringToHex(prefixes), '0x00']))).toBeNull()
+    expect(findTag(concatHex([deposit, stringToHex(prefixes)]))).toBe(prefixes)
   })
 
   test('a tag outside the tag alphabet is refused before any wallet sees it', () => {

@@ -24,15 +24,23 @@ export function appendTag(calldata: Hex, tag: string): Hex {
  * The tag a transaction's input carries, or null. It is the first `earn:v1:` from which every remaining byte is
  * tag alphabet: ABI words before it are mostly unprintable, so the tag cannot be confused with an argument, and
  * whatever a sender appended after a real tag is returned with it (the server's MAC check then refuses it).
+ *
+ * Only a prefix inside the input's longest printable tail can start such a run, so that tail is found first and
+ * searched once: linear in the input, whatever a sender puts in it (testing every prefix found against the rest
+ * of the input was quadratic, and calldata is the sender's to choose).
  */
 export function findTag(input: Hex): string | null {
   const bytes = hexToBytes(input)
-  for (let start = indexOf(bytes, PREFIX_BYTES, 0); start >= 0; start = indexOf(bytes, PREFIX_BYTES, start + 1)) {
-    const candidate = bytesToString(bytes.subarray(start))
-    if (TAG_SHAPE.test(candidate)) return candidate
-  }
-  return null
+  let tail = bytes.length
+  while (tail > 0 && isTagByte(bytes[tail - 1]!)) tail--
+  const start = indexOf(bytes, PREFIX_BYTES, tail)
+  // The prefix alone is no tag: the alphabet needs at least one byte after it.
+  if (start < 0 || bytes.length - start <= PREFIX_BYTES.length) return null
+  return bytesToString(bytes.subarray(start))
 }
+
+/** Printable ASCII without space, as `TAG_SHAPE` admits. */
+const isTagByte = (b: number) => b >= 0x21 && b <= 0x7e
 
 function indexOf(haystack: Uint8Array, needle: Uint8Array, from: number): number {
   outer: for (let i = from; i <= haystack.length - needle.length; i++) {

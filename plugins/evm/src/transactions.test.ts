@@ -47,6 +47,7 @@ describe('build: direct deposit', () => {
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: depositHash! })).toEqual({
       tag,
       from: lower(owner.address),
+      to: lower(chain.vault),
     })
   })
 
@@ -227,6 +228,7 @@ describe('readTag', () => {
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({
       tag: `${tag}:forged`,
       from: lower(owner.address),
+      to: lower(chain.vault),
     })
   })
 
@@ -237,6 +239,7 @@ describe('readTag', () => {
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: hash! })).toEqual({
       tag: null,
       from: lower(owner.address),
+      to: lower(chain.asset),
     })
   })
 
@@ -249,6 +252,7 @@ describe('readTag', () => {
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({
       tag: null,
       from: lower(owner.address),
+      to: lower(chain.vault),
     })
   })
 
