@@ -58,6 +58,9 @@ describe('catalog validation', () => {
       expect.stringMatching(/^opportunities\[0\]: eventsFromBlock: Expected integer to be greater or equal to 0/),
       expect.stringMatching(/^opportunities\[1\]: eventsFromBlock: Expected integer/),
     ])
+    // A price past 1e15 USD could make a uint256 of assets worth more than a number holds.
+    const dear = await problems({ opportunities: [entry({ baseTokenPriceUsd: 1e16 })] })
+    expect(dear).toEqual([expect.stringMatching(/^opportunities\[0\] \([^)]+\): baseTokenPriceUsd: Expected number to be less or equal to 1000000000000000/)])
   })
 
   test('what only the ecosystem knows: loaded ecosystem, its chain ids, every address', async () => {
@@ -85,6 +88,10 @@ describe('catalog validation', () => {
     expect(found).toHaveLength(2)
     expect(found[0]).toContain('baseToken.address: the file says')
     expect(found[1]).toContain('baseToken.decimals: the file says 18, the chain says 6')
+    expect(await h.store.getOpportunity(e.id)).toBeUndefined()
+    // The chain answers that the token is no vault: refused, not stored as pending for a refresh that cannot help.
+    const notAVault = entry({ vaultAddress: chain.token })
+    expect(await problems({ opportunities: [notAVault] })).toEqual([expect.stringMatching(new RegExp(`^opportunities\\[0\\] \\(${e.id}\\): .*not an ERC-4626 vault`, 'i'))])
     expect(await h.store.getOpportunity(e.id)).toBeUndefined()
   })
 })

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createStore } from '@earn/core'
+import { randomUUID } from 'node:crypto'
+import { localCatalog } from '../actions/localChain.ts'
 import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
 
 let h: Harness
@@ -92,6 +94,25 @@ describe('the error envelope', () => {
     expect(r.body.error).toContain(requestId)
     expect(logged).toHaveLength(1)
     expect(logged[0]).toMatchObject({ requestId, error: expect.stringContaining('disk on fire') })
+    await broken.close()
+  })
+})
+
+describe('a response that fails its own schema', () => {
+  test("is a 500 INTERNAL, logged: the server's fault, never the caller's 400", async () => {
+    const logged: Record<string, unknown>[] = []
+    const broken = await createHarness({ logger: { info() {}, error: (f) => logged.push(f) } })
+    // A TVL no import can write now (the catalog bounds the price), as an older version could have stored it.
+    const listing = { ...localCatalog().opportunities[0]!, id: randomUUID() }
+    const facts = { baseToken: listing.baseToken.address!.toLowerCase(), receiptToken: listing.vaultAddress.toLowerCase(), decimals: 6, totalAssets: '1' }
+    await broken.store.upsertOpportunity(
+      { id: listing.id, ecosystem: 'evm', chainId: '31337', vaultAddress: listing.vaultAddress.toLowerCase(), listing: JSON.stringify(listing), chainFacts: JSON.stringify(facts), tvl: Infinity, refreshedAt: 1, refreshError: null, createdAt: 1, updatedAt: 1 },
+      [facts.baseToken],
+    )
+    const r = await broken.get(`/v2/opportunities/${listing.id}`)
+    expect(r.status, r.text).toBe(500)
+    expectEnvelope(r.body, 500, 'INTERNAL')
+    expect(logged).toHaveLength(1)
     await broken.close()
   })
 })

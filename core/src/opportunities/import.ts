@@ -1,9 +1,11 @@
 /**
  * `opportunity import FILE`: validates the whole file, reads each vault from its chain where the
  * chain answers, then upserts by id (a re-import updates). An entry whose chain does not answer is
- * stored as pending: the server's refresher fills it in, and until then the API does not list it.
+ * stored as pending: the server's refresher fills it in, and until then the API does not list it. An entry the
+ * chain contradicts (its facts differ from the file, or there is no vault at the address) stops the import.
  */
 import type { Clock } from '../clock.ts'
+import { findApiError } from '../errors.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
 import { parseCatalog } from './catalog.ts'
@@ -27,12 +29,20 @@ export interface ImportedOpportunity {
   note?: string
 }
 
+/** The listing fields a plugin's vault read names when the chain contradicts them. */
+const LISTING_ADDRESSES: readonly string[] = ['vaultAddress', 'baseToken', 'receiptToken']
+
 const reason = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e))
 
-async function factsFor(deps: CatalogDeps, listing: Listing): Promise<{ facts: ChainFacts } | { pending: string }> {
+async function factsFor(deps: CatalogDeps, listing: Listing): Promise<{ facts: ChainFacts } | { pending: string } | { refused: string }> {
   try {
     return { facts: await readChainFacts(await deps.ecosystems.get(listing.ecosystem), listing) }
   } catch (e) {
+    const api = findApiError(e)
+    // The plugin refused one of the file's addresses (no vault there, an asset that is no token): the file is wrong
+    // and no refresh would change that. A chain that did not answer, or one this process is not configured for (the
+    // server may be), is pending.
+    if (api?.code === 'INVALID_ARGUMENT' && Object.keys(api.context).some((k) => LISTING_ADDRESSES.includes(k))) return { refused: reason(e) }
     return { pending: reason(e) }
   }
 }
@@ -42,7 +52,8 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
   const read = await Promise.all(listings.map((l) => factsFor(deps, l)))
   const problems = listings.flatMap((l, i) => {
     const r = read[i]!
-    return 'facts' in r ? disagreements(l, r.facts).map((d) => `opportunities[${i}] (${l.id}): ${d}`) : []
+    const found = 'facts' in r ? disagreements(l, r.facts) : 'refused' in r ? [r.refused] : []
+    return found.map((d) => `opportunities[${i}] (${l.id}): ${d}`)
   })
   if (problems.length) throw new CatalogError(problems)
 

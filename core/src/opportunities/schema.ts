@@ -129,7 +129,8 @@ export const CatalogEntry = Type.Object(
     baseToken: CatalogVaultToken,
     receiptToken: CatalogVaultToken,
     depositTokens: Type.Array(CatalogToken, { minItems: 1 }),
-    baseTokenPriceUsd: Type.Number({ minimum: 0, description: 'USD price of one whole base token; tvl = totalAssets x price' }),
+    // Bounded so that tvl stays a finite number even for a uint256 of assets (2^256 x 1e15 is about 1e92).
+    baseTokenPriceUsd: Type.Number({ minimum: 0, maximum: 1e15, description: 'USD price of one whole base token; tvl = totalAssets x price' }),
     estimatedApr: Type.Number({ minimum: 0 }),
     minDepositAmountUsd: Type.Number({ minimum: 0 }),
     swapDirectEnabled: Type.Boolean(),

@@ -30,7 +30,8 @@ function validationContext(error: ValidationError): Record<string, string> {
 function toApiError(code: string | number, error: unknown, request: Request): ApiError | undefined {
   const api = findApiError(error)
   if (api) return api
-  if (error instanceof ValidationError) {
+  // A response that fails its own schema is the server's fault: left undefined here, it is logged and a 500.
+  if (error instanceof ValidationError && error.type !== 'response') {
     const context = validationContext(error)
     const fields = Object.keys(context)
     return new InvalidArgumentError(`invalid ${error.type}: check ${fields.join(', ') || 'the request'}`, context)
