@@ -51,6 +51,8 @@ export interface VaultState {
   /** The token that represents a position (the vault's share token; on ERC-4626 the vault itself). */
   receiptToken: string
   decimals: number
+  /** The receipt token's own decimals, where the chain says (an ERC-4626 share may have more than its asset). */
+  receiptDecimals?: number
   /** In base-token smallest units. */
   totalAssets: bigint
 }

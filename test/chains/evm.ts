@@ -188,6 +188,7 @@ export interface Artifact {
 export const CONTRACT_NAMES = [
   'TestToken',
   'TestVault',
+  'TestOffsetVault',
   'TestSmartWallet',
   'TestSmartWalletFactory',
   'MiniMulticall3',
@@ -286,6 +287,9 @@ export const deployToken = (anvil: Anvil, p: { name?: string; symbol?: string; d
 
 export const deployVault = (anvil: Anvil, asset: Address, p: { name?: string; symbol?: string } = {}) =>
   deploy(anvil, 'TestVault', [asset, p.name ?? 'Test Vault Share', p.symbol ?? 'vtUSD'])
+
+/** A vault whose shares have 12 more decimals than its asset. */
+export const deployOffsetVault = (anvil: Anvil, asset: Address) => deploy(anvil, 'TestOffsetVault', [asset, 'Offset Vault Share', 'ovtUSD'])
 
 /** An ERC-1271 wallet that accepts signatures by `owner`. */
 export const deploySmartWallet = (anvil: Anvil, owner: Address) => deploy(anvil, 'TestSmartWallet', [owner])

@@ -1,5 +1,6 @@
 import { expect, test } from 'bun:test'
-import { tvlUsd } from './chain.ts'
+import { disagreements, tvlUsd } from './chain.ts'
+import type { Listing } from './schema.ts'
 
 test('TVL is total assets in whole tokens times the catalog price, to the cent', () => {
   expect(tvlUsd(1_234_567_891n, 6, 1)).toBe(1234.57)
@@ -9,4 +10,12 @@ test('TVL is total assets in whole tokens times the catalog price, to the cent',
   expect(tvlUsd(5n, 0, 0.5)).toBe(2.5)
   // A uint256-sized balance keeps its magnitude instead of overflowing to Infinity or losing the exponent.
   expect(tvlUsd(10n ** 70n, 18, 1)).toBeCloseTo(1e52, -40)
+})
+
+test("the receipt token's decimals must match the chain's where both say; where the chain does not, the file stands", () => {
+  const listing = { baseToken: { symbol: 'USDC' }, receiptToken: { symbol: 'mUSDC', decimals: 6 } } as unknown as Listing
+  const facts = { baseToken: '0xa', receiptToken: '0xb', decimals: 6, totalAssets: '0' }
+  expect(disagreements(listing, { ...facts, receiptDecimals: 18 })).toEqual(['receiptToken.decimals: the file says 6, the chain says 18'])
+  expect(disagreements(listing, { ...facts, receiptDecimals: 6 })).toEqual([])
+  expect(disagreements(listing, facts)).toEqual([])
 })

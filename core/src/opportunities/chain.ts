@@ -22,6 +22,7 @@ export async function readChainFacts(
     baseToken: parseToken(ecosystem.plugin, state.baseToken),
     receiptToken: parseToken(ecosystem.plugin, state.receiptToken),
     decimals: state.decimals,
+    ...(state.receiptDecimals === undefined ? {} : { receiptDecimals: state.receiptDecimals }),
     totalAssets: state.totalAssets.toString(),
   }
 }
@@ -33,6 +34,8 @@ export function disagreements(listing: Listing, facts: ChainFacts): string[] {
     out.push(`baseToken.address: the file says ${listing.baseToken.address}, the vault's asset is ${facts.baseToken}`)
   if (listing.baseToken.decimals !== undefined && listing.baseToken.decimals !== facts.decimals)
     out.push(`baseToken.decimals: the file says ${listing.baseToken.decimals}, the chain says ${facts.decimals}`)
+  if (listing.receiptToken.decimals !== undefined && facts.receiptDecimals !== undefined && listing.receiptToken.decimals !== facts.receiptDecimals)
+    out.push(`receiptToken.decimals: the file says ${listing.receiptToken.decimals}, the chain says ${facts.receiptDecimals}`)
   if (listing.receiptToken.address !== undefined && listing.receiptToken.address !== facts.receiptToken)
     out.push(`receiptToken.address: the file says ${listing.receiptToken.address}, the vault's share token is ${facts.receiptToken}`)
   return out

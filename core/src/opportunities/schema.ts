@@ -168,5 +168,7 @@ export interface ChainFacts {
   baseToken: string
   receiptToken: string
   decimals: number
+  /** Absent where the chain does not say, and in facts stored before it was read. */
+  receiptDecimals?: number
   totalAssets: string
 }

@@ -18,8 +18,8 @@ export function toOpportunity(o: LiveOpportunity, plugin: Ecosystem<EcosystemId,
     receiptToken: {
       address: show(facts.receiptToken),
       symbol: listing.receiptToken.symbol,
-      // The chain reader reports the asset's decimals; a share token that differs says so in the file.
-      decimals: listing.receiptToken.decimals ?? facts.decimals,
+      // The chain's word where it gave one; else the file's; else the asset's (a share without a decimals offset).
+      decimals: facts.receiptDecimals ?? listing.receiptToken.decimals ?? facts.decimals,
       chainId: listing.chainId,
     },
     depositTokens: listing.depositTokens.map((t) => ({ ...t, address: show(t.address) })),

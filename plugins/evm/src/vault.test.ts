@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import { parseUnits } from 'viem'
-import { closedPortUrl, deploySmartWallet } from '../../../test/chains/evm.ts'
+import { closedPortUrl, deployOffsetVault, deploySmartWallet } from '../../../test/chains/evm.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { build } from './transactions.ts'
@@ -20,11 +20,17 @@ describe('balance.vault (anvil)', () => {
       baseToken: chain.asset.toLowerCase(),
       receiptToken: chain.vault.toLowerCase(),
       decimals: 6,
+      receiptDecimals: 6,
       totalAssets: 0n,
     })
     const owner = await chain.user(parseUnits('12.5', 6))
     await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('12.5', 6) })))
     expect((await vault(chain.client(), p)).totalAssets).toBe(parseUnits('12.5', 6))
+  })
+
+  test("a vault with a decimals offset: its shares' own decimals, beside the asset's", async () => {
+    const offset = await deployOffsetVault(chain.anvil, chain.asset)
+    expect(await vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: offset })).toMatchObject({ decimals: 6, receiptDecimals: 18 })
   })
 
   test('a token, a contract of another kind or an empty address is a 400 naming vaultAddress', async () => {

@@ -1,6 +1,6 @@
 /**
- * What the chain knows about an ERC-4626 vault, for the catalog: its asset, the asset's decimals and the assets
- * it holds. The reads ride the client's Multicall3 batching, so enriching a catalog costs few round trips.
+ * What the chain knows about an ERC-4626 vault, for the catalog: its asset, the asset's decimals, its own (share)
+ * decimals and the assets it holds. The reads ride the client's Multicall3 batching, so enriching a catalog costs few round trips.
  */
 import { InvalidArgumentError, type VaultParameters, type VaultState } from '@earn/core'
 import { erc20Abi, erc4626Abi } from 'viem'
@@ -16,15 +16,20 @@ export async function vault(client: EvmClient, p: VaultParameters): Promise<Vaul
       vaultAddress: `no ERC-4626 asset() and totalAssets() at this address on chain ${p.chainId}`,
     })
   }
-  const [asset, totalAssets] = await ask(
-    p.chainId,
-    () =>
-      Promise.all([
-        publicClient.readContract({ address, abi: erc4626Abi, functionName: 'asset' }),
-        publicClient.readContract({ address, abi: erc4626Abi, functionName: 'totalAssets' }),
-      ]),
-    notAVault,
-  )
+  const [[asset, totalAssets], receiptDecimals] = await Promise.all([
+    ask(
+      p.chainId,
+      () =>
+        Promise.all([
+          publicClient.readContract({ address, abi: erc4626Abi, functionName: 'asset' }),
+          publicClient.readContract({ address, abi: erc4626Abi, functionName: 'totalAssets' }),
+        ]),
+      notAVault,
+    ),
+    // EIP-4626 vaults carry ERC-20 metadata, but one without `decimals()` is still a vault: its shares are then
+    // described with the file's decimals, or the asset's.
+    ask<number | undefined>(p.chainId, () => publicClient.readContract({ address, abi: erc20Abi, functionName: 'decimals' }), () => undefined),
+  ])
   const decimals = await ask(
     p.chainId,
     () => publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'decimals' }),
@@ -34,5 +39,5 @@ export async function vault(client: EvmClient, p: VaultParameters): Promise<Vaul
       })
     },
   )
-  return { baseToken: asset.toLowerCase(), receiptToken: address, decimals, totalAssets }
+  return { baseToken: asset.toLowerCase(), receiptToken: address, decimals, ...(receiptDecimals === undefined ? {} : { receiptDecimals }), totalAssets }
 }

@@ -18,12 +18,12 @@ const read = (p: Partial<VaultParameters>) => readVault(client, { chainId: 'loca
 const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e)
 
 describe('balance.vault', () => {
-  test("decimals of the base mint, and the vault's associated account balance as total assets", async () => {
+  test("decimals of the base and receipt mints, and the vault's associated account balance as total assets", async () => {
     const [baseToken, receiptToken] = [await chain.createMint({ decimals: 9 }), await chain.createMint({ decimals: 6 })]
     const vaultAddress = newWallet().address
-    expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, totalAssets: 0n })
+    expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, receiptDecimals: 6, totalAssets: 0n })
     await chain.mintTo({ mint: baseToken, owner: vaultAddress, amount: 123_456_789n })
-    expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, totalAssets: 123_456_789n })
+    expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, receiptDecimals: 6, totalAssets: 123_456_789n })
   })
 
   test('a SOL vault (base token native) counts the lamports of its deposit authority', async () => {
@@ -34,6 +34,7 @@ describe('balance.vault', () => {
       baseToken: 'native',
       receiptToken,
       decimals: 9,
+      receiptDecimals: 6,
       totalAssets: 2_500_000_000n,
     })
   })

@@ -27,9 +27,9 @@ export async function readVault(client: SolanaClient, p: VaultParameters): Promi
   const rpc = requireRpc(client, 'Solana vaults')
   const abortSignal = deadline()
   try {
-    // The receipt mint is read too, though only to prove it is one: a catalog typo should fail at
-    // import, not at the first withdrawal.
-    const [base, _receipt] = await Promise.all([
+    // The receipt mint is read too: its decimals, and proof that it is one (a catalog typo should fail at
+    // import, not at the first withdrawal).
+    const [base, receipt] = await Promise.all([
       baseMint
         ? readMintWithAccounts(rpc, { mint: baseMint, owners: [vault], field: 'baseToken', abortSignal }).then((t) => ({
             decimals: t.decimals,
@@ -42,7 +42,7 @@ export async function readVault(client: SolanaClient, p: VaultParameters): Promi
       readMintWithAccounts(rpc, { mint: receiptMint, owners: [], field: 'receiptToken', abortSignal }),
     ])
     // Only the associated account counts: it is where deposits land (deposit.ts).
-    return { baseToken, receiptToken: receiptMint, decimals: base.decimals, totalAssets: base.totalAssets }
+    return { baseToken, receiptToken: receiptMint, decimals: base.decimals, receiptDecimals: receipt.decimals, totalAssets: base.totalAssets }
   } catch (e) {
     throw rpcFailure(e)
   }
