@@ -58,21 +58,23 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
   if (problems.length) throw new CatalogError(problems)
 
   const now = deps.clock.now()
-  const imported: ImportedOpportunity[] = []
-  for (const [i, listing] of listings.entries()) {
+  const factsOf = (i: number) => {
     const r = read[i]!
-    const facts = 'facts' in r ? r.facts : null
-    const result = await deps.store.upsertOpportunity(
-      encodeOpportunity(listing, facts, now),
-      listing.depositTokens.map((t) => t.address),
-    )
-    imported.push({
+    return 'facts' in r ? r.facts : null
+  }
+  // One transaction: a store failure part way leaves the catalog as it was, not half imported.
+  const results = await deps.store.upsertOpportunities(
+    listings.map((listing, i) => ({ row: encodeOpportunity(listing, factsOf(i), now), depositTokens: listing.depositTokens.map((t) => t.address) })),
+  )
+  const opportunities = listings.map((listing, i): ImportedOpportunity => {
+    const r = read[i]!
+    return {
       id: listing.id,
       name: listing.name,
-      result,
-      chainFacts: facts ? 'read' : 'pending',
+      result: results[i]!,
+      chainFacts: factsOf(i) ? 'read' : 'pending',
       ...('pending' in r ? { note: `${r.pending}; the server fills the chain facts in on its next refresh` } : {}),
-    })
-  }
-  return { opportunities: imported }
+    }
+  })
+  return { opportunities }
 }

@@ -28,6 +28,8 @@ export interface OpportunityStore {
    * null keeps the facts already stored when the vault (chain and address) is unchanged.
    */
   upsertOpportunity(row: OpportunityRecord, depositTokens: readonly string[]): Promise<'created' | 'updated'>
+  /** Several, as `upsertOpportunity` each, in one transaction: all are written or none (a catalog import). */
+  upsertOpportunities(entries: readonly { row: OpportunityRecord; depositTokens: readonly string[] }[]): Promise<('created' | 'updated')[]>
   getOpportunity(id: string): Promise<OpportunityRecord | undefined>
   /** Refreshed opportunities only, largest TVL first, with the count of all that match. */
   listOpportunities(filter: OpportunityFilter): Promise<{ rows: OpportunityRecord[]; total: number }>
@@ -48,41 +50,48 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
     return q
   }
 
+  /** One opportunity and its deposit-token index, inside the caller's transaction. */
+  async function upsertIn(trx: Kysely<Database>, row: OpportunityRecord, depositTokens: readonly string[]): Promise<'created' | 'updated'> {
+    const existing = await trx.selectFrom('opportunities').selectAll().where('id', '=', row.id).executeTakeFirst()
+    if (!existing) {
+      await trx.insertInto('opportunities').values(row).execute()
+    } else {
+      const sameVault = existing.chainId === row.chainId && existing.vaultAddress === row.vaultAddress && existing.ecosystem === row.ecosystem
+      const keep = row.chainFacts === null && sameVault
+      await trx
+        .updateTable('opportunities')
+        .set({
+          ecosystem: row.ecosystem,
+          chainId: row.chainId,
+          vaultAddress: row.vaultAddress,
+          listing: row.listing,
+          chainFacts: keep ? existing.chainFacts : row.chainFacts,
+          tvl: keep ? existing.tvl : row.tvl,
+          refreshedAt: keep ? existing.refreshedAt : row.refreshedAt,
+          refreshError: keep ? existing.refreshError : row.refreshError,
+          updatedAt: row.updatedAt,
+        })
+        .where('id', '=', row.id)
+        .execute()
+      await trx.deleteFrom('opportunityDepositTokens').where('opportunityId', '=', row.id).execute()
+    }
+    const unique = [...new Set(depositTokens)]
+    if (unique.length)
+      await trx
+        .insertInto('opportunityDepositTokens')
+        .values(unique.map((address) => ({ opportunityId: row.id, address })))
+        .execute()
+    return existing ? 'updated' : 'created'
+  }
+
   return {
-    upsertOpportunity(row, depositTokens) {
-      return db.transaction().execute(async (trx) => {
-        const existing = await trx.selectFrom('opportunities').selectAll().where('id', '=', row.id).executeTakeFirst()
-        if (!existing) {
-          await trx.insertInto('opportunities').values(row).execute()
-        } else {
-          const sameVault = existing.chainId === row.chainId && existing.vaultAddress === row.vaultAddress && existing.ecosystem === row.ecosystem
-          const keep = row.chainFacts === null && sameVault
-          await trx
-            .updateTable('opportunities')
-            .set({
-              ecosystem: row.ecosystem,
-              chainId: row.chainId,
-              vaultAddress: row.vaultAddress,
-              listing: row.listing,
-              chainFacts: keep ? existing.chainFacts : row.chainFacts,
-              tvl: keep ? existing.tvl : row.tvl,
-              refreshedAt: keep ? existing.refreshedAt : row.refreshedAt,
-              refreshError: keep ? existing.refreshError : row.refreshError,
-              updatedAt: row.updatedAt,
-            })
-            .where('id', '=', row.id)
-            .execute()
-          await trx.deleteFrom('opportunityDepositTokens').where('opportunityId', '=', row.id).execute()
-        }
-        const unique = [...new Set(depositTokens)]
-        if (unique.length)
-          await trx
-            .insertInto('opportunityDepositTokens')
-            .values(unique.map((address) => ({ opportunityId: row.id, address })))
-            .execute()
-        return existing ? 'updated' : 'created'
-      })
-    },
+    upsertOpportunity: (row, depositTokens) => db.transaction().execute((trx) => upsertIn(trx, row, depositTokens)),
+    upsertOpportunities: (entries) =>
+      db.transaction().execute(async (trx) => {
+        const results: ('created' | 'updated')[] = []
+        for (const e of entries) results.push(await upsertIn(trx, e.row, e.depositTokens))
+        return results
+      }),
     getOpportunity: (id) => db.selectFrom('opportunities').selectAll().where('id', '=', id).executeTakeFirst(),
     async listOpportunities(filter) {
       // SQL has no empty IN list: a filter that can match nothing answers without a query.

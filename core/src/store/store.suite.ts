@@ -208,6 +208,20 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect((await store.allOpportunities()).some((r) => r.id === row.id)).toBe(true)
     })
 
+    test('opportunities: several in one transaction, all written or none', async () => {
+      const chain = `9${Math.floor(Math.random() * 1e9)}`
+      const a = opportunity({ chainId: chain })
+      const b = opportunity({ chainId: chain })
+      expect(await store.upsertOpportunities([{ row: a, depositTokens: ['0xa'] }])).toEqual(['created'])
+      expect(await store.upsertOpportunities([{ row: { ...a, tvl: 7 }, depositTokens: [] }, { row: b, depositTokens: ['0xb'] }])).toEqual(['updated', 'created'])
+      expect((await store.getOpportunity(a.id))?.tvl).toBe(7)
+      // The second entry breaks a constraint: the first, written before it in the same call, is rolled back.
+      const c = opportunity({ chainId: chain })
+      const broken = { ...opportunity({ chainId: chain }), listing: null } as unknown as typeof c
+      await expect(store.upsertOpportunities([{ row: c, depositTokens: [] }, { row: broken, depositTokens: [] }])).rejects.toThrow()
+      expect(await store.getOpportunity(c.id)).toBeUndefined()
+    })
+
     test('settings: the first writer wins, concurrently too', async () => {
       const name = `s_${randomUUID()}`
       expect(await store.getSetting(name)).toBeUndefined()
