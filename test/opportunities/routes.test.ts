@@ -121,6 +121,18 @@ describe('GET /v2/opportunities/', () => {
     const beyond = await h.get(`/v2/opportunities/?chainIds=${other}&limit=2&page=9`)
     expect(beyond.body).toMatchObject({ opportunities: [], total: 5, pagination: { page: 9, totalPages: 3, hasNext: false } })
     expect((await h.get('/v2/opportunities/?limit=500')).status).toBe(200)
+    // `native`, as the catalog names a chain's own coin.
+    const coin = '434343'
+    const listing = { ...localCatalog().opportunities[0], id: randomUUID(), chainId: coin, vaultAddress: '0x' + 'ab'.repeat(20) } as Json
+    listing.depositTokens = [{ address: 'native', symbol: 'ETH', decimals: 18, chainId: coin }]
+    const facts = { baseToken: '0x' + 'ee'.repeat(20), receiptToken: listing.vaultAddress, decimals: 18, totalAssets: '0' }
+    await h.store.upsertOpportunity(
+      { id: listing.id, ecosystem: 'evm', chainId: coin, vaultAddress: listing.vaultAddress, listing: JSON.stringify(listing), chainFacts: JSON.stringify(facts), tvl: 0, refreshedAt: 1, refreshError: null, createdAt: 1, updatedAt: 1 },
+      ['native'],
+    )
+    const native = await h.get('/v2/opportunities/?depositToken=native')
+    expect(native.status, native.text).toBe(200)
+    expect(native.body.opportunities.map((o: Json) => o.id)).toEqual([listing.id])
   })
 
   test('a filter that does not parse is 400 naming it', async () => {
@@ -141,6 +153,9 @@ describe('GET /v2/opportunities/', () => {
       ['limit=0', 'limit'],
       ['limit=501', 'limit'],
       ['limit=-3', 'limit'],
+      // A repeated key would keep one of its values silently.
+      ['chainIds=31337&chainIds=1', 'chainIds'],
+      ['limit=abc&limit=1', 'limit'],
     ]
     for (const [query, field] of cases) {
       const r = await h.get(`/v2/opportunities/?${query}`)

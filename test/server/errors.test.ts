@@ -32,6 +32,13 @@ describe('the error envelope', () => {
     expect(r.body.context).toHaveProperty('address')
   })
 
+  test('a path segment that does not percent-decode is 400 saying so', async () => {
+    const r = await h.get('/v2/opportunities/%zz')
+    expect(r.status).toBe(400)
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(r.body.context).toEqual({ opportunityId: 'is not valid percent-encoding' })
+  })
+
   test('malformed JSON is 400', async () => {
     const r = await h.request('POST', '/v2/membership/agreement', { rawBody: '{"address": ' })
     expect(r.status).toBe(400)

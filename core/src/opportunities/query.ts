@@ -3,6 +3,7 @@
  * action endpoints share. Only opportunities whose chain facts are known, of loaded ecosystems, exist
  * as far as the API is concerned.
  */
+import { NATIVE_TOKEN } from '../ecosystem.ts'
 import { ApiError } from '../errors.ts'
 import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
 import type { Store } from '../store/store.ts'
@@ -52,8 +53,9 @@ export async function parseListQuery(ecosystems: EcosystemRegistry, q: Opportuni
   }
   if (q.depositToken !== undefined) {
     const input = q.depositToken.trim()
-    const forms = loaded.filter((e) => e.plugin.address.isValid(input)).map((e) => e.plugin.address.parse(input))
-    if (!forms.length) throw new InvalidFilterError('depositToken', `is not a token address of ${ecosystems.ids.join(', ')}`)
+    // `native` is every chain's own coin, as catalog deposit tokens name it (narrow it with chainIds).
+    const forms = input === NATIVE_TOKEN ? [NATIVE_TOKEN] : loaded.filter((e) => e.plugin.address.isValid(input)).map((e) => e.plugin.address.parse(input))
+    if (!forms.length) throw new InvalidFilterError('depositToken', `is not a token address of ${ecosystems.ids.join(', ')}, nor native`)
     filter.depositTokens = [...new Set(forms)]
   }
   if (q.tvlGreaterThan !== undefined) {

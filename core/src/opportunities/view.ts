@@ -1,11 +1,12 @@
 /** An opportunity as the API shows it: the listing and the chain facts together, addresses in display form. */
-import type { Ecosystem, EcosystemId } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, formatToken } from '../ecosystem.ts'
 import type { LiveOpportunity } from './records.ts'
 import type { Opportunity } from './schema.ts'
 
 export function toOpportunity(o: LiveOpportunity, plugin: Ecosystem<EcosystemId, unknown>): Opportunity {
   const { listing, facts } = o
-  const show = (address: string) => plugin.address.format(address)
+  // Tokens may be `native` (a chain's own coin), which has no address form.
+  const show = (token: string) => formatToken(plugin, token)
   return {
     id: listing.id,
     name: listing.name,

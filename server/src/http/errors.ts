@@ -22,7 +22,9 @@ function validationContext(error: ValidationError): Record<string, string> {
     if (!('path' in e)) continue
     const field = e.path.replace(/^\//, '').replaceAll('/', '.') || error.type
     const allowed = allowedLiterals('schema' in e ? e.schema : undefined)
-    context[field] ??= allowed ? `must be one of ${allowed}` : (e.summary ?? e.message)
+    // A path segment that does not percent-decode reaches validation as null.
+    const undecodable = error.type === 'params' && 'value' in e && e.value === null
+    context[field] ??= undecodable ? 'is not valid percent-encoding' : allowed ? `must be one of ${allowed}` : (e.summary ?? e.message)
   }
   return context
 }

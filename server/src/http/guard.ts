@@ -57,6 +57,17 @@ export async function guard(
   if (ctx.body instanceof NulInBody) throw nulError(ctx.body.field)
   // A NUL reaches a URL only percent-encoded; no path segment or query value takes one.
   if (ctx.request.url.includes('%00')) throw nulError(new URL(ctx.request.url).search.includes('%00') ? 'query' : 'path')
+  const query = ctx.request.url.indexOf('?')
+  if (query >= 0) refuseRepeats(ctx.request.url.slice(query + 1))
+}
+
+/** Every query parameter takes one value (lists are comma-separated): a repeated key would silently keep one. */
+function refuseRepeats(search: string) {
+  const seen = new Set<string>()
+  for (const key of new URLSearchParams(search).keys()) {
+    if (seen.has(key)) throw new InvalidArgumentError(`query parameter ${key} is given more than once; give it once (lists are comma-separated)`, { [key]: 'repeated' })
+    seen.add(key)
+  }
 }
 
 const nulError = (field: string) =>
