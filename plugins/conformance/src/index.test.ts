@@ -47,6 +47,7 @@ describe('conformance kit on an incomplete plugin', () => {
     const byName = Object.fromEntries(failures.map((f) => [f.name, f.error]))
     expect(byName['implements signIn.verify']).toBe('signIn.verify is missing: the plugin must implement signIn.verify()')
     expect(byName['implements balance.read']).toBe('balance.read is missing: the plugin must implement balance.read()')
+    expect(byName['implements transactions.check']).toBe('transactions.check is missing: the plugin must implement transactions.check()')
     expect(byName["signIn.verify accepts a real wallet's signature"]).toContain('signIn.verify is missing')
     expect(byName['address.parse rejects invalid input with a 400 InvalidArgument error']).toContain('address.isValid("not-an-address") is true')
     expect(byName['transactions.build returns unsigned steps in signing order']).toContain('no build fixture')

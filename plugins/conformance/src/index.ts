@@ -56,6 +56,7 @@ const CAPABILITIES = [
   ['signIn', 'message'],
   ['signIn', 'verify'],
   ['balance', 'read'],
+  ['transactions', 'check'],
   ['transactions', 'build'],
 ] as const
 
@@ -232,6 +233,12 @@ export function checkEcosystem<Client>(
         need('transactions', 'build')
         if (!fixtures.build) fail('no build fixture: give fixtures.build with a known opportunity')
         const { params, expectedTypes } = fixtures.build!
+        need('transactions', 'check')
+        try {
+          p.transactions.check(fixtures.client, params)
+        } catch (e) {
+          fail(`transactions.check refused what build is expected to build: ${e instanceof Error ? e.message : e}`)
+        }
         const steps = await p.transactions.build(fixtures.client, params)
         const types = steps.map((s) => s.type)
         if (JSON.stringify(types) !== JSON.stringify(expectedTypes))
