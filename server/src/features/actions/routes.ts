@@ -33,7 +33,8 @@ export const actionRoutes = (deps: Deps) => {
           summary: 'Build a deposit',
           description:
             ORDER +
-            'mode enabled on the opportunity, tokenIn allowed, amount parses (400); then the on-chain balance of tokenIn ' +
+            'mode enabled on the opportunity, tokenIn allowed, amount parses, the chain can build it (400: e.g. a direct deposit ' +
+            "takes only the vault's asset); then the on-chain balance of tokenIn " +
             '(400 `insufficient token balance` with context.required and context.available). The deposit step carries the attribution tag.',
           tags,
           responses: { 200: ActionResult },
@@ -48,7 +49,10 @@ export const actionRoutes = (deps: Deps) => {
         body: WithdrawBody,
         ...operation(deps, 'actions.withdraw', {
           summary: 'Build a withdrawal',
-          description: ORDER + 'tokenOut allowed, amount parses (400); then the on-chain balance of vault shares (400 `insufficient token balance`).',
+          description:
+            ORDER +
+            'tokenOut allowed, amount parses, the chain can build it (400); then the on-chain balance of vault shares (400 `insufficient token balance`). ' +
+            'A tokenOut other than the base token (where swaps are enabled, EVM) adds an approve of the router when short and a swap after the redeem.',
           tags,
           responses: { 200: ActionResult },
         }),
