@@ -1,7 +1,9 @@
 /**
  * The deposit hot path under load: `POST /v2/actions/deposit/{id}` for many distinct member wallets against anvil,
- * at 64 connections, through a server process running the sources (`bun run start` runs the same code bundled). In the same run: the same load on a naive
- * build (one eth_call per read), anvil's own multicall read capacity, and a hello-world Elysia server.
+ * at 64 connections, through a server process running the sources (`bun run start` runs the same code bundled). In
+ * the same run: the same load on a naive build (one eth_call per read), on a server that makes only the build's two
+ * chain reads through the plugin's batcher (bench/readsOnlyServer.ts: the ceiling of any batched build on this
+ * machine), anvil's own multicall read capacity, and a hello-world Elysia server.
  *
  * Prints requests per second, p50 and p99, RPC calls per request (counted by a proxy in front of anvil), chain reads
  * per second against anvil's capacity, and the ratios to the naive build and to hello-world.
@@ -100,8 +102,8 @@ async function main() {
     await addMembers(dataDir, org.orgId, wallets)
     await fund(chain, wallets)
 
-    const runWith = async (cmd: string[]) => {
-      const started = await Promise.all(Array.from({ length: SERVERS }, () => spawnServer(cmd, env, ROOT)))
+    const runWith = async (cmd: string[], extraEnv: Record<string, string> = {}) => {
+      const started = await Promise.all(Array.from({ length: SERVERS }, () => spawnServer(cmd, { ...env, ...extraEnv }, ROOT)))
       servers.push(...started)
       await Promise.all(started.map((s) => waitForChecks(s, ['ecosystems'])))
       const run = await depositLoad(started, org.secretKey, distributorId, chain.directId, wallets, chain.token, counter)
@@ -111,6 +113,7 @@ async function main() {
     }
     const batched = await runWith([process.execPath, ...(process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : []), 'server/src/main.ts'])
     const naive = await runWith([process.execPath, 'bench/naiveServer.ts'])
+    const readsOnly = await runWith([process.execPath, 'bench/readsOnlyServer.ts'], { READS_ONLY_SECOND_TOKEN: chain.vault })
 
     const hello = await spawnServer([process.execPath, 'bench/hello.ts'], {}, ROOT)
     servers.push(hello)
@@ -149,6 +152,7 @@ async function main() {
     }
     const b = summary('batched (server)', batched)
     const n = summary('naive (1 eth_call/read)', naive)
+    const r = summary('reads only (ceiling)', readsOnly)
     const helloRps = perSecond(helloLoad.statuses[200] ?? 0, helloLoad.elapsedMs)
     const line = (s: ReturnType<typeof summary>) =>
       `  ${s.name.padEnd(25)} ${fmt(s.rps).padStart(7)} req/s  p50 ${fmt(s.p50, 1)} ms  p99 ${fmt(s.p99, 1)} ms  ` +
@@ -159,6 +163,7 @@ async function main() {
     console.log(`preflight bench: deposit builds for ${fmt(WALLETS)} distinct member wallets, ${CONNECTIONS} connections, ${DURATION_MS / 1000} s per run (after ${WARMUP_MS / 1000} s warm-up), anvil behind a counting proxy`)
     console.log(line(b))
     console.log(line(n))
+    console.log(line(r))
     console.log(`  anvil multicall capacity alone, ${capacity.readsPerCall} reads/call: ${fmt(capacity.best.readsPerSecond)} reads/s (best of concurrency ${capacity.runs.map((r) => `${r.connections}: ${fmt(r.readsPerSecond)}`).join(', ')})`)
     console.log(`  hello-world elysia        ${fmt(helloRps).padStart(7)} req/s`)
     console.log(`  chain reads/s vs anvil capacity ${fmt(ratio, 2)} (target >= 0.7 ${verdict(ratio >= 0.7)})`)
@@ -166,6 +171,10 @@ async function main() {
     console.log(`  throughput vs naive build ${fmt(b.rps / n.rps, 1)}x (target >= 5x ${verdict(b.rps / n.rps >= 5)})`)
     console.log(`  p99 ${fmt(b.p99, 1)} ms (target < 50 ms ${verdict(b.p99 < 50)})`)
     console.log(`  throughput vs hello-world ${fmt(b.rps / helloRps, 3)}x`)
+    console.log(
+      `  reads only (the most any batched build could reach here): ${fmt(r.rps / n.rps, 1)}x the naive build, ` +
+        `chain reads/s ${fmt(r.readsPerSecond / capacity.best.readsPerSecond, 2)} of anvil capacity; server vs reads only ${fmt(b.rps / r.rps, 2)}x`,
+    )
   } finally {
     for (const s of servers) await s.stop().catch(() => {})
     counter.stop()

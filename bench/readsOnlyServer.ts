@@ -1,0 +1,35 @@
+/**
+ * The ceiling of any batched build, for bench/preflight.ts: an Elysia server that makes a deposit build's two chain
+ * reads (the wallet's token balance and one more one-word read, as the allowance is) through the EVM plugin's own
+ * balance reader, so through its Multicall3 batcher with the server's wait and size, and answers them as JSON. No
+ * key check, meter, store, builder or action row. What separates the server from it is everything a build does
+ * besides reading the chain; what separates it from the naive build is the batching alone.
+ */
+import { evm } from '@earn/plugin-evm'
+import { Elysia, t } from 'elysia'
+
+const client = evm.connect(process.env)
+const [chainId] = client.chainIds
+if (chainId === undefined) throw new Error('EVM_RPC_URLS names no chain')
+const secondToken = process.env.READS_ONLY_SECOND_TOKEN
+if (!secondToken) throw new Error('READS_ONLY_SECOND_TOKEN is not set')
+
+const app = new Elysia()
+  .get('/readyz', () => ({ checks: { ecosystems: 'ok' } }))
+  .post(
+    '/v2/actions/deposit/:opportunityId',
+    async ({ body }) => {
+      const [balance, second] = await Promise.all([
+        evm.balance.read(client, { chainId, owner: body.userAddress, token: body.tokenIn }),
+        evm.balance.read(client, { chainId, owner: body.userAddress, token: secondToken }),
+      ])
+      return { balance: balance.toString(), second: second.toString(), amount: body.amount }
+    },
+    { body: t.Object({ userAddress: t.String(), tokenIn: t.String(), amount: t.String(), distributorId: t.String() }) },
+  )
+app.listen({ port: 0, hostname: '127.0.0.1' })
+console.log(JSON.stringify({ msg: 'listening', url: `http://127.0.0.1:${app.server!.port}` }))
+process.on('SIGTERM', async () => {
+  await app.stop()
+  process.exit(0)
+})
