@@ -49,7 +49,7 @@ function checked(p: BuildParameters) {
       throw new InvalidArgumentError(`tokenIn must be the opportunity's base token ${p.opportunity.baseToken}`, {
         tokenIn: `must be ${p.opportunity.baseToken}`,
       })
-    return { owner, vault, baseToken, receipt: undefined }
+    return { kind: 'deposit' as const, owner, vault, baseToken, tokenIn: p.tokenIn }
   }
   if (p.tokenOut !== undefined && tokenForm(p.tokenOut, 'tokenOut') !== baseToken)
     throw new InvalidArgumentError(`tokenOut must be the opportunity's base token ${p.opportunity.baseToken}`, {
@@ -60,7 +60,7 @@ function checked(p: BuildParameters) {
     throw new InvalidArgumentError('the opportunity has no receipt jetton to withdraw with', {
       receiptToken: 'must be a jetton master address',
     })
-  return { owner, vault, baseToken, receipt }
+  return { kind: 'withdraw' as const, owner, vault, baseToken, receipt }
 }
 
 /** Everything a build would refuse without reading the chain, refused the same way. */
@@ -69,13 +69,14 @@ export function checkTonTransactions(_client: TonChainClient, p: BuildParameters
 }
 
 export async function buildTonTransactions(client: TonChainClient, p: BuildParameters): Promise<UnsignedTransaction[]> {
-  const { owner, vault, baseToken, receipt } = checked(p)
+  const c = checked(p)
+  const { owner, vault, baseToken } = c
   // Withdrawals carry the tag too: the vault (or its operator) learns which action a return belongs to.
   const comment = p.tag ? commentCell(p.tag) : undefined
   const request = (message: OutgoingMessage) =>
     tonConnectRequest({ nowMs: client.now(), network: p.chainId, from: owner, messages: [message] })
 
-  if (p.kind === 'deposit') {
+  if (c.kind === 'deposit') {
     if (baseToken === NATIVE) {
       return [
         {
@@ -86,7 +87,7 @@ export async function buildTonTransactions(client: TonChainClient, p: BuildParam
         },
       ]
     }
-    const t = await jettonTransfer(client, { master: toTonAddress(baseToken), field: 'tokenIn', input: p.tokenIn, owner, vault, amount: p.amount, comment, queryId: queryId(client) })
+    const t = await jettonTransfer(client, { master: toTonAddress(baseToken), field: 'tokenIn', input: c.tokenIn, owner, vault, amount: p.amount, comment, queryId: queryId(client) })
     return [
       {
         type: 'deposit',
@@ -97,7 +98,7 @@ export async function buildTonTransactions(client: TonChainClient, p: BuildParam
     ]
   }
 
-  const t = await jettonTransfer(client, { master: toTonAddress(receipt!), field: 'receiptToken', input: p.opportunity.receiptToken, owner, vault, amount: p.amount, comment, queryId: queryId(client) })
+  const t = await jettonTransfer(client, { master: toTonAddress(c.receipt), field: 'receiptToken', input: p.opportunity.receiptToken, owner, vault, amount: p.amount, comment, queryId: queryId(client) })
   return [
     {
       type: 'withdraw',
