@@ -187,6 +187,7 @@ export interface Artifact {
 
 export const CONTRACT_NAMES = [
   'TestToken',
+  'TestStrictApproveToken',
   'TestVault',
   'TestOffsetVault',
   'TestSmartWallet',
@@ -284,6 +285,9 @@ export async function deploy(anvil: Anvil, name: ContractName, args: readonly un
 
 export const deployToken = (anvil: Anvil, p: { name?: string; symbol?: string; decimals?: number } = {}) =>
   deploy(anvil, 'TestToken', [p.name ?? 'Test USD', p.symbol ?? 'tUSD', p.decimals ?? 6])
+
+/** 6 decimals, sUSD; like USDT, its `approve` changes a non-zero allowance only to zero. */
+export const deployStrictApproveToken = (anvil: Anvil) => deploy(anvil, 'TestStrictApproveToken')
 
 export const deployVault = (anvil: Anvil, asset: Address, p: { name?: string; symbol?: string } = {}) =>
   deploy(anvil, 'TestVault', [asset, p.name ?? 'Test Vault Share', p.symbol ?? 'vtUSD'])

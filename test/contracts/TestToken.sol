@@ -19,3 +19,13 @@ contract TestToken is ERC20 {
         _mint(to, amount);
     }
 }
+
+/// Test-only ERC-20 that, like USDT on Ethereum, changes a non-zero allowance only to zero.
+contract TestStrictApproveToken is TestToken {
+    constructor() TestToken("Strict USD", "sUSD", 6) {}
+
+    function approve(address spender, uint256 value) public override returns (bool) {
+        require(value == 0 || allowance(msg.sender, spender) == 0, "approve from non-zero to non-zero");
+        return super.approve(spender, value);
+    }
+}

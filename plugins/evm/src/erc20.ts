@@ -3,9 +3,9 @@
  * same batched and shared path) and the symbol and decimals that make step descriptions readable.
  */
 import { InvalidArgumentError } from '@earn/core'
-import { decodeFunctionResult, erc20Abi, formatUnits, type Address } from 'viem'
+import { decodeFunctionResult, erc20Abi, formatUnits, type Address, type Hex } from 'viem'
 import { format } from './address.ts'
-import { allowanceData, readCall, readUint256, SELECTORS } from './calldata.ts'
+import { allowanceData, approveData, readCall, readUint256, SELECTORS } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask, chainUnavailable, classifyRpcError } from './rpc.ts'
 import { share } from './shared.ts'
@@ -29,6 +29,29 @@ export async function allowance(client: EvmClient, p: AllowanceParameters): Prom
         throw notErc20(p.chainId, p.token, p.field)
       },
     ),
+  )
+}
+
+/**
+ * Whether the token refuses to move the owner's non-zero allowance for `spender` straight to `amount`, as USDT on
+ * Ethereum and its copies do (their `approve` reverts, or returns false, unless the allowance is zero first). Asked
+ * with an eth_call of that very approve from the owner, not through Multicall3, whose own allowance is what the
+ * token would check there. A build asks only when it finds an allowance that is non-zero and short, which its own
+ * exact approvals leave behind only when one was signed and its deposit never was; the usual build asks nothing.
+ */
+export async function approveRefused(client: EvmClient, p: Omit<AllowanceParameters, 'field'> & { amount: bigint }): Promise<boolean> {
+  const publicClient = requirePublicClient(client, p.chainId)
+  return ask(
+    p.chainId,
+    async () => {
+      const answer = (await publicClient.request({
+        method: 'eth_call',
+        params: [{ from: p.owner, to: p.token, data: approveData(p.spender, p.amount) }, 'latest'],
+      })) as Hex
+      // No return data is a token that returns nothing (USDT itself) and did not revert: it accepted.
+      return answer !== '0x' && BigInt(answer.slice(0, 66)) === 0n
+    },
+    () => true,
   )
 }
 

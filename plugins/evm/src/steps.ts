@@ -7,7 +7,7 @@ import type { UnsignedTransaction } from '@earn/core'
 import type { Address } from 'viem'
 import { approveData, depositData, redeemData } from './calldata.ts'
 import type { EvmClient } from './client.ts'
-import { describeAmount, type TokenLabel } from './erc20.ts'
+import { approveRefused, describeAmount, type TokenLabel } from './erc20.ts'
 import { gasLimits, type GasCall } from './gas.ts'
 import { appendTag } from './tag.ts'
 
@@ -41,20 +41,45 @@ export async function finish(client: EvmClient, ctx: BuildContext, drafts: Draft
 export const vaultName = (vault: TokenLabel) =>
   vault.symbol === undefined ? `vault ${vault.display}` : `vault ${vault.symbol} (${vault.display})`
 
+export interface ApprovalParameters {
+  token: TokenLabel
+  spender: Address
+  spenderName: string
+  /** What the step after the approval spends. */
+  amount: bigint
+  /** The owner's allowance for the spender now. */
+  allowed: bigint
+}
+
 /**
- * Exactly `amount`, never an unlimited allowance: a standing approval outlives this deposit and would let a
- * compromised vault or router take the wallet's whole balance of the token later.
+ * The approvals that let the spender take `amount`: none when the allowance already covers it, else one approve of
+ * exactly the amount, never an unlimited allowance (a standing approval outlives this build and would let a
+ * compromised vault or router take the wallet's whole balance of the token later). Where the allowance is non-zero
+ * and the token refuses to change it (USDT), an approve to zero comes first.
  */
-export const approveDraft = (p: { token: TokenLabel; spender: Address; spenderName: string; amount: bigint }): Draft => ({
+export async function approvals(client: EvmClient, ctx: BuildContext, p: ApprovalParameters): Promise<Draft[]> {
+  if (p.allowed >= p.amount) return []
+  const reset =
+    p.allowed > 0n &&
+    (await approveRefused(client, { chainId: ctx.chainId, token: p.token.address, owner: ctx.owner, spender: p.spender, amount: p.amount }))
+  if (!reset) return [approveDraft(p, { to: p.amount, standalone: true })]
+  // The second approve would revert until the reset is mined.
+  return [approveDraft(p, { to: 0n, standalone: true }), approveDraft(p, { to: p.amount, standalone: false })]
+}
+
+const approveDraft = (p: ApprovalParameters, step: { to: bigint; standalone: boolean }): Draft => ({
   type: 'approve',
   step: 'approve',
-  subject: `${p.token.address}|${p.spender}`,
+  // A reset is measured apart: clearing a slot costs other gas than filling one.
+  subject: `${p.token.address}|${p.spender}${step.to === 0n ? '|reset' : ''}`,
   to: p.token.address,
-  data: approveData(p.spender, p.amount),
-  // An approval depends on nothing before it.
-  standalone: true,
-  description: `Approve ${describeAmount(p.amount, p.token)} for the ${p.spenderName}`,
-  metadata: { spender: p.spender, amount: p.amount.toString() },
+  data: approveData(p.spender, step.to),
+  standalone: step.standalone,
+  description:
+    step.to === 0n
+      ? `Reset the allowance of the ${p.spenderName} for ${p.token.symbol ?? p.token.display} to 0 (this token changes a non-zero allowance only from zero)`
+      : `Approve ${describeAmount(step.to, p.token)} for the ${p.spenderName}`,
+  metadata: { spender: p.spender, amount: step.to.toString() },
 })
 
 /** ERC-4626 `deposit(assets, owner)` with the attribution tag appended. */

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { InvalidAddressError, InvalidArgumentError, NotFoundError, UnavailableError, type UnsignedTransaction } from '@earn/core'
-import { decodeFunctionData, encodeFunctionData, erc20Abi, erc4626Abi, maxUint256, parseUnits, stringToHex, type Hex } from 'viem'
-import { closedPortUrl, sendUnsigned } from '../../../test/chains/evm.ts'
+import { InvalidAddressError, InvalidArgumentError, NotFoundError, UnavailableError, type OpportunityTarget, type UnsignedTransaction } from '@earn/core'
+import { decodeFunctionData, encodeFunctionData, erc20Abi, erc4626Abi, getAddress, maxUint256, parseUnits, stringToHex, type Address, type Hex } from 'viem'
+import type { PrivateKeyAccount } from 'viem/accounts'
+import { closedPortUrl, deployStrictApproveToken, deployVault, mintToken, sendUnsigned } from '../../../test/chains/evm.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { withHeadroom } from './gas.ts'
@@ -16,6 +17,9 @@ afterAll(() => chain?.anvil.stop())
 type EvmTx = { to: string; data: Hex; value: string; gasLimit: string; chainId: number }
 const tx = (s: UnsignedTransaction) => s.transaction as EvmTx
 const lower = (a: string) => a.toLowerCase()
+const approveTx = (token: Address, spender: Address, amount: bigint) => ({
+  transaction: { to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] }), value: '0', gasLimit: '100000', chainId: 31337 },
+})
 
 describe('build: direct deposit', () => {
   test('with a short allowance: approve exactly the amount, then deposit with the tag appended', async () => {
@@ -70,6 +74,63 @@ describe('build: direct deposit', () => {
       { transaction: { to: chain.asset, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [chain.vault, amount - 1n] }), value: '0', gasLimit: '100000', chainId: 31337 } },
     ])
     expect((await build(chain.client(), chain.deposit({ owner, amount }))).map((s) => s.type)).toEqual(['approve', 'deposit'])
+  })
+
+  test('a non-zero allowance short of the amount is raised by one approve where the token allows it', async () => {
+    const owner = await chain.user(parseUnits('5', 6))
+    await chain.sendAll(owner, [approveTx(chain.asset, chain.vault, 1n)])
+    const steps = await build(chain.client(), chain.deposit({ owner, amount: parseUnits('5', 6) }))
+    expect(steps.map((s) => s.type)).toEqual(['approve', 'deposit'])
+    await chain.sendAll(owner, steps)
+    expect(await chain.read.balance(chain.vault, owner.address)).toBeGreaterThan(0n)
+  })
+
+  describe('a token that changes a non-zero allowance only to zero (USDT)', () => {
+    let strict: Address
+    let opportunity: OpportunityTarget
+    beforeAll(async () => {
+      strict = getAddress(await deployStrictApproveToken(chain.anvil))
+      const vault = getAddress(await deployVault(chain.anvil, strict, { symbol: 'vsUSD' }))
+      opportunity = { ...chain.opportunity, vaultAddress: lower(vault), baseToken: lower(strict), receiptToken: lower(vault) }
+    })
+    const funded = async (amount: bigint) => {
+      const owner = await chain.user()
+      await mintToken(chain.anvil, strict, owner.address, amount)
+      return owner
+    }
+    const deposit = (owner: PrivateKeyAccount, amount: bigint) => ({ ...chain.deposit({ owner, amount, tokenIn: strict }), opportunity })
+
+    test('a short non-zero allowance is reset to zero first, and the three steps deposit on chain', async () => {
+      const amount = parseUnits('7', 6)
+      const owner = await funded(amount)
+      const vault = opportunity.vaultAddress as Address
+      await chain.sendAll(owner, [approveTx(strict, vault, 2n)])
+      // The token is as strict as USDT: the one approve a build used to give reverts from here.
+      expect(await sendUnsigned(chain.anvil, owner, approveTx(strict, vault, amount).transaction).then((r) => r.status)).toBe('reverted')
+
+      const steps = await build(chain.client(), deposit(owner, amount))
+      expect(steps.map((s) => s.type)).toEqual(['approve', 'approve', 'deposit'])
+      const [reset, approve] = steps.map(tx) as [EvmTx, EvmTx]
+      expect(decodeFunctionData({ abi: erc20Abi, data: reset.data })).toEqual({ functionName: 'approve', args: [getAddress(vault), 0n] })
+      expect(decodeFunctionData({ abi: erc20Abi, data: approve.data })).toEqual({ functionName: 'approve', args: [getAddress(vault), amount] })
+      expect(steps[0]!.description).toBe(`Reset the allowance of the vault vsUSD (${getAddress(vault)}) for sUSD to 0 (this token changes a non-zero allowance only from zero)`)
+      expect(steps[0]!.metadata).toMatchObject({ amount: '0' })
+      // Measured in one simulated sequence, so the approve behind the reset has a measure too.
+      expect(steps.map((s) => s.metadata?.gasLimitSource)).toEqual(['estimated', 'estimated', 'estimated'])
+
+      await chain.sendAll(owner, steps)
+      expect(await chain.read.balance(strict, owner.address)).toBe(0n)
+      expect(await chain.read.balance(vault, owner.address)).toBeGreaterThan(0n)
+    })
+
+    test('a zero or sufficient allowance needs no reset', async () => {
+      const amount = parseUnits('3', 6)
+      const owner = await funded(amount)
+      const client = chain.client()
+      expect((await build(client, deposit(owner, amount))).map((s) => s.type)).toEqual(['approve', 'deposit'])
+      await chain.sendAll(owner, [approveTx(strict, opportunity.vaultAddress as Address, amount)])
+      expect((await build(client, deposit(owner, amount))).map((s) => s.type)).toEqual(['deposit'])
+    })
   })
 
   test("a measure taken for a wallet with shares carries a fresh wallet's deposit, once per opportunity", async () => {

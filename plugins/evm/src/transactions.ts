@@ -8,7 +8,7 @@ import { erc4626Abi, type Address } from 'viem'
 import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { allowance, tokenLabel } from './erc20.ts'
-import { approveDraft, depositDraft, finish, vaultName, withdrawDraft, type BuildContext } from './steps.ts'
+import { approvals, depositDraft, finish, vaultName, withdrawDraft, type BuildContext } from './steps.ts'
 import { ask } from './rpc.ts'
 import { share } from './shared.ts'
 import { checkSlippageBps, minimumOut, quote, routerFor, swapDraft, unavailable } from './swap.ts'
@@ -95,11 +95,8 @@ async function directDeposit(client: EvmClient, ctx: BuildContext, amount: bigin
     tokenLabel(client, ctx.chainId, ctx.asset),
     tokenLabel(client, ctx.chainId, ctx.vault),
   ])
-  const short = allowed < amount
-  return finish(client, ctx, [
-    ...(short ? [approveDraft({ token: asset, spender: ctx.vault, spenderName: vaultName(vault), amount })] : []),
-    depositDraft(ctx, { assets: amount, asset, vault, standalone: !short }),
-  ])
+  const approve = await approvals(client, ctx, { token: asset, spender: ctx.vault, spenderName: vaultName(vault), amount, allowed })
+  return finish(client, ctx, [...approve, depositDraft(ctx, { assets: amount, asset, vault, standalone: approve.length === 0 })])
 }
 
 async function swapDeposit(
@@ -120,13 +117,14 @@ async function swapDeposit(
   ])
   const minOut = minimumOut(quoted, slippageBps)
   if (minOut === 0n) throw unavailable(ctx.chainId, 'with this slippageBps the swap guarantees nothing to deposit', 'tokenIn')
-  const routerShort = routerAllowed < amount
+  const [routerApprove, vaultApprove] = await Promise.all([
+    approvals(client, ctx, { token: tokenInLabel, spender: router, spenderName: 'swap router', amount, allowed: routerAllowed }),
+    approvals(client, ctx, { token: asset, spender: ctx.vault, spenderName: vaultName(vault), amount: minOut, allowed: vaultAllowed }),
+  ])
   return finish(client, ctx, [
-    ...(routerShort ? [approveDraft({ token: tokenInLabel, spender: router, spenderName: 'swap router', amount })] : []),
-    swapDraft(client, ctx, { router, sell: tokenInLabel, buy: asset, amountIn: amount, quoted, minOut, slippageBps, standalone: !routerShort }),
-    ...(vaultAllowed < minOut
-      ? [approveDraft({ token: asset, spender: ctx.vault, spenderName: vaultName(vault), amount: minOut })]
-      : []),
+    ...routerApprove,
+    swapDraft(client, ctx, { router, sell: tokenInLabel, buy: asset, amountIn: amount, quoted, minOut, slippageBps, standalone: routerApprove.length === 0 }),
+    ...vaultApprove,
     // The asset arrives with the swap, so the deposit cannot run on its own before the swap is mined. It deposits
     // the guaranteed minimum; whatever the swap pays above it stays in the wallet.
     depositDraft(ctx, {
@@ -169,9 +167,10 @@ async function swapWithdraw(
   const quoted = await quote(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, 'tokenOut')
   const minOut = minimumOut(quoted, slippageBps)
   if (minOut === 0n) throw unavailable(ctx.chainId, 'with this slippageBps the swap guarantees nothing in return', 'tokenOut')
+  const routerApprove = await approvals(client, ctx, { token: asset, spender: router, spenderName: 'swap router', amount: redeemed, allowed: routerAllowed })
   return finish(client, ctx, [
     withdrawDraft(ctx, { shares, asset, vault }),
-    ...(routerAllowed < redeemed ? [approveDraft({ token: asset, spender: router, spenderName: 'swap router', amount: redeemed })] : []),
+    ...routerApprove,
     swapDraft(client, ctx, { router, sell: asset, buy: out, amountIn: redeemed, quoted, minOut, slippageBps, standalone: false }),
   ])
 }
