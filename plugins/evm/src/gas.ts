@@ -13,9 +13,11 @@
  *   that cannot (a deposit behind its approve or its swap) takes a conservative default (`DEFAULT_GAS`).
  * - A step that could not be measured keeps its default for the client's life: trying again on each build
  *   would spend the budget the measure exists to save. A new process measures afresh.
- * - The limit is the measure plus headroom: 20%, and at least 50 000 gas, because a measure taken for one wallet
- *   is reused for others, and a wallet whose storage slots are still empty (a first deposit, a first approval)
- *   pays up to 20 000 more per slot written (EIP-2200).
+ * - A measure is taken in one state and reused in others, so the limit (`reusedGasLimit`) covers the dearest state
+ *   a step can meet: the measure may be after refunds (nodes without `maxUsedGas` report `gasUsed`), and the slots
+ *   the step writes may all have been non-zero when measured and all be zero later (a wallet's first deposit, a
+ *   vault emptied since: up to 20 000 gas more per slot, EIP-2200). Unused gas is not paid for; a limit too low
+ *   is a reverted transaction the user pays for.
  * - Each step's `metadata.gasLimitSource` says which: 'estimated' (measured for this request), 'measured-once'
  *   (an earlier or concurrent request's measure) or 'default'.
  */
@@ -37,9 +39,29 @@ export const DEFAULT_GAS: Readonly<Record<GasStep, bigint>> = {
 
 const MIN_HEADROOM = 50_000n
 
+/** An estimate taken for this very sender and call: 20% more, and at least 50 000 gas. */
 export const withHeadroom = (measured: bigint): bigint => {
   const fifth = measured / 5n
   return measured + (fifth > MIN_HEADROOM ? fifth : MIN_HEADROOM)
+}
+
+/**
+ * Storage slots a step may find at zero where its measure found them set: an approval's allowance; a deposit's
+ * share balance, total supply and the vault's balance of its asset; a redeem's and a swap's receiving balances (a
+ * swap also the pair's reserve slot, kept whole in one word).
+ */
+const SLOTS_FROM_ZERO: Readonly<Record<GasStep, bigint>> = { approve: 1n, swap: 2n, deposit: 3n, withdraw: 1n }
+/** Writing a zero slot costs 20 000 gas where a set one costs 2 900 (EIP-2200, EIP-2929). */
+const SLOT_FROM_ZERO_GAS = 20_000n
+
+/**
+ * The limit for a step from a measure taken in another state: the peak (a measure after refunds is at least 4/5 of
+ * it, EIP-3529), every slot the step may write from zero, and 10% for what nested calls withhold (EIP-150's 1/64)
+ * and contracts whose paths differ by state.
+ */
+export const reusedGasLimit = (step: GasStep, measured: bigint): bigint => {
+  const worst = measured + measured / 4n + SLOTS_FROM_ZERO[step] * SLOT_FROM_ZERO_GAS
+  return worst + worst / 10n
 }
 
 /** One step of a build as the measure sees it. */
@@ -70,7 +92,7 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
   return keys.map((key, i) => {
     const gas = measured.get(key)
     if (gas === undefined || gas === null) return { gasLimit: DEFAULT_GAS[calls[i]!.step], source: 'default' }
-    return { gasLimit: withHeadroom(gas), source: fresh.has(key) ? 'estimated' : 'measured-once' }
+    return { gasLimit: reusedGasLimit(calls[i]!.step, gas), source: fresh.has(key) ? 'estimated' : 'measured-once' }
   })
 }
 

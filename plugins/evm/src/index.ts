@@ -46,6 +46,6 @@ export { parseRpcUrls, parseSwapRouters, RPC_URLS_VARIABLE, SWAP_ROUTERS_VARIABL
 export { NATIVE_TOKEN } from './balance.ts'
 export { SIGN_IN_STATEMENT } from './signIn.ts'
 export { classifyRpcError, type RpcFailure } from './rpc.ts'
-export { DEFAULT_GAS, withHeadroom, type GasLimitSource, type GasStep } from './gas.ts'
+export { DEFAULT_GAS, reusedGasLimit, withHeadroom, type GasLimitSource, type GasStep } from './gas.ts'
 export { appendTag, findTag, TAG_PREFIX } from './tag.ts'
 export { minimumOut, SWAP_DEADLINE_SECONDS, swapRouterAbi } from './swap.ts'

@@ -5,7 +5,7 @@ import type { PrivateKeyAccount } from 'viem/accounts'
 import { closedPortUrl, deployStrictApproveToken, deployVault, mintToken, sendUnsigned } from '../../../test/chains/evm.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
-import { withHeadroom } from './gas.ts'
+import { reusedGasLimit } from './gas.ts'
 import { build, check, readTag } from './transactions.ts'
 
 let chain: EarnChain
@@ -152,13 +152,46 @@ describe('build: direct deposit', () => {
     ])
     expect(tx(steps[1]!).gasLimit).toBe(tx(measuredStep).gasLimit)
     const measured = [...client.state.gasMeasured.entries()].find(([k]) => k.includes('|deposit|'))![1]!
-    expect(tx(steps[1]!).gasLimit).toBe(withHeadroom(measured).toString())
+    expect(tx(steps[1]!).gasLimit).toBe(reusedGasLimit('deposit', measured).toString())
     const [, hash] = await chain.sendAll(fresh, steps)
     expect(await chain.read.balance(chain.vault, fresh.address)).toBeGreaterThan(0n)
     // The fresh wallet's deposit did cost more than the veteran's measure: the headroom is what carried it.
     const used = (await chain.anvil.publicClient.getTransactionReceipt({ hash: hash! })).gasUsed
     expect(used).toBeGreaterThan(measured)
     expect(used).toBeLessThan(BigInt(tx(steps[1]!).gasLimit))
+  })
+
+  test("a measure taken while the vault held others' funds carries a first deposit after it was emptied", async () => {
+    // Its own vault: this test empties it.
+    const vault = getAddress(await deployVault(chain.anvil, chain.asset))
+    const opportunity = { ...chain.opportunity, vaultAddress: lower(vault), receiptToken: lower(vault) }
+    const deposit = (owner: PrivateKeyAccount, amount: bigint) => ({ ...chain.deposit({ owner, amount }), opportunity })
+    const redeemAll = async (owner: PrivateKeyAccount) => {
+      const shares = await chain.read.balance(vault, owner.address)
+      const data = encodeFunctionData({ abi: erc4626Abi, functionName: 'redeem', args: [shares, owner.address, owner.address] })
+      await chain.sendAll(owner, [{ transaction: { to: vault, data, value: '0', gasLimit: '200000', chainId: 31337 } }])
+    }
+    const other = await chain.user(parseUnits('10', 6))
+    await chain.sendAll(other, await build(chain.client(), deposit(other, parseUnits('10', 6))))
+    const veteran = await chain.user(parseUnits('20', 6))
+    await chain.sendAll(veteran, await build(chain.client(), deposit(veteran, parseUnits('10', 6))))
+    // The cheapest deposit there is measures the client's limit: every slot it writes is already set.
+    const client = chain.client()
+    const measuredSteps = await build(client, deposit(veteran, parseUnits('10', 6)))
+    expect(measuredSteps.at(-1)!.metadata).toMatchObject({ gasLimitSource: 'estimated' })
+    await chain.sendAll(veteran, measuredSteps)
+    await redeemAll(veteran)
+    await redeemAll(other)
+    expect(await chain.anvil.publicClient.readContract({ address: vault, abi: erc4626Abi, functionName: 'totalSupply' })).toBe(0n)
+
+    // Now the dearest deposit there is: shares, supply and the vault's balance all written from zero.
+    const first = await chain.user(parseUnits('100', 6))
+    const steps = await build(client, deposit(first, parseUnits('100', 6)))
+    expect(steps.at(-1)!.metadata).toMatchObject({ gasLimitSource: 'measured-once' })
+    const [, hash] = await chain.sendAll(first, steps)
+    expect(await chain.read.balance(vault, first.address)).toBeGreaterThan(0n)
+    const used = (await chain.anvil.publicClient.getTransactionReceipt({ hash: hash! })).gasUsed
+    expect(used).toBeLessThan(BigInt(tx(steps.at(-1)!).gasLimit))
   })
 
   test('tokenIn other than the asset is a 400 naming tokenIn in direct mode', async () => {
