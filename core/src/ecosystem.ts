@@ -74,6 +74,12 @@ export interface ReadTagParameters {
 /** A mined transaction's attribution tag (`earn:v1:...`), or null when it carries none. */
 export interface ReadTagResult {
   tag: string | null
+  /**
+   * The transaction's hash in the ecosystem's one canonical form (EVM lowercase hex; TON the wallet transaction's
+   * own hash, even when asked by its external message's). What is recorded, so one transaction is one record
+   * however its hash was written.
+   */
+  txHash: string
   /** The wallet that sent the transaction, canonical. */
   from: string
   /**
@@ -81,6 +87,21 @@ export interface ReadTagResult {
    * one (EVM). Verify then requires it to be the action's vault, so a tag sent anywhere else proves nothing.
    */
   to?: string | null
+  /**
+   * What the transaction did to vaults, where the ecosystem reads it (EVM: the ERC-4626 `Deposit` and `Withdraw`
+   * events of its receipt). Verify then requires one of the action's kind, by the action's vault, for its wallet,
+   * moving shares: a tag can ride on a call to the vault that deposits nothing (a zero transfer, say).
+   */
+  vaultMoves?: VaultMove[]
+}
+
+export interface VaultMove {
+  kind: 'deposit' | 'withdraw'
+  /** The vault that reported it, canonical. */
+  vault: string
+  /** Whose shares were minted or burned, canonical. */
+  owner: string
+  shares: bigint
 }
 
 export interface AssetsParameters {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createOrganization, importCatalog } from '@earn/core'
-import { erc20Abi, type Address, type Hex } from 'viem'
+import { encodeFunctionData, erc20Abi, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintToken, sendUnsigned, setNativeBalance, testVaultAbi } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
@@ -112,6 +112,10 @@ describe('direct deposit, verify, withdraw', () => {
     const other = await createOrganization({ store: h.store, clock: h.deps.clock }, { name: 'Other org' })
     const seen = await h.get(path, { key: other.publishableKey })
     expect(seen.body).toEqual({ ...r.body, metadata: { distributorId: h.distributorId, actionId, opportunityId: chain.directId } })
+    // The same hash spelled in capitals is the same transaction: recorded as the chain spells it, once.
+    const capitals = await h.get(`/v2/actions/verify?chainId=31337&txHash=0x${depositHash.slice(2).toUpperCase()}`)
+    expect(capitals.body.verified).toBe(true)
+    expect(db.actions("kind = 'verify' and lower(tx_hash) = ?", depositHash.toLowerCase())).toHaveLength(1)
     const verifications = db.actions("kind = 'verify' and tx_hash = ?", depositHash)
     expect(verifications).toHaveLength(1)
     expect(verifications[0]).toMatchObject({ chain_id: '31337', wallet: wallet.address.toLowerCase(), opportunity_id: chain.directId, distributor_id: h.distributorId })
@@ -163,6 +167,18 @@ describe('direct deposit, verify, withdraw', () => {
       expect(r.body).toMatchObject({ verified: false, metadata: { actionId, opportunityId: chain.directId } })
       expect(db.actions('tx_hash = ?', sent.transactionHash)).toHaveLength(0)
     }
+  })
+
+  test('the tag on a call to the vault that deposits nothing (a zero share transfer) is not verified', async () => {
+    // deposit(assets, receiver) is 4 + 64 bytes; the tag follows.
+    const tagHex = depositData.slice(2 + 2 * 68)
+    const data = `${encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [wallet.address, 0n] })}${tagHex}`
+    const nothing = await sendUnsigned(chain.anvil, wallet, { to: chain.vault, data, value: '0', gasLimit: '100000', chainId: 31337 })
+    expect(nothing.status).toBe('success')
+    const r = await h.get(`/v2/actions/verify?chainId=31337&txHash=${nothing.transactionHash}`)
+    expect(r.status, r.text).toBe(200)
+    expect(r.body).toMatchObject({ verified: false, metadata: { actionId, opportunityId: chain.directId } })
+    expect(db.actions('tx_hash = ?', nothing.transactionHash)).toHaveLength(0)
   })
 
   test('a withdrawal built by the API pays the user the assets of the redeemed shares', async () => {

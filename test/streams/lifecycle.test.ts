@@ -74,7 +74,8 @@ describe('pending -> active only once the funding transfer is mined', () => {
     const before = await env.balanceOf(env.chain.token, env.treasury)
     fundingHash = await env.send(stream.creator, stream.transaction)
     expect(await env.balanceOf(env.chain.token, env.treasury)).toBe(before + stream.totalPulled)
-    const r = await confirm(stream.id, fundingHash)
+    // Spelled in capitals, the hash is stored as the chain spells it.
+    const r = await confirm(stream.id, `0x${fundingHash.slice(2).toUpperCase()}`)
     expect(r.status, r.text).toBe(200)
     expect(r.body.stream).toMatchObject({ id: stream.id, state: 'active', fundingTxHash: fundingHash })
     expect((await env.h.get(`/v2/streams/${stream.id}`)).body.stream).toMatchObject({ state: 'active', fundingTxHash: fundingHash })

@@ -61,7 +61,8 @@ const Nullable = (description: string) => Type.Union([Type.String(), Type.Null()
 export const VerifyResult = Type.Object({
   tag: Type.String({ description: 'The attribution tag found in the transaction' }),
   verified: Type.Boolean({
-    description: 'True when the tag is ours, its MAC holds for the sender and chain, and the sender is the wallet the action was built for',
+    description:
+      "True when the tag is ours, its MAC holds for the sender and chain, the sender is the wallet the action was built for, and (EVM) the transaction called the action's vault, which reported a deposit (withdrawal) of more than zero shares for that wallet",
   }),
   metadata: Type.Object({
     distributorId: Nullable('From the tag; null when the tag does not parse'),

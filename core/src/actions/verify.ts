@@ -40,10 +40,21 @@ async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, 
     action.distributorId === parsed.distributorId &&
     action.chainId === chainId &&
     action.wallet === ecosystem.plugin.address.parse(read.from) &&
-    // Calldata can be sent anywhere: only the call to the action's own vault deposited (or withdrew) anything.
-    (read.to === undefined || (read.to !== null && read.to === (await vaultOf(deps, ecosystem, action)))) &&
+    (await didTheAction(deps, ecosystem, action, read)) &&
     verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId })
   )
+}
+
+/** Where the ecosystem reports where the transaction went and what it did, both must be the action. */
+async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action: ActionRecord, read: ReadTagResult): Promise<boolean> {
+  if (read.to === undefined && read.vaultMoves === undefined) return true
+  const vault = await vaultOf(deps, ecosystem, action)
+  if (vault === undefined) return false
+  const { parse } = ecosystem.plugin.address
+  // Calldata can be sent anywhere: only the call to the action's own vault deposited (or withdrew) anything...
+  if (read.to !== undefined && read.to !== vault) return false
+  // ...and only if the vault says it did, for the action's wallet: a tag also rides on a call that moves nothing.
+  return read.vaultMoves === undefined || read.vaultMoves.some((m) => m.kind === action.kind && parse(m.vault) === vault && parse(m.owner) === action.wallet && m.shares > 0n)
 }
 
 export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): Promise<VerifyResult> {
@@ -62,7 +73,8 @@ export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): 
       ...action,
       id: randomUUID(),
       kind: 'verify',
-      txHash: p.txHash,
+      // As the chain spells it: another spelling of the same hash must not record the deposit again.
+      txHash: read.txHash,
       createdAt: deps.clock.now(),
     })
   return {

@@ -64,7 +64,8 @@ export async function confirmStream(deps: StreamDeps, p: ConfirmStreamParameters
   checkFunding(await deps.attributionSecret(), plugin, stream, read)
 
   const now = deps.clock.now()
-  const outcome = await deps.store.fundStream(stream.id, { chainId: stream.chainId, txHash, at: now })
+  // The chain's own spelling of the hash: another spelling of the same transaction must not fund a second stream.
+  const outcome = await deps.store.fundStream(stream.id, { chainId: stream.chainId, txHash: read.txHash, at: now })
   if (outcome === 'tx_used') throw new FundingTransactionUsedError()
   const updated = await ownStream(deps, p.orgId, stream.id)
   // Another request confirmed or cancelled it while the chain was read.

@@ -1,22 +1,45 @@
 /**
- * Reading attribution back from a mined transaction, for the verify endpoint: the tag in its calldata and who
- * sent it. Whether the tag is genuine (its MAC) is the server's question, not the chain's. `minedTransaction` is
+ * Reading attribution back from a mined transaction, for the verify endpoint: the tag in its calldata, who sent
+ * it, and the vault deposits and withdrawals it made. Whether the tag is genuine (its MAC) is the server's question, not the chain's. `minedTransaction` is
  * the read itself, shared with reading transfers (transfer.ts).
  */
-import { InvalidArgumentError, NotFoundError, type ReadTagParameters, type ReadTagResult } from '@earn/core'
-import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash, type Transaction, type TransactionReceipt } from 'viem'
+import { InvalidArgumentError, NotFoundError, type ReadTagParameters, type ReadTagResult, type VaultMove } from '@earn/core'
+import {
+  erc4626Abi,
+  parseEventLogs,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  type Hash,
+  type Transaction,
+  type TransactionReceipt,
+} from 'viem'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask } from './rpc.ts'
 import { findTag } from './tag.ts'
 
 export async function readTag(client: EvmClient, p: ReadTagParameters): Promise<ReadTagResult> {
   const { transaction, receipt } = await minedTransaction(client, p)
+  // A reverted transaction moved nothing, so it attributes nothing: its tag is not reported.
+  const mined = receipt.status === 'success'
   return {
-    // A reverted transaction moved nothing, so it attributes nothing: its tag is not reported.
-    tag: receipt.status === 'success' ? findTag(transaction.input) : null,
+    tag: mined ? findTag(transaction.input) : null,
+    txHash: transaction.hash.toLowerCase(),
     from: transaction.from.toLowerCase(),
     to: transaction.to?.toLowerCase() ?? null,
+    vaultMoves: mined ? vaultMoves(receipt) : [],
   }
+}
+
+/** The ERC-4626 deposits and withdrawals the receipt reports, by the contract that emitted them. */
+function vaultMoves(receipt: TransactionReceipt): VaultMove[] {
+  // strict: a log that only shares an event's signature but not its indexed layout is skipped.
+  return parseEventLogs({ abi: erc4626Abi, eventName: ['Deposit', 'Withdraw'], logs: receipt.logs, strict: true }).map((log) => ({
+    kind: log.eventName === 'Deposit' ? 'deposit' : 'withdraw',
+    vault: log.address.toLowerCase(),
+    // The EIP's Deposit `owner` (who gets the shares) is viem's `receiver`.
+    owner: (log.eventName === 'Deposit' ? log.args.receiver : log.args.owner).toLowerCase(),
+    shares: log.args.shares,
+  }))
 }
 
 /** The transaction and its receipt; 400 for a malformed hash, 404 when it is unknown or not mined yet. */

@@ -49,9 +49,11 @@ describe('build: direct deposit', () => {
     const [, depositHash] = await chain.sendAll(owner, steps)
     expect(await chain.read.balance(chain.vault, owner.address)).toBe(expectedShares)
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: depositHash! })).toEqual({
+      txHash: depositHash!,
       tag,
       from: lower(owner.address),
       to: lower(chain.vault),
+      vaultMoves: [{ kind: 'deposit', vault: lower(chain.vault), owner: lower(owner.address), shares: expectedShares }],
     })
   })
 
@@ -320,9 +322,11 @@ describe('readTag', () => {
     const receipt = await sendUnsigned(chain.anvil, owner, forged)
     expect(receipt.status).toBe('success')
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({
+      txHash: receipt.transactionHash,
       tag: `${tag}:forged`,
       from: lower(owner.address),
       to: lower(chain.vault),
+      vaultMoves: [{ kind: 'deposit', vault: lower(chain.vault), owner: lower(owner.address), shares: await chain.read.balance(chain.vault, owner.address) }],
     })
   })
 
@@ -331,9 +335,11 @@ describe('readTag', () => {
     const [approve] = await build(chain.client(), chain.deposit({ owner, amount: 1n }))
     const [hash] = await chain.sendAll(owner, [approve!])
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: hash! })).toEqual({
+      txHash: hash!,
       tag: null,
       from: lower(owner.address),
       to: lower(chain.asset),
+      vaultMoves: [],
     })
   })
 
@@ -344,9 +350,11 @@ describe('readTag', () => {
     const receipt = await sendUnsigned(chain.anvil, owner, steps[1]!.transaction)
     expect(receipt.status).toBe('reverted')
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({
+      txHash: receipt.transactionHash,
       tag: null,
       from: lower(owner.address),
       to: lower(chain.vault),
+      vaultMoves: [],
     })
   })
 

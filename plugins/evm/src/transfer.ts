@@ -68,14 +68,15 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
 export async function readTransfers(client: EvmClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
   const { transaction, receipt } = await minedTransaction(client, p)
   const from = transaction.from.toLowerCase()
-  if (receipt.status !== 'success') return { tag: null, from, transfers: [] }
+  const txHash = transaction.hash.toLowerCase()
+  if (receipt.status !== 'success') return { tag: null, txHash, from, transfers: [] }
   const transfers: TokenTransfer[] = []
   if (transaction.value > 0n && transaction.to)
     transfers.push({ token: NATIVE_TOKEN, from, to: transaction.to.toLowerCase(), amount: transaction.value })
   // strict: a log that only shares the event's signature (ERC-721's Transfer indexes its third argument) is skipped.
   for (const log of parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs, strict: true }))
     transfers.push({ token: log.address.toLowerCase(), from: log.args.from.toLowerCase(), to: log.args.to.toLowerCase(), amount: log.args.value })
-  return { tag: findTag(transaction.input), from, transfers }
+  return { tag: findTag(transaction.input), txHash, from, transfers }
 }
 
 async function gasLimit(publicClient: PublicClient, chainId: string, from: Address, call: Call): Promise<{ gasLimit: bigint; source: GasLimitSource }> {

@@ -74,6 +74,7 @@ describe('buildTransfer -> send -> readTransfers', () => {
     expect(step!.description).toBe(`Transfer 2.5 SOL to ${to}`)
     const signature = await chain.signAndSend(step!.transaction.serializedTransaction as string, sender)
     expect(await readTransfers(client, { chainId: 'localnet', txHash: signature })).toEqual({
+      txHash: signature,
       tag: TAG,
       from: sender.address,
       transfers: [{ token: 'native', from: sender.address, to, amount: 2_500_000_000n }],

@@ -51,7 +51,7 @@ describe('readTag', () => {
     const tag = 'earn:v1:5d2c1a8e-0000-4000-8000-000000000001:9b1f0c3e-0000-4000-8000-000000000002:Zm9vYmFyYmF6cXV4'
     const step = await buildDeposit(1_000n, tag)
     const signature = await chain.signAndSend(step.transaction.serializedTransaction as string, user)
-    expect(await read(signature)).toEqual({ tag, from: user.address })
+    expect(await read(signature)).toEqual({ txHash: signature, tag, from: user.address })
   })
 
   test('the tag is found among other memos, and under the v3 Memo program too', async () => {
@@ -63,7 +63,7 @@ describe('readTag', () => {
       ],
       user,
     )
-    expect(await read(signature)).toEqual({ tag, from: user.address })
+    expect(await read(signature)).toEqual({ txHash: signature, tag, from: user.address })
   })
 
   test('a transaction without an attribution memo has tag null', async () => {
@@ -71,7 +71,7 @@ describe('readTag', () => {
       getTransferSolInstruction({ source: chain.payer, destination: user.address, amount: 1n }),
       getAddMemoInstruction({ memo: 'earn:v2:not-ours' }),
     ])
-    expect(await read(signature)).toEqual({ tag: null, from: chain.payer.address })
+    expect(await read(signature)).toEqual({ txHash: signature, tag: null, from: chain.payer.address })
   })
 
   test('a transaction that landed but failed has tag null: it moved nothing', async () => {
@@ -84,7 +84,7 @@ describe('readTag', () => {
       .send()
     const { value: [status] } = await chain.rpc.getSignatureStatuses([signature]).send()
     expect(status?.err).not.toBeNull()
-    expect(await read(signature)).toEqual({ tag: null, from: user.address })
+    expect(await read(signature)).toEqual({ txHash: signature, tag: null, from: user.address })
   })
 
   test('an unknown signature is a 404 naming the txHash', async () => {

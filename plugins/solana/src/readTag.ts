@@ -20,11 +20,11 @@ import { COMMITMENT, deadline, requireRpc, rpcFailure } from './rpc.ts'
 import { findTag, type CompiledInstructionLike } from './tag.ts'
 
 export async function readTag(client: SolanaClient, p: ReadTagParameters): Promise<ReadTagResult> {
-  const { failed, message, from } = await landedTransaction(client, p)
+  const { failed, message, from, txHash } = await landedTransaction(client, p)
   // A failed transaction still lands (and pays its fee) but moved nothing: its memo must not
   // attribute a deposit that did not happen.
-  if (failed) return { tag: null, from }
-  return { tag: findTag(topLevelInstructions(message)), from }
+  if (failed) return { tag: null, txHash, from }
+  return { tag: findTag(topLevelInstructions(message)), txHash, from }
 }
 
 /**
@@ -55,7 +55,8 @@ export async function landedTransaction(client: SolanaClient, p: ReadTagParamete
   // Program ids are always static keys (lookup tables cannot supply them), and the fee payer is
   // the first static key, so both are read without resolving any lookup table.
   const from = message.staticAccounts[0]!
-  return { failed: Boolean(found.meta?.err), message, from, meta: found.meta }
+  // Base58 spells 64 bytes one way only: the signature as asked is already canonical.
+  return { failed: Boolean(found.meta?.err), message, from, meta: found.meta, txHash: p.txHash }
 }
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/

@@ -32,12 +32,12 @@ interface TokenBalanceLike {
 }
 
 export async function readTransfers(client: SolanaClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
-  const { failed, message, from, meta } = await landedTransaction(client, p)
-  if (failed || !meta) return { tag: null, from, transfers: [] }
+  const { failed, message, from, meta, txHash } = await landedTransaction(client, p)
+  if (failed || !meta) return { tag: null, txHash, from, transfers: [] }
   const m = meta as unknown as BalanceMeta
   // Balances are indexed over the static keys, then the lookup tables' writable and readonly ones.
   const keys = [...message.staticAccounts, ...(m.loadedAddresses?.writable ?? []), ...(m.loadedAddresses?.readonly ?? [])]
-  return { tag: findTag(topLevelInstructions(message)), from, transfers: [...tokenTransfers(m), ...lamportTransfers(m, keys)] }
+  return { tag: findTag(topLevelInstructions(message)), txHash, from, transfers: [...tokenTransfers(m), ...lamportTransfers(m, keys)] }
 }
 
 function tokenTransfers(meta: BalanceMeta): TokenTransfer[] {

@@ -65,6 +65,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     expect(await jettonBalance(treasury.address)).toBe(before + 1_015_002n)
     // The TON attached for fees went to the sender's own jetton wallet; the jetton went to the treasury.
     expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).toEqual({
+      txHash: hash,
       tag: TAG,
       from: raw(sender.wallet.address),
       transfers: [
@@ -80,6 +81,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     expect(readComment(Cell.fromBase64(request.messages[0]!.payload!))).toBe(TAG)
     const hash = await send(request)
     expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).toEqual({
+      txHash: hash,
       tag: TAG,
       from: raw(sender.wallet.address),
       transfers: [{ token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.25') }],

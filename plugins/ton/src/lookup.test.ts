@@ -122,6 +122,7 @@ describe('toncenter lookup', () => {
     expect(seen.every((s) => s.apiKey === 'test-key')).toBe(true)
     const base64 = Buffer.from(hash, 'hex').toString('base64')
     expect(await readTonTag(production(), { chainId: '-239', txHash: base64 })).toEqual({
+      txHash: hash,
       tag: TAG,
       from,
     })
@@ -130,7 +131,7 @@ describe('toncenter lookup', () => {
   test('the hash of the external message TON Connect reports finds the same transaction, through transactionsByMessage', async () => {
     seen.length = 0
     expect(messageHash).not.toBe(hash)
-    expect(await readTonTag(production(), { chainId: '-239', txHash: messageHash })).toEqual({ tag: TAG, from })
+    expect(await readTonTag(production(), { chainId: '-239', txHash: messageHash })).toEqual({ txHash: hash, tag: TAG, from })
     expect(seen.map((s) => [s.path, s.method])).toEqual([
       ['/api/v3/transactions', undefined],
       ['/api/v3/transactionsByMessage', undefined],

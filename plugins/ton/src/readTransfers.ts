@@ -26,15 +26,15 @@ import { findWalletTransaction, tagOfTransaction } from './tag.ts'
 
 export async function readTonTransfers(client: TonChainClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
   const tx = await findWalletTransaction(client, p.txHash)
-  const { tag, from } = tagOfTransaction(tx)
+  const { tag, txHash, from } = tagOfTransaction(tx)
   if (tx.inMessage?.info.type !== 'external-in' || tx.description.type !== 'generic' || tx.description.aborted)
-    return { tag: null, from, transfers: [] }
+    return { tag: null, txHash, from, transfers: [] }
   const wallet = Address.parseRaw(from)
   const cells = messageCells(tx).outMessages
   const transfers = await Promise.all(
     [...tx.outMessages].map(([index, message]) => transfersOf(client, wallet, message, cells.get(index)!.hash().toString('hex'))),
   )
-  return { tag, from, transfers: transfers.flat() }
+  return { tag, txHash, from, transfers: transfers.flat() }
 }
 
 async function transfersOf(client: TonChainClient, wallet: Address, message: Message, messageHash: string): Promise<TokenTransfer[]> {

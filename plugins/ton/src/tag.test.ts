@@ -43,7 +43,7 @@ describe('readTag', () => {
     const { hash } = await send(vault.address, toNano('0.1'), commentCell(TAG))
     const bytes = Buffer.from(hash, 'hex')
     for (const form of [hash, hash.toUpperCase(), bytes.toString('base64'), bytes.toString('base64url')])
-      expect(await readTag(form)).toEqual({ tag: TAG, from: user.address.toRawString() })
+      expect(await readTag(form)).toEqual({ txHash: hash, tag: TAG, from: user.address.toRawString() })
   })
 
   test('a jetton transfer whose forward_payload comment is inline is read too', async () => {
@@ -67,7 +67,7 @@ describe('readTag', () => {
 
   test('a transfer without a comment, or with another comment, has no tag', async () => {
     const plain = await send(vault.address, toNano('0.01'))
-    expect(await readTag(plain.hash)).toEqual({ tag: null, from: user.address.toRawString() })
+    expect(await readTag(plain.hash)).toEqual({ txHash: plain.hash, tag: null, from: user.address.toRawString() })
     const other = await send(vault.address, toNano('0.01'), commentCell('thanks for lunch'))
     expect((await readTag(other.hash)).tag).toBeNull()
     const jettonWallet = await jettonWalletOf(chain.client, master, user.address, notJetton('token', 'x'))
@@ -87,7 +87,7 @@ describe('readTag', () => {
     // Anyone can send the vault a message with a copied tag; only the wallet's own signed transaction counts.
     const sent = await send(vault.address, toNano('0.01'), commentCell(TAG))
     const received = sent.transactions.find((tx) => tx.inMessage?.info.type === 'internal')!
-    expect(await readTag(received.hash().toString('hex'))).toEqual({ tag: null, from: vault.address.toRawString() })
+    expect(await readTag(received.hash().toString('hex'))).toEqual({ txHash: received.hash().toString('hex'), tag: null, from: vault.address.toRawString() })
   })
 
   test('a message the wallet skipped (too little balance, IGNORE_ERRORS) left no tag', async () => {
@@ -109,7 +109,7 @@ describe('readTag', () => {
     const result = chain.record(await chain.blockchain.sendMessage(external({ to: user.address, body })))
     const tx = result.transactions[0]!
     expect(tx.description.type === 'generic' && tx.description.aborted).toBe(true)
-    expect(await readTag(tx.hash().toString('hex'))).toEqual({ tag: null, from: user.address.toRawString() })
+    expect(await readTag(tx.hash().toString('hex'))).toEqual({ txHash: tx.hash().toString('hex'), tag: null, from: user.address.toRawString() })
     expect(tagOfTransaction(tx).tag).toBeNull()
   })
 

@@ -31,19 +31,19 @@ export async function findWalletTransaction(client: TonChainClient, txHash: stri
 
 /** The tag a wallet transaction carries, and the wallet; a transaction of any other kind has no tag. */
 export function tagOfTransaction(tx: Transaction): ReadTagResult {
-  const from = accountOf(tx).toRawString()
+  const found = { txHash: tx.hash().toString('hex'), from: accountOf(tx).toRawString() }
   // Only a transaction started by an external message is one the wallet's owner signed; an incoming
   // internal message's comment was written by whoever sent it.
-  if (tx.inMessage?.info.type !== 'external-in') return { tag: null, from }
+  if (tx.inMessage?.info.type !== 'external-in') return { tag: null, ...found }
   // An aborted transaction rolled back: its action phase sent nothing, so nothing was deposited,
   // even though the signed request (with the tag) is on chain. Out-messages are checked as well,
   // since a skipped send (IGNORE_ERRORS, too little balance) leaves the message out of the list.
-  if (tx.description.type !== 'generic' || tx.description.aborted) return { tag: null, from }
+  if (tx.description.type !== 'generic' || tx.description.aborted) return { tag: null, ...found }
   for (const message of tx.outMessages.values()) {
     const tag = tagOfMessage(message)
-    if (tag) return { tag, from }
+    if (tag) return { tag, ...found }
   }
-  return { tag: null, from }
+  return { tag: null, ...found }
 }
 
 function tagOfMessage(message: Message): string | null {

@@ -145,6 +145,7 @@ describe('jetton deposit', () => {
       expect(spent).toBeLessThan(JETTON_TRANSFER_TON)
 
       expect(await readTonTag(chain.client, { chainId: CHAIN, txHash: sent.hash })).toEqual({
+        txHash: sent.hash,
         tag: tagFor(2),
         from: wallet.address.toRawString(),
       })
@@ -199,6 +200,7 @@ describe('TON deposit', () => {
     expect(after).toBeGreaterThan(before + amount - toNano('0.01'))
     expect(after).toBeLessThanOrEqual(before + amount)
     expect(await readTonTag(chain.client, { chainId: CHAIN, txHash: sent.hash })).toEqual({
+      txHash: sent.hash,
       tag: tagFor(3),
       from: wallet.address.toRawString(),
     })
