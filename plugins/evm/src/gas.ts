@@ -1,7 +1,7 @@
 /**
  * Gas limits for built steps, within the hot path's RPC budget.
  *
- * Policy (the README repeats it):
+ * Policy (this package's README repeats it):
  * - Gas is measured once per client, opportunity and step kind (a vault's deposit or redeem, an approval of one
  *   token to one spender, a swap on one router pair) and reused by every later build, so a burst of builds sends no
  *   estimate per request. Builds arriving while the first measure is under way wait for it.
