@@ -185,6 +185,18 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
   }
 }
 
+/**
+ * What the operator reads when a command fails: our errors in their own words; the store's (bun:sqlite's
+ * SQLiteError, postgres.js's PostgresError) named as the store's, with their code; anything else as it is.
+ */
+export function errorMessage(e: unknown): string {
+  if (e instanceof ApiError || e instanceof UsageError || e instanceof ConfigError) return e.message
+  const code = (e as { code?: unknown } | null)?.code
+  if (!(e instanceof Error) || typeof code !== 'string' || (e.name !== 'SQLiteError' && e.name !== 'PostgresError')) return String(e)
+  if (code.startsWith('SQLITE_BUSY')) return `the store is busy: another process held its write lock past the 5 s busy timeout; run the command again (${code})`
+  return `the store refused the command: ${e.message.split('\n')[0]} (${code})`
+}
+
 function print(result: unknown, json: boolean) {
   if (json) return console.log(JSON.stringify(result, null, 2))
   for (const [k, v] of Object.entries(result as Record<string, unknown>)) {
@@ -212,7 +224,7 @@ if (import.meta.main) {
     }
   } catch (e) {
     exitCode = e instanceof UsageError ? 2 : 1
-    const message = e instanceof ApiError || e instanceof UsageError || e instanceof ConfigError ? e.message : String(e)
+    const message = errorMessage(e)
     if (json) console.error(JSON.stringify({ error: message }))
     else console.error(`error: ${message}${e instanceof UsageError ? `\n\n${USAGE}` : ''}`)
   } finally {

@@ -13,9 +13,16 @@ test('TVL is total assets in whole tokens times the catalog price, to the cent',
 })
 
 test("the receipt token's decimals must match the chain's where both say; where the chain does not, the file stands", () => {
-  const listing = { baseToken: { symbol: 'USDC' }, receiptToken: { symbol: 'mUSDC', decimals: 6 } } as unknown as Listing
+  const listing = { baseToken: { symbol: 'USDC' }, receiptToken: { symbol: 'mUSDC', decimals: 6 }, depositTokens: [] } as unknown as Listing
   const facts = { baseToken: '0xa', receiptToken: '0xb', decimals: 6, totalAssets: '0' }
   expect(disagreements(listing, { ...facts, receiptDecimals: 18 })).toEqual(['receiptToken.decimals: the file says 6, the chain says 18'])
   expect(disagreements(listing, { ...facts, receiptDecimals: 6 })).toEqual([])
   expect(disagreements(listing, facts)).toEqual([])
+})
+
+test("a deposit token that is the vault's asset must have the chain's decimals; other tokens are the file's", () => {
+  const asset = { address: '0xa', symbol: 'USDC', chainId: '1' }
+  const listing = { baseToken: { symbol: 'USDC' }, receiptToken: { symbol: 'mUSDC' }, depositTokens: [{ ...asset, decimals: 6 }, { ...asset, address: '0xc', decimals: 18 }, { ...asset, decimals: 18 }] } as unknown as Listing
+  const facts = { baseToken: '0xa', receiptToken: '0xb', decimals: 6, totalAssets: '0' }
+  expect(disagreements(listing, facts)).toEqual(["depositTokens[2].decimals: the file says 18 for the vault's asset 0xa, the chain says 6"])
 })

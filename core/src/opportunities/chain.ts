@@ -38,6 +38,10 @@ export function disagreements(listing: Listing, facts: ChainFacts): string[] {
     out.push(`receiptToken.decimals: the file says ${listing.receiptToken.decimals}, the chain says ${facts.receiptDecimals}`)
   if (listing.receiptToken.address !== undefined && listing.receiptToken.address !== facts.receiptToken)
     out.push(`receiptToken.address: the file says ${listing.receiptToken.address}, the vault's share token is ${facts.receiptToken}`)
+  // The API shows deposit tokens by address: the vault's asset listed again must not carry other decimals.
+  for (const [i, t] of listing.depositTokens.entries())
+    if (t.address === facts.baseToken && t.decimals !== facts.decimals)
+      out.push(`depositTokens[${i}].decimals: the file says ${t.decimals} for the vault's asset ${t.address}, the chain says ${facts.decimals}`)
   return out
 }
 

@@ -1,7 +1,8 @@
 /**
  * `opportunity import FILE`: validates the whole file, reads each vault from its chain where the
- * chain answers, then upserts by id (a re-import updates). An entry whose chain does not answer is
- * stored as pending: the server's refresher fills it in, and until then the API does not list it. An entry the
+ * chain answers, then upserts by id (a re-import updates). An entry whose chain does not answer keeps the facts
+ * last read for the same vault (its TVL at the file's price); without any it is stored as pending: the server's
+ * refresher fills it in, and until then the API does not list it. An entry the
  * chain contradicts (its facts differ from the file, or there is no vault at the address) stops the import.
  */
 import type { Clock } from '../clock.ts'
@@ -11,7 +12,7 @@ import type { Store } from '../store/store.ts'
 import { parseCatalog } from './catalog.ts'
 import { disagreements, readChainFacts } from './chain.ts'
 import { CatalogError } from './errors.ts'
-import { encodeOpportunity } from './records.ts'
+import { encodeOpportunity, tvlOf } from './records.ts'
 import type { ChainFacts, Listing } from './schema.ts'
 
 export interface CatalogDeps {
@@ -24,8 +25,9 @@ export interface ImportedOpportunity {
   id: string
   name: string
   result: 'created' | 'updated'
-  chainFacts: 'read' | 'pending'
-  /** Why the chain facts are pending. */
+  /** Read now; kept from the last read (the chain did not answer, the vault is the same); or pending (none yet). */
+  chainFacts: 'read' | 'kept' | 'pending'
+  /** Why the chain facts were not read. */
   note?: string
 }
 
@@ -64,17 +66,18 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
   }
   // One transaction: a store failure part way leaves the catalog as it was, not half imported.
   const results = await deps.store.upsertOpportunities(
-    listings.map((listing, i) => ({ row: encodeOpportunity(listing, factsOf(i), now), depositTokens: listing.depositTokens.map((t) => t.address) })),
+    listings.map((listing, i) => ({
+      row: encodeOpportunity(listing, factsOf(i), now),
+      depositTokens: listing.depositTokens.map((t) => t.address),
+      tvlWith: (kept: string) => tvlOf(listing, JSON.parse(kept) as ChainFacts),
+    })),
   )
   const opportunities = listings.map((listing, i): ImportedOpportunity => {
     const r = read[i]!
-    return {
-      id: listing.id,
-      name: listing.name,
-      result: results[i]!,
-      chainFacts: factsOf(i) ? 'read' : 'pending',
-      ...('pending' in r ? { note: `${r.pending}; the server fills the chain facts in on its next refresh` } : {}),
-    }
+    const { result, keptFacts } = results[i]!
+    const chainFacts = factsOf(i) ? 'read' : keptFacts ? 'kept' : 'pending'
+    const next = chainFacts === 'kept' ? 'the last facts read stay until the server reads the chain on its next refresh' : 'the server fills the chain facts in on its next refresh'
+    return { id: listing.id, name: listing.name, result, chainFacts, ...('pending' in r ? { note: `${r.pending}; ${next}` } : {}) }
   })
   return { opportunities }
 }

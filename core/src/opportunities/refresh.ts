@@ -1,6 +1,7 @@
 /**
  * Keeping the catalog's chain facts fresh, off the request path. One pass reads every vault; a vault
- * whose chain fails keeps its last facts (the failure is noted and logged). The scheduler runs a pass,
+ * whose chain fails keeps its last facts (the failure is noted and logged), and facts are written only while the
+ * entry still holds the listing they were read for. The scheduler runs a pass,
  * waits the interval, runs the next: passes never overlap, and stopping waits for the one in flight.
  */
 import type { Clock } from '../clock.ts'
@@ -43,8 +44,11 @@ export async function refreshCatalog(deps: RefreshDeps): Promise<RefreshSummary>
       const disagree = disagreements(listing, facts)
       // The chain is the authority; a file that disagrees is logged for the operator to fix.
       if (disagree.length) deps.logger.error({ msg: 'catalog entry disagrees with the chain', opportunityId: listing.id, disagree })
-      await deps.store.setOpportunityChainFacts(listing.id, { chainFacts: JSON.stringify(facts), tvl: tvlOf(listing, facts), refreshedAt: deps.clock.now() })
-      summary.refreshed++
+      const update = { listing: row.listing, chainFacts: JSON.stringify(facts), tvl: tvlOf(listing, facts), refreshedAt: deps.clock.now() }
+      if (await deps.store.setOpportunityChainFacts(listing.id, update)) summary.refreshed++
+      // Re-imported (or removed) while its chain was read: these facts may be another vault's, so they are
+      // dropped; the import wrote what it knew, and the next pass reads the new listing.
+      else deps.logger.info({ msg: 'catalog entry changed during the refresh; read again on the next pass', opportunityId: listing.id })
     } catch (e) {
       summary.failed++
       const error = firstLine(e)

@@ -17,9 +17,27 @@ export interface OpportunityFilter {
 }
 
 export interface ChainFactsUpdate {
+  /** The listing the facts were read for, as stored when the read began. */
+  listing: string
   chainFacts: string
   tvl: number
   refreshedAt: number
+}
+
+export interface OpportunityUpsert {
+  row: OpportunityRecord
+  depositTokens: readonly string[]
+  /**
+   * The TVL of stored chain facts the upsert keeps, at this row's listing: a re-import may change the price
+   * while the facts stay. Without it the stored TVL stays too.
+   */
+  tvlWith?: (chainFacts: string) => number
+}
+
+export interface UpsertOutcome {
+  result: 'created' | 'updated'
+  /** The row's chain facts were null and the ones already stored for the same vault were kept. */
+  keptFacts: boolean
 }
 
 export interface OpportunityStore {
@@ -29,13 +47,17 @@ export interface OpportunityStore {
    */
   upsertOpportunity(row: OpportunityRecord, depositTokens: readonly string[]): Promise<'created' | 'updated'>
   /** Several, as `upsertOpportunity` each, in one transaction: all are written or none (a catalog import). */
-  upsertOpportunities(entries: readonly { row: OpportunityRecord; depositTokens: readonly string[] }[]): Promise<('created' | 'updated')[]>
+  upsertOpportunities(entries: readonly OpportunityUpsert[]): Promise<UpsertOutcome[]>
   getOpportunity(id: string): Promise<OpportunityRecord | undefined>
   /** Refreshed opportunities only, largest TVL first, with the count of all that match. */
   listOpportunities(filter: OpportunityFilter): Promise<{ rows: OpportunityRecord[]; total: number }>
   /** Every opportunity, refreshed or not (the refresher and the CLI). */
   allOpportunities(): Promise<OpportunityRecord[]>
-  setOpportunityChainFacts(id: string, update: ChainFactsUpdate): Promise<void>
+  /**
+   * Writes facts read for `update.listing`; false, writing nothing, when the entry is gone or was re-imported
+   * since (the facts may be another vault's, and the import or the next refresh covers the new listing).
+   */
+  setOpportunityChainFacts(id: string, update: ChainFactsUpdate): Promise<boolean>
   /** Notes a failed refresh; the last facts stay. */
   setOpportunityRefreshError(id: string, error: string, at: number): Promise<void>
 }
@@ -51,13 +73,15 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
   }
 
   /** One opportunity and its deposit-token index, inside the caller's transaction. */
-  async function upsertIn(trx: Kysely<Database>, row: OpportunityRecord, depositTokens: readonly string[]): Promise<'created' | 'updated'> {
+  async function upsertIn(trx: Kysely<Database>, { row, depositTokens, tvlWith }: OpportunityUpsert): Promise<UpsertOutcome> {
     const existing = await trx.selectFrom('opportunities').selectAll().where('id', '=', row.id).executeTakeFirst()
+    let keptFacts = false
     if (!existing) {
       await trx.insertInto('opportunities').values(row).execute()
     } else {
       const sameVault = existing.chainId === row.chainId && existing.vaultAddress === row.vaultAddress && existing.ecosystem === row.ecosystem
       const keep = row.chainFacts === null && sameVault
+      keptFacts = keep && existing.chainFacts !== null
       await trx
         .updateTable('opportunities')
         .set({
@@ -66,7 +90,7 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
           vaultAddress: row.vaultAddress,
           listing: row.listing,
           chainFacts: keep ? existing.chainFacts : row.chainFacts,
-          tvl: keep ? existing.tvl : row.tvl,
+          tvl: keptFacts && tvlWith ? tvlWith(existing.chainFacts!) : keep ? existing.tvl : row.tvl,
           refreshedAt: keep ? existing.refreshedAt : row.refreshedAt,
           refreshError: keep ? existing.refreshError : row.refreshError,
           updatedAt: row.updatedAt,
@@ -81,15 +105,15 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
         .insertInto('opportunityDepositTokens')
         .values(unique.map((address) => ({ opportunityId: row.id, address })))
         .execute()
-    return existing ? 'updated' : 'created'
+    return { result: existing ? 'updated' : 'created', keptFacts }
   }
 
   return {
-    upsertOpportunity: (row, depositTokens) => db.transaction().execute((trx) => upsertIn(trx, row, depositTokens)),
+    upsertOpportunity: (row, depositTokens) => db.transaction().execute(async (trx) => (await upsertIn(trx, { row, depositTokens })).result),
     upsertOpportunities: (entries) =>
       db.transaction().execute(async (trx) => {
-        const results: ('created' | 'updated')[] = []
-        for (const e of entries) results.push(await upsertIn(trx, e.row, e.depositTokens))
+        const results: UpsertOutcome[] = []
+        for (const e of entries) results.push(await upsertIn(trx, e))
         return results
       }),
     getOpportunity: (id) => db.selectFrom('opportunities').selectAll().where('id', '=', id).executeTakeFirst(),
@@ -103,12 +127,15 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
       return { rows, total: Number(count.n) }
     },
     allOpportunities: () => db.selectFrom('opportunities').selectAll().orderBy('createdAt').orderBy('id').execute(),
-    async setOpportunityChainFacts(id, update) {
-      await db
+    async setOpportunityChainFacts(id, { listing, ...facts }) {
+      // Conditional on the listing, in the one statement: a re-import committed while the chain was read wins.
+      const r = await db
         .updateTable('opportunities')
-        .set({ ...update, refreshError: null, updatedAt: update.refreshedAt })
+        .set({ ...facts, refreshError: null, updatedAt: facts.refreshedAt })
         .where('id', '=', id)
-        .execute()
+        .where('listing', '=', listing)
+        .executeTakeFirst()
+      return r.numUpdatedRows > 0n
     },
     async setOpportunityRefreshError(id, error, at) {
       await db.updateTable('opportunities').set({ refreshError: error, updatedAt: at }).where('id', '=', id).execute()

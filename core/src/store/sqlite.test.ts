@@ -1,10 +1,51 @@
+import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { openSqlite } from './sqlite.ts'
 import { createStore } from './store.ts'
 import { runStoreSuite } from './store.suite.ts'
 
 runStoreSuite('sqlite file', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'earn-store-'))
   return { store: createStore({ engine: 'sqlite', path: join(dir, 'earn.sqlite') }), cleanup: async () => rmSync(dir, { recursive: true, force: true }) }
+})
+
+/** Another process (a server, say) writing one setting to the file; its busy timeout is short so a test never waits long. */
+async function writeFromAnotherProcess(path: string, name: string): Promise<string> {
+  const script = `
+    const { Database } = require('bun:sqlite')
+    const db = new Database(process.argv[1])
+    db.exec('pragma busy_timeout = 300')
+    try { db.run("insert into settings (name, value) values (?, 'x')", [process.argv[2]]); console.log('wrote') }
+    catch (e) { console.log(e.code) }`
+  const child = Bun.spawn([process.execPath, '-e', script, path, name], { stdout: 'pipe' })
+  return (await new Response(child.stdout).text()).trim()
+}
+
+test('a transaction that reads first is not failed by another process committing before its first write', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
+  const path = join(dir, 'earn.sqlite')
+  const store = createStore({ engine: 'sqlite', path })
+  await store.migrate(0)
+  const { db, reader } = openSqlite(path)
+  try {
+    const other = await db.transaction().execute(async (trx) => {
+      await trx.selectFrom('settings').selectAll().execute()
+      const answer = await writeFromAnotherProcess(path, 'other')
+      // A deferred BEGIN would have let the other commit here, and this write would fail with SQLITE_BUSY.
+      await trx.insertInto('settings').values({ name: 'mine', value: '1' }).execute()
+      return answer
+    })
+    // The other process queued behind the transaction's write lock (and gave up, its timeout being short) ...
+    expect(other).toBe('SQLITE_BUSY')
+    // ... and writes once it is committed.
+    expect(await writeFromAnotherProcess(path, 'other')).toBe('wrote')
+    expect((await db.selectFrom('settings').select('name').orderBy('name').execute()).map((r) => r.name)).toEqual(['mine', 'other'])
+  } finally {
+    reader?.close()
+    await db.destroy()
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
 })

@@ -1,8 +1,13 @@
 /**
- * bun:sqlite, tuned for the store's request path: statements kept prepared, and point reads on a
- * read-only connection of their own.
+ * bun:sqlite, tuned for the store's request path: statements kept prepared, point reads on a
+ * read-only connection of their own, and transactions that take the write lock as they begin.
  */
 import { Database as SqliteDatabase, type SQLQueryBindings, type Statement } from 'bun:sqlite'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { CamelCasePlugin, CompiledQuery, type Driver, Kysely } from 'kysely'
+import { BunSqliteDialect } from 'kysely-bun-sqlite'
+import type { Database } from './schema.ts'
 
 const MAX_STATEMENTS = 200
 
@@ -58,4 +63,30 @@ export function openReader(path: string): { read: RowReader; close(): void } {
     },
     close: () => database.close(),
   }
+}
+
+/**
+ * kysely-bun-sqlite begins a transaction with a deferred BEGIN: its first read takes a snapshot, and when
+ * another process commits before its first write, SQLite refuses the upgrade to writer at once (SQLITE_BUSY;
+ * the busy timeout does not apply, as waiting cannot refresh the snapshot). Every store transaction writes, so
+ * each takes the write lock as it begins (BEGIN IMMEDIATE), where the busy timeout does queue it behind others.
+ */
+class ImmediateTransactionsDialect extends BunSqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver()
+    driver.beginTransaction = async (connection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+    }
+    return driver
+  }
+}
+
+/** The store's SQLite database: Kysely on the writing connection, plus the read-only one for point reads. */
+export function openSqlite(path: string): { db: Kysely<Database>; reader?: ReturnType<typeof openReader> } {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const database = new StatementCachingDatabase(path, { create: true })
+  // WAL lets the CLI write while a server reads; the busy timeout makes writers queue, not fail.
+  database.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on; pragma synchronous = normal')
+  const db = new Kysely<Database>({ dialect: new ImmediateTransactionsDialect({ database }), plugins: [new CamelCasePlugin()] })
+  return { db, reader: path === ':memory:' ? undefined : openReader(path) }
 }

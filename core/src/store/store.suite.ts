@@ -202,18 +202,49 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       // Another vault under the same id drops the old facts until they are read again.
       await store.upsertOpportunity({ ...row, vaultAddress: '0x' + 'bb'.repeat(20), chainFacts: null, tvl: 0, refreshedAt: null }, [])
       expect((await store.getOpportunity(row.id))?.refreshedAt).toBeNull()
-      await store.setOpportunityChainFacts(row.id, { chainFacts: '{"totalAssets":"5"}', tvl: 5, refreshedAt: T0 + 9 })
+      expect(await store.setOpportunityChainFacts(row.id, { listing: row.listing, chainFacts: '{"totalAssets":"5"}', tvl: 5, refreshedAt: T0 + 9 })).toBe(true)
       await store.setOpportunityRefreshError(row.id, 'rpc down', T0 + 10)
       expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: '{"totalAssets":"5"}', tvl: 5, refreshedAt: T0 + 9, refreshError: 'rpc down' })
       expect((await store.allOpportunities()).some((r) => r.id === row.id)).toBe(true)
+    })
+
+    test('opportunities: kept chain facts get the TVL at the new listing, and the upsert says it kept them', async () => {
+      const chain = `7${Math.floor(Math.random() * 1e9)}`
+      const row = opportunity({ chainId: chain, listing: '{"price":1}', chainFacts: '{"totalAssets":"40"}', tvl: 40 })
+      const tvlWith = (price: number) => (facts: string) => Number((JSON.parse(facts) as { totalAssets: string }).totalAssets) * price
+      await store.upsertOpportunity(row, [])
+      const repriced = { ...row, listing: '{"price":3}', chainFacts: null, tvl: 0, refreshedAt: null, updatedAt: T0 + 5 }
+      expect(await store.upsertOpportunities([{ row: repriced, depositTokens: [], tvlWith: tvlWith(3) }])).toEqual([{ result: 'updated', keptFacts: true }])
+      expect(await store.getOpportunity(row.id)).toEqual({ ...row, listing: '{"price":3}', tvl: 120, updatedAt: T0 + 5 })
+      // Another vault under the id: nothing is kept, nothing to price.
+      const moved = { ...repriced, vaultAddress: '0x' + 'cc'.repeat(20) }
+      expect(await store.upsertOpportunities([{ row: moved, depositTokens: [], tvlWith: tvlWith(3) }])).toEqual([{ result: 'updated', keptFacts: false }])
+      expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: null, tvl: 0, refreshedAt: null })
+      // Still pending: "kept" means facts that were read.
+      expect(await store.upsertOpportunities([{ row: moved, depositTokens: [], tvlWith: tvlWith(3) }])).toEqual([{ result: 'updated', keptFacts: false }])
+    })
+
+    test('opportunities: chain facts are written only while the entry holds the listing they were read for', async () => {
+      const row = opportunity({ listing: '{"vault":"a"}', chainFacts: null, refreshedAt: null })
+      await store.upsertOpportunity(row, [])
+      // A refresh read the chain for {"vault":"a"}; an import replaced the listing before it wrote.
+      await store.upsertOpportunity({ ...row, vaultAddress: '0x' + 'dd'.repeat(20), listing: '{"vault":"d"}', updatedAt: T0 + 1 }, [])
+      expect(await store.setOpportunityChainFacts(row.id, { listing: '{"vault":"a"}', chainFacts: '{"totalAssets":"9"}', tvl: 9, refreshedAt: T0 + 2 })).toBe(false)
+      expect(await store.getOpportunity(row.id)).toMatchObject({ listing: '{"vault":"d"}', chainFacts: null, tvl: 0, refreshedAt: null, updatedAt: T0 + 1 })
+      expect(await store.setOpportunityChainFacts(row.id, { listing: '{"vault":"d"}', chainFacts: '{"totalAssets":"4"}', tvl: 4, refreshedAt: T0 + 3 })).toBe(true)
+      expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: '{"totalAssets":"4"}', tvl: 4, refreshedAt: T0 + 3 })
+      expect(await store.setOpportunityChainFacts(randomUUID(), { listing: '{"vault":"d"}', chainFacts: '{}', tvl: 0, refreshedAt: T0 })).toBe(false)
     })
 
     test('opportunities: several in one transaction, all written or none', async () => {
       const chain = `9${Math.floor(Math.random() * 1e9)}`
       const a = opportunity({ chainId: chain })
       const b = opportunity({ chainId: chain })
-      expect(await store.upsertOpportunities([{ row: a, depositTokens: ['0xa'] }])).toEqual(['created'])
-      expect(await store.upsertOpportunities([{ row: { ...a, tvl: 7 }, depositTokens: [] }, { row: b, depositTokens: ['0xb'] }])).toEqual(['updated', 'created'])
+      expect(await store.upsertOpportunities([{ row: a, depositTokens: ['0xa'] }])).toEqual([{ result: 'created', keptFacts: false }])
+      expect(await store.upsertOpportunities([{ row: { ...a, tvl: 7 }, depositTokens: [] }, { row: b, depositTokens: ['0xb'] }])).toEqual([
+        { result: 'updated', keptFacts: false },
+        { result: 'created', keptFacts: false },
+      ])
       expect((await store.getOpportunity(a.id))?.tvl).toBe(7)
       // The second entry breaks a constraint: the first, written before it in the same call, is rolled back.
       const c = opportunity({ chainId: chain })

@@ -2,13 +2,10 @@
  * The store: one implementation over Kysely, run on SQLite (bun:sqlite, the embedded default) or
  * PostgreSQL (postgres.js). Callers never see the engine.
  */
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
 import { CamelCasePlugin, Kysely, sql } from 'kysely'
-import { BunSqliteDialect } from 'kysely-bun-sqlite'
 import { compileInsertOnce, compileOnce } from './compiled.ts'
 import { LazyPostgresDialect } from './postgresDialect.ts'
-import { openReader, StatementCachingDatabase } from './sqlite.ts'
+import { openReader, openSqlite } from './sqlite.ts'
 import { type Engine, migrate } from './migrations.ts'
 import { type OpportunityStore, opportunityQueries } from './opportunities.ts'
 import { type ActivityStore, activityQueries } from './activity.ts'
@@ -114,16 +111,8 @@ const ACTION_COLUMNS = [
 const _everyActionColumn: Exclude<keyof NewAction, (typeof ACTION_COLUMNS)[number]> extends never ? true : never = true
 
 function open(options: StoreOptions): { db: Kysely<Database>; engine: Engine; reader?: ReturnType<typeof openReader> } {
-  const plugins = [new CamelCasePlugin()]
-  if (options.engine === 'sqlite') {
-    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
-    const database = new StatementCachingDatabase(options.path, { create: true })
-    // WAL lets the CLI write while a server reads; the busy timeout makes writers queue, not fail.
-    database.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on; pragma synchronous = normal')
-    const db = new Kysely<Database>({ dialect: new BunSqliteDialect({ database }), plugins })
-    return { db, engine: 'sqlite', reader: options.path === ':memory:' ? undefined : openReader(options.path) }
-  }
-  return { db: new Kysely<Database>({ dialect: new LazyPostgresDialect(options), plugins }), engine: 'postgres' }
+  if (options.engine === 'sqlite') return { ...openSqlite(options.path), engine: 'sqlite' }
+  return { db: new Kysely<Database>({ dialect: new LazyPostgresDialect(options), plugins: [new CamelCasePlugin()] }), engine: 'postgres' }
 }
 
 export function createStore(options: StoreOptions): Store {
