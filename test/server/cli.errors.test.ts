@@ -6,6 +6,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { errorMessage } from '@earn/server/cli'
 
+function thrown(run: () => void): unknown {
+  try {
+    run()
+  } catch (e) {
+    return e
+  }
+  throw new Error('expected an error')
+}
+
 test('a store busy past its timeout reads as such; other store errors keep their code', () => {
   const dir = mkdtempSync(join(tmpdir(), 'earn-cli-errors-'))
   const path = join(dir, 'earn.sqlite')
@@ -15,20 +24,10 @@ test('a store busy past its timeout reads as such; other store errors keep their
     holder.exec('pragma journal_mode = wal; create table t (x)')
     holder.exec('begin immediate')
     waiter.exec('pragma busy_timeout = 0')
-    let busy: unknown
-    try {
-      waiter.exec('begin immediate')
-    } catch (e) {
-      busy = e
-    }
+    const busy = thrown(() => waiter.exec('begin immediate'))
     expect(String(busy)).toBe('SQLiteError: database is locked')
     expect(errorMessage(busy)).toBe('the store is busy: another process held its write lock past the 5 s busy timeout; run the command again (SQLITE_BUSY)')
-    let missing: unknown
-    try {
-      waiter.exec('select * from nope')
-    } catch (e) {
-      missing = e
-    }
+    const missing = thrown(() => waiter.exec('select * from nope'))
     expect(errorMessage(missing)).toBe('the store refused the command: no such table: nope (SQLITE_ERROR)')
     expect(errorMessage(new TypeError('x'))).toBe('TypeError: x')
   } finally {
