@@ -101,6 +101,11 @@ export interface VaultMove {
   vault: string
   /** Whose shares were minted or burned, canonical. */
   owner: string
+  /**
+   * Who called the vault, canonical. A contract wallet calls the vault itself from inside a call its owner or a
+   * bundler sent, so this, not the transaction's sender, is then the wallet.
+   */
+  caller: string
   shares: bigint
 }
 

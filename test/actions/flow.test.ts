@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { createOrganization, importCatalog } from '@earn/core'
 import { encodeFunctionData, erc20Abi, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { mintToken, sendUnsigned, setNativeBalance, testVaultAbi } from '../chains/evm.ts'
+import { deploySmartWallet, mintToken, sendThroughWallet, sendUnsigned, setNativeBalance, testVaultAbi } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
-import { fundedMember } from './members.ts'
+import { fundedMember, registerContractWallet } from './members.ts'
 import { fileStore } from './records.ts'
 
 // Chains and server processes start here; bun 1.4.5 does not apply bunfig's [test] timeout, so set it per file.
@@ -197,6 +197,51 @@ describe('direct deposit, verify, withdraw', () => {
     expect(await balanceOf(chain.token, wallet.address)).toBe(assetsBefore + expected)
     expect(await balanceOf(chain.vault, wallet.address)).toBe(shares - redeem)
     expect((await h.store.getAction(r.body.actionId))).toMatchObject({ kind: 'withdraw', amount: redeem.toString(), token: chain.vault.toLowerCase() })
+  })
+})
+
+describe('a contract wallet member (ERC-1271)', () => {
+  test("its deposit and withdrawal, made by the wallet inside its owner's call, verify; its owner sending the deposit directly does not", async () => {
+    const owner = privateKeyToAccount(generatePrivateKey())
+    await setNativeBalance(chain.anvil, owner.address, 10n ** 18n)
+    const wallet = await deploySmartWallet(chain.anvil, owner.address)
+    await registerContractWallet(h, wallet, owner, '31337')
+    const amount = 40n * 10n ** 6n
+    await mintToken(chain.anvil, chain.token, wallet, amount)
+    const r = await h.post(`/v2/actions/deposit/${chain.directId}`, { userAddress: wallet, tokenIn: chain.token, amount: amount.toString(), distributorId: h.distributorId })
+    expect(r.status, r.text).toBe(200)
+    const [approve, deposit] = r.body.transactions as Json[]
+
+    // The owner first sends the built deposit itself, with its own tokens: the shares go to the wallet, but the
+    // vault's caller is the owner, not the member.
+    await mintToken(chain.anvil, chain.token, owner.address, amount)
+    expect((await sendUnsigned(chain.anvil, owner, { ...approve!.transaction })).status).toBe('success')
+    const direct = await sendUnsigned(chain.anvil, owner, deposit!.transaction)
+    expect(direct.status).toBe('success')
+    const byOwner = await h.get(`/v2/actions/verify?chainId=31337&txHash=${direct.transactionHash}`)
+    expect(byOwner.body).toMatchObject({ verified: false, metadata: { actionId: r.body.actionId } })
+
+    // Through the wallet: the tag sits inside execute's bytes argument, followed by padding.
+    const sharesBefore = await balanceOf(chain.vault, wallet)
+    const approved = await sendThroughWallet(chain.anvil, owner, wallet, approve!.transaction)
+    expect(approved.status).toBe('success')
+    const deposited = await sendThroughWallet(chain.anvil, owner, wallet, deposit!.transaction)
+    expect(deposited.status).toBe('success')
+    expect(await balanceOf(chain.vault, wallet)).toBeGreaterThan(sharesBefore)
+    const v = await h.get(`/v2/actions/verify?chainId=31337&txHash=${deposited.transactionHash}`)
+    expect(v.status, v.text).toBe(200)
+    expect(v.body).toMatchObject({ verified: true, metadata: { distributorId: h.distributorId, actionId: r.body.actionId, opportunityId: chain.directId } })
+    expect(db.actions("kind = 'verify' and tx_hash = ?", deposited.transactionHash)).toHaveLength(1)
+    expect(db.actions('tx_hash = ?', direct.transactionHash)).toHaveLength(0)
+
+    const shares = await balanceOf(chain.vault, wallet)
+    const w = await h.post(`/v2/actions/withdraw/${chain.directId}`, { userAddress: wallet, amount: shares.toString(), distributorId: h.distributorId })
+    expect(w.status, w.text).toBe(200)
+    const redeemed = await sendThroughWallet(chain.anvil, owner, wallet, (w.body.transactions as Json[])[0]!.transaction)
+    expect(redeemed.status).toBe('success')
+    expect(await balanceOf(chain.vault, wallet)).toBe(0n)
+    const wv = await h.get(`/v2/actions/verify?chainId=31337&txHash=${redeemed.transactionHash}`)
+    expect(wv.body).toMatchObject({ verified: true, metadata: { actionId: w.body.actionId } })
   })
 })
 

@@ -1,5 +1,6 @@
 /** Wallets for action tests: registered through the membership flow, funded on the local chain. */
 import { expect } from 'bun:test'
+import type { Address } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { mintToken, setNativeBalance } from '../chains/evm.ts'
 import type { Harness } from '../harness.ts'
@@ -11,6 +12,15 @@ export async function register(h: Harness, wallet: PrivateKeyAccount): Promise<v
   expect(agreement.status).toBe(200)
   const signature = await wallet.signMessage({ message: agreement.body.message })
   const created = await h.post('/v2/membership/', { address: wallet.address, walletEcosystem: 'evm', signature, nonce: agreement.body.nonce })
+  expect(created.body).toEqual({ isMember: true, error: '' })
+}
+
+/** Registers a contract wallet (ERC-1271) through the HTTP flow: its owner signs the agreement for it. */
+export async function registerContractWallet(h: Harness, wallet: Address, owner: PrivateKeyAccount, chainId: string): Promise<void> {
+  const agreement = await h.post('/v2/membership/agreement', { address: wallet, walletEcosystem: 'evm', url: 'https://wallet.example.com', chainId })
+  expect(agreement.status).toBe(200)
+  const signature = await owner.signMessage({ message: agreement.body.message })
+  const created = await h.post('/v2/membership/', { address: wallet, walletEcosystem: 'evm', signature, nonce: agreement.body.nonce })
   expect(created.body).toEqual({ isMember: true, error: '' })
 }
 

@@ -55,6 +55,7 @@ export const testVaultAbi = erc4626Abi
 export const testSmartWalletAbi = parseAbi([
   'function owner() view returns (address)',
   'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)',
+  'function execute(address to, uint256 value, bytes data) returns (bytes)',
 ])
 export const testSmartWalletFactoryAbi = parseAbi([
   'function deploy(address owner, bytes32 salt) returns (address)',
@@ -368,6 +369,22 @@ export async function sendUnsigned(
     data: t.data as Hex,
     value: BigInt(t.value),
     gas: BigInt(t.gasLimit),
+  })
+  return anvil.publicClient.waitForTransactionReceipt({ hash })
+}
+
+/**
+ * An unsigned transaction carried out by a contract wallet (TestSmartWallet): its owner sends `execute`, and the
+ * wallet makes the call. The gas is estimated for the outer call: the built `gasLimit` is the inner call's.
+ */
+export async function sendThroughWallet(anvil: Anvil, owner: PrivateKeyAccount, wallet: Address, tx: UnsignedEvmTransaction | Record<string, unknown>): Promise<TransactionReceipt> {
+  const t = tx as UnsignedEvmTransaction
+  const hash = await anvil.walletClient.writeContract({
+    account: owner,
+    address: wallet,
+    abi: testSmartWalletAbi,
+    functionName: 'execute',
+    args: [t.to as Address, BigInt(t.value), t.data as Hex],
   })
   return anvil.publicClient.waitForTransactionReceipt({ hash })
 }

@@ -39,22 +39,30 @@ async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, 
     TAGGED_KINDS.includes(action.kind) &&
     action.distributorId === parsed.distributorId &&
     action.chainId === chainId &&
-    action.wallet === ecosystem.plugin.address.parse(read.from) &&
     (await didTheAction(deps, ecosystem, action, read)) &&
     verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId })
   )
 }
 
-/** Where the ecosystem reports where the transaction went and what it did, both must be the action. */
+/**
+ * The action's wallet did it: it sent the transaction to the action's vault, or, as a contract wallet, called the
+ * vault itself inside a transaction its owner or a bundler sent. Where the ecosystem reports where the transaction
+ * went and what it did, the vault must also say it deposited (or withdrew) shares for the wallet.
+ */
 async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action: ActionRecord, read: ReadTagResult): Promise<boolean> {
-  if (read.to === undefined && read.vaultMoves === undefined) return true
+  const { parse } = ecosystem.plugin.address
+  const sentByWallet = parse(read.from) === action.wallet
+  // The ecosystem reports neither (Solana, TON): the wallet's signature on the transaction is the proof there is.
+  if (read.to === undefined && read.vaultMoves === undefined) return sentByWallet
   const vault = await vaultOf(deps, ecosystem, action)
   if (vault === undefined) return false
-  const { parse } = ecosystem.plugin.address
-  // Calldata can be sent anywhere: only the call to the action's own vault deposited (or withdrew) anything...
-  if (read.to !== undefined && read.to !== vault) return false
-  // ...and only if the vault says it did, for the action's wallet: a tag also rides on a call that moves nothing.
-  return read.vaultMoves === undefined || read.vaultMoves.some((m) => m.kind === action.kind && parse(m.vault) === vault && parse(m.owner) === action.wallet && m.shares > 0n)
+  // A tag also rides on a call to the vault that moves nothing (a zero transfer, say): the vault's own report counts.
+  const moves = (read.vaultMoves ?? []).filter((m) => m.kind === action.kind && parse(m.vault) === vault && parse(m.owner) === action.wallet && m.shares > 0n)
+  // Calldata can be sent anywhere: sent by the wallet, only the call to the action's own vault did anything...
+  if (sentByWallet && (read.to === undefined || read.to === vault)) return read.vaultMoves === undefined || moves.length > 0
+  // ...and sent by anyone else, only a vault call made by the wallet itself: the copied calldata of another sender
+  // deposits as that sender.
+  return moves.some((m) => parse(m.caller) === action.wallet)
 }
 
 export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): Promise<VerifyResult> {

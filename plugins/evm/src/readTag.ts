@@ -38,6 +38,7 @@ function vaultMoves(receipt: TransactionReceipt): VaultMove[] {
     vault: log.address.toLowerCase(),
     // The EIP's Deposit `owner` (who gets the shares) is viem's `receiver`.
     owner: (log.eventName === 'Deposit' ? log.args.receiver : log.args.owner).toLowerCase(),
+    caller: log.args.sender.toLowerCase(),
     shares: log.args.shares,
   }))
 }

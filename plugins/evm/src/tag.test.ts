@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { bytesToHex, concatHex, encodeFunctionData, erc4626Abi, stringToHex, type Hex } from 'viem'
+import { bytesToHex, concatHex, encodeFunctionData, erc4626Abi, parseAbi, stringToHex, type Hex } from 'viem'
 import { appendTag, findTag } from './tag.ts'
 
 const TAG = 'earn:v1:dist-42:0b8f6c1e-2a8e-4b43-9a39-2d6b0c6f1a77:3f9a0c1b2d4e5f60'
@@ -23,7 +23,7 @@ describe('appendTag / findTag', () => {
     const cases: Hex[] = [
       deposit,
       '0x',
-      concatHex([deposit, stringToHex(TAG), '0x00ff']),
+      concatHex([deposit, stringToHex(TAG), '0xff00']),
       concatHex([deposit, stringToHex('earn:v1:')]),
       concatHex([deposit, stringToHex('earn:v1:a b')]),
       concatHex([deposit, stringToHex('earn:v2:x')]),
@@ -36,28 +36,60 @@ describe('appendTag / findTag', () => {
     expect(findTag(concatHex([appendTag(deposit, TAG), stringToHex('earn:v1:evil')]))).toBe(`${TAG}earn:v1:evil`)
   })
 
-  test('agrees with the rule as written (the first prefix from which every byte is tag alphabet) on mixed inputs', () => {
+  test('agrees with the rule as written (a tag at the end, else the first run from a prefix that a zero byte ends) on mixed inputs', () => {
     // The rule, tried at every prefix: what findTag must answer, by a different route.
     const byRule = (bytes: Uint8Array): string | null => {
       const text = Buffer.from(bytes).toString('latin1')
-      for (let i = text.indexOf('earn:v1:'); i >= 0; i = text.indexOf('earn:v1:', i + 1))
-        if (/^earn:v1:[\x21-\x7e]+$/.test(text.slice(i))) return text.slice(i)
+      const prefixes: number[] = []
+      for (let i = text.indexOf('earn:v1:'); i >= 0; i = text.indexOf('earn:v1:', i + 1)) prefixes.push(i)
+      for (const i of prefixes) if (/^earn:v1:[\x21-\x7e]+$/.test(text.slice(i))) return text.slice(i)
+      for (const i of prefixes) {
+        const run = /^earn:v1:[\x21-\x7e]+/.exec(text.slice(i))
+        // A prefix inside a run is no start: the run's own first prefix is.
+        if (run && text[i + run[0].length] === '\0' && prefixes.every((p) => p >= i || /[^\x21-\x7e]/.test(text.slice(p, i)))) return run[0]
+      }
       return null
     }
     const pieces = [[...Buffer.from('earn:v1:')], [...Buffer.from('ab')], [0x20], [0x00], [0xff], [...Buffer.from(':')], [...Buffer.from('earn:v')]]
     let seed = 7
     const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31)
-    for (let n = 0; n < 2000; n++) {
+    let nested = 0
+    for (let n = 0; n < 4000; n++) {
       const bytes = Uint8Array.from(Array.from({ length: next() % 12 }, () => pieces[next() % pieces.length]!).flat())
-      expect(findTag(bytesToHex(bytes)), Buffer.from(bytes).toString('latin1')).toBe(byRule(bytes))
+      const found = findTag(bytesToHex(bytes))
+      expect(found, Buffer.from(bytes).toString('latin1')).toBe(byRule(bytes))
+      if (found !== null && !Buffer.from(bytes).toString('latin1').endsWith(found)) nested++
     }
+    // The inputs reach both halves of the rule.
+    expect(nested).toBeGreaterThan(50)
+  })
+
+  test('the built call inside a contract wallet call (its bytes argument, zero padded, more arguments after) yields the tag', () => {
+    const walletAbi = parseAbi(['function execute(address to, uint256 value, bytes data)', 'function execTransaction(address to, uint256 value, bytes data, uint8 operation, bytes signatures)'])
+    const vault = '0x5fbdb2315678afecb367f032d93f642f64180aa3'
+    const inner = appendTag(deposit, TAG)
+    const execute = encodeFunctionData({ abi: walletAbi, functionName: 'execute', args: [vault, 0n, inner] })
+    const safe = encodeFunctionData({ abi: walletAbi, functionName: 'execTransaction', args: [vault, 0n, inner, 0, `0x${'ab'.repeat(65)}`] })
+    // Twice nested, as an ERC-4337 account's call inside handleOps.
+    const twice = encodeFunctionData({ abi: walletAbi, functionName: 'execTransaction', args: [vault, 0n, execute, 0, '0x'] })
+    for (const data of [execute, safe, twice]) expect(findTag(data)).toBe(TAG)
+    // A tag of a whole number of words has no padding: the next argument's word starts with zero bytes all the same.
+    const wordTag = `earn:v1:${'x'.repeat(64 - 8 - (deposit.length - 2) / 2 % 32)}`
+    expect((((deposit.length - 2) / 2 + wordTag.length) % 32)).toBe(0)
+    expect(findTag(encodeFunctionData({ abi: walletAbi, functionName: 'execTransaction', args: [vault, 0n, appendTag(deposit, wordTag), 0, '0x01'] }))).toBe(wordTag)
+    // A tag at the end of the input is the direct call's, and wins over one nested in its arguments.
+    expect(findTag(appendTag(execute, `${TAG}0`))).toBe(`${TAG}0`)
+    // Nested, a tag followed by anything but a zero byte is none.
+    expect(findTag(concatHex([deposit, stringToHex(TAG), '0x0100']))).toBeNull()
   })
 
   test('a sender filling calldata with prefixes gets an answer at once: the search is linear', () => {
     // 1 MiB of prefixes: the search that tested every prefix against the rest took minutes on this much.
     const prefixes = 'earn:v1:'.repeat(128 * 1024)
-    expect(findTag(concatHex([stringToHex(prefixes), '0x00']))).toBeNull()
-    expect(findTag(concatHex([deposit, stringToHex(prefixes)]))).toBe(prefixes)
+    // Compared as booleans: a failure must not print a megabyte.
+    expect(findTag(concatHex([stringToHex(prefixes), '0xff'])) === null).toBe(true)
+    expect(findTag(concatHex([stringToHex(prefixes), '0x00'])) === prefixes).toBe(true)
+    expect(findTag(concatHex([deposit, stringToHex(prefixes)])) === prefixes).toBe(true)
   })
 
   test('a tag outside the tag alphabet is refused before any wallet sees it', () => {

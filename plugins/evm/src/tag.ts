@@ -21,29 +21,45 @@ export function appendTag(calldata: Hex, tag: string): Hex {
 }
 
 /**
- * The tag a transaction's input carries, or null. It is the first `earn:v1:` from which every remaining byte is
- * tag alphabet: ABI words before it are mostly unprintable, so the tag cannot be confused with an argument, and
- * whatever a sender appended after a real tag is returned with it (the server's MAC check then refuses it).
+ * The tag a transaction's input carries, or null. A direct call carries it at the very end: the first `earn:v1:`
+ * from which every remaining byte is tag alphabet. ABI words before it are mostly unprintable, so the tag cannot be
+ * confused with an argument, and whatever a sender appended after a real tag is returned with it (the server's MAC
+ * check then refuses it).
  *
- * Only a prefix inside the input's longest printable tail can start such a run, so that tail is found first and
- * searched once: linear in the input, whatever a sender puts in it (testing every prefix found against the rest
- * of the input was quadratic, and calldata is the sender's to choose).
+ * A contract wallet (a Safe's `execTransaction`, an ERC-4337 `handleOps`, an EIP-7702 batch) carries the built call
+ * as a `bytes` argument instead, which the ABI pads with zero bytes and may follow with more arguments. Only when the
+ * input has no tag at its end, the first `earn:v1:` run that a zero byte ends is the tag.
+ *
+ * Each run of tag alphabet is searched once for the prefix: linear in the input, whatever a sender puts in it
+ * (testing every prefix found against the rest of the input was quadratic, and calldata is the sender's to choose).
  */
 export function findTag(input: Hex): string | null {
   const bytes = hexToBytes(input)
-  let tail = bytes.length
-  while (tail > 0 && isTagByte(bytes[tail - 1]!)) tail--
-  const start = indexOf(bytes, PREFIX_BYTES, tail)
+  let nested: string | null = null
+  for (let end = bytes.length; end > 0; ) {
+    let start = end
+    while (start > 0 && isTagByte(bytes[start - 1]!)) start--
+    const tag = tagIn(bytes, start, end)
+    // Runs are visited from the end, so the last one kept is the input's first.
+    if (tag !== null && end === bytes.length) return tag
+    if (tag !== null && bytes[end] === 0) nested = tag
+    end = start === end ? end - 1 : start
+  }
+  return nested
+}
+
+/** The tag in the run `bytes[start, end)`: from its first prefix to the run's end, or null. */
+function tagIn(bytes: Uint8Array, start: number, end: number): string | null {
+  const at = indexOf(bytes, PREFIX_BYTES, start, end)
   // The prefix alone is no tag: the alphabet needs at least one byte after it.
-  if (start < 0 || bytes.length - start <= PREFIX_BYTES.length) return null
-  return bytesToString(bytes.subarray(start))
+  return at < 0 || end - at <= PREFIX_BYTES.length ? null : bytesToString(bytes.subarray(at, end))
 }
 
 /** Printable ASCII without space, as `TAG_SHAPE` admits. */
 const isTagByte = (b: number) => b >= 0x21 && b <= 0x7e
 
-function indexOf(haystack: Uint8Array, needle: Uint8Array, from: number): number {
-  outer: for (let i = from; i <= haystack.length - needle.length; i++) {
+function indexOf(haystack: Uint8Array, needle: Uint8Array, from: number, to: number): number {
+  outer: for (let i = from; i <= to - needle.length; i++) {
     for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer
     return i
   }

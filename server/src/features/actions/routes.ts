@@ -62,7 +62,8 @@ export const actionRoutes = (deps: Deps) => {
       query: VerifyQuery,
       ...operation(deps, 'actions.verify', {
         summary: 'Verify the attribution tag of a mined transaction',
-        description: 'verified is false for a tag that is not ours or not valid for the sender and chain; 404 when the transaction carries no tag.',
+        description:
+          "verified is true when the tag is ours and valid for the action's wallet and chain, and that wallet made the action: it sent the transaction (EVM: to the action's vault, which reported shares moved for it) or, as a contract wallet, called the vault itself inside another sender's transaction. Otherwise false; 404 when the transaction carries no tag.",
         tags,
         responses: { 200: VerifyResult },
       }),
