@@ -53,7 +53,7 @@ export async function refreshCatalog(deps: RefreshDeps): Promise<RefreshSummary>
       summary.failed++
       const error = firstLine(e)
       deps.logger.error({ msg: 'catalog refresh failed; keeping the last values', opportunityId: listing.id, chainId: listing.chainId, error })
-      await deps.store.setOpportunityRefreshError(listing.id, error, deps.clock.now()).catch(() => {})
+      await deps.store.setOpportunityRefreshError(listing.id, row.listing, error, deps.clock.now()).catch(() => {})
     }
   }
   for (let i = 0; i < rows.length; i += CONCURRENCY) await Promise.all(rows.slice(i, i + CONCURRENCY).map(one))

@@ -58,8 +58,8 @@ export interface OpportunityStore {
    * since (the facts may be another vault's, and the import or the next refresh covers the new listing).
    */
   setOpportunityChainFacts(id: string, update: ChainFactsUpdate): Promise<boolean>
-  /** Notes a failed refresh; the last facts stay. */
-  setOpportunityRefreshError(id: string, error: string, at: number): Promise<void>
+  /** Notes a failed refresh of `listing`, the last facts staying; nothing when the entry was re-imported since. */
+  setOpportunityRefreshError(id: string, listing: string, error: string, at: number): Promise<void>
 }
 
 export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
@@ -137,8 +137,9 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
         .executeTakeFirst()
       return r.numUpdatedRows > 0n
     },
-    async setOpportunityRefreshError(id, error, at) {
-      await db.updateTable('opportunities').set({ refreshError: error, updatedAt: at }).where('id', '=', id).execute()
+    async setOpportunityRefreshError(id, listing, error, at) {
+      // A failure to read an old listing says nothing about the one imported over it.
+      await db.updateTable('opportunities').set({ refreshError: error, updatedAt: at }).where('id', '=', id).where('listing', '=', listing).execute()
     },
   }
 }

@@ -203,8 +203,11 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       await store.upsertOpportunity({ ...row, vaultAddress: '0x' + 'bb'.repeat(20), chainFacts: null, tvl: 0, refreshedAt: null }, [])
       expect((await store.getOpportunity(row.id))?.refreshedAt).toBeNull()
       expect(await store.setOpportunityChainFacts(row.id, { listing: row.listing, chainFacts: '{"totalAssets":"5"}', tvl: 5, refreshedAt: T0 + 9 })).toBe(true)
-      await store.setOpportunityRefreshError(row.id, 'rpc down', T0 + 10)
+      await store.setOpportunityRefreshError(row.id, row.listing, 'rpc down', T0 + 10)
       expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: '{"totalAssets":"5"}', tvl: 5, refreshedAt: T0 + 9, refreshError: 'rpc down' })
+      // A failed read of a listing imported over since notes nothing on the new one.
+      await store.setOpportunityRefreshError(row.id, '{"name":"before"}', 'old vault down', T0 + 11)
+      expect(await store.getOpportunity(row.id)).toMatchObject({ refreshError: 'rpc down', updatedAt: T0 + 10 })
       expect((await store.allOpportunities()).some((r) => r.id === row.id)).toBe(true)
     })
 
