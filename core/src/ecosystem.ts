@@ -239,11 +239,12 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
      */
     check(client: Client, p: BuildParameters): void
     build(client: Client, p: BuildParameters): Promise<UnsignedTransaction[]>
-    /** Reads a mined transaction and the attribution tag it carries; NotFoundError when there is none such. */
-    readTag(client: Client, p: ReadTagParameters): Promise<ReadTagResult>
     /** An unsigned transfer carrying a tag (a reward stream's funding). */
     buildTransfer(client: Client, p: TransferParameters): Promise<UnsignedTransaction<'transfer'>[]>
-    /** A mined transaction's tag and the token transfers it made. */
+    /**
+     * Reads a mined transaction: the tag it carries, who sent it and the token transfers it made (verify, a
+     * stream's funding); NotFoundError when there is none such.
+     */
     readTransfers(client: Client, p: ReadTagParameters): Promise<ReadTransfersResult>
   }
 }

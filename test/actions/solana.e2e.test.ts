@@ -21,6 +21,7 @@ import {
   signBytes,
   type KeyPairSigner,
 } from '@solana/kit'
+import { getAddMemoInstruction } from '@solana-program/memo'
 import { getTransferSolInstruction } from '@solana-program/system'
 import { localCatalog } from './localChain.ts'
 import { deploySampleSolana, startSolana, type SampleSolana, type SolanaChain } from '../chains/solana.ts'
@@ -132,6 +133,15 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
       verified: true,
       metadata: { distributorId: h.distributorId, actionId, opportunityId: SOLANA_SAMPLE_ENTRY.id, referralCode: 'sol-launch' },
     })
+  })
+
+  test("the wallet's own transaction carrying the deposit's tag but moving nothing to the vault is not verified", async () => {
+    const { tag } = (await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${depositSignature}`)).body
+    // The same memo, signed by the same wallet, on a transaction that only pays the faucet: no deposit happened.
+    const memoOnly = await chain.send([getAddMemoInstruction({ memo: tag }), getTransferSolInstruction({ source: user, destination: chain.payer.address, amount: 1_000n })], user)
+    const r = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${memoOnly}`)
+    expect(r.status, r.text).toBe(200)
+    expect(r.body).toMatchObject({ tag, verified: false, metadata: { actionId, opportunityId: SOLANA_SAMPLE_ENTRY.id } })
   })
 
   test('a deposit larger than the balance is 400 insufficient token balance', async () => {

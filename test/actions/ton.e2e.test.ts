@@ -10,7 +10,7 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
-import { readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
+import { commentCell, readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
 import { type Address, toNano } from '@ton/core'
 import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
 import { randomBytes } from 'node:crypto'
@@ -103,6 +103,20 @@ describe('TON: deposit, verify, withdraw through the API', () => {
     // The same transaction named in base64, as toncenter shows it.
     const base64 = encodeURIComponent(Buffer.from(depositHash, 'hex').toString('base64'))
     expect((await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${base64}`)).body.verified).toBe(true)
+  })
+
+  test("the wallet's own transaction carrying the deposit's tag but moving nothing to the vault is not verified", async () => {
+    const { tag } = (await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${depositHash}`)).body
+    // The same comment, signed by the same wallet, on a plain TON transfer to another wallet: no deposit happened.
+    const elsewhere = await chain.deployWallet('v5r1', keyPairFromSeed(randomBytes(32)), toNano('1'))
+    const request: TonConnectRequest = {
+      validUntil: Math.floor(Date.now() / 1000) + 300,
+      messages: [{ address: elsewhere.address.toString(), amount: toNano('0.01').toString(), payload: commentCell(tag).toBoc().toString('base64') }],
+    }
+    const sent = await chain.sendTonConnect(user.wallet, user.keyPair, request)
+    const r = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${sent.hash}`)
+    expect(r.status, r.text).toBe(200)
+    expect(r.body).toMatchObject({ tag, verified: false, metadata: { actionId, opportunityId: TON_SAMPLE_ENTRY.id } })
   })
 
   test('a deposit larger than the balance is 400 insufficient token balance', async () => {

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { parseTag, verifyTag } from '../attribution.ts'
-import type { ReadTagResult } from '../ecosystem.ts'
+import type { ReadTransfersResult } from '../ecosystem.ts'
 import type { LoadedEcosystem } from '../registry.ts'
 import type { ActionRecord } from '../store/schema.ts'
 import type { ActionDeps } from './build.ts'
@@ -33,7 +33,7 @@ async function vaultOf(deps: ActionDeps, ecosystem: LoadedEcosystem, action: Act
   return opportunity && ecosystem.plugin.address.parse(opportunity.listing.vaultAddress)
 }
 
-async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, action: ActionRecord, chainId: string, read: ReadTagResult): Promise<boolean> {
+async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, action: ActionRecord, chainId: string, read: ReadTransfersResult): Promise<boolean> {
   const parsed = parseTag(tag)!
   return (
     TAGGED_KINDS.includes(action.kind) &&
@@ -46,16 +46,19 @@ async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, 
 
 /**
  * The action's wallet did it: it sent the transaction to the action's vault, or, as a contract wallet, called the
- * vault itself inside a transaction its owner or a bundler sent. Where the ecosystem reports where the transaction
- * went and what it did, the vault must also say it deposited (or withdrew) shares for the wallet.
+ * vault itself inside a transaction its owner or a bundler sent. Where the ecosystem reports what the vault did
+ * (EVM), the vault must say it deposited (or withdrew) shares for the wallet; elsewhere the transaction must have
+ * moved the action's token from the wallet to the vault.
  */
-async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action: ActionRecord, read: ReadTagResult): Promise<boolean> {
+async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action: ActionRecord, read: ReadTransfersResult): Promise<boolean> {
   const { parse } = ecosystem.plugin.address
   const sentByWallet = parse(read.from) === action.wallet
-  // The ecosystem reports neither (Solana, TON): the wallet's signature on the transaction is the proof there is.
-  if (read.to === undefined && read.vaultMoves === undefined) return sentByWallet
   const vault = await vaultOf(deps, ecosystem, action)
   if (vault === undefined) return false
+  // The ecosystem reports neither (Solana, TON: a deposit is the base token sent to the vault, a withdrawal the
+  // receipt token sent back): the wallet must have sent the action's token to the vault.
+  if (read.to === undefined && read.vaultMoves === undefined)
+    return sentByWallet && read.transfers.some((t) => t.token === action.token && parse(t.from) === action.wallet && parse(t.to) === vault && t.amount > 0n)
   // A tag also rides on a call to the vault that moves nothing (a zero transfer, say): the vault's own report counts.
   const moves = (read.vaultMoves ?? []).filter((m) => m.kind === action.kind && parse(m.vault) === vault && parse(m.owner) === action.wallet && m.shares > 0n)
   // Calldata can be sent anywhere: sent by the wallet, only the call to the action's own vault did anything...
@@ -67,7 +70,7 @@ async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action
 
 export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): Promise<VerifyResult> {
   const ecosystem = await ecosystemOf(deps, p.chainId)
-  const read = await ecosystem.plugin.transactions.readTag(ecosystem.client, { chainId: p.chainId, txHash: p.txHash })
+  const read = await ecosystem.plugin.transactions.readTransfers(ecosystem.client, { chainId: p.chainId, txHash: p.txHash })
   if (read.tag === null) throw new NoAttributionTagError()
   const tag = read.tag
   const parsed = parseTag(tag)

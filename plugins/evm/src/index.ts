@@ -27,7 +27,6 @@ export const evm = defineEcosystem({
   transactions: {
     check: transactions.check,
     build: transactions.build,
-    readTag: transactions.readTag,
     buildTransfer: transfer.buildTransfer,
     readTransfers: transfer.readTransfers,
   },

@@ -1,7 +1,7 @@
 /**
- * Reading attribution back from a mined transaction, for the verify endpoint: the tag in its calldata, who sent
- * it, and the vault deposits and withdrawals it made. Whether the tag is genuine (its MAC) is the server's question, not the chain's. `minedTransaction` is
- * the read itself, shared with reading transfers (transfer.ts).
+ * What a mined transaction says for attribution (verify, a stream's funding): the tag in its calldata, who sent it,
+ * the contract it called and the vault deposits and withdrawals it made. Whether the tag is genuine (its MAC) is the
+ * server's question, not the chain's. `minedTransaction` is the read itself; transfer.ts adds the token transfers.
  */
 import { InvalidArgumentError, NotFoundError, type ReadTagParameters, type ReadTagResult, type VaultMove } from '@earn/core'
 import {
@@ -19,6 +19,11 @@ import { findTag } from './tag.ts'
 
 export async function readTag(client: EvmClient, p: ReadTagParameters): Promise<ReadTagResult> {
   const { transaction, receipt } = await minedTransaction(client, p)
+  return attributionOf(transaction, receipt)
+}
+
+/** What a mined transaction says for attribution; shared with reading its transfers (transfer.ts). */
+export function attributionOf(transaction: Transaction, receipt: TransactionReceipt): ReadTagResult {
   // A reverted transaction moved nothing, so it attributes nothing: its tag is not reported.
   const mined = receipt.status === 'success'
   return {

@@ -25,9 +25,9 @@ import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, tokenLabel, type TokenLabel } from './erc20.ts'
 import { withHeadroom, type GasLimitSource } from './gas.ts'
-import { minedTransaction } from './readTag.ts'
+import { attributionOf, minedTransaction } from './readTag.ts'
 import { chainUnavailable, classifyRpcError } from './rpc.ts'
-import { appendTag, findTag } from './tag.ts'
+import { appendTag } from './tag.ts'
 
 /** Above an ERC-20 transfer to a fresh holder (~52k) and a native send to a contract wallet's fallback. */
 export const TRANSFER_GAS = 100_000n
@@ -67,16 +67,16 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
 
 export async function readTransfers(client: EvmClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
   const { transaction, receipt } = await minedTransaction(client, p)
-  const from = transaction.from.toLowerCase()
-  const txHash = transaction.hash.toLowerCase()
-  if (receipt.status !== 'success') return { tag: null, txHash, from, transfers: [] }
+  const attribution = attributionOf(transaction, receipt)
+  const from = attribution.from
+  if (receipt.status !== 'success') return { ...attribution, transfers: [] }
   const transfers: TokenTransfer[] = []
   if (transaction.value > 0n && transaction.to)
     transfers.push({ token: NATIVE_TOKEN, from, to: transaction.to.toLowerCase(), amount: transaction.value })
   // strict: a log that only shares the event's signature (ERC-721's Transfer indexes its third argument) is skipped.
   for (const log of parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs, strict: true }))
     transfers.push({ token: log.address.toLowerCase(), from: log.args.from.toLowerCase(), to: log.args.to.toLowerCase(), amount: log.args.value })
-  return { tag: findTag(transaction.input), txHash, from, transfers }
+  return { ...attribution, transfers }
 }
 
 async function gasLimit(publicClient: PublicClient, chainId: string, from: Address, call: Call): Promise<{ gasLimit: bigint; source: GasLimitSource }> {

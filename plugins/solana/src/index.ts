@@ -9,7 +9,7 @@ import { readBalance } from './balance.ts'
 import { ownsSolanaChain } from './chain.ts'
 import { connect } from './client.ts'
 import { signInMessage, verifySignIn } from './signIn.ts'
-import { buildTransactions, checkTransactions, readTag } from './transactions.ts'
+import { buildTransactions, checkTransactions } from './transactions.ts'
 import { readVault } from './vault.ts'
 import { readAssets, readFlows } from './portfolio.ts'
 import { buildTransfer } from './fundingTransfer.ts'
@@ -26,5 +26,5 @@ export const solana = defineEcosystem({
   address: { isValid: isValidAddress, parse: (input: string) => parseAddress(input), format: formatAddress },
   signIn: { message: signInMessage, verify: verifySignIn },
   balance: { read: readBalance, vault: readVault, assets: readAssets, flows: readFlows },
-  transactions: { check: checkTransactions, build: buildTransactions, readTag, buildTransfer, readTransfers },
+  transactions: { check: checkTransactions, build: buildTransactions, buildTransfer, readTransfers },
 })

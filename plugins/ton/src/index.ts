@@ -8,7 +8,6 @@ import { readTonBalance } from './balance.ts'
 import { connectTon } from './client.ts'
 import { tonSignInMessage, verifyTonSignIn } from './signIn.ts'
 import { buildTonTransactions, checkTonTransactions } from './transactions.ts'
-import { readTonTag } from './tag.ts'
 import { readTonVault } from './vault.ts'
 import { readTonAssets, readTonFlows } from './portfolio.ts'
 import { buildTonTransfer } from './fundingTransfer.ts'
@@ -40,7 +39,6 @@ export const ton = defineEcosystem({
   transactions: {
     check: checkTonTransactions,
     build: buildTonTransactions,
-    readTag: readTonTag,
     buildTransfer: buildTonTransfer,
     readTransfers: readTonTransfers,
   },
