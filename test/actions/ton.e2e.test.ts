@@ -110,6 +110,8 @@ describe('TON: deposit, verify, withdraw through the API', () => {
     // The same comment, signed by the same wallet, on a plain TON transfer to another wallet: no deposit happened.
     const elsewhere = await chain.deployWallet('v5r1', keyPairFromSeed(randomBytes(32)), toNano('1'))
     const request: TonConnectRequest = {
+      network: CHAIN,
+      from: user.wallet.address.toRawString(),
       validUntil: Math.floor(Date.now() / 1000) + 300,
       messages: [{ address: elsewhere.address.toString(), amount: toNano('0.01').toString(), payload: commentCell(tag).toBoc().toString('base64') }],
     }
