@@ -9,7 +9,7 @@ import { evmClientFromPublicClients } from '@earn/plugin-evm'
 import { randomUUID } from 'node:crypto'
 import { createPublicClient, getAddress, http } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { anvilChain, closedPortUrl, deployToken, mintToken, recordingProxy } from '../chains/evm.ts'
+import { anvilChain, closedPortUrl, deployHostile, deployToken, mintToken, recordingProxy } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
 import { fundedMember } from './members.ts'
@@ -235,6 +235,24 @@ describe('deposit: the balance preflight', () => {
     // Holding none of it is the preflight's answer, before any route is looked for.
     const none = await h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ tokenIn: lonely, mode: 'swap', amount: (10n ** 19n).toString() }))
     expect(none.body.error).toBe('insufficient token balance')
+  })
+})
+
+describe('deposit: a swap-mode tokenIn that is no token', () => {
+  test("a contract without balanceOf, or one whose answer would sink others' batched reads: 400 naming tokenIn; builds beside it unharmed", async () => {
+    const bomb = await deployHostile(chain.anvil, 'TestReturnBomb')
+    // The router has code but no balanceOf: the read reverts.
+    for (const tokenIn of [chain.router, bomb]) {
+      const [bad, ...honest] = await Promise.all([
+        h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ tokenIn, mode: 'swap' })),
+        ...Array.from({ length: 3 }, () => h.post(`/v2/actions/deposit/${chain.directId}`, depositBody())),
+      ])
+      expect(bad!.status, bad!.text).toBe(400)
+      expectEnvelope(bad!.body, 400, 'INVALID_ARGUMENT')
+      expect(bad!.body.error).toContain('is not an ERC-20 contract')
+      expect(Object.keys(bad!.body.context)).toEqual(['tokenIn'])
+      expect(honest.map((r) => r.status)).toEqual([200, 200, 200])
+    }
   })
 })
 

@@ -196,6 +196,8 @@ export const CONTRACT_NAMES = [
   'MiniMulticall3',
   'TestSwapRouter',
   'TestSwapPair',
+  'TestReturnBomb',
+  'TestGasBurner',
 ] as const
 export type ContractName = (typeof CONTRACT_NAMES)[number]
 export type Artifacts = Record<ContractName, Artifact>
@@ -318,6 +320,9 @@ export async function setNativeBalance(anvil: Anvil, address: Address, value: bi
 
 /** A Uniswap-V2-style router (0.3% constant-product pools); swap mode is configured with its address. */
 export const deploySwapRouter = (anvil: Anvil) => deploy(anvil, 'TestSwapRouter')
+
+/** Contracts a client may name as a token to hurt others' reads batched with its own (test/contracts/TestHostile.sol). */
+export const deployHostile = (anvil: Anvil, kind: 'TestReturnBomb' | 'TestGasBurner') => deploy(anvil, kind)
 
 /**
  * Opens (or deepens) the `tokenA`/`tokenB` pool with the given amounts; resolves to the pair's address. The

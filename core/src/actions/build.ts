@@ -107,7 +107,7 @@ export async function buildDeposit(deps: ActionDeps, p: ActionParameters<Deposit
   }
   plugin.transactions.check(client, build)
   const transactions = await preflightThenBuild(
-    preflight(c.ecosystem, { chainId: listing.chainId, owner: c.wallet, token: tokenIn, required: amount }),
+    preflight(c.ecosystem, { chainId: listing.chainId, owner: c.wallet, token: tokenIn, required: amount, field: 'tokenIn' }),
     () => plugin.transactions.build(client, build),
   )
   await deps.recorder.record(

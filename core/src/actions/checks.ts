@@ -73,9 +73,20 @@ export async function checkCommon(
   return { ...found, distributor, wallet }
 }
 
-/** The balance preflight: read at request time through the plugin (batched, never cached), then compared. */
-export async function preflight(ecosystem: LoadedEcosystem, p: { chainId: string; owner: string; token: string; required: bigint }): Promise<void> {
-  const available = await ecosystem.plugin.balance.read(ecosystem.client, { chainId: p.chainId, owner: p.owner, token: p.token })
+/**
+ * The balance preflight: read at request time through the plugin (batched, never cached), then compared. `field` is
+ * the request's name for a token the client chose: the plugin's 400 for it (no ERC-20 there, say) names its own
+ * parameter, `token`.
+ */
+export async function preflight(ecosystem: LoadedEcosystem, p: { chainId: string; owner: string; token: string; required: bigint; field?: string }): Promise<void> {
+  let available: bigint
+  try {
+    available = await ecosystem.plugin.balance.read(ecosystem.client, { chainId: p.chainId, owner: p.owner, token: p.token })
+  } catch (e) {
+    if (p.field === undefined || !(e instanceof InvalidArgumentError) || !('token' in e.context)) throw e
+    const { token, ...rest } = e.context
+    throw new InvalidArgumentError(e.message, { ...rest, [p.field]: token }, { cause: e })
+  }
   if (available < p.required)
     throw new InsufficientBalanceError({ required: p.required, available, token: formatToken(ecosystem.plugin, p.token) })
 }

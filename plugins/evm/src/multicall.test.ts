@@ -5,13 +5,14 @@ import {
   createPublicClient,
   encodeFunctionData,
   encodeFunctionResult,
+  erc20Abi,
   http,
   multicall3Abi,
   RawContractError,
   type Address,
   type Hex,
 } from 'viem'
-import { closedPortUrl, deployToken, mintToken, recordingProxy, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
+import { closedPortUrl, deployHostile, deployToken, mintToken, recordingProxy, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
 import { balanceOfData, decodeUint256, SELECTORS } from './calldata.ts'
 import { classifyRpcError } from './rpc.ts'
 import { createCallBatcher, decodeAggregate3, encodeAggregate3 } from './multicall.ts'
@@ -87,7 +88,8 @@ describe('batched calls on anvil', () => {
       const error = (reverted as PromiseRejectedResult).reason
       expect(error).toBeInstanceOf(RawContractError)
       expect(classifyRpcError(error)).toBe('refused')
-      expect(proxy.requests).toEqual([['eth_call']])
+      // The batch, then the failed call alone (it might only have run short of gas beside the others).
+      expect(proxy.requests).toEqual([['eth_call'], ['eth_call']])
     } finally {
       await proxy.stop()
     }
@@ -105,6 +107,35 @@ describe('batched calls on anvil', () => {
       const answers = await Promise.all([A, B, A, B, A].map((h) => batcher.call(token, balanceOfData(h))))
       expect(answers.map(decodeUint256)).toEqual([7n, 0n, 7n, 0n, 7n])
       expect(proxy.count('eth_call')).toBe(3)
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test("a contract that fails the whole batch (megabytes of answer) or starves it of gas fails its own call only", async () => {
+    const held = await anvil.publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [A] })
+    expect(held).toBeGreaterThan(0n)
+    const bomb = await deployHostile(anvil, 'TestReturnBomb')
+    const burners = [await deployHostile(anvil, 'TestGasBurner'), await deployHostile(anvil, 'TestGasBurner')]
+    const proxy = recordingProxy(anvil.url)
+    try {
+      const batcher = batcherFor(proxy.url)
+      const honest = () => Array.from({ length: 6 }, (_, i) => batcher.call(token, balanceOfData(i % 2 ? A : B)))
+      for (const hostile of [[bomb], burners]) {
+        const calls = honest()
+        // Hostile calls first: a burner leaves the calls after it 1/64 of the gas.
+        const bad = hostile.map((h) => batcher.call(h, balanceOfData(A)))
+        const answers = await Promise.all(calls)
+        expect(answers.map(decodeUint256)).toEqual([0n, held, 0n, held, 0n, held])
+        for (const outcome of await Promise.allSettled(bad)) {
+          expect(outcome.status).toBe('rejected')
+          expect(classifyRpcError((outcome as PromiseRejectedResult).reason)).toBe('refused')
+        }
+      }
+      // Honest batches never pay for this: one eth_call each.
+      const before = proxy.count('eth_call')
+      await Promise.all(honest())
+      expect(proxy.count('eth_call') - before).toBe(1)
     } finally {
       await proxy.stop()
     }

@@ -4,13 +4,15 @@
  * path its per-call work (generic ABI coding of every sub-call and of the answer, request formatting, a scheduler
  * per call) was the largest share of a build's CPU. The calls here are plain (to, data) pairs, so the aggregate3
  * calldata is assembled as hex and the answer sliced. Each sub-call ends as viem's batched `call` would end it:
- * a failed sub-call throws `RawContractError` with its revert data, empty return data is `undefined`, and a failed
- * eth_call fails every call of its batch with the transport's error.
+ * a failed sub-call throws `RawContractError` with its revert data, empty return data is `undefined`, and an
+ * eth_call the chain did not answer fails every call of its batch with the transport's error.
  */
 import {
   AbiDecodingDataSizeTooSmallError,
   AbiDecodingZeroDataError,
+  BaseError,
   RawContractError,
+  RpcRequestError,
   type Address,
   type Hex,
   type PublicClient,
@@ -88,11 +90,24 @@ export function decodeAggregate3(result: Hex | undefined, count: number): { succ
   return results
 }
 
+/**
+ * The node ran the call and it failed as a whole: out of gas or memory, which with every sub-call allowed to fail
+ * only something one sub-call did can cause (returning megabytes, say). Not the chain being down.
+ */
+function failedInExecution(error: unknown): boolean {
+  const rpc = error instanceof BaseError ? (error.walk((e) => e instanceof RpcRequestError) as RpcRequestError | null) : null
+  return rpc !== null && /gas|oog|memory/i.test(rpc.details)
+}
+
 export function createCallBatcher(publicClient: PublicClient, options: CallBatcherOptions): CallBatcher {
   let batch: Pending[] = []
   let bytes = 0
   let timer: ReturnType<typeof setTimeout> | undefined
 
+  // The calls of a batch come from different requests, and some name contracts their caller chose: one such
+  // contract must not fail the others' reads. A batch that fails as a whole is asked again in halves, down to the
+  // call alone; a sub-call that failed beside others is asked again alone, since it may only have run short of
+  // the gas an earlier sub-call burnt. Honest batches neither fail nor hold failed sub-calls, so cost nothing more.
   const send = async (calls: Pending[]) => {
     try {
       const multicall3 = await options.multicall3()
@@ -101,12 +116,23 @@ export function createCallBatcher(publicClient: PublicClient, options: CallBatch
         return
       }
       const request = { to: multicall3, data: encodeAggregate3(calls) }
-      const answer = (await publicClient.request({ method: 'eth_call', params: [request, 'latest'] })) as Hex
+      let answer: Hex
+      try {
+        answer = (await publicClient.request({ method: 'eth_call', params: [request, 'latest'] })) as Hex
+      } catch (error) {
+        if (!failedInExecution(error)) throw error
+        if (calls.length === 1) return calls[0]!.reject(new RawContractError({ data: '0x' }))
+        const half = calls.length >> 1
+        void send(calls.slice(0, half))
+        void send(calls.slice(half))
+        return
+      }
       const results = decodeAggregate3(answer, calls.length)
       for (let i = 0; i < calls.length; i++) {
         const { success, returnData } = results[i]!
-        if (!success) calls[i]!.reject(new RawContractError({ data: returnData }))
-        else calls[i]!.resolve(returnData === '0x' ? undefined : returnData)
+        if (success) calls[i]!.resolve(returnData === '0x' ? undefined : returnData)
+        else if (calls.length > 1) void send([calls[i]!])
+        else calls[i]!.reject(new RawContractError({ data: returnData }))
       }
     } catch (error) {
       for (const c of calls) c.reject(error)

@@ -42,6 +42,8 @@ describe('buildTransfer', () => {
       txHash: hash!,
       tag: TAG,
       from: lower(sender.address),
+      to: lower(chain.asset),
+      vaultMoves: [],
       transfers: [{ token: lower(chain.asset), from: lower(sender.address), to: lower(treasury), amount }],
     })
   })
@@ -58,7 +60,7 @@ describe('buildTransfer', () => {
     expect(receipt.status).toBe('success')
     expect(await chain.anvil.publicClient.getBalance({ address: treasury })).toBe(amount)
     const read = await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })
-    expect(read).toEqual({ txHash: receipt.transactionHash, tag: TAG, from: lower(sender.address), transfers: [{ token: 'native', from: lower(sender.address), to: lower(treasury), amount }] })
+    expect(read).toEqual({ txHash: receipt.transactionHash, tag: TAG, from: lower(sender.address), to: lower(treasury), vaultMoves: [], transfers: [{ token: 'native', from: lower(sender.address), to: lower(treasury), amount }] })
   })
 
   test('a sender short of the token gets the default gas; the mined revert reports no tag and no transfers', async () => {
@@ -68,7 +70,7 @@ describe('buildTransfer', () => {
     expect((steps[0]!.transaction as EvmTx).gasLimit).toBe(TRANSFER_GAS.toString())
     const receipt = await sendUnsigned(chain.anvil, sender, steps[0]!.transaction)
     expect(receipt.status).toBe('reverted')
-    expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ txHash: receipt.transactionHash, tag: null, from: lower(sender.address), transfers: [] })
+    expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ txHash: receipt.transactionHash, tag: null, from: lower(sender.address), to: lower(chain.asset), vaultMoves: [], transfers: [] })
   })
 
   test('bad parameters are 400s naming the field; a chain without an RPC is 400', async () => {

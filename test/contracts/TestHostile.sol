@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+/// Answers every call with 2 MB of zeros: as a client-named "token", its balanceOf inside a Multicall3 batch runs
+/// the whole aggregate3 out of memory gas (aggregate3 must copy each sub-call's return data).
+contract TestReturnBomb {
+    fallback() external {
+        assembly {
+            return(0, 2000000)
+        }
+    }
+}
+
+/// Burns all the gas it is given on every call (INVALID consumes it at once): inside a batch, the sub-calls after it
+/// get 1/64 of what was left.
+contract TestGasBurner {
+    fallback() external {
+        assembly {
+            invalid()
+        }
+    }
+}
