@@ -40,7 +40,7 @@ export interface EvmClient {
 export interface EvmClientState {
   /** Reads and measurements under way, keyed by what they ask; removed when they settle (see `shared.ts`). */
   readonly inFlight: Map<string, Promise<unknown>>
-  /** Gas measured once per opportunity and step; null where it could not be measured (see `gas.ts`). */
+  /** Gas measured once per opportunity and step; null where the RPC cannot measure it (see `gas.ts`). */
   readonly gasMeasured: Map<string, bigint | null>
   /** The Multicall3 batcher per chain id (see `multicall.ts`); `null` where the public client does not batch. */
   readonly batchers: Map<string, CallBatcher | null>

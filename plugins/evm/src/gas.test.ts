@@ -82,3 +82,33 @@ describe('gas where the RPC cannot simulate', () => {
     }
   })
 })
+
+describe('gas where the simulated sequence fails for this request alone', () => {
+  let chain: EarnChain
+  beforeAll(async () => {
+    chain = await startEarnChain()
+  })
+  afterAll(() => chain?.anvil.stop())
+
+  test("it fixes no default on the opportunity: the next wallet's build measures the steps, and its deposit mines", async () => {
+    const client = chain.client()
+    // A wallet holding none of the token: its transferFrom reverts, so the sequence fails after the approve.
+    const empty = await chain.user(0n)
+    const failed = await build(client, chain.deposit({ owner: empty, amount: parseUnits('1', 6) }))
+    expect(failed.map((s) => [s.type, s.metadata?.gasLimitSource])).toEqual([
+      ['approve', 'estimated'],
+      ['deposit', 'default'],
+    ])
+    const owner = await chain.user(parseUnits('2', 6))
+    const steps = await build(client, chain.deposit({ owner, amount: parseUnits('1', 6) }))
+    expect(steps.map((s) => [s.type, s.metadata?.gasLimitSource])).toEqual([
+      ['approve', 'measured-once'],
+      ['deposit', 'estimated'],
+    ])
+    await chain.sendAll(owner, steps)
+    expect(await chain.read.balance(chain.vault, owner.address)).toBeGreaterThan(0n)
+    // Measured now: later builds reuse it.
+    const later = await build(client, chain.deposit({ owner: await chain.user(parseUnits('1', 6)), amount: parseUnits('1', 6) }))
+    expect(later.map((s) => s.metadata?.gasLimitSource)).toEqual(['measured-once', 'measured-once'])
+  })
+})

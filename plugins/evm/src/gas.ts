@@ -11,8 +11,12 @@
  * - Where the RPC has no `eth_simulateV1`, or the simulated sequence fails, each step that can run on its own
  *   (an approval, a deposit with the allowance in place, a redeem) is measured with `eth_estimateGas`; a step
  *   that cannot (a deposit behind its approve or its swap) takes a conservative default (`DEFAULT_GAS`).
- * - A step that could not be measured keeps its default for the client's life: trying again on each build
- *   would spend the budget the measure exists to save. A new process measures afresh.
+ * - Where the RPC has no `eth_simulateV1`, a step it cannot measure keeps its default for the client's life: trying
+ *   again on each build would spend the budget the measure exists to save. A new process measures afresh.
+ * - Where the sequence failed, that may be the request's own doing (a token that takes a fee on transfer, a wallet
+ *   the token blocks): nothing is recorded for the steps it did not measure, so it cannot fix a default on the
+ *   opportunity's honest builds, which share those steps; the next build measures them. A sequence that fails for
+ *   every wallet is measured on every build, whose transactions would revert on chain anyway.
  * - A measure is taken in one state and reused in others, so the limit (`reusedGasLimit`) covers the dearest state
  *   a step can meet: the measure may be after refunds (nodes without `maxUsedGas` report `gasUsed`), and the slots
  *   the step writes may all have been non-zero when measured and all be zero later (a wallet's first deposit, a
@@ -21,7 +25,7 @@
  * - Each step's `metadata.gasLimitSource` says which: 'estimated' (measured for this request), 'measured-once'
  *   (an earlier or concurrent request's measure) or 'default'.
  */
-import type { Address, Hex, PublicClient } from 'viem'
+import { BaseError, MethodNotFoundRpcError, MethodNotSupportedRpcError, RpcRequestError, type Address, type Hex, type PublicClient } from 'viem'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { chainUnavailable, classifyRpcError } from './rpc.ts'
 import { shared } from './shared.ts'
@@ -96,14 +100,14 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
   })
 }
 
-/** Measures the steps not measured yet and records them (null: could not); resolves to the keys it measured. */
+/** Measures the steps not measured yet and records them (see the policy above); resolves to the keys it measured. */
 async function measure(client: EvmClient, chainId: string, from: Address, calls: GasCall[], keys: string[]): Promise<Set<string>> {
   const publicClient = requirePublicClient(client, chainId)
   const simulated = await simulate(publicClient, from, calls)
   const gas = await Promise.all(
     calls.map((call, i) => {
       if (client.state.gasMeasured.has(keys[i]!)) return undefined
-      if (simulated) return simulated[i]
+      if (Array.isArray(simulated)) return simulated[i]
       return call.standalone ? estimate(publicClient, chainId, from, call) : undefined
     }),
   )
@@ -111,28 +115,39 @@ async function measure(client: EvmClient, chainId: string, from: Address, calls:
   keys.forEach((key, i) => {
     if (client.state.gasMeasured.has(key)) return
     const g = gas[i]
-    client.state.gasMeasured.set(key, g ?? null)
-    if (g !== undefined) done.add(key)
+    if (g !== undefined) {
+      client.state.gasMeasured.set(key, g)
+      done.add(key)
+    } else if (simulated === 'unsupported' && !calls[i]!.standalone) client.state.gasMeasured.set(key, null)
   })
   return done
 }
 
 /**
- * Gas per call of the sequence run in order on the current state, or undefined when the RPC cannot simulate or a
- * call fails. `maxUsedGas` (the peak before refunds) is what a limit must cover; nodes that omit it give `gasUsed`.
+ * Gas per call of the sequence run in order on the current state; 'unsupported' where the RPC has no simulation,
+ * 'failed' where a call failed (or the RPC did). `maxUsedGas` (the peak before refunds) is what a limit must cover;
+ * nodes that omit it give `gasUsed`.
  */
-async function simulate(publicClient: PublicClient, from: Address, calls: GasCall[]): Promise<bigint[] | undefined> {
+async function simulate(publicClient: PublicClient, from: Address, calls: GasCall[]): Promise<bigint[] | 'unsupported' | 'failed'> {
   try {
     const [block] = await publicClient.simulateBlocks({
       blocks: [{ calls: calls.map((c) => ({ from, to: c.to, data: c.data })) }],
     })
     const results = block?.calls ?? []
-    if (results.length !== calls.length || results.some((r) => r.status !== 'success')) return undefined
+    if (results.length !== calls.length || results.some((r) => r.status !== 'success')) return 'failed'
     return results.map((r) => (r as { maxUsedGas?: bigint }).maxUsedGas ?? r.gasUsed)
-  } catch {
-    // No eth_simulateV1 on this RPC (or it failed): the per-step estimate below still works where it can.
-    return undefined
+  } catch (error) {
+    // Down or refusing, the per-step estimate below still works where it can.
+    return lacksMethod(error) ? 'unsupported' : 'failed'
   }
+}
+
+/** The RPC does not have the method (JSON-RPC -32601, or a provider's own words for it). */
+function lacksMethod(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false
+  const rpc = error.walk((e) => e instanceof RpcRequestError) as RpcRequestError | null
+  if (error.walk((e) => e instanceof MethodNotFoundRpcError || e instanceof MethodNotSupportedRpcError)) return true
+  return rpc !== null && (rpc.code === -32601 || /not (exist|found|supported|available)|unsupported|unknown method/i.test(rpc.details))
 }
 
 async function estimate(publicClient: PublicClient, chainId: string, from: Address, call: GasCall): Promise<bigint | undefined> {
