@@ -1,11 +1,14 @@
 /**
- * The ceiling of any batched build, for bench/preflight.ts: an Elysia server that makes a deposit build's two chain
- * reads (the wallet's token balance and one more one-word read, as the allowance is) through the EVM plugin's own
- * balance reader, so through its Multicall3 batcher with the server's wait and size, and answers them as JSON. No
- * key check, meter, store, builder or action row. What separates the server from it is everything a build does
+ * The ceiling of any batched build, for bench/preflight.ts: an Elysia server that makes a deposit build's four chain
+ * reads (the wallet's token balance, one more one-word read as the allowance is, and the vault's maxDeposit and
+ * previewDeposit through the plugin's own check) through the EVM plugin, so through its Multicall3 batcher with the
+ * server's wait and size, and answers them as JSON. No key check, meter, store, builder or action row. What separates the server from it is everything a build does
  * besides reading the chain; what separates it from the naive build is the batching alone.
  */
 import { evm } from '@earn/plugin-evm'
+import type { Address } from 'viem'
+// The plugin's own check, from its source: the bench measures the build's reads, which the package does not export.
+import { checkDepositTaken } from '../plugins/evm/src/limits.ts'
 import { Elysia, t } from 'elysia'
 
 const client = evm.connect(process.env)
@@ -19,9 +22,11 @@ const app = new Elysia()
   .post(
     '/v2/actions/deposit/:opportunityId',
     async ({ body }) => {
+      const owner = body.userAddress as Address
       const [balance, second] = await Promise.all([
-        evm.balance.read(client, { chainId, owner: body.userAddress, token: body.tokenIn }),
-        evm.balance.read(client, { chainId, owner: body.userAddress, token: secondToken }),
+        evm.balance.read(client, { chainId, owner, token: body.tokenIn }),
+        evm.balance.read(client, { chainId, owner, token: secondToken }),
+        checkDepositTaken(client, { chainId, owner, vault: secondToken as Address, asset: body.tokenIn as Address, tag: '' }, BigInt(body.amount)),
       ])
       return { balance: balance.toString(), second: second.toString(), amount: body.amount }
     },

@@ -191,6 +191,7 @@ export const CONTRACT_NAMES = [
   'TestStrictApproveToken',
   'TestVault',
   'TestOffsetVault',
+  'TestLimitedVault',
   'TestSmartWallet',
   'TestSmartWalletFactory',
   'MiniMulticall3',
@@ -297,6 +298,10 @@ export const deployVault = (anvil: Anvil, asset: Address, p: { name?: string; sy
 
 /** A vault whose shares have 12 more decimals than its asset. */
 export const deployOffsetVault = (anvil: Anvil, asset: Address) => deploy(anvil, 'TestOffsetVault', [asset, 'Offset Vault Share', 'ovtUSD'])
+
+/** A vault with a cap, a pause and a redeem limit, set by `setLimits(cap, redeemLimit, paused)` (TestVault.sol). */
+export const deployLimitedVault = (anvil: Anvil, asset: Address) => deploy(anvil, 'TestLimitedVault', [asset])
+export const testLimitedVaultAbi = parseAbi(['function setLimits(uint256 cap, uint256 redeemLimit, bool paused)'])
 
 /** An ERC-1271 wallet that accepts signatures by `owner`. */
 export const deploySmartWallet = (anvil: Anvil, owner: Address) => deploy(anvil, 'TestSmartWallet', [owner])

@@ -19,3 +19,31 @@ contract TestOffsetVault is ERC4626 {
         return 12;
     }
 }
+
+/// A vault with the limits real ones have (a deposit cap, a pause, a redeem limit), which it reports through
+/// ERC-4626's `maxDeposit` and `maxRedeem` and enforces as OpenZeppelin does: a deposit or redeem above them reverts.
+contract TestLimitedVault is ERC4626 {
+    uint256 public cap = type(uint256).max;
+    uint256 public redeemLimit = type(uint256).max;
+    bool public paused;
+
+    constructor(IERC20 asset_) ERC20("Limited Vault Share", "lvtUSD") ERC4626(asset_) {}
+
+    function setLimits(uint256 cap_, uint256 redeemLimit_, bool paused_) external {
+        cap = cap_;
+        redeemLimit = redeemLimit_;
+        paused = paused_;
+    }
+
+    function maxDeposit(address) public view override returns (uint256) {
+        if (paused) return 0;
+        uint256 held = totalAssets();
+        return held >= cap ? 0 : cap - held;
+    }
+
+    function maxRedeem(address owner) public view override returns (uint256) {
+        if (paused) return 0;
+        uint256 shares = balanceOf(owner);
+        return shares < redeemLimit ? shares : redeemLimit;
+    }
+}

@@ -10,7 +10,19 @@ import {
   toFunctionSelector,
   type Address,
 } from 'viem'
-import { allowanceData, approveData, balanceOfData, decodeUint256, depositData, redeemData, SELECTORS } from './calldata.ts'
+import {
+  allowanceData,
+  approveData,
+  balanceOfData,
+  decodeUint256,
+  depositData,
+  maxDepositData,
+  maxRedeemData,
+  previewDepositData,
+  previewRedeemData,
+  redeemData,
+  SELECTORS,
+} from './calldata.ts'
 import { classifyRpcError } from './rpc.ts'
 
 const A = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8' as Address
@@ -28,6 +40,10 @@ describe('calldata written by hand equals viem’s', () => {
       redeem: toFunctionSelector('function redeem(uint256,address,address)'),
       symbol: toFunctionSelector('function symbol()'),
       decimals: toFunctionSelector('function decimals()'),
+      maxDeposit: toFunctionSelector('function maxDeposit(address)'),
+      previewDeposit: toFunctionSelector('function previewDeposit(uint256)'),
+      maxRedeem: toFunctionSelector('function maxRedeem(address)'),
+      previewRedeem: toFunctionSelector('function previewRedeem(uint256)'),
     })
   })
 
@@ -35,7 +51,11 @@ describe('calldata written by hand equals viem’s', () => {
     for (const [x, y] of [[A, B], [getAddress(A), getAddress(B)], [B, A]] as const) {
       expect(balanceOfData(x)).toBe(encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [x] }))
       expect(allowanceData(x, y)).toBe(encodeFunctionData({ abi: erc20Abi, functionName: 'allowance', args: [x, y] }))
+      expect(maxDepositData(x)).toBe(encodeFunctionData({ abi: erc4626Abi, functionName: 'maxDeposit', args: [x] }))
+      expect(maxRedeemData(x)).toBe(encodeFunctionData({ abi: erc4626Abi, functionName: 'maxRedeem', args: [x] }))
       for (const n of amounts) {
+        expect(previewDepositData(n)).toBe(encodeFunctionData({ abi: erc4626Abi, functionName: 'previewDeposit', args: [n] }))
+        expect(previewRedeemData(n)).toBe(encodeFunctionData({ abi: erc4626Abi, functionName: 'previewRedeem', args: [n] }))
         expect(approveData(y, n)).toBe(encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [y, n] }))
         expect(depositData(n, x)).toBe(encodeFunctionData({ abi: erc4626Abi, functionName: 'deposit', args: [n, x] }))
         expect(redeemData(n, x, y)).toBe(encodeFunctionData({ abi: erc4626Abi, functionName: 'redeem', args: [n, x, y] }))

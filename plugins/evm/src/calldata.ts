@@ -17,6 +17,10 @@ export const SELECTORS = {
   redeem: '0xba087652', // redeem(uint256,address,address)
   symbol: '0x95d89b41', // symbol()
   decimals: '0x313ce567', // decimals()
+  maxDeposit: '0x402d267d', // maxDeposit(address)
+  previewDeposit: '0xef8b30f7', // previewDeposit(uint256)
+  maxRedeem: '0xd905777e', // maxRedeem(address)
+  previewRedeem: '0x4cdad506', // previewRedeem(uint256)
 } as const
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
@@ -50,6 +54,14 @@ export const depositData = (assets: bigint, receiver: Address): Hex =>
 /** ERC-4626 `redeem(shares, receiver, owner)`. */
 export const redeemData = (shares: bigint, receiver: Address, owner: Address): Hex =>
   `${SELECTORS.redeem}${uintWord(shares)}${addressWord(receiver)}${addressWord(owner)}`
+
+/** ERC-4626 `maxDeposit(receiver)` and `maxRedeem(owner)`: what the vault takes from this wallet now. */
+export const maxDepositData = (receiver: Address): Hex => `${SELECTORS.maxDeposit}${addressWord(receiver)}`
+export const maxRedeemData = (owner: Address): Hex => `${SELECTORS.maxRedeem}${addressWord(owner)}`
+
+/** ERC-4626 `previewDeposit(assets)` and `previewRedeem(shares)`: what the call would mint or pay now. */
+export const previewDepositData = (assets: bigint): Hex => `${SELECTORS.previewDeposit}${uintWord(assets)}`
+export const previewRedeemData = (shares: bigint): Hex => `${SELECTORS.previewRedeem}${uintWord(shares)}`
 
 /**
  * A call's `uint256` return value. Like viem's decoder it reads the first word and ignores what follows, and it

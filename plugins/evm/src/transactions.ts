@@ -1,16 +1,15 @@
 /**
  * Unsigned deposit and withdraw steps for ERC-4626 vaults, in signing order. Every read a build makes (allowances,
- * quotes, token names) goes through the client's batched and shared path, and gas comes from `gas.ts`, so a burst
+ * the vault's limits, quotes, token names) goes through the client's batched and shared path, and gas comes from `gas.ts`, so a burst
  * of builds costs a few batched eth_calls and no per-request estimate.
  */
 import { InvalidArgumentError, NATIVE_TOKEN, type BuildParameters, type UnsignedTransaction } from '@earn/core'
-import { erc4626Abi, type Address } from 'viem'
+import type { Address } from 'viem'
 import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { allowance, tokenLabel } from './erc20.ts'
 import { approvals, depositDraft, finish, vaultName, withdrawDraft, type BuildContext } from './steps.ts'
-import { ask } from './rpc.ts'
-import { share } from './shared.ts'
+import { checkDepositTaken, checkRedeemTaken } from './limits.ts'
 import { checkSlippageBps, minimumOut, quote, routerFor, swapDraft, unavailable } from './swap.ts'
 
 export { readTag } from './readTag.ts'
@@ -94,6 +93,7 @@ async function directDeposit(client: EvmClient, ctx: BuildContext, amount: bigin
     allowance(client, { chainId: ctx.chainId, token: ctx.asset, owner: ctx.owner, spender: ctx.vault, field: 'tokenIn' }),
     tokenLabel(client, ctx.chainId, ctx.asset),
     tokenLabel(client, ctx.chainId, ctx.vault),
+    checkDepositTaken(client, ctx, amount),
   ])
   const approve = await approvals(client, ctx, { token: asset, spender: ctx.vault, spenderName: vaultName(vault), amount, allowed })
   return finish(client, ctx, [...approve, depositDraft(ctx, { assets: amount, asset, vault, standalone: approve.length === 0 })])
@@ -117,7 +117,8 @@ async function swapDeposit(
   ])
   const minOut = minimumOut(quoted, slippageBps)
   if (minOut === 0n) throw unavailable(ctx.chainId, 'with this slippageBps the swap guarantees nothing to deposit', 'tokenIn')
-  const [routerApprove, vaultApprove] = await Promise.all([
+  const [, routerApprove, vaultApprove] = await Promise.all([
+    checkDepositTaken(client, ctx, minOut),
     approvals(client, ctx, { token: tokenInLabel, spender: router, spenderName: 'swap router', amount, allowed: routerAllowed }),
     approvals(client, ctx, { token: asset, spender: ctx.vault, spenderName: vaultName(vault), amount: minOut, allowed: vaultAllowed }),
   ])
@@ -138,7 +139,11 @@ async function swapDeposit(
 }
 
 async function withdraw(client: EvmClient, ctx: BuildContext, shares: bigint): Promise<UnsignedTransaction[]> {
-  const [asset, vault] = await Promise.all([tokenLabel(client, ctx.chainId, ctx.asset), tokenLabel(client, ctx.chainId, ctx.vault)])
+  const [asset, vault] = await Promise.all([
+    tokenLabel(client, ctx.chainId, ctx.asset),
+    tokenLabel(client, ctx.chainId, ctx.vault),
+    checkRedeemTaken(client, ctx, shares),
+  ])
   return finish(client, ctx, [withdrawDraft(ctx, { shares, asset, vault })])
 }
 
@@ -156,14 +161,14 @@ async function swapWithdraw(
   slippageBps: number,
 ): Promise<UnsignedTransaction[]> {
   const [redeemed, routerAllowed, asset, out, vault] = await Promise.all([
-    previewRedeem(client, ctx, shares),
+    checkRedeemTaken(client, ctx, shares),
     allowance(client, { chainId: ctx.chainId, token: ctx.asset, owner: ctx.owner, spender: router, field: 'baseToken' }),
     tokenLabel(client, ctx.chainId, ctx.asset),
     tokenLabel(client, ctx.chainId, tokenOut),
     tokenLabel(client, ctx.chainId, ctx.vault),
   ])
-  if (redeemed === 0n)
-    throw new InvalidArgumentError('these shares redeem for nothing now, so there is nothing to swap', { amount: 'redeems for 0 of the asset' })
+  if (redeemed === undefined)
+    throw new InvalidArgumentError(`${ctx.vault} answers no ERC-4626 previewRedeem() on chain ${ctx.chainId}`, { vaultAddress: 'not an ERC-4626 vault' })
   const quoted = await quote(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, 'tokenOut')
   const minOut = minimumOut(quoted, slippageBps)
   if (minOut === 0n) throw unavailable(ctx.chainId, 'with this slippageBps the swap guarantees nothing in return', 'tokenOut')
@@ -173,19 +178,4 @@ async function swapWithdraw(
     ...routerApprove,
     swapDraft(client, ctx, { router, sell: asset, buy: out, amountIn: redeemed, quoted, minOut, slippageBps, standalone: false }),
   ])
-}
-
-async function previewRedeem(client: EvmClient, ctx: BuildContext, shares: bigint): Promise<bigint> {
-  const publicClient = requirePublicClient(client, ctx.chainId)
-  return share(client, `${ctx.chainId}|previewRedeem|${ctx.vault}|${shares}`, () =>
-    ask(
-      ctx.chainId,
-      () => publicClient.readContract({ address: ctx.vault, abi: erc4626Abi, functionName: 'previewRedeem', args: [shares] }),
-      () => {
-        throw new InvalidArgumentError(`${ctx.vault} answers no ERC-4626 previewRedeem() on chain ${ctx.chainId}`, {
-          vaultAddress: 'not an ERC-4626 vault',
-        })
-      },
-    ),
-  )
 }

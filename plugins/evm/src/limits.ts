@@ -1,0 +1,50 @@
+/**
+ * What the vault takes now, read with a build's other reads (batched and shared, never cached). A paused or capped
+ * ERC-4626 vault reverts a deposit above `maxDeposit` or a redeem above `maxRedeem`, after the wallet has signed
+ * the approve; at a share price that mints nothing for the amount, a deposit takes the assets for no shares. The
+ * build refuses these, saying what the vault takes. A vault that does not answer a view is not refused on its
+ * account (not every vault implements the limits): the build goes on as before.
+ */
+import { InvalidArgumentError } from '@earn/core'
+import type { Hex } from 'viem'
+import { maxDepositData, maxRedeemData, previewDepositData, previewRedeemData, readUint256 } from './calldata.ts'
+import { requirePublicClient, type EvmClient } from './client.ts'
+import { ask } from './rpc.ts'
+import { share } from './shared.ts'
+import type { BuildContext } from './steps.ts'
+
+/** The vault's answer to a uint256 view, or undefined where it has none (reverted, or no data). */
+function vaultView(client: EvmClient, ctx: BuildContext, data: Hex): Promise<bigint | undefined> {
+  const publicClient = requirePublicClient(client, ctx.chainId)
+  return share(client, `${ctx.chainId}|vaultView|${ctx.vault}|${data}`, () =>
+    ask<bigint | undefined>(ctx.chainId, () => readUint256(client, ctx.chainId, publicClient, ctx.vault, data), () => undefined),
+  )
+}
+
+/** Refuses an amount above the vault's limit for the wallet, naming the limit (`what` says what it takes). */
+function withinLimit(amount: bigint, max: bigint | undefined, limit: 'maxDeposit' | 'maxRedeem', what: { none: string; atMost: string }): void {
+  if (max === undefined || amount <= max) return
+  throw new InvalidArgumentError(max === 0n ? `${what.none} (its ${limit} is 0)` : `${what.atMost} ${max} ${limit === 'maxDeposit' ? 'smallest units' : 'shares'} from this wallet now (its ${limit})`, {
+    amount: max === 0n ? 'the vault takes none now' : `at most ${max} now`,
+    [limit]: max.toString(),
+  })
+}
+
+/** Refuses a deposit of `assets` for the wallet that the vault would revert, or that would mint no shares. */
+export async function checkDepositTaken(client: EvmClient, ctx: BuildContext, assets: bigint): Promise<void> {
+  const [max, shares] = await Promise.all([vaultView(client, ctx, maxDepositData(ctx.owner)), vaultView(client, ctx, previewDepositData(assets))])
+  withinLimit(assets, max, 'maxDeposit', { none: 'the vault takes no deposits from this wallet now: paused, full or closed to it', atMost: 'the vault takes at most' })
+  if (shares === 0n)
+    throw new InvalidArgumentError("this amount would mint no shares at the vault's share price now; deposit more", { amount: 'mints 0 shares' })
+}
+
+/**
+ * Refuses a redeem of `shares` the vault would revert, or that would pay nothing; resolves to what it pays
+ * (`previewRedeem`, undefined where the vault does not say).
+ */
+export async function checkRedeemTaken(client: EvmClient, ctx: BuildContext, shares: bigint): Promise<bigint | undefined> {
+  const [max, assets] = await Promise.all([vaultView(client, ctx, maxRedeemData(ctx.owner)), vaultView(client, ctx, previewRedeemData(shares))])
+  withinLimit(shares, max, 'maxRedeem', { none: "the vault redeems none of this wallet's shares now: paused or locked", atMost: 'the vault redeems at most' })
+  if (assets === 0n) throw new InvalidArgumentError('these shares redeem for nothing now', { amount: 'redeems for 0 of the asset' })
+  return assets
+}

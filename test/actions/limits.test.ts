@@ -1,0 +1,113 @@
+/**
+ * What the vault takes now: a deposit above its `maxDeposit` (capped, paused), a redeem above its `maxRedeem`
+ * (paused, limited), a deposit that would mint no shares and a redeem that would pay nothing are refused with the
+ * envelope, nothing recorded; within the limits the built transactions mine. On anvil, with vaults that enforce
+ * the limits they report (test/contracts/TestVault.sol).
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { importCatalog } from '@earn/core'
+import { randomUUID } from 'node:crypto'
+import { erc20Abi, type Address } from 'viem'
+import type { PrivateKeyAccount } from 'viem/accounts'
+import { deployLimitedVault, deployOffsetVault, mintToken, sendUnsigned, testLimitedVaultAbi } from '../chains/evm.ts'
+import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
+import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
+import { fundedMember } from './members.ts'
+import { fileStore } from './records.ts'
+
+setDefaultTimeout(60_000)
+
+const MAX = 2n ** 256n - 1n
+const limitedId = randomUUID()
+const offsetId = randomUUID()
+let chain: LocalChain
+let h: Harness
+let limited: Address
+let offset: Address
+let member: PrivateKeyAccount
+const db = fileStore()
+
+beforeAll(async () => {
+  chain = await startLocalChain()
+  h = await createHarness({ store: db.store, clients: { evm: chain.evmClient() } })
+  limited = await deployLimitedVault(chain.anvil, chain.token)
+  offset = await deployOffsetVault(chain.anvil, chain.token)
+  const direct = localCatalog().opportunities.find((o) => o.id === chain.directId)!
+  const entries = [
+    { ...direct, id: limitedId, name: 'Limited vault', vaultAddress: limited },
+    { ...direct, id: offsetId, name: 'Offset vault', vaultAddress: offset, receiptToken: { symbol: 'ovtUSD', decimals: 18 } },
+  ]
+  const imported = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: entries })
+  expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['read', 'read'])
+  member = await fundedMember(h, chain, 100n * 10n ** 6n)
+})
+afterAll(async () => {
+  await h.close()
+  await chain.anvil.stop()
+  db.cleanup()
+})
+
+const setLimits = async (cap: bigint, redeemLimit: bigint, paused: boolean) => {
+  const hash = await chain.anvil.walletClient.writeContract({ address: limited, abi: testLimitedVaultAbi, functionName: 'setLimits', args: [cap, redeemLimit, paused] })
+  await chain.anvil.publicClient.waitForTransactionReceipt({ hash })
+}
+const shares = (vault: Address, owner: Address) => chain.anvil.publicClient.readContract({ address: vault, abi: erc20Abi, functionName: 'balanceOf', args: [owner] })
+const deposit = (id: string, amount: bigint) => h.post(`/v2/actions/deposit/${id}`, { userAddress: member.address, tokenIn: chain.token, amount: amount.toString(), distributorId: h.distributorId })
+const withdraw = (id: string, amount: bigint) => h.post(`/v2/actions/withdraw/${id}`, { userAddress: member.address, amount: amount.toString(), distributorId: h.distributorId })
+
+async function sendAll(transactions: Json[]) {
+  for (const t of transactions) expect((await sendUnsigned(chain.anvil, member, t.transaction)).status, `${t.type} step reverted`).toBe('success')
+}
+
+/** The refusal: envelope, the field and what the vault allows in `context`, no action recorded. */
+async function refused(r: Awaited<ReturnType<typeof deposit>>, error: RegExp, context: Record<string, string>) {
+  expect(r.status, r.text).toBe(400)
+  expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+  expect(r.body.error).toMatch(error)
+  expect(r.body.context).toEqual(context)
+}
+
+describe('the vault limits a deposit or a redeem', () => {
+  test('a capped vault: above what it takes is refused with its maxDeposit; up to it, the deposit mines', async () => {
+    const recorded = db.actions().length
+    await sendAll((await deposit(limitedId, 5n * 10n ** 6n)).body.transactions)
+    await setLimits(6n * 10n ** 6n, MAX, false)
+    await refused(await deposit(limitedId, 2n * 10n ** 6n), /takes at most 1000000 smallest units from this wallet now \(its maxDeposit\)/, { amount: 'at most 1000000 now', maxDeposit: '1000000' })
+    const within = await deposit(limitedId, 10n ** 6n)
+    expect(within.status, within.text).toBe(200)
+    await sendAll(within.body.transactions)
+    expect(await shares(limited, member.address)).toBe(6n * 10n ** 6n)
+    // Two builds recorded: the refusal recorded nothing.
+    expect(db.actions().length).toBe(recorded + 2)
+  })
+
+  test('a paused vault: no deposit and no redeem, each refused with the 0 it reports', async () => {
+    await setLimits(MAX, MAX, true)
+    await refused(await deposit(limitedId, 10n ** 6n), /takes no deposits.*\(its maxDeposit is 0\)/, { amount: 'the vault takes none now', maxDeposit: '0' })
+    await refused(await withdraw(limitedId, 10n ** 6n), /redeems none.*\(its maxRedeem is 0\)/, { amount: 'the vault takes none now', maxRedeem: '0' })
+  })
+
+  test('a redeem limit: above it is refused with its maxRedeem; up to it, the withdrawal mines', async () => {
+    await setLimits(MAX, 10n ** 6n, false)
+    await refused(await withdraw(limitedId, 2n * 10n ** 6n), /redeems at most 1000000 shares from this wallet now/, { amount: 'at most 1000000 now', maxRedeem: '1000000' })
+    const within = await withdraw(limitedId, 10n ** 6n)
+    expect(within.status, within.text).toBe(200)
+    await sendAll(within.body.transactions)
+    expect(await shares(limited, member.address)).toBe(5n * 10n ** 6n)
+  })
+
+  test('a share price that mints nothing for the amount: the deposit is refused, not built to take the assets for no shares', async () => {
+    await setLimits(MAX, MAX, false)
+    // A donation triples the assets behind the 5 tUSD of shares: 1 smallest unit now buys a third of a share.
+    await mintToken(chain.anvil, chain.token, limited, 10n * 10n ** 6n)
+    await refused(await deposit(limitedId, 1n), /would mint no shares/, { amount: 'mints 0 shares' })
+    expect((await deposit(limitedId, 3n)).status).toBe(200)
+  })
+
+  test('shares that redeem for nothing: the withdrawal is refused, not built to burn them for no assets', async () => {
+    // 12 more decimals in the shares: 1 smallest unit of tUSD is 10^12 shares, and fewer redeem for 0.
+    await sendAll((await deposit(offsetId, 10n ** 6n)).body.transactions)
+    await refused(await withdraw(offsetId, 999_999n), /redeem for nothing/, { amount: 'redeems for 0 of the asset' })
+    expect((await withdraw(offsetId, 10n ** 12n)).status).toBe(200)
+  })
+})
