@@ -91,7 +91,7 @@ describe('catalog validation', () => {
     expect(await h.store.getOpportunity(e.id)).toBeUndefined()
     // The chain answers that the token is no vault: refused, not stored as pending for a refresh that cannot help.
     const notAVault = entry({ vaultAddress: chain.token })
-    expect(await problems({ opportunities: [notAVault] })).toEqual([expect.stringMatching(new RegExp(`^opportunities\\[0\\] \\(${e.id}\\): .*not an ERC-4626 vault`, 'i'))])
+    expect(await problems({ opportunities: [notAVault] })).toEqual([expect.stringMatching(new RegExp(`^opportunities\\[0\\] \\(${e.id}\\): vaultAddress: .*not an ERC-4626 vault`, 'i'))])
     expect(await h.store.getOpportunity(e.id)).toBeUndefined()
   })
 })

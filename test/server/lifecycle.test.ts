@@ -22,6 +22,9 @@ describe('server process', () => {
     const r = await fetch(curl![2]!, { headers: { 'x-api-key': curl![1]! } })
     expect(r.status).toBe(200)
     expect(await r.json()).toEqual({ isMember: false })
+    // A listening server decodes a bad escape leniently where app.handle does not: both answer 400 saying why.
+    const bad = await fetch(`${first.url}/v2/opportunities/%zz`, { headers: { 'x-api-key': key! } })
+    expect([bad.status, await bad.json()]).toEqual([400, { code: 400, status: 'INVALID_ARGUMENT', error: 'path segment %zz is not valid percent-encoding', context: { opportunityId: 'is not valid percent-encoding' } }])
     expect(await first.stop()).toBe(0)
 
     const second = await startServer({ DATA_DIR: dir })

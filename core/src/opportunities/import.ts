@@ -44,7 +44,9 @@ async function factsFor(deps: CatalogDeps, listing: Listing): Promise<{ facts: C
     // The plugin refused one of the file's addresses (no vault there, an asset that is no token): the file is wrong
     // and no refresh would change that. A chain that did not answer, or one this process is not configured for (the
     // server may be), is pending.
-    if (api?.code === 'INVALID_ARGUMENT' && Object.keys(api.context).some((k) => LISTING_ADDRESSES.includes(k))) return { refused: reason(e) }
+    const field = api?.code === 'INVALID_ARGUMENT' ? Object.keys(api.context).find((k) => LISTING_ADDRESSES.includes(k)) : undefined
+    // Named as the file's shape problems are: the field, then what is wrong with it.
+    if (field !== undefined) return { refused: `${field}: ${reason(e)}` }
     return { pending: reason(e) }
   }
 }

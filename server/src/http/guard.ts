@@ -28,7 +28,7 @@ export class RateLimitedError extends ApiError {
 export async function guard(
   deps: Deps,
   id: OperationId,
-  ctx: { request: Request; set: { headers: Record<string, unknown> }; body?: unknown },
+  ctx: { request: Request; set: { headers: Record<string, unknown> }; body?: unknown; params?: Record<string, unknown> },
 ) {
   const state = requestState(ctx.request)
   const policy = OPERATIONS[id]
@@ -59,6 +59,30 @@ export async function guard(
   if (ctx.request.url.includes('%00')) throw nulError(new URL(ctx.request.url).search.includes('%00') ? 'query' : 'path')
   const query = ctx.request.url.indexOf('?')
   if (query >= 0) refuseRepeats(ctx.request.url.slice(query + 1))
+  refuseUndecodablePath(ctx.request.url, query, ctx.params)
+}
+
+/**
+ * A path segment that does not percent-decode is 400. Through `app.handle` Elysia gives validation null for it, but
+ * a listening Bun server decodes it leniently (U+FFFD for the bad escape), so the route would answer "not found".
+ */
+function refuseUndecodablePath(url: string, query: number, params: Record<string, unknown> | undefined) {
+  const path = query >= 0 ? url.slice(0, query) : url
+  if (!path.includes('%')) return
+  const bad = new URL(path).pathname.split('/').find((segment) => !decodes(segment))
+  if (bad === undefined) return
+  // The parameter it fed: the one whose value is null (app.handle) or holds the replacement character (Bun.serve).
+  const field = Object.entries(params ?? {}).find(([, v]) => v === null || (typeof v === 'string' && v.includes('\uFFFD')))?.[0] ?? 'path'
+  throw new InvalidArgumentError(`path segment ${bad} is not valid percent-encoding`, { [field]: 'is not valid percent-encoding' })
+}
+
+function decodes(segment: string): boolean {
+  try {
+    decodeURIComponent(segment)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Every query parameter takes one value (lists are comma-separated): a repeated key would silently keep one. */

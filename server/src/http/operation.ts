@@ -35,6 +35,6 @@ export function operation<const Responses extends Record<number, unknown>>(
     response: { ...errorResponses, ...doc.responses },
     // Destructured, not passed whole: Elysia reads a hook's parameters to decide what to prepare for
     // each request, and a bare `ctx` makes it prepare everything (cookies included) on every request.
-    transform: ({ request, set, body }: Parameters<typeof guard>[2]) => guard(deps, id, { request, set, body }),
+    transform: ({ request, set, body, params }: Parameters<typeof guard>[2]) => guard(deps, id, { request, set, body, params }),
   }
 }
