@@ -1,7 +1,7 @@
 /**
  * The deposit hot path under load: `POST /v2/actions/deposit/{id}` for many distinct member wallets against anvil,
  * at 64 connections, through a server process running the sources (`bun run start` runs the same code bundled). In
- * the same run: the same load on a naive build (one eth_call per read), on a server that makes only the build's two
+ * the same run: the same load on a naive build (one eth_call per read), on a server that makes only the build's
  * chain reads through the plugin's batcher (bench/readsOnlyServer.ts: the ceiling of any batched build on this
  * machine), anvil's own multicall read capacity, and a hello-world Elysia server.
  *
