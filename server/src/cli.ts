@@ -20,6 +20,7 @@ import {
   revokeKey,
   rotateKey,
   setKeyBudgets,
+  setOpportunityDelisted,
   systemClock,
   type Tier,
 } from '@earn/core'
@@ -40,6 +41,8 @@ const USAGE = `usage: bun run cli <command> [options] [--json]
       (default: use the organization's budget again)
   opportunity import FILE      load or update the catalog from a JSON file (see README, "Catalog")
   opportunity list
+  opportunity delist ID        off the list and closed to deposits; holders still withdraw, past actions verify
+  opportunity relist ID        list it again (an import never changes either)
 
 Environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded SQLite, default ./.data), as for bun run start;
 opportunity import also reads the chains (EVM_RPC_URLS, ...) to fill in what they know.`
@@ -119,6 +122,7 @@ async function listCatalog(deps: CliDeps) {
       tvl: r.tvl,
       refreshedAt: r.refreshedAt === null ? 'pending' : new Date(r.refreshedAt).toISOString(),
       ...(r.refreshError ? { refreshError: r.refreshError } : {}),
+      ...(r.delistedAt === null ? {} : { delistedAt: new Date(r.delistedAt).toISOString() }),
     })),
   }
 }
@@ -180,6 +184,12 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
     }
     case 'opportunity list':
       return listCatalog(deps)
+    case 'opportunity delist':
+    case 'opportunity relist': {
+      const id = words[2]
+      if (!id) throw new UsageError(`opportunity ${verb} needs the opportunity id: opportunity ${verb} ID`)
+      return setOpportunityDelisted(deps, id, verb === 'delist')
+    }
     default:
       throw new UsageError(group ? `unknown command "${words.join(' ')}"` : 'no command given')
   }

@@ -83,6 +83,33 @@ describe('opportunity import and list', () => {
     expect(usage.code).toBe(2)
   })
 
+  test('delist and relist: list shows when, a re-import leaves it delisted and says so; an unknown id exits 1', async () => {
+    const env = { DATA_DIR: dataDir(), ...chain.env() }
+    expect((await runCli(['opportunity', 'import', LOCAL_CATALOG_PATH], env)).code).toBe(0)
+    const delist = await runCli(['opportunity', 'delist', chain.directId, '--json'], env)
+    expect(delist.code, delist.stderr).toBe(0)
+    expect(delist.json()).toEqual({ id: chain.directId, delisted: true })
+    const delisted = () =>
+      runCli(['opportunity', 'list', '--json'], env).then((r) =>
+        r.json().opportunities.flatMap((o: { id: string; delistedAt?: string }) => (o.delistedAt === undefined ? [] : [[o.id, /^\d{4}-/.test(o.delistedAt)]])),
+      )
+    expect(await delisted()).toEqual([[chain.directId, true]])
+    const again = await runCli(['opportunity', 'import', LOCAL_CATALOG_PATH], env)
+    expect(again.stdout).toContain(`id=${chain.directId} name=Test USD Vault result=updated chainFacts=read delisted=true`)
+    expect(again.stdout).not.toContain(`id=${chain.swapId} name=Test USD Vault (swap) result=updated chainFacts=read delisted`)
+    expect(await delisted()).toEqual([[chain.directId, true]])
+    const relist = await runCli(['opportunity', 'relist', chain.directId], env)
+    expect(relist.stdout).toBe(`id: ${chain.directId}\ndelisted: false\n`)
+    expect(await delisted()).toEqual([])
+
+    const unknown = await runCli(['opportunity', 'delist', '00000000-0000-4000-8000-000000000000'], env)
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain('opportunity 00000000-0000-4000-8000-000000000000 is not in the catalog; see opportunity list')
+    const usage = await runCli(['opportunity', 'delist'], env)
+    expect(usage.code).toBe(2)
+    expect(usage.stderr).toContain('opportunity delist needs the opportunity id')
+  })
+
   test('imported while the chain is down: pending; a server reaching the chain fills it in at start', async () => {
     const DATA_DIR = dataDir()
     const evmOnly = join(DATA_DIR, 'evm.json')

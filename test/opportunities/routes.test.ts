@@ -33,7 +33,7 @@ async function seed(store: Store, n: number, chainId: string) {
     listing.receiptToken = { symbol: 'vEEE' }
     const facts = { baseToken: '0x' + 'ee'.repeat(20), receiptToken: listing.vaultAddress, decimals: 18, totalAssets: String(BigInt(i + 1) * 10n ** 18n) }
     await store.upsertOpportunity(
-      { id: listing.id, ecosystem: 'evm', chainId, vaultAddress: listing.vaultAddress, listing: JSON.stringify(listing), chainFacts: JSON.stringify(facts), tvl: (i + 1) * 1000, refreshedAt: 1, refreshError: null, createdAt: 1, updatedAt: 1 },
+      { id: listing.id, ecosystem: 'evm', chainId, vaultAddress: listing.vaultAddress, listing: JSON.stringify(listing), chainFacts: JSON.stringify(facts), tvl: (i + 1) * 1000, refreshedAt: 1, refreshError: null, delistedAt: null, createdAt: 1, updatedAt: 1 },
       ['0x' + 'ee'.repeat(20)],
     )
   }
@@ -127,7 +127,7 @@ describe('GET /v2/opportunities/', () => {
     listing.depositTokens = [{ address: 'native', symbol: 'ETH', decimals: 18, chainId: coin }]
     const facts = { baseToken: '0x' + 'ee'.repeat(20), receiptToken: listing.vaultAddress, decimals: 18, totalAssets: '0' }
     await h.store.upsertOpportunity(
-      { id: listing.id, ecosystem: 'evm', chainId: coin, vaultAddress: listing.vaultAddress, listing: JSON.stringify(listing), chainFacts: JSON.stringify(facts), tvl: 0, refreshedAt: 1, refreshError: null, createdAt: 1, updatedAt: 1 },
+      { id: listing.id, ecosystem: 'evm', chainId: coin, vaultAddress: listing.vaultAddress, listing: JSON.stringify(listing), chainFacts: JSON.stringify(facts), tvl: 0, refreshedAt: 1, refreshError: null, delistedAt: null, createdAt: 1, updatedAt: 1 },
       ['native'],
     )
     const native = await h.get('/v2/opportunities/?depositToken=native')

@@ -113,7 +113,7 @@ describe('a response that fails its own schema', () => {
     const listing = { ...localCatalog().opportunities[0]!, id: randomUUID() }
     const facts = { baseToken: listing.baseToken.address!.toLowerCase(), receiptToken: listing.vaultAddress.toLowerCase(), decimals: 6, totalAssets: '1' }
     await broken.store.upsertOpportunity(
-      { id: listing.id, ecosystem: 'evm', chainId: '31337', vaultAddress: listing.vaultAddress.toLowerCase(), listing: JSON.stringify(listing), chainFacts: JSON.stringify(facts), tvl: Infinity, refreshedAt: 1, refreshError: null, createdAt: 1, updatedAt: 1 },
+      { id: listing.id, ecosystem: 'evm', chainId: '31337', vaultAddress: listing.vaultAddress.toLowerCase(), listing: JSON.stringify(listing), chainFacts: JSON.stringify(facts), tvl: Infinity, refreshedAt: 1, refreshError: null, delistedAt: null, createdAt: 1, updatedAt: 1 },
       [facts.baseToken],
     )
     const r = await broken.get(`/v2/opportunities/${listing.id}`)

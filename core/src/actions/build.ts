@@ -76,7 +76,13 @@ async function preflightThenBuild<T>(check: Promise<void>, build: () => Promise<
 
 export async function buildDeposit(deps: ActionDeps, p: ActionParameters<DepositBody>): Promise<ActionResult> {
   const { body } = p
-  const c = await checkCommon(deps, { orgId: p.orgId, opportunityId: p.opportunityId, userAddress: body.userAddress, distributorId: body.distributorId })
+  const c = await checkCommon(deps, {
+    kind: 'deposit',
+    orgId: p.orgId,
+    opportunityId: p.opportunityId,
+    userAddress: body.userAddress,
+    distributorId: body.distributorId,
+  })
   const { listing, facts } = c.opportunity
   const { plugin, client } = c.ecosystem
 
@@ -118,7 +124,13 @@ export async function buildDeposit(deps: ActionDeps, p: ActionParameters<Deposit
 
 export async function buildWithdraw(deps: ActionDeps, p: ActionParameters<WithdrawBody>): Promise<ActionResult> {
   const { body } = p
-  const c = await checkCommon(deps, { orgId: p.orgId, opportunityId: p.opportunityId, userAddress: body.userAddress, distributorId: body.distributorId })
+  const c = await checkCommon(deps, {
+    kind: 'withdraw',
+    orgId: p.orgId,
+    opportunityId: p.opportunityId,
+    userAddress: body.userAddress,
+    distributorId: body.distributorId,
+  })
   const { listing, facts } = c.opportunity
   const { plugin, client } = c.ecosystem
 

@@ -1,12 +1,12 @@
 /**
  * The checks deposit and withdraw share, in the order DECISIONS.md rules: the wallet is a member
- * (404), the opportunity exists (404), the distributor exists and is the caller's (404). Then, per
+ * (404), the opportunity exists (404; a delisted one takes withdrawals only), the distributor exists and is the caller's (404). Then, per
  * endpoint, mode, token and amount (400), and the balance preflight, the first chain call.
  */
 import { ApiError, InvalidArgumentError } from '../errors.ts'
 import { type Ecosystem, type EcosystemId, formatToken, parseToken } from '../ecosystem.ts'
 import { DistributorNotFoundError } from '../membership/errors.ts'
-import { OpportunityNotFoundError } from '../opportunities/errors.ts'
+import { OpportunityDelistedError, OpportunityNotFoundError } from '../opportunities/errors.ts'
 import { findOpportunity, type QueryDeps } from '../opportunities/query.ts'
 import type { LiveOpportunity } from '../opportunities/records.ts'
 import type { LoadedEcosystem } from '../registry.ts'
@@ -59,7 +59,7 @@ async function memberWallet(deps: CheckDeps, ecosystem: LoadedEcosystem | undefi
 
 export async function checkCommon(
   deps: CheckDeps,
-  p: { orgId: string; opportunityId: string; userAddress: string; distributorId: string },
+  p: { kind: 'deposit' | 'withdraw'; orgId: string; opportunityId: string; userAddress: string; distributorId: string },
 ): Promise<Checked> {
   // Both lookups at once (they do not depend on each other); their verdicts still come in the ruled order.
   const [found, distributor] = await Promise.all([
@@ -69,6 +69,8 @@ export async function checkCommon(
   const wallet = await memberWallet(deps, found?.ecosystem, p.userAddress)
   if (wallet === undefined) throw new NotAMemberError(p.userAddress)
   if (!found) throw new OpportunityNotFoundError(p.opportunityId)
+  // Holders of a delisted opportunity still get their funds out.
+  if (p.kind === 'deposit' && found.opportunity.delistedAt !== null) throw new OpportunityDelistedError(p.opportunityId)
   if (!distributor || distributor.orgId !== p.orgId) throw new DistributorNotFoundError(p.distributorId)
   return { ...found, distributor, wallet }
 }

@@ -22,7 +22,7 @@ test('hits are remembered for the TTL, misses never; memberships by ecosystem an
   expect(await lookups.isMember('evm', '0xabc')).toBe(true)
   expect(await lookups.isMember('solana', '0xabc')).toBe(false)
 
-  const row = { id: 'o1', ecosystem: 'evm', chainId: '1', vaultAddress: '0x1', listing: '{"name":"a"}', chainFacts: null, tvl: 0, refreshedAt: null, refreshError: null, createdAt: 0, updatedAt: 0 }
+  const row = { id: 'o1', ecosystem: 'evm', chainId: '1', vaultAddress: '0x1', listing: '{"name":"a"}', chainFacts: null, tvl: 0, refreshedAt: null, refreshError: null, delistedAt: null, createdAt: 0, updatedAt: 0 }
   await store.upsertOpportunity(row, [])
   expect((await lookups.opportunity('o1'))?.listing.name).toBe('a')
   await store.upsertOpportunity({ ...row, listing: '{"name":"b"}' }, [])

@@ -6,6 +6,15 @@ export class OpportunityNotFoundError extends NotFoundError {
   }
 }
 
+/** Delisted by the operator: shown nowhere and closed to deposits (and reward streams); its holders still withdraw. */
+export class OpportunityDelistedError extends NotFoundError {
+  constructor(opportunityId: string) {
+    super(`opportunity ${opportunityId} is delisted: it takes no new deposits (holders can still withdraw); list the open ones with GET /v2/opportunities/`, {
+      opportunityId: 'delisted',
+    })
+  }
+}
+
 /** A list filter that does not parse; `context` names it. */
 export class InvalidFilterError extends InvalidArgumentError {
   constructor(field: string, reason: string) {

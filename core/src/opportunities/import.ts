@@ -29,6 +29,8 @@ export interface ImportedOpportunity {
   chainFacts: 'read' | 'kept' | 'pending'
   /** Why the chain facts were not read. */
   note?: string
+  /** Delisted by the operator: the import updated it and left it delisted (`opportunity relist ID` lists it). */
+  delisted?: true
 }
 
 /** The listing fields a plugin's vault read names when the chain contradicts them. */
@@ -76,10 +78,17 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
   )
   const opportunities = listings.map((listing, i): ImportedOpportunity => {
     const r = read[i]!
-    const { result, keptFacts } = results[i]!
+    const { result, keptFacts, delisted } = results[i]!
     const chainFacts = factsOf(i) ? 'read' : keptFacts ? 'kept' : 'pending'
     const next = chainFacts === 'kept' ? 'the last facts read stay until the server reads the chain on its next refresh' : 'the server fills the chain facts in on its next refresh'
-    return { id: listing.id, name: listing.name, result, chainFacts, ...('pending' in r ? { note: `${r.pending}; ${next}` } : {}) }
+    return {
+      id: listing.id,
+      name: listing.name,
+      result,
+      chainFacts,
+      ...('pending' in r ? { note: `${r.pending}; ${next}` } : {}),
+      ...(delisted ? { delisted: true as const } : {}),
+    }
   })
   return { opportunities }
 }

@@ -7,7 +7,7 @@ import { NATIVE_TOKEN } from '../ecosystem.ts'
 import { ApiError } from '../errors.ts'
 import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
 import type { Store } from '../store/store.ts'
-import { InvalidFilterError, OpportunityNotFoundError } from './errors.ts'
+import { InvalidFilterError, OpportunityDelistedError, OpportunityNotFoundError } from './errors.ts'
 import { type CatalogOpportunity, decodeOpportunity, isLive, type LiveOpportunity } from './records.ts'
 import type { OpportunityList, OpportunityListQuery, OpportunityResult } from './schema.ts'
 import { toOpportunity } from './view.ts'
@@ -96,7 +96,8 @@ export async function listOpportunities(deps: QueryDeps, q: OpportunityListQuery
 }
 
 /**
- * The opportunity with its loaded ecosystem, or undefined when the API does not serve it. `load` gives the decoded
+ * The opportunity with its loaded ecosystem, or undefined when the API does not serve it. A delisted one is found:
+ * withdrawals from it go on, and the caller refuses what it closes. `load` gives the decoded
  * catalog entry (the action endpoints pass one that remembers it; see actions/lookups.ts).
  */
 export async function findOpportunity(
@@ -121,5 +122,6 @@ export async function findOpportunity(
 export async function getOpportunity(deps: QueryDeps, opportunityId: string): Promise<OpportunityResult> {
   const found = await findOpportunity(deps, opportunityId)
   if (!found) throw new OpportunityNotFoundError(opportunityId)
+  if (found.opportunity.delistedAt !== null) throw new OpportunityDelistedError(opportunityId)
   return { opportunity: toOpportunity(found.opportunity, found.ecosystem.plugin) }
 }

@@ -10,6 +10,8 @@ export interface CatalogOpportunity {
   tvl: number
   refreshedAt: number | null
   refreshError: string | null
+  /** Set by `opportunity delist`: off the list and closed to deposits; its holders still withdraw. */
+  delistedAt: number | null
 }
 
 /** An opportunity whose chain facts are known: the only kind the API serves. */
@@ -24,6 +26,7 @@ export function decodeOpportunity(row: OpportunityRecord): CatalogOpportunity {
     tvl: row.tvl,
     refreshedAt: row.refreshedAt,
     refreshError: row.refreshError,
+    delistedAt: row.delistedAt,
   }
 }
 
@@ -40,6 +43,7 @@ export function encodeOpportunity(listing: Listing, facts: ChainFacts | null, no
     tvl: facts ? tvlOf(listing, facts) : 0,
     refreshedAt: facts ? now : null,
     refreshError: null,
+    delistedAt: null,
     createdAt: now,
     updatedAt: now,
   }

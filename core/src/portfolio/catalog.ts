@@ -9,11 +9,11 @@ import { NATIVE_COINS } from './native.ts'
 
 const PAGE = 500
 
-/** Opportunities with known chain facts, of one ecosystem: the ones the API serves. */
+/** Opportunities with known chain facts, of one ecosystem: the ones the API serves, and delisted ones (holders still hold them). */
 export async function servedOpportunities(store: Store, ecosystem: EcosystemId): Promise<LiveOpportunity[]> {
   const out: LiveOpportunity[] = []
   for (let offset = 0; ; offset += PAGE) {
-    const { rows } = await store.listOpportunities({ ecosystems: [ecosystem], offset, limit: PAGE })
+    const { rows } = await store.listOpportunities({ ecosystems: [ecosystem], includeDelisted: true, offset, limit: PAGE })
     out.push(...rows.map(decodeOpportunity).filter(isLive))
     if (rows.length < PAGE) return out
   }

@@ -180,6 +180,14 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.createIndex('streams_funding_tx').unique().on('streams').columns(['chain_id', 'funding_tx_hash']).execute()
     },
   },
+  {
+    version: 5,
+    name: 'delisted opportunities',
+    async up(db) {
+      // A flag, not a delete: past actions still verify against the vault, and holders still withdraw.
+      await db.schema.alterTable('opportunities').addColumn('delisted_at', 'bigint').execute()
+    },
+  },
 ]
 
 // Any fixed number works; it only has to be the same for every process of this service.

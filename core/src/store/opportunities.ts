@@ -12,6 +12,8 @@ export interface OpportunityFilter {
   /** Canonical addresses; an opportunity matches when any of its deposit tokens is one of them. */
   depositTokens?: readonly string[]
   tvlGreaterThan?: number
+  /** Delisted ones too (a portfolio still shows positions in them); the public list leaves them out. */
+  includeDelisted?: boolean
   offset: number
   limit: number
 }
@@ -38,6 +40,8 @@ export interface UpsertOutcome {
   result: 'created' | 'updated'
   /** The row's chain facts were null and the ones already stored for the same vault were kept. */
   keptFacts: boolean
+  /** The operator delisted it; the upsert leaves that as it is. */
+  delisted: boolean
 }
 
 export interface OpportunityStore {
@@ -60,11 +64,17 @@ export interface OpportunityStore {
   setOpportunityChainFacts(id: string, update: ChainFactsUpdate): Promise<boolean>
   /** Notes a failed refresh of `listing`, the last facts staying; nothing when the entry was re-imported since. */
   setOpportunityRefreshError(id: string, listing: string, error: string, at: number): Promise<void>
+  /**
+   * Delists the opportunity at `at`, or lists it again; an import never changes this. False when there is no such
+   * opportunity. Delisting one already delisted keeps its first time.
+   */
+  setOpportunityDelisted(id: string, delisted: boolean, at: number): Promise<boolean>
 }
 
 export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
   const matching = (f: OpportunityFilter) => {
     let q = db.selectFrom('opportunities').where('refreshedAt', 'is not', null).where('ecosystem', 'in', [...f.ecosystems])
+    if (!f.includeDelisted) q = q.where('delistedAt', 'is', null)
     if (f.chainIds) q = q.where('chainId', 'in', [...f.chainIds])
     if (f.tvlGreaterThan !== undefined) q = q.where('tvl', '>', f.tvlGreaterThan)
     if (f.depositTokens)
@@ -105,7 +115,7 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
         .insertInto('opportunityDepositTokens')
         .values(unique.map((address) => ({ opportunityId: row.id, address })))
         .execute()
-    return { result: existing ? 'updated' : 'created', keptFacts }
+    return { result: existing ? 'updated' : 'created', keptFacts, delisted: existing?.delistedAt != null }
   }
 
   return {
@@ -140,6 +150,14 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
     async setOpportunityRefreshError(id, listing, error, at) {
       // A failure to read an old listing says nothing about the one imported over it.
       await db.updateTable('opportunities').set({ refreshError: error, updatedAt: at }).where('id', '=', id).where('listing', '=', listing).execute()
+    },
+    async setOpportunityDelisted(id, delisted, at) {
+      const r = await db
+        .updateTable('opportunities')
+        .set((eb) => ({ delistedAt: delisted ? eb.fn.coalesce('delistedAt', eb.val(at)) : null, updatedAt: at }))
+        .where('id', '=', id)
+        .executeTakeFirst()
+      return r.numUpdatedRows > 0n
     },
   }
 }

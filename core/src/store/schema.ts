@@ -105,6 +105,8 @@ export interface OpportunitiesTable {
   refreshedAt: number | null
   /** Why the last refresh failed, while the previous facts stay in place; null after a success. */
   refreshError: string | null
+  /** When the operator delisted it (`opportunity delist`): no list, no get, no deposits; withdrawals stay open. */
+  delistedAt: number | null
   createdAt: number
   updatedAt: number
 }

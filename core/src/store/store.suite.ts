@@ -159,6 +159,7 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       tvl: 0,
       refreshedAt: T0,
       refreshError: null,
+      delistedAt: null,
       createdAt: T0,
       updatedAt: T0,
       ...over,
@@ -217,14 +218,14 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       const tvlWith = (price: number) => (facts: string) => Number((JSON.parse(facts) as { totalAssets: string }).totalAssets) * price
       await store.upsertOpportunity(row, [])
       const repriced = { ...row, listing: '{"price":3}', chainFacts: null, tvl: 0, refreshedAt: null, updatedAt: T0 + 5 }
-      expect(await store.upsertOpportunities([{ row: repriced, depositTokens: [], tvlWith: tvlWith(3) }])).toEqual([{ result: 'updated', keptFacts: true }])
+      expect(await store.upsertOpportunities([{ row: repriced, depositTokens: [], tvlWith: tvlWith(3) }])).toEqual([{ result: 'updated', keptFacts: true, delisted: false }])
       expect(await store.getOpportunity(row.id)).toEqual({ ...row, listing: '{"price":3}', tvl: 120, updatedAt: T0 + 5 })
       // Another vault under the id: nothing is kept, nothing to price.
       const moved = { ...repriced, vaultAddress: '0x' + 'cc'.repeat(20) }
-      expect(await store.upsertOpportunities([{ row: moved, depositTokens: [], tvlWith: tvlWith(3) }])).toEqual([{ result: 'updated', keptFacts: false }])
+      expect(await store.upsertOpportunities([{ row: moved, depositTokens: [], tvlWith: tvlWith(3) }])).toEqual([{ result: 'updated', keptFacts: false, delisted: false }])
       expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: null, tvl: 0, refreshedAt: null })
       // Still pending: "kept" means facts that were read.
-      expect(await store.upsertOpportunities([{ row: moved, depositTokens: [], tvlWith: tvlWith(3) }])).toEqual([{ result: 'updated', keptFacts: false }])
+      expect(await store.upsertOpportunities([{ row: moved, depositTokens: [], tvlWith: tvlWith(3) }])).toEqual([{ result: 'updated', keptFacts: false, delisted: false }])
     })
 
     test('opportunities: chain facts are written only while the entry holds the listing they were read for', async () => {
@@ -243,10 +244,10 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       const chain = `9${Math.floor(Math.random() * 1e9)}`
       const a = opportunity({ chainId: chain })
       const b = opportunity({ chainId: chain })
-      expect(await store.upsertOpportunities([{ row: a, depositTokens: ['0xa'] }])).toEqual([{ result: 'created', keptFacts: false }])
+      expect(await store.upsertOpportunities([{ row: a, depositTokens: ['0xa'] }])).toEqual([{ result: 'created', keptFacts: false, delisted: false }])
       expect(await store.upsertOpportunities([{ row: { ...a, tvl: 7 }, depositTokens: [] }, { row: b, depositTokens: ['0xb'] }])).toEqual([
-        { result: 'updated', keptFacts: false },
-        { result: 'created', keptFacts: false },
+        { result: 'updated', keptFacts: false, delisted: false },
+        { result: 'created', keptFacts: false, delisted: false },
       ])
       expect((await store.getOpportunity(a.id))?.tvl).toBe(7)
       // The second entry breaks a constraint: the first, written before it in the same call, is rolled back.
@@ -254,6 +255,28 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       const broken = { ...opportunity({ chainId: chain }), listing: null } as unknown as typeof c
       await expect(store.upsertOpportunities([{ row: c, depositTokens: [] }, { row: broken, depositTokens: [] }])).rejects.toThrow()
       expect(await store.getOpportunity(c.id)).toBeUndefined()
+    })
+
+    test('opportunities: a delisted one leaves the list (unless asked for), outlives re-imports, and lists again', async () => {
+      const chain = `6${Math.floor(Math.random() * 1e9)}`
+      const [a, b] = [opportunity({ chainId: chain, tvl: 2 }), opportunity({ chainId: chain, tvl: 1 })]
+      for (const r of [a, b]) await store.upsertOpportunity(r, ['0xa'])
+      const q = { ecosystems: ['evm'], chainIds: [chain], offset: 0, limit: 10 }
+      expect(await store.setOpportunityDelisted(a.id, true, T0 + 1)).toBe(true)
+      expect(await store.setOpportunityDelisted(a.id, true, T0 + 2)).toBe(true)
+      expect(await store.getOpportunity(a.id)).toMatchObject({ delistedAt: T0 + 1, updatedAt: T0 + 2 })
+      expect(await store.listOpportunities(q)).toEqual({ rows: [b], total: 1 })
+      expect((await store.listOpportunities({ ...q, depositTokens: ['0xa'] })).total).toBe(1)
+      expect((await store.listOpportunities({ ...q, includeDelisted: true })).rows.map((r) => r.id)).toEqual([a.id, b.id])
+      // The catalog file does not list again what the operator delisted.
+      expect(await store.upsertOpportunities([{ row: { ...a, listing: '{"name":"again"}', updatedAt: T0 + 3 }, depositTokens: [] }])).toEqual([
+        { result: 'updated', keptFacts: false, delisted: true },
+      ])
+      expect(await store.getOpportunity(a.id)).toMatchObject({ listing: '{"name":"again"}', delistedAt: T0 + 1 })
+      expect(await store.setOpportunityDelisted(a.id, false, T0 + 4)).toBe(true)
+      expect((await store.getOpportunity(a.id))?.delistedAt).toBeNull()
+      expect((await store.listOpportunities(q)).total).toBe(2)
+      expect(await store.setOpportunityDelisted(randomUUID(), true, T0)).toBe(false)
     })
 
     test('settings: the first writer wins, concurrently too', async () => {

@@ -12,7 +12,7 @@ import { parseField, preflight } from '../actions/checks.ts'
 import { InsufficientBalanceError } from '../actions/errors.ts'
 import { ApiError, InvalidArgumentError, UnavailableError } from '../errors.ts'
 import { STREAM_FEE_BPS, streamFee, UINT256_MAX } from '../fees.ts'
-import { OpportunityNotFoundError } from '../opportunities/errors.ts'
+import { OpportunityDelistedError, OpportunityNotFoundError } from '../opportunities/errors.ts'
 import { findOpportunity } from '../opportunities/query.ts'
 import type { LoadedEcosystem } from '../registry.ts'
 import type { StreamRecord, Tier } from '../store/schema.ts'
@@ -93,6 +93,7 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
   const ecosystem = await chainEcosystem(deps, body.chainId)
   const target = await findOpportunity(deps, body.targetOpportunityId)
   if (!target) throw new OpportunityNotFoundError(body.targetOpportunityId)
+  if (target.opportunity.delistedAt !== null) throw new OpportunityDelistedError(body.targetOpportunityId)
 
   const id = randomUUID()
   const fee = streamFee(fields.netBudget, { type: body.type, tier: p.tier })

@@ -33,7 +33,7 @@ export const actionRoutes = (deps: Deps) => {
           summary: 'Build a deposit',
           description:
             ORDER +
-            'mode enabled on the opportunity, tokenIn allowed, amount parses, the chain can build it (400: e.g. a direct deposit ' +
+            'the opportunity is not delisted (404, context.opportunityId `delisted`); mode enabled on the opportunity, tokenIn allowed, amount parses, the chain can build it (400: e.g. a direct deposit ' +
             "takes only the vault's asset); then the on-chain balance of tokenIn " +
             '(400 `insufficient token balance` with context.required and context.available). The deposit step carries the attribution tag.',
           tags,
@@ -51,7 +51,7 @@ export const actionRoutes = (deps: Deps) => {
           summary: 'Build a withdrawal',
           description:
             ORDER +
-            'tokenOut allowed, amount parses, the chain can build it (400); then the on-chain balance of vault shares (400 `insufficient token balance`). ' +
+            'a delisted opportunity still takes withdrawals; tokenOut allowed, amount parses, the chain can build it (400); then the on-chain balance of vault shares (400 `insufficient token balance`). ' +
             'A tokenOut other than the base token (where swaps are enabled, EVM) adds an approve of the router when short and a swap after the redeem.',
           tags,
           responses: { 200: ActionResult },

@@ -15,13 +15,19 @@ export const opportunityRoutes = (deps: Deps) => {
         summary: 'List opportunities',
         description:
           'Filters: chainIds (comma-separated), depositToken (address; case-insensitive on EVM), tvlGreaterThan (USD). ' +
-          'Largest TVL first; page from 1, limit up to 500 (default 100). A filter that does not parse is 400 naming it.',
+          'Largest TVL first; page from 1, limit up to 500 (default 100). A filter that does not parse is 400 naming it. ' +
+          'Opportunities the operator delisted are left out.',
         tags,
         responses: { 200: OpportunityList },
       }),
     })
     .get('/:opportunityId', ({ params }) => getOpportunity(catalog, params.opportunityId), {
       params: OpportunityParams,
-      ...operation(deps, 'opportunities.get', { summary: 'Get one opportunity', tags, responses: { 200: OpportunityResult } }),
+      ...operation(deps, 'opportunities.get', {
+        summary: 'Get one opportunity',
+        description: 'Unknown, or delisted by the operator (context.opportunityId `delisted`; its holders still withdraw): 404.',
+        tags,
+        responses: { 200: OpportunityResult },
+      }),
     })
 }
