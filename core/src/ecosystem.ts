@@ -107,6 +107,8 @@ export interface VaultMove {
    */
   caller: string
   shares: bigint
+  /** The base token the vault took in (deposit) or paid out (withdraw), smallest units. */
+  assets: bigint
 }
 
 export interface AssetsParameters {

@@ -119,6 +119,28 @@ describe('direct deposit, verify, withdraw', () => {
     const verifications = db.actions("kind = 'verify' and tx_hash = ?", depositHash)
     expect(verifications).toHaveLength(1)
     expect(verifications[0]).toMatchObject({ chain_id: '31337', wallet: wallet.address.toLowerCase(), opportunity_id: chain.directId, distributor_id: h.distributorId })
+    // What the vault took in, in its asset: here all that was built.
+    expect(verifications[0]).toMatchObject({ token: chain.token.toLowerCase(), amount: String(250n * 10n ** 6n), verifies: actionId })
+  })
+
+  test('one built deposit verifies one transaction, recorded with what it moved: its tag on further deposits is not verified', async () => {
+    const built = 1_000n * 10n ** 6n
+    const member = await fundedMember(h, chain, built)
+    const r = await h.post(`/v2/actions/deposit/${chain.directId}`, { userAddress: member.address, tokenIn: chain.token, amount: built.toString(), distributorId: h.distributorId })
+    expect(r.status, r.text).toBe(200)
+    // The built deposit is never sent: the wallet deposits 1 unit at a time with its tag, three times.
+    const tagHex = (r.body.transactions.at(-1).transaction.data as string).slice(2 + 2 * 68)
+    await sendUnsigned(chain.anvil, member, { to: chain.token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [chain.vault, 3n] }), value: '0', gasLimit: '100000', chainId: 31337 })
+    const answers = []
+    for (let i = 0; i < 3; i++) {
+      const data = (encodeFunctionData({ abi: testVaultAbi, functionName: 'deposit', args: [1n, member.address] }) + tagHex) as Hex
+      const receipt = await sendUnsigned(chain.anvil, member, { to: chain.vault, data, value: '0', gasLimit: '300000', chainId: 31337 })
+      expect(receipt.status).toBe('success')
+      answers.push((await h.get(`/v2/actions/verify?chainId=31337&txHash=${receipt.transactionHash}`)).body.verified)
+    }
+    expect(answers).toEqual([true, false, false])
+    const recorded = db.actions("kind = 'verify' and wallet = ?", member.address.toLowerCase())
+    expect(recorded.map((v) => [v.token, v.amount, v.verifies])).toEqual([[chain.token.toLowerCase(), '1', r.body.actionId]])
   })
 
   test('a tampered tag is found but not verified; a copied tag sent by another wallet is not verified', async () => {
@@ -273,6 +295,9 @@ describe('swap deposit', () => {
     expect(await balanceOf(chain.token, wallet.address)).toBeGreaterThanOrEqual(usdBefore)
     const verify = await h.get(`/v2/actions/verify?chainId=31337&txHash=${(await lastTxHash(wallet.address))}`)
     expect(verify.body).toMatchObject({ verified: true, metadata: { actionId: r.body.actionId, opportunityId: chain.swapId } })
+    // Recorded as what reached the vault: the guaranteed tUSD, not the tEUR the build was asked for.
+    const recorded = db.actions("kind = 'verify' and wallet = ?", wallet.address.toLowerCase())
+    expect(recorded.map((v) => [v.token, v.amount])).toEqual([[chain.token.toLowerCase(), minOut.toString()]])
   })
 })
 
@@ -338,7 +363,7 @@ describe('verify answers', () => {
       expect(r.body.context, query).toHaveProperty(field)
     }
     const r = await h.get(`/v2/actions/verify?chainId=31337&txHash=${plain.transactionHash}`)
-    expect(r.body.error).toBe('no attribution tag in this transaction')
+    expect(r.body.error).toBe('no attribution tag in this transaction, or it failed on chain')
   })
 
   test('a tag naming no action built here, or one that does not parse, is answered verified false', async () => {

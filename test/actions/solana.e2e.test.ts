@@ -133,6 +133,9 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
       verified: true,
       metadata: { distributorId: h.distributorId, actionId, opportunityId: SOLANA_SAMPLE_ENTRY.id, referralCode: 'sol-launch' },
     })
+    // Recorded once, with what the wallet moved into the vault.
+    const activity = await h.store.listDistributorActivity({ orgId: h.org.orgId, distributorId: h.distributorId, offset: 0, limit: 100 })
+    expect(activity.rows.filter((row) => row.type === 'verify').map((row) => row.amount)).toEqual(['250000000'])
   })
 
   test("the wallet's own transaction carrying the deposit's tag but moving nothing to the vault is not verified", async () => {

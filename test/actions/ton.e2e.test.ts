@@ -100,6 +100,9 @@ describe('TON: deposit, verify, withdraw through the API', () => {
       verified: true,
       metadata: { distributorId: h.distributorId, actionId, opportunityId: TON_SAMPLE_ENTRY.id, referralCode: 'ton-launch' },
     })
+    // Recorded once, with what the wallet moved into the vault.
+    const activity = await h.store.listDistributorActivity({ orgId: h.org.orgId, distributorId: h.distributorId, offset: 0, limit: 100 })
+    expect(activity.rows.filter((row) => row.type === 'verify').map((row) => row.amount)).toEqual(['250000000'])
     // The same transaction named in base64, as toncenter shows it.
     const base64 = encodeURIComponent(Buffer.from(depositHash, 'hex').toString('base64'))
     expect((await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${base64}`)).body.verified).toBe(true)

@@ -46,6 +46,6 @@ export class UnsupportedChainError extends InvalidArgumentError {
 export class NoAttributionTagError extends NotFoundError {
   constructor() {
     // The plugins report no tag for a transaction that failed on chain too: it moved nothing, so it attributes nothing.
-    super('no attribution tag in this transaction', { txHash: 'carries no earn:v1 tag, or failed on chain (a failed transaction attributes nothing)' })
+    super('no attribution tag in this transaction, or it failed on chain', { txHash: 'carries no earn:v1 tag, or failed on chain (a failed transaction attributes nothing)' })
   }
 }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { parseTag, verifyTag } from '../attribution.ts'
-import type { ReadTransfersResult } from '../ecosystem.ts'
+import type { ReadTransfersResult, VaultMove } from '../ecosystem.ts'
 import type { LoadedEcosystem } from '../registry.ts'
 import type { ActionRecord } from '../store/schema.ts'
 import type { ActionDeps } from './build.ts'
@@ -27,45 +27,53 @@ async function ecosystemOf(deps: ActionDeps, chainId: string): Promise<LoadedEco
 
 const TAGGED_KINDS: readonly string[] = ['deposit', 'withdraw']
 
-/** The contract the action's transactions call: its opportunity's vault (undefined when the catalog lost it). */
-async function vaultOf(deps: ActionDeps, ecosystem: LoadedEcosystem, action: ActionRecord): Promise<string | undefined> {
-  const opportunity = action.opportunityId === null ? undefined : await deps.lookups.opportunity(action.opportunityId)
-  return opportunity && ecosystem.plugin.address.parse(opportunity.listing.vaultAddress)
+/** What the action's wallet moved in the transaction: the token and amount a verified deposit is recorded with. */
+interface Moved {
+  token: string | null
+  amount: string | null
 }
 
-async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, action: ActionRecord, chainId: string, read: ReadTransfersResult): Promise<boolean> {
+/** Whether the tag holds for the action, and what the wallet moved doing it (undefined: it did not). */
+async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, action: ActionRecord, chainId: string, read: ReadTransfersResult): Promise<Moved | undefined> {
   const parsed = parseTag(tag)!
-  return (
-    TAGGED_KINDS.includes(action.kind) &&
-    action.distributorId === parsed.distributorId &&
-    action.chainId === chainId &&
-    (await didTheAction(deps, ecosystem, action, read)) &&
-    verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId })
-  )
+  if (!TAGGED_KINDS.includes(action.kind) || action.distributorId !== parsed.distributorId || action.chainId !== chainId) return undefined
+  const moved = await didTheAction(deps, ecosystem, action, read)
+  return moved && verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId }) ? moved : undefined
 }
+
+const total = (amounts: bigint[]) => amounts.reduce((a, b) => a + b, 0n)
 
 /**
  * The action's wallet did it: it sent the transaction to the action's vault, or, as a contract wallet, called the
  * vault itself inside a transaction its owner or a bundler sent. Where the ecosystem reports what the vault did
  * (EVM), the vault must say it deposited (or withdrew) shares for the wallet; elsewhere the transaction must have
- * moved the action's token from the wallet to the vault.
+ * moved the action's token from the wallet to the vault. What moved is what the chain says, not the amount built:
+ * a wallet can send less than it asked a build for.
  */
-async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action: ActionRecord, read: ReadTransfersResult): Promise<boolean> {
+async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action: ActionRecord, read: ReadTransfersResult): Promise<Moved | undefined> {
   const { parse } = ecosystem.plugin.address
   const sentByWallet = parse(read.from) === action.wallet
-  const vault = await vaultOf(deps, ecosystem, action)
-  if (vault === undefined) return false
+  const opportunity = action.opportunityId === null ? undefined : await deps.lookups.opportunity(action.opportunityId)
+  // The catalog lost the action's opportunity: there is no vault to hold the transaction to.
+  if (opportunity === undefined) return undefined
+  const vault = parse(opportunity.listing.vaultAddress)
   // The ecosystem reports neither (Solana, TON: a deposit is the base token sent to the vault, a withdrawal the
   // receipt token sent back): the wallet must have sent the action's token to the vault.
-  if (read.to === undefined && read.vaultMoves === undefined)
-    return sentByWallet && read.transfers.some((t) => t.token === action.token && parse(t.from) === action.wallet && parse(t.to) === vault && t.amount > 0n)
+  if (read.to === undefined && read.vaultMoves === undefined) {
+    if (!sentByWallet) return undefined
+    const sent = read.transfers.filter((t) => t.token === action.token && parse(t.from) === action.wallet && parse(t.to) === vault && t.amount > 0n)
+    return sent.length ? { token: action.token, amount: total(sent.map((t) => t.amount)).toString() } : undefined
+  }
   // A tag also rides on a call to the vault that moves nothing (a zero transfer, say): the vault's own report counts.
   const moves = (read.vaultMoves ?? []).filter((m) => m.kind === action.kind && parse(m.vault) === vault && parse(m.owner) === action.wallet && m.shares > 0n)
+  const inVault = (counted: VaultMove[]): Moved | undefined =>
+    counted.length ? { token: opportunity.facts?.baseToken ?? null, amount: total(counted.map((m) => m.assets)).toString() } : undefined
   // Calldata can be sent anywhere: sent by the wallet, only the call to the action's own vault did anything...
-  if (sentByWallet && (read.to === undefined || read.to === vault)) return read.vaultMoves === undefined || moves.length > 0
+  if (sentByWallet && (read.to === undefined || read.to === vault))
+    return read.vaultMoves === undefined ? { token: action.token, amount: action.amount } : inVault(moves)
   // ...and sent by anyone else, only a vault call made by the wallet itself: the copied calldata of another sender
   // deposits as that sender.
-  return moves.some((m) => parse(m.caller) === action.wallet)
+  return inVault(moves.filter((m) => parse(m.caller) === action.wallet))
 }
 
 export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): Promise<VerifyResult> {
@@ -77,13 +85,19 @@ export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): 
   if (!parsed) return { tag, verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } }
 
   const action = await deps.store.getAction(parsed.actionId)
-  const verified = action !== undefined && (await holds(deps, ecosystem, tag, action, p.chainId, read))
-  // Activity lists verified deposits; a withdrawal's tag is answered for, not listed as one.
-  if (verified && action.kind === 'deposit')
-    await deps.store.insertActionOnce({
+  const moved = action && (await holds(deps, ecosystem, tag, action, p.chainId, read))
+  let verified = moved !== undefined
+  // Activity lists verified deposits, one transaction per built deposit (the first verified), with what it moved: a
+  // tag copied into further transactions of the same wallet proves no further deposit. A withdrawal's tag is answered
+  // for, not listed.
+  if (moved && action.kind === 'deposit')
+    verified = await deps.store.recordVerification({
       ...action,
+      ...moved,
       id: randomUUID(),
       kind: 'verify',
+      verifies: action.id,
+      chainId: p.chainId,
       // As the chain spells it: another spelling of the same hash must not record the deposit again.
       txHash: read.txHash,
       createdAt: deps.clock.now(),

@@ -188,6 +188,15 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.alterTable('opportunities').addColumn('delisted_at', 'bigint').execute()
     },
   },
+  {
+    version: 6,
+    name: 'one verified transaction per built action',
+    async up(db) {
+      await db.schema.alterTable('actions').addColumn('verifies', 'text').execute()
+      // Nulls never collide: built actions, and verifications recorded before this column, stay as they are.
+      await db.schema.createIndex('actions_verifies').unique().on('actions').column('verifies').execute()
+    },
+  },
 ]
 
 // Any fixed number works; it only has to be the same for every process of this service.

@@ -72,6 +72,8 @@ export interface ActionsTable {
   amount: string | null
   referralCode: string | null
   txHash: string | null
+  /** On a `verify` row: the built action whose transaction it is (one per action). */
+  verifies: string | null
   createdAt: number
 }
 

@@ -287,14 +287,29 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(await store.getSetting(name)).toBe(values[0])
     })
 
-    test('an action of one kind is recorded once per chain and transaction', async () => {
-      const action = { orgId: 'o', distributorId: 'd', ecosystem: 'evm', chainId: '1', wallet: 'w', opportunityId: null, token: null, amount: null, referralCode: null, createdAt: T0 }
-      const txHash = `0x${randomUUID()}`
-      expect(await store.insertActionOnce({ ...action, id: randomUUID(), kind: 'verify', txHash })).toBe(true)
-      expect(await store.insertActionOnce({ ...action, id: randomUUID(), kind: 'verify', txHash })).toBe(false)
-      expect(await store.insertActionOnce({ ...action, id: randomUUID(), kind: 'verify', txHash, chainId: '2' })).toBe(true)
-      // Built actions carry no transaction, so any number of them coexist.
-      for (let i = 0; i < 2; i++) expect(await store.insertActionOnce({ ...action, id: randomUUID(), kind: 'deposit', txHash: null })).toBe(true)
+    test('a verification is recorded once per transaction, and one transaction per built action, concurrently too', async () => {
+      const built = randomUUID()
+      const wallet = `w-${built}`
+      const action = { orgId: 'o', distributorId: 'd', ecosystem: 'evm', chainId: '1', wallet, opportunityId: null, token: null, amount: null, referralCode: null, createdAt: T0 }
+      const [txHash, other] = [`0x${randomUUID()}`, `0x${randomUUID()}`]
+      const verification = (over: { txHash?: string; verifies?: string } = {}) => ({ ...action, id: randomUUID(), kind: 'verify' as const, verifies: built, txHash, ...over })
+      const verifications = () => store.listWalletActivity({ orgId: 'o', wallets: new Map([['evm', [wallet]]]), offset: 0, limit: 10 })
+      expect(await store.recordVerification(verification())).toBe(true)
+      // The same transaction again: still the action's, not a second row.
+      expect(await store.recordVerification(verification())).toBe(true)
+      // Another transaction carrying the same action's tag is not.
+      expect(await store.recordVerification(verification({ txHash: other }))).toBe(false)
+      expect((await verifications()).total).toBe(1)
+
+      // Two transactions of one action at once: exactly one is the action's.
+      const raced = randomUUID()
+      const results = await Promise.all([`0x${randomUUID()}`, `0x${randomUUID()}`, `0x${randomUUID()}`].map((h) => store.recordVerification(verification({ verifies: raced, txHash: h }))))
+      expect(results.filter(Boolean)).toHaveLength(1)
+      // Recorded before verifications named their action: that row still stands for its transaction.
+      const legacy = `0x${randomUUID()}`
+      await store.insertAction({ ...verification({ txHash: legacy }), verifies: null })
+      expect(await store.recordVerification(verification({ verifies: randomUUID(), txHash: legacy }))).toBe(true)
+      expect((await verifications()).total).toBe(3)
     })
 
     test('batches of actions are stored whole, every column, whatever their sizes and in any order of sizes', async () => {
@@ -312,6 +327,7 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
           amount: `${i}${size}`,
           referralCode: i === 0 ? 'ref' : null,
           txHash: null,
+          verifies: i % 4 ? null : `${randomUUID()}`,
           createdAt: T0 + i,
         }))
         await store.insertActions(rows)

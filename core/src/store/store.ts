@@ -70,8 +70,12 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
   /** Several actions in one statement: all or none (the action recorder's group commit). */
   insertActions(rows: readonly NewAction[]): Promise<void>
   getAction(id: string): Promise<ActionRecord | undefined>
-  /** Inserts unless an action of that kind is already recorded for the transaction; true when inserted. */
-  insertActionOnce(a: NewAction): Promise<boolean>
+  /**
+   * Records a verified transaction of a built action (`verifies`), once: true when this transaction is the one
+   * recorded for that action, now or before (the same transaction verified again); false when another transaction
+   * was recorded for it first, concurrently too.
+   */
+  recordVerification(a: NewAction & { kind: 'verify'; verifies: string; chainId: string; txHash: string }): Promise<boolean>
 
   getSetting(name: string): Promise<string | undefined>
   /** Stores `value` unless the setting exists; resolves to the value stored (first writer wins across processes). */
@@ -105,6 +109,7 @@ const ACTION_COLUMNS = [
   'amount',
   'referralCode',
   'txHash',
+  'verifies',
   'createdAt',
 ] as const satisfies readonly (keyof NewAction)[]
 // A column added to the table but not to the list above fails to compile here.
@@ -217,13 +222,17 @@ export function createStore(options: StoreOptions): Store {
       await insertActionRows(rows)
     },
     getAction: (id) => db.selectFrom('actions').selectAll().where('id', '=', id).executeTakeFirst(),
-    async insertActionOnce(a) {
-      const r = await db
-        .insertInto('actions')
-        .values(a)
-        .onConflict((oc) => oc.columns(['chainId', 'txHash', 'kind']).doNothing())
-        .executeTakeFirst()
-      return (r.numInsertedOrUpdatedRows ?? 0n) > 0n
+    async recordVerification(a) {
+      // Either unique index may hold the row back: this transaction recorded already, or another one for the action.
+      await db.insertInto('actions').values(a).onConflict((oc) => oc.doNothing()).execute()
+      const recorded = await db
+        .selectFrom('actions')
+        .select(['txHash', 'verifies'])
+        .where((eb) => eb.or([eb('verifies', '=', a.verifies), eb.and([eb('chainId', '=', a.chainId), eb('txHash', '=', a.txHash), eb('kind', '=', 'verify')])]))
+        .execute()
+      // A row recorded before verifications named their action (verifies null) still stands for its transaction.
+      const mine = recorded.some((r) => r.txHash === a.txHash && (r.verifies === a.verifies || r.verifies === null))
+      return mine && !recorded.some((r) => r.verifies === a.verifies && r.txHash !== a.txHash)
     },
 
     async getSetting(name) {

@@ -45,6 +45,7 @@ function vaultMoves(receipt: TransactionReceipt): VaultMove[] {
     owner: (log.eventName === 'Deposit' ? log.args.receiver : log.args.owner).toLowerCase(),
     caller: log.args.sender.toLowerCase(),
     shares: log.args.shares,
+    assets: log.args.assets,
   }))
 }
 

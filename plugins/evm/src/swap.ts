@@ -55,8 +55,19 @@ export async function quote(
     ),
   )
   const out = amounts.at(-1) ?? 0n
-  if (out === 0n) throw unavailable(chainId, `the pool pays nothing for ${amountIn}; the amount is too small to swap`, field)
+  if (out === 0n)
+    throw new InvalidArgumentError(`amount is too small to swap: the pool pays nothing for ${amountIn}`, { amount: 'too small to swap; swap more' })
   return out
+}
+
+/**
+ * The 400 for a swap whose guaranteed output is 0, naming what to change: a slippage of 100% guarantees nothing
+ * whatever the amount; below that, the amount is too small for the minimum to round above 0.
+ */
+export function nothingGuaranteed(slippageBps: number): InvalidArgumentError {
+  return slippageBps >= 10_000
+    ? new InvalidArgumentError('slippageBps 10000 guarantees nothing from the swap: its minimum output would be 0', { slippageBps: 'must be below 10000 for a swap' })
+    : new InvalidArgumentError(`amount is too small to swap: at slippageBps ${slippageBps} its minimum output rounds to 0`, { amount: 'too small to swap; swap more' })
 }
 
 export function checkSlippageBps(slippageBps: number): void {

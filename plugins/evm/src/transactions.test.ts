@@ -53,7 +53,7 @@ describe('build: direct deposit', () => {
       tag,
       from: lower(owner.address),
       to: lower(chain.vault),
-      vaultMoves: [{ kind: 'deposit', vault: lower(chain.vault), owner: lower(owner.address), caller: lower(owner.address), shares: expectedShares }],
+      vaultMoves: [{ kind: 'deposit', vault: lower(chain.vault), owner: lower(owner.address), caller: lower(owner.address), shares: expectedShares, assets: amount }],
     })
   })
 
@@ -326,7 +326,7 @@ describe('readTag', () => {
       tag: `${tag}:forged`,
       from: lower(owner.address),
       to: lower(chain.vault),
-      vaultMoves: [{ kind: 'deposit', vault: lower(chain.vault), owner: lower(owner.address), caller: lower(owner.address), shares: await chain.read.balance(chain.vault, owner.address) }],
+      vaultMoves: [{ kind: 'deposit', vault: lower(chain.vault), owner: lower(owner.address), caller: lower(owner.address), shares: await chain.read.balance(chain.vault, owner.address), assets: parseUnits('2', 6) }],
     })
   })
 

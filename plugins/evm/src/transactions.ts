@@ -10,7 +10,7 @@ import { requirePublicClient, type EvmClient } from './client.ts'
 import { allowance, tokenLabel } from './erc20.ts'
 import { approvals, depositDraft, finish, vaultName, withdrawDraft, type BuildContext } from './steps.ts'
 import { checkDepositTaken, checkRedeemTaken } from './limits.ts'
-import { checkSlippageBps, minimumOut, quote, routerFor, swapDraft, unavailable } from './swap.ts'
+import { checkSlippageBps, minimumOut, nothingGuaranteed, quote, routerFor, swapDraft, unavailable } from './swap.ts'
 
 export { readTag } from './readTag.ts'
 
@@ -116,7 +116,7 @@ async function swapDeposit(
     tokenLabel(client, ctx.chainId, ctx.vault),
   ])
   const minOut = minimumOut(quoted, slippageBps)
-  if (minOut === 0n) throw unavailable(ctx.chainId, 'with this slippageBps the swap guarantees nothing to deposit', 'tokenIn')
+  if (minOut === 0n) throw nothingGuaranteed(slippageBps)
   const [, routerApprove, vaultApprove] = await Promise.all([
     checkDepositTaken(client, ctx, minOut),
     approvals(client, ctx, { token: tokenInLabel, spender: router, spenderName: 'swap router', amount, allowed: routerAllowed }),
@@ -171,7 +171,7 @@ async function swapWithdraw(
     throw new InvalidArgumentError(`${ctx.vault} answers no ERC-4626 previewRedeem() on chain ${ctx.chainId}`, { vaultAddress: 'not an ERC-4626 vault' })
   const quoted = await quote(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, 'tokenOut')
   const minOut = minimumOut(quoted, slippageBps)
-  if (minOut === 0n) throw unavailable(ctx.chainId, 'with this slippageBps the swap guarantees nothing in return', 'tokenOut')
+  if (minOut === 0n) throw nothingGuaranteed(slippageBps)
   const routerApprove = await approvals(client, ctx, { token: asset, spender: router, spenderName: 'swap router', amount: redeemed, allowed: routerAllowed })
   return finish(client, ctx, [
     withdrawDraft(ctx, { shares, asset, vault }),
