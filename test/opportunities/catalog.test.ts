@@ -72,11 +72,21 @@ describe('catalog validation', () => {
       ],
     })
     expect(found[0]).toMatch(/^opportunities\[0\] \(36c2d744-[^)]+\): ecosystem: "cosmos" is not an ecosystem this deployment loads/)
-    expect(found).toContain(`opportunities[1] (${(found[1]!.match(/\(([^)]+)\)/) ?? [])[1]}): chainId: "mainnet" is not a evm chain id`)
+    expect(found).toContain(`opportunities[1] (${(found[1]!.match(/\(([^)]+)\)/) ?? [])[1]}): chainId: "mainnet" is not a chain id of evm`)
     expect(found.filter((p) => p.startsWith('opportunities[2]')).map((p) => p.split(': ')[1])).toEqual([
       'vaultAddress',
       'depositTokens[0].address',
       'depositTokens[1].chainId',
+    ])
+  })
+
+  test("a deposit token listed twice (in any spelling), and the chain's own coin with other decimals, are refused", async () => {
+    const tusd = { address: chain.token.toLowerCase(), symbol: 'tUSD', decimals: 6 }
+    const twice = entry({ depositTokens: [tusd, { ...tusd, address: chain.token }] })
+    expect(await problems({ opportunities: [twice] })).toEqual([`opportunities[0] (${twice.id}): depositTokens[1].address: repeats depositTokens[0]`])
+    const coin = entry({ depositTokens: [tusd, { address: 'native', symbol: 'ETH', decimals: 6 }] })
+    expect(await problems({ opportunities: [coin] })).toEqual([
+      `opportunities[0] (${coin.id}): depositTokens[1].decimals: the chain's own coin has 18 decimals on evm, the file says 6`,
     ])
   })
 

@@ -68,7 +68,7 @@ describe('opportunity import and list', () => {
     const r = await runCli(['opportunity', 'import', file], env)
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('the catalog has 2 problems:')
-    expect(r.stderr).toContain(`opportunities[0] (${chain.directId}): chainId: "x" is not a evm chain id`)
+    expect(r.stderr).toContain(`opportunities[0] (${chain.directId}): chainId: "x" is not a chain id of evm`)
     expect(r.stderr).toContain(`opportunities[1] (${chain.swapId}): vaultAddress:`)
     expect((await runCli(['opportunity', 'list', '--json'], env)).json()).toEqual({ opportunities: [] })
 

@@ -2,13 +2,13 @@
  * A re-import meeting the chain's answers, on both engines, against anvil behind a proxy the test controls: it can
  * hold requests (a refresh caught mid-read) or refuse them (the RPC down). A refresh in flight never writes the
  * old listing's facts over a newer import, and a re-import while the chain is down keeps the last facts priced at
- * the new file.
+ * the new file, checked against them, and does not move a listed opportunity to a vault nobody could read.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createRegistry, createStore, importCatalog, manualClock, refreshCatalog, type Store } from '@earn/core'
+import { CatalogError, createRegistry, createStore, importCatalog, manualClock, refreshCatalog, type Store } from '@earn/core'
 import { evm } from '@earn/plugin-evm'
 import { mintToken } from '../chains/evm.ts'
 import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
@@ -132,11 +132,40 @@ function reimportTests(engine: string, make: () => Promise<{ store: Store; clean
       expect(again.opportunities[0]!.note).toBe('the RPC for EVM chain 31337 did not answer; try again later; the last facts read stay until the server reads the chain on its next refresh')
       expect(await stored(directId!)).toEqual({ ...before, tvl: 2.5 })
       expect((await stored(swapId!)).tvl).toBe(12.5)
-      // Another vault under an id while the chain is down: nothing to keep, pending.
+      // The file must agree with the facts it keeps, as with facts read.
+      const wrong = catalog({ price: 2.5 })
+      wrong.opportunities[0]!.baseToken.decimals = 18
+      const disagrees = await importCatalog({ store, ecosystems: ecosystems(), clock }, wrong).catch((e: CatalogError) => e)
+      expect(disagrees).toBeInstanceOf(CatalogError)
+      expect((disagrees as CatalogError).problems).toEqual([`opportunities[0] (${directId}): baseToken.decimals: the file says 18, the chain says 6`])
+      rpc.down = false
+    })
+
+    test('while the chain is down, a re-import may not move a listed opportunity to another vault; a delisted one it may', async () => {
+      await importCatalog({ store, ecosystems: ecosystems(), clock }, catalog())
+      const before = [await stored(directId!), await stored(swapId!)]
+      rpc.down = true
+      const refused = await importCatalog({ store, ecosystems: ecosystems(), clock }, catalog({ swap: true })).catch((e: CatalogError) => e)
+      expect(refused).toBeInstanceOf(CatalogError)
+      expect((refused as CatalogError).problems).toEqual(
+        [directId, swapId].map(
+          (id, i) =>
+            `opportunities[${i}] (${id}): vaultAddress: moves a listed opportunity to a vault whose chain did not answer (the RPC for EVM chain 31337 did ` +
+            'not answer; try again later); it would leave the API until that vault is read. Check the value, or import where that chain answers',
+        ),
+      )
+      // Nothing written: both stay listed on their vaults.
+      expect([await stored(directId!), await stored(swapId!)]).toEqual(before)
+      // Delisted, neither is on the API: another vault under its id waits for its first read.
+      for (const id of [directId!, swapId!]) await store.setOpportunityDelisted(id, true, clock.now())
       const moved = await importCatalog({ store, ecosystems: ecosystems(), clock }, catalog({ swap: true }))
-      expect(moved.opportunities.map((o) => o.chainFacts)).toEqual(['pending', 'pending'])
+      expect(moved.opportunities.map((o) => [o.chainFacts, o.delisted])).toEqual([
+        ['pending', true],
+        ['pending', true],
+      ])
       expect(moved.opportunities[0]!.note).toBe('the RPC for EVM chain 31337 did not answer; try again later; the server fills the chain facts in on its next refresh')
       rpc.down = false
+      for (const id of [directId!, swapId!]) await store.setOpportunityDelisted(id, false, clock.now())
     })
   })
 }

@@ -26,6 +26,23 @@ describe('public endpoints', () => {
     expect(Object.keys(body.properties)).toContain('chainId')
   })
 
+  test('every error response refers to the one ErrorEnvelope component, whose code is an integer', async () => {
+    const r = await h.get('/openapi.json', { key: null })
+    const envelope = r.body.components.schemas.ErrorEnvelope
+    expect(envelope.required).toEqual(['code', 'status', 'error', 'context'])
+    expect(envelope.properties.code).toEqual({ description: 'HTTP status code', type: 'integer' })
+    // No schema id the document does not resolve (an inlined `$id: #/components/...` made strict validators refuse it).
+    expect(JSON.stringify(r.body)).not.toContain('"$id"')
+    // The API's operations (the readiness probe's 503 is its own report).
+    const errors = Object.values(r.body.paths as Record<string, Record<string, any>>)
+      .flatMap((m) => Object.values(m))
+      .filter((op) => op.operationId in OPERATIONS)
+      .flatMap((op) => Object.entries(op.responses ?? {}).filter(([status]) => Number(status) >= 400))
+      .map(([, response]: [string, any]) => response.content['application/json'].schema)
+    expect(errors.length).toBeGreaterThan(20)
+    expect(errors.every((schema) => schema.$ref === '#/components/schemas/ErrorEnvelope')).toBe(true)
+  })
+
   test('/docs renders the operations without a key', async () => {
     const r = await h.get('/docs', { key: null })
     expect(r.status).toBe(200)

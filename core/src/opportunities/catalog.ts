@@ -5,7 +5,8 @@
  */
 import { Value } from '@sinclair/typebox/value'
 import { ApiError } from '../errors.ts'
-import { type Ecosystem, type EcosystemId, parseToken } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, NATIVE_TOKEN, parseToken } from '../ecosystem.ts'
+import { NATIVE_COINS } from '../portfolio/native.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import { CatalogError } from './errors.ts'
 import { CatalogFile, type CatalogEntry, type Listing } from './schema.ts'
@@ -57,7 +58,7 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
     problem('ecosystem', `"${entry.ecosystem}" is not an ecosystem this deployment loads (${ecosystems.ids.join(', ')})`)
     return undefined
   }
-  if (!plugin.ownsChain(entry.chainId)) problem('chainId', `"${entry.chainId}" is not a ${plugin.id} chain id`)
+  if (!plugin.ownsChain(entry.chainId)) problem('chainId', `"${entry.chainId}" is not a chain id of ${plugin.id}`)
   const address = (field: string, input: string, kind: 'account' | 'token' = 'token') => {
     const r = parseAddress(plugin, input, kind)
     if (!r.ok) problem(field, r.reason)
@@ -70,10 +71,19 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
   }
   const baseToken = vaultToken('baseToken')
   const receiptToken = vaultToken('receiptToken')
+  const first = new Map<string, number>()
   const depositTokens = entry.depositTokens.map((t, i) => {
     if (t.chainId !== undefined && t.chainId !== entry.chainId)
       problem(`depositTokens[${i}].chainId`, `must be the opportunity's chain ${entry.chainId}; list a token of another chain as its own opportunity`)
-    return { ...t, address: address(`depositTokens[${i}].address`, t.address), chainId: entry.chainId }
+    const canonical = address(`depositTokens[${i}].address`, t.address)
+    // Another spelling of one address would show the token twice.
+    if (first.has(canonical)) problem(`depositTokens[${i}].address`, `repeats depositTokens[${first.get(canonical)}]`)
+    first.set(canonical, i)
+    // Wallets show the coin's balance with these decimals (the portfolio); the chain's own coin has fixed ones.
+    const coin = NATIVE_COINS[plugin.id]
+    if (canonical === NATIVE_TOKEN && t.decimals !== coin.decimals)
+      problem(`depositTokens[${i}].decimals`, `the chain's own coin has ${coin.decimals} decimals on ${plugin.id}, the file says ${t.decimals}`)
+    return { ...t, address: canonical, chainId: entry.chainId }
   })
   if (problems.length > before) return undefined
   return { ...entry, ecosystem: plugin.id, vaultAddress, baseToken, receiptToken, depositTokens }

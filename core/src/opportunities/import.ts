@@ -3,7 +3,8 @@
  * chain answers, then upserts by id (a re-import updates). An entry whose chain does not answer keeps the facts
  * last read for the same vault (its TVL at the file's price); without any it is stored as pending: the server's
  * refresher fills it in, and until then the API does not list it. An entry the
- * chain contradicts (its facts differ from the file, or there is no vault at the address) stops the import.
+ * chain contradicts (its facts differ from the file, or there is no vault at the address) stops the import, as does
+ * one that contradicts the facts it keeps, or that would move a listed opportunity to a vault nobody could read.
  */
 import type { Clock } from '../clock.ts'
 import { findApiError } from '../errors.ts'
@@ -53,14 +54,34 @@ async function factsFor(deps: CatalogDeps, listing: Listing): Promise<{ facts: C
   }
 }
 
+/**
+ * What an entry whose chain did not answer would do to the stored one: keep its facts (the same vault), which the
+ * file must then agree with as it must with a fresh read; or, naming another vault, take a listed opportunity off
+ * the API until the new vault is read, which a mistyped chain id or address would make last for good.
+ */
+async function pendingProblems(deps: CatalogDeps, listing: Listing, pending: string): Promise<string[]> {
+  const stored = await deps.store.getOpportunity(listing.id)
+  if (!stored?.chainFacts) return []
+  const sameVault = stored.ecosystem === listing.ecosystem && stored.chainId === listing.chainId && stored.vaultAddress === listing.vaultAddress
+  if (sameVault) return disagreements(listing, JSON.parse(stored.chainFacts) as ChainFacts)
+  if (stored.delistedAt !== null) return []
+  const field = stored.chainId !== listing.chainId ? 'chainId' : stored.ecosystem !== listing.ecosystem ? 'ecosystem' : 'vaultAddress'
+  return [
+    `${field}: moves a listed opportunity to a vault whose chain did not answer (${pending}); it would leave the API until ` +
+      'that vault is read. Check the value, or import where that chain answers',
+  ]
+}
+
 export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{ opportunities: ImportedOpportunity[] }> {
   const listings = await parseCatalog(deps.ecosystems, file)
   const read = await Promise.all(listings.map((l) => factsFor(deps, l)))
-  const problems = listings.flatMap((l, i) => {
-    const r = read[i]!
-    const found = 'facts' in r ? disagreements(l, r.facts) : 'refused' in r ? [r.refused] : []
-    return found.map((d) => `opportunities[${i}] (${l.id}): ${d}`)
-  })
+  const found = await Promise.all(
+    listings.map((l, i) => {
+      const r = read[i]!
+      return 'facts' in r ? disagreements(l, r.facts) : 'refused' in r ? [r.refused] : pendingProblems(deps, l, r.pending)
+    }),
+  )
+  const problems = listings.flatMap((l, i) => found[i]!.map((d) => `opportunities[${i}] (${l.id}): ${d}`))
   if (problems.length) throw new CatalogError(problems)
 
   const now = deps.clock.now()

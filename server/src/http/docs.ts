@@ -3,6 +3,7 @@
  * document so it works offline (no script from a CDN). Neither needs a key.
  */
 import { type AnyElysia, Elysia } from 'elysia'
+import { ERROR_ENVELOPE } from './envelope.ts'
 
 const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!)
 
@@ -51,6 +52,19 @@ function describeJsonBodies(app: AnyElysia, paths: Record<string, Record<string,
   }
 }
 
+/** Every error response's schema becomes a reference to one `ErrorEnvelope` component, instead of a copy each. */
+function referToErrorEnvelope(paths: Record<string, Record<string, any>>): Record<string, unknown> {
+  let envelope: Record<string, unknown> | undefined
+  for (const operation of Object.values(paths).flatMap((methods) => Object.values(methods)))
+    for (const response of Object.values<any>(operation.responses ?? {}))
+      for (const media of Object.values<any>(response.content ?? {}))
+        if (media.schema?.title === ERROR_ENVELOPE) {
+          envelope ??= media.schema
+          media.schema = { $ref: `#/components/schemas/${ERROR_ENVELOPE}` }
+        }
+  return envelope ? { [ERROR_ENVELOPE]: envelope } : {}
+}
+
 /**
  * `/openapi.json` and `/docs` for the composed app. The generator is imported on the first request
  * (it is a fair share of the cold start otherwise) and its document kept: routes do not change after start.
@@ -61,11 +75,12 @@ export function apiDocs(version: string, app: () => AnyElysia) {
     (spec ??= import('@elysiajs/openapi').then(({ toOpenAPISchema }) => {
       const { paths, components } = toOpenAPISchema(app() as never)
       describeJsonBodies(app(), paths as Record<string, Record<string, any>>)
+      const shared = referToErrorEnvelope(paths as Record<string, Record<string, any>>)
       return {
         openapi: '3.1.0',
         info: { ...DOCUMENTATION.info, version },
         paths,
-        components: { ...DOCUMENTATION.components, schemas: components.schemas },
+        components: { ...DOCUMENTATION.components, schemas: { ...components.schemas, ...shared } },
       } as Spec
     }))
   return new Elysia({ name: 'earn/docs' })

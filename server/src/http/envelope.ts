@@ -1,15 +1,20 @@
 /** The error envelope as a TypeBox schema (for OpenAPI) and as a Response (for the error hook). */
 import { ApiError, type ErrorEnvelope, toEnvelope } from '@earn/core'
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
+
+/** Its name in the OpenAPI document's components; every error response refers to it there (see docs.ts). */
+export const ERROR_ENVELOPE = 'ErrorEnvelope'
 
 export const ErrorEnvelopeSchema = t.Object(
   {
-    code: t.Integer({ description: 'HTTP status code' }),
+    // TypeBox's own integer: Elysia's `t.Integer` also admits a numeric string, for coercing query values.
+    code: Type.Integer({ description: 'HTTP status code' }),
     status: t.String({ description: 'Error name, e.g. INVALID_ARGUMENT' }),
     error: t.String({ description: 'What went wrong, for a person to act on' }),
     context: t.Record(t.String(), t.Unknown(), { description: 'Details keyed by field name' }),
   },
-  { $id: '#/components/schemas/ErrorEnvelope', title: 'ErrorEnvelope' },
+  { title: ERROR_ENVELOPE },
 )
 
 export function envelopeResponse(error: ApiError, headers: Record<string, string | number | undefined>): Response {

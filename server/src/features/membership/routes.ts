@@ -1,6 +1,7 @@
 import { checkMembership, createMembership, issueAgreement } from '@earn/core'
 import { Elysia } from 'elysia'
 import type { Deps } from '../../deps.ts'
+import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
 import { operation } from '../../http/operation.ts'
 import { callerOrganization } from '../../http/request.ts'
 import { Agreement, AgreementBody, CheckQuery, CreateBody, CreateResult, MembershipStatus } from './model.ts'
@@ -36,7 +37,7 @@ export const membershipRoutes = (deps: Deps) => {
         summary: 'Create membership',
         description: 'Verifies the signature over the issued message, consumes the nonce and registers the wallet.',
         tags,
-        responses: { 200: CreateResult, 409: CreateResult },
+        responses: { 200: CreateResult, 409: ErrorEnvelopeSchema },
       }),
     })
 }
