@@ -37,15 +37,13 @@ beforeAll(async () => {
     store: db.store,
     clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: viaProxy }, { swapRouters: { [chain.anvil.chainId]: chain.router } }) },
   })
-  const catalog = localCatalog()
-  // The direct vault listed again with a second deposit token it cannot take itself (a catalog may say so).
-  const direct = catalog.opportunities.find((o) => o.id === chain.directId)!
-  catalog.opportunities.push({
-    ...direct,
-    id: listsOther,
-    depositTokens: [...direct.depositTokens, { address: chain.otherToken, symbol: 'tEUR', decimals: 18 }],
-  })
-  await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, catalog)
+  await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, localCatalog())
+  // The direct vault listed again with a second deposit token it cannot take itself. An import refuses that now; a
+  // catalog stored before it did (or written by SQL) may still hold it, and the build refuses the token.
+  const direct = (await h.store.getOpportunity(chain.directId))!
+  const listing = JSON.parse(direct.listing) as Json
+  const tokens = [...listing.depositTokens, { address: chain.otherToken.toLowerCase(), symbol: 'tEUR', decimals: 18, chainId: chain.anvil.chainId }]
+  await h.store.upsertOpportunity({ ...direct, id: listsOther, listing: JSON.stringify({ ...listing, id: listsOther, depositTokens: tokens }) }, tokens.map((t) => t.address))
   member = await fundedMember(h, chain, BALANCE)
   const other = await createOrganization({ store: h.store, clock: h.deps.clock }, { name: 'Another org' })
   otherDistributor = (await createDistributor({ store: h.store, clock: h.deps.clock }, { orgId: other.orgId })).distributorId

@@ -10,7 +10,7 @@
  * chain is `localnet`, the id the Solana plugin and its tests use for a local cluster.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { importCatalog } from '@earn/core'
+import { CatalogError, importCatalog } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
 import {
   generateKeyPairSigner,
@@ -52,6 +52,16 @@ const [imported] = (await importCatalog({ store: h.store, ecosystems: h.deps.eco
 
 test('the catalog import reads the Solana vault from the chain (tokens from the catalog, amounts from the chain)', () => {
   expect([imported?.chainFacts, imported?.note]).toEqual(['read', undefined])
+})
+
+test('an entry offering swap mode on Solana, which builds direct deposits only, is refused', async () => {
+  const offered = { ...SOLANA_SAMPLE_ENTRY, id: crypto.randomUUID(), swapRouteEnabled: true }
+  const e = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [offered] }).catch((e: CatalogError) => e)
+  expect(e).toBeInstanceOf(CatalogError)
+  expect((e as CatalogError).problems).toEqual([
+    `opportunities[0] (${offered.id}): swapRouteEnabled: solana does not build swap deposits here (only "direct" is supported on Solana)`,
+  ])
+  expect(await h.store.getOpportunity(offered.id)).toBeUndefined()
 })
 
 const base58 = (bytes: Uint8Array) => getBase58Decoder().decode(bytes)

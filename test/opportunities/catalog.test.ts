@@ -80,6 +80,24 @@ describe('catalog validation', () => {
     ])
   })
 
+  test('an entry offering what no deposit could build is refused: a token no enabled mode takes, no mode at all', async () => {
+    const tusd = { address: chain.token, symbol: 'tUSD', decimals: 6 }
+    const teur = { address: chain.otherToken, symbol: 'tEUR', decimals: 18 }
+    const directOnly = entry({ depositTokens: [tusd, teur] })
+    expect(await problems({ opportunities: [directOnly] })).toEqual([
+      expect.stringMatching(new RegExp(`^opportunities\\[0\\] \\(${directOnly.id}\\): depositTokens\\[1\\]: no enabled mode takes tEUR: direct: a direct deposit takes only 0x`)),
+    ])
+    const closed = entry({ swapDirectEnabled: false, swapRouteEnabled: false })
+    expect(await problems({ opportunities: [closed] })).toEqual([
+      `opportunities[0] (${closed.id}): swapDirectEnabled, swapRouteEnabled: both false, so the entry takes no deposits; to close it, delist it (opportunity delist ID)`,
+    ])
+    expect(await h.store.getOpportunity(directOnly.id)).toBeUndefined()
+    // Swap mode takes tEUR where the chain has a router (this deployment's EVM_SWAP_ROUTERS): only the decimals
+    // planted here are wrong, and nothing is written.
+    const swap = entry({ depositTokens: [tusd, teur], swapRouteEnabled: true, baseToken: { symbol: 'tUSD', decimals: 7 } })
+    expect(await problems({ opportunities: [swap] })).toEqual([`opportunities[0] (${swap.id}): baseToken.decimals: the file says 7, the chain says 6`])
+  })
+
   test("a deposit token listed twice (in any spelling), and the chain's own coin with other decimals, are refused", async () => {
     const tusd = { address: chain.token.toLowerCase(), symbol: 'tUSD', decimals: 6 }
     const twice = entry({ depositTokens: [tusd, { ...tusd, address: chain.token }] })

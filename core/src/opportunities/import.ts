@@ -6,6 +6,7 @@
  * chain contradicts (its facts differ from the file, or there is no vault at the address) stops the import, as does
  * one that contradicts the facts it keeps, or that would move a listed opportunity to a vault nobody could read.
  */
+import { attributionTag } from '../attribution.ts'
 import type { Clock } from '../clock.ts'
 import { findApiError } from '../errors.ts'
 import type { EcosystemRegistry } from '../registry.ts'
@@ -54,6 +55,48 @@ async function factsFor(deps: CatalogDeps, listing: Listing): Promise<{ facts: C
   }
 }
 
+const MODES = [
+  ['direct', 'swapDirectEnabled'],
+  ['swap', 'swapRouteEnabled'],
+] as const
+
+/**
+ * What the listing offers that its plugin would refuse to build, asked the way a deposit asks (`transactions.check`,
+ * no chain read): a mode the ecosystem does not build, or a deposit token no enabled mode takes. Such an entry would
+ * list what every deposit then refuses.
+ */
+async function untakenOffers(deps: CatalogDeps, listing: Listing, facts: ChainFacts): Promise<string[]> {
+  const { plugin, client } = await deps.ecosystems.get(listing.ecosystem)
+  const opportunity = { id: listing.id, chainId: listing.chainId, vaultAddress: listing.vaultAddress, baseToken: facts.baseToken, receiptToken: facts.receiptToken }
+  // The vault stands in for the wallet (any valid address does, as nothing is read), with a tag of the right form.
+  const subject = { distributorId: listing.id, actionId: listing.id, wallet: listing.vaultAddress, chainId: listing.chainId }
+  const deposit = { kind: 'deposit' as const, chainId: listing.chainId, owner: listing.vaultAddress, opportunity, amount: 1n, tag: attributionTag('check', subject), slippageBps: 0 }
+  const refusal = (mode: 'direct' | 'swap', tokenIn: string): string | undefined => {
+    try {
+      plugin.transactions.check(client, { ...deposit, tokenIn, mode })
+      return undefined
+    } catch (e) {
+      const api = findApiError(e)
+      if (api?.code !== 'INVALID_ARGUMENT') throw e
+      return String(Object.values(api.context)[0] ?? api.message)
+    }
+  }
+  const enabled = MODES.filter(([, flag]) => listing[flag])
+  if (!enabled.length) return ['swapDirectEnabled, swapRouteEnabled: both false, so the entry takes no deposits; to close it, delist it (opportunity delist ID)']
+  const problems: string[] = []
+  // The vault's own asset is what every mode takes, if the ecosystem builds that mode at all.
+  for (const [mode, flag] of enabled) {
+    const why = refusal(mode, facts.baseToken)
+    if (why !== undefined) problems.push(`${flag}: ${plugin.id} does not build ${mode} deposits here (${why})`)
+  }
+  for (const [i, t] of listing.depositTokens.entries()) {
+    const whys = enabled.map(([mode]) => [mode, refusal(mode, t.address)] as const)
+    if (whys.every(([, why]) => why !== undefined))
+      problems.push(`depositTokens[${i}]: no enabled mode takes ${t.symbol}: ${whys.map(([mode, why]) => `${mode}: ${why}`).join('; ')}`)
+  }
+  return problems
+}
+
 /**
  * What an entry whose chain did not answer would do to the stored one: keep its facts (the same vault), which the
  * file must then agree with as it must with a fresh read; or, naming another vault, take a listed opportunity off
@@ -63,7 +106,10 @@ async function pendingProblems(deps: CatalogDeps, listing: Listing, pending: str
   const stored = await deps.store.getOpportunity(listing.id)
   if (!stored?.chainFacts) return []
   const sameVault = stored.ecosystem === listing.ecosystem && stored.chainId === listing.chainId && stored.vaultAddress === listing.vaultAddress
-  if (sameVault) return disagreements(listing, JSON.parse(stored.chainFacts) as ChainFacts)
+  if (sameVault) {
+    const kept = JSON.parse(stored.chainFacts) as ChainFacts
+    return disagreements(listing, kept).concat(await untakenOffers(deps, listing, kept))
+  }
   if (stored.delistedAt !== null) return []
   const field = stored.chainId !== listing.chainId ? 'chainId' : stored.ecosystem !== listing.ecosystem ? 'ecosystem' : 'vaultAddress'
   return [
@@ -76,9 +122,10 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
   const listings = await parseCatalog(deps.ecosystems, file)
   const read = await Promise.all(listings.map((l) => factsFor(deps, l)))
   const found = await Promise.all(
-    listings.map((l, i) => {
+    listings.map(async (l, i) => {
       const r = read[i]!
-      return 'facts' in r ? disagreements(l, r.facts) : 'refused' in r ? [r.refused] : pendingProblems(deps, l, r.pending)
+      if ('facts' in r) return disagreements(l, r.facts).concat(await untakenOffers(deps, l, r.facts))
+      return 'refused' in r ? [r.refused] : pendingProblems(deps, l, r.pending)
     }),
   )
   const problems = listings.flatMap((l, i) => found[i]!.map((d) => `opportunities[${i}] (${l.id}): ${d}`))
