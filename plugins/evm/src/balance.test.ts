@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
-import { createPublicClient, http, parseEther, parseUnits, type Address } from 'viem'
+import { createPublicClient, encodeFunctionData, erc20Abi, http, parseEther, parseUnits, type Address } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import {
   closedPortUrl,
@@ -8,6 +8,7 @@ import {
   deployToken,
   mintToken,
   recordingProxy as recordingProxyTo,
+  sendUnsigned,
   setNativeBalance,
   startAnvil,
   type Anvil,
@@ -88,6 +89,70 @@ describe('balance.read (anvil)', () => {
     } finally {
       await proxy.stop()
     }
+  })
+
+  test('identical reads waiting in one batch share it; a read arriving after that batch left reads the chain afresh', async () => {
+    const wallet = privateKeyToAccount(generatePrivateKey())
+    await setNativeBalance(anvil, wallet.address, parseEther('1'))
+    await mintToken(anvil, token, wallet.address, 500n)
+    // The node runs each call at once; its answer then takes 300 ms to come back, as a remote RPC's may.
+    let asked = 0
+    const lagging = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        asked++
+        const answer = await fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: await req.text() })
+        const body = await answer.text()
+        await Bun.sleep(300)
+        return new Response(body, { headers: { 'content-type': 'application/json' } })
+      },
+    })
+    try {
+      const viaLag = evmClientFromPublicClients({
+        [anvil.chainId]: createPublicClient({ chain: anvil.chain, transport: http(`http://127.0.0.1:${lagging.port}`), batch: { multicall: true } }),
+      })
+      const balance = () => read(viaLag, { chainId: anvil.chainId, owner: wallet.address, token })
+      const [a, b] = [balance(), balance()]
+      while (asked === 0) await Bun.sleep(5)
+      await Bun.sleep(50)
+      // Mined while the first read's answer is on its way: a read made now must see it.
+      const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [anvil.deployer.address, 500n] })
+      expect((await sendUnsigned(anvil, wallet, { to: token, data, value: '0', gasLimit: '100000', chainId: Number(anvil.chainId) })).status).toBe('success')
+      const after = balance()
+      expect(await Promise.all([a, b, after])).toEqual([500n, 500n, 0n])
+      // The first two went out as one call; the third as its own.
+      expect(asked).toBe(2)
+    } finally {
+      lagging.stop(true)
+    }
+  })
+
+  test('an RPC that accepts but never answers is a 503 within twice EVM_RPC_TIMEOUT_MS, for native and token reads', async () => {
+    let asked = 0
+    const hanging = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: () => {
+        asked++
+        return new Promise<Response>(() => {})
+      },
+    })
+    try {
+      const slow = connect({ EVM_RPC_URLS: `${anvil.chainId}=http://127.0.0.1:${hanging.port}`, EVM_RPC_TIMEOUT_MS: '300' })
+      const started = performance.now()
+      const errors = await Promise.all(['native', token].map((t) => read(slow, { chainId: anvil.chainId, owner, token: t }).catch((e: unknown) => e)))
+      const took = performance.now() - started
+      for (const e of errors) expect(e).toMatchObject({ status: 503, context: { chainId: anvil.chainId } })
+      // Two attempts of 300 ms and viem's short pause between them; viem's defaults took ~41 s.
+      expect(took).toBeGreaterThan(550)
+      expect(took).toBeLessThan(3_000)
+      expect(asked).toBeGreaterThanOrEqual(2)
+    } finally {
+      hanging.stop(true)
+    }
+    for (const bad of ['0', '99', '60001', '1.5', 'soon'])
+      expect(() => connect({ EVM_RPC_URLS: '', EVM_RPC_TIMEOUT_MS: bad })).toThrow('EVM_RPC_TIMEOUT_MS must be a whole number of milliseconds from 100 to 60000')
   })
 
   test('a chain with no RPC is a 400 naming the chain', async () => {

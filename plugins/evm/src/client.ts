@@ -10,8 +10,10 @@ import {
   DEFAULT_LOGS_BLOCK_RANGE,
   LOGS_BLOCK_RANGE_VARIABLE,
   parseLogsBlockRange,
+  parseRpcTimeout,
   parseRpcUrls,
   parseSwapRouters,
+  RPC_TIMEOUT_VARIABLE,
   RPC_URLS_VARIABLE,
   SWAP_ROUTERS_VARIABLE,
 } from './env.ts'
@@ -75,12 +77,13 @@ export const MULTICALL_BATCH_BYTES = 16_384
 
 /**
  * Reads `EVM_RPC_URLS` (`chainId=url,chainId=url`) and `EVM_SWAP_ROUTERS` (`chainId=address,...`), empty or absent
- * meaning none, and `EVM_LOGS_BLOCK_RANGE`. Makes no request: a public client is created on first use of its chain.
+ * meaning none, `EVM_LOGS_BLOCK_RANGE` and `EVM_RPC_TIMEOUT_MS`. Makes no request: a public client is created on first use of its chain.
  */
 export function connect(env: ChainEnv): EvmClient {
   const urls = parseRpcUrls(env[RPC_URLS_VARIABLE])
   const routers = parseSwapRouters(env[SWAP_ROUTERS_VARIABLE])
   const logsBlockRange = parseLogsBlockRange(env[LOGS_BLOCK_RANGE_VARIABLE])
+  const timeoutMs = parseRpcTimeout(env[RPC_TIMEOUT_VARIABLE])
   for (const chainId of routers.keys())
     if (!urls.has(chainId))
       throw new Error(`${SWAP_ROUTERS_VARIABLE} names chain ${chainId}, which has no RPC in ${RPC_URLS_VARIABLE}`)
@@ -95,7 +98,7 @@ export function connect(env: ChainEnv): EvmClient {
       let client = clients.get(chainId)
       if (!client) {
         requests.set(chainId, 0)
-        client = createRpcClient(Number(chainId), url, () => {
+        client = createRpcClient(Number(chainId), url, timeoutMs, () => {
           requests.set(chainId, (requests.get(chainId) ?? 0) + 1)
         })
         clients.set(chainId, client)
@@ -144,13 +147,14 @@ export function requirePublicClient(client: EvmClient, chainId: string): PublicC
   return publicClient
 }
 
-function createRpcClient(chainId: number, url: string, onRequest: () => void): PublicClient {
+function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequest: () => void): PublicClient {
   const chain = chainFor(chainId, url)
   return createPublicClient({
     chain,
     // Whatever still leaves separately in one tick (getBalance, estimates) goes as one JSON-RPC batch...
     // (The hook returns nothing: viem would take a returned value as the request to send instead.)
-    transport: http(url, { batch: true, onFetchRequest: () => void onRequest() }),
+    // One retry: a dropped connection is worth a second try; a node that hangs fails within ~2 × timeoutMs.
+    transport: http(url, { batch: true, timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest() }),
     // ...and eth_calls fold into one Multicall3 call. Where viem does not know the chain's Multicall3, the call
     // carries Multicall3's code (deployless) instead of assuming a contract the chain may lack.
     batch: {

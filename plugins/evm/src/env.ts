@@ -11,6 +11,22 @@ export const LOGS_BLOCK_RANGE_VARIABLE = 'EVM_LOGS_BLOCK_RANGE'
 /** Blocks per eth_getLogs call unless `EVM_LOGS_BLOCK_RANGE` says otherwise: within what most RPC providers accept. */
 export const DEFAULT_LOGS_BLOCK_RANGE = 10_000n
 
+export const RPC_TIMEOUT_VARIABLE = 'EVM_RPC_TIMEOUT_MS'
+/**
+ * How long one RPC request may take before it fails (it is tried twice): a node that accepts connections but never
+ * answers then fails a build with 503 in about twice this, not viem's default of four 10 s attempts (~41 s).
+ */
+export const DEFAULT_RPC_TIMEOUT_MS = 5_000
+
+/** Milliseconds from 100 to 60000; empty or absent: the default. */
+export function parseRpcTimeout(value: string | undefined): number {
+  const text = value?.trim() ?? ''
+  if (text === '') return DEFAULT_RPC_TIMEOUT_MS
+  const ms = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN
+  if (!(ms >= 100 && ms <= 60_000)) throw new Error(`${RPC_TIMEOUT_VARIABLE} must be a whole number of milliseconds from 100 to 60000`)
+  return ms
+}
+
 /** `chainId=url,...` to a map. */
 export function parseRpcUrls(value: string | undefined): Map<string, string> {
   return parseEntries(RPC_URLS_VARIABLE, value, 'url', 'for example 1=https://rpc.example,8453=https://base.example', (url, where, chainId) => {

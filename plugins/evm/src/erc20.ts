@@ -8,7 +8,7 @@ import { format } from './address.ts'
 import { allowanceData, approveData, readCall, readUint256, SELECTORS } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask, chainUnavailable, classifyRpcError } from './rpc.ts'
-import { share } from './shared.ts'
+import { share, shareUnsent } from './shared.ts'
 
 export interface AllowanceParameters {
   chainId: string
@@ -21,7 +21,7 @@ export interface AllowanceParameters {
 
 export async function allowance(client: EvmClient, p: AllowanceParameters): Promise<bigint> {
   const publicClient = requirePublicClient(client, p.chainId)
-  return share(client, `${p.chainId}|allowance|${p.token}|${p.owner}|${p.spender}`, () =>
+  return shareUnsent(client, p.chainId, publicClient, `${p.chainId}|allowance|${p.token}|${p.owner}|${p.spender}`, () =>
     ask(
       p.chainId,
       () => readUint256(client, p.chainId, publicClient, p.token, allowanceData(p.owner, p.spender)),

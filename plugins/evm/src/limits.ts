@@ -10,13 +10,13 @@ import type { Hex } from 'viem'
 import { maxDepositData, maxRedeemData, previewDepositData, previewRedeemData, readUint256 } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask } from './rpc.ts'
-import { share } from './shared.ts'
+import { shareUnsent } from './shared.ts'
 import type { BuildContext } from './steps.ts'
 
 /** The vault's answer to a uint256 view, or undefined where it has none (reverted, or no data). */
 function vaultView(client: EvmClient, ctx: BuildContext, data: Hex): Promise<bigint | undefined> {
   const publicClient = requirePublicClient(client, ctx.chainId)
-  return share(client, `${ctx.chainId}|vaultView|${ctx.vault}|${data}`, () =>
+  return shareUnsent(client, ctx.chainId, publicClient, `${ctx.chainId}|vaultView|${ctx.vault}|${data}`, () =>
     ask<bigint | undefined>(ctx.chainId, () => readUint256(client, ctx.chainId, publicClient, ctx.vault, data), () => undefined),
   )
 }

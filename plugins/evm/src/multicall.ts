@@ -21,6 +21,8 @@ import {
 export interface CallBatcher {
   /** The call's return data (`undefined` when empty), answered from the next aggregate3 call. */
   call(to: Address, data: Hex): Promise<Hex | undefined>
+  /** How many batches have left so far: a call made while it reads n leaves in a later batch than any counted. */
+  readonly sent: number
 }
 
 export interface CallBatcherOptions {
@@ -103,6 +105,7 @@ export function createCallBatcher(publicClient: PublicClient, options: CallBatch
   let batch: Pending[] = []
   let bytes = 0
   let timer: ReturnType<typeof setTimeout> | undefined
+  let sent = 0
 
   // The calls of a batch come from different requests, and some name contracts their caller chose: one such
   // contract must not fail the others' reads. A batch that fails as a whole is asked again in halves, down to the
@@ -145,10 +148,14 @@ export function createCallBatcher(publicClient: PublicClient, options: CallBatch
     const calls = batch
     batch = []
     bytes = 0
+    sent++
     if (calls.length) void send(calls)
   }
 
   return {
+    get sent() {
+      return sent
+    },
     call(to, data) {
       return new Promise((resolve, reject) => {
         const size = (data.length - 2) / 2

@@ -1,7 +1,7 @@
 /** The preflight hot path: concurrent reads batched, identical ones shared, builds without per-request estimates. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
-import { createPublicClient, http, type Address } from 'viem'
+import { createPublicClient, decodeFunctionData, http, multicall3Abi, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { closedPortUrl, mintToken, recordingProxy } from '../../../test/chains/evm.ts'
 import { read } from './balance.ts'
@@ -63,21 +63,30 @@ describe('batching', () => {
   })
 })
 
-describe('identical reads in flight share one request', () => {
-  test('20 identical concurrent balance reads send one request; the next read asks again', async () => {
+describe('identical reads waiting in one batch share one sub-call', () => {
+  /** A client whose Multicall3 batch waits 50 ms: long enough, on a loaded machine, for the reads a test makes. */
+  const batched = (url: string) =>
+    evmClientFromPublicClients({ [chain.anvil.chainId]: createPublicClient({ chain: chain.anvil.chain, transport: http(url), batch: { multicall: { wait: 50 } } }) })
+  /** The sub-calls of each aggregate3 eth_call the proxy saw. */
+  const subCalls = (proxy: ReturnType<typeof recordingProxy>) =>
+    proxy.calls
+      .filter((c) => c.method === 'eth_call')
+      .map((c) => decodeFunctionData({ abi: multicall3Abi, data: (c.params[0] as { data: Hex }).data }).args[0]!.length)
+
+  test('20 identical concurrent balance reads are one sub-call of one request; the next read asks again', async () => {
     const owner = randomOwner()
     await mintToken(chain.anvil, chain.asset, owner, 7n)
     const proxy = recordingProxy(chain.anvil.url)
     try {
-      const client = unbatched(proxy.url)
+      const client = batched(proxy.url)
       const p = { chainId: chain.anvil.chainId, owner, token: chain.asset }
       expect(await Promise.all(Array.from({ length: 20 }, () => read(client, p)))).toEqual(Array(20).fill(7n))
-      expect(proxy.requests).toEqual([['eth_call']])
+      expect(subCalls(proxy)).toEqual([1])
       expect(client.state.inFlight.size).toBe(0)
       // Nothing settled is kept: a later read sees the chain as it is now.
       await mintToken(chain.anvil, chain.asset, owner, 1n)
       expect(await read(client, p)).toBe(8n)
-      expect(proxy.requests).toHaveLength(2)
+      expect(subCalls(proxy)).toEqual([1, 1])
     } finally {
       await proxy.stop()
     }
@@ -86,7 +95,7 @@ describe('identical reads in flight share one request', () => {
   test('native and token reads, and different owners, are not confused', async () => {
     const proxy = recordingProxy(chain.anvil.url)
     try {
-      const client = unbatched(proxy.url)
+      const client = batched(proxy.url)
       const [a, b] = [randomOwner(), randomOwner()]
       await mintToken(chain.anvil, chain.asset, b, 5n)
       const reads = await Promise.all([
@@ -96,7 +105,8 @@ describe('identical reads in flight share one request', () => {
         read(client, { chainId: chain.anvil.chainId, owner: b, token: chain.asset.toLowerCase() }),
       ])
       expect(reads).toEqual([0n, 5n, 0n, 5n])
-      expect(proxy.requests).toHaveLength(3)
+      // a's and b's token balances (b's asked twice, once) in ours; the coin's balance in viem's own Multicall3 call.
+      expect(subCalls(proxy).toSorted()).toEqual([1, 2])
     } finally {
       await proxy.stop()
     }
@@ -106,10 +116,22 @@ describe('identical reads in flight share one request', () => {
     const owner = randomOwner()
     const proxy = recordingProxy(chain.anvil.url)
     try {
-      const client = unbatched(proxy.url)
+      const client = batched(proxy.url)
       const p = { chainId: chain.anvil.chainId, token: chain.asset, owner, spender: chain.vault, field: 'tokenIn' } as const
       expect(await Promise.all(Array.from({ length: 10 }, () => allowance(client, p)))).toEqual(Array(10).fill(0n))
-      expect(proxy.requests).toEqual([['eth_call']])
+      expect(subCalls(proxy)).toEqual([1])
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test('without a batcher every read leaves at once, so none is joined', async () => {
+    const proxy = recordingProxy(chain.anvil.url)
+    try {
+      const client = unbatched(proxy.url)
+      const p = { chainId: chain.anvil.chainId, owner: randomOwner(), token: chain.asset }
+      expect(await Promise.all(Array.from({ length: 5 }, () => read(client, p)))).toEqual(Array(5).fill(0n))
+      expect(proxy.count('eth_call')).toBe(5)
     } finally {
       await proxy.stop()
     }

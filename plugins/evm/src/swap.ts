@@ -8,7 +8,7 @@ import { encodeFunctionData, parseAbi, type Address } from 'viem'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, type TokenLabel } from './erc20.ts'
 import { ask } from './rpc.ts'
-import { share } from './shared.ts'
+import { shareUnsent } from './shared.ts'
 import type { BuildContext, Draft } from './steps.ts'
 
 export const swapRouterAbi = parseAbi([
@@ -45,7 +45,7 @@ export async function quote(
   field: SwapField,
 ): Promise<bigint> {
   const publicClient = requirePublicClient(client, chainId)
-  const amounts = await share(client, `${chainId}|quote|${router}|${path.join('>')}|${amountIn}`, () =>
+  const amounts = await shareUnsent(client, chainId, publicClient, `${chainId}|quote|${router}|${path.join('>')}|${amountIn}`, () =>
     ask(
       chainId,
       () => publicClient.readContract({ address: router, abi: swapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, path] }),
