@@ -9,6 +9,8 @@ export interface Config {
   host: string
   dataDir: string
   databaseUrl: string | undefined
+  /** PostgreSQL's statement timeout per connection (`DATABASE_STATEMENT_TIMEOUT_MS`, 0: none). */
+  databaseStatementTimeoutMs: number
   redisUrl: string | undefined
   nonceTtlSeconds: number
   ecosystems: EcosystemId[]
@@ -96,6 +98,7 @@ export function parseConfig(env: Config['env']): Config {
     host: env.HOST || '127.0.0.1',
     dataDir: env.DATA_DIR || './.data',
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 10_000, 0, 600_000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     nonceTtlSeconds: integer(env, 'NONCE_TTL_SECONDS', 300, 10, 86_400),
     ecosystems: ecosystems(env),

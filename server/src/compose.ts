@@ -26,7 +26,7 @@ const REDIS_START_WAIT_MS = 3000
 
 export function openStore(config: Config): Store {
   return config.databaseUrl
-    ? createStore({ engine: 'postgres', url: config.databaseUrl })
+    ? createStore({ engine: 'postgres', url: config.databaseUrl, statementTimeoutMs: config.databaseStatementTimeoutMs })
     : createStore({ engine: 'sqlite', path: join(config.dataDir, 'earn.sqlite') })
 }
 

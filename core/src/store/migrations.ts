@@ -207,7 +207,11 @@ export async function migrate(db: Kysely<Database>, engine: Engine, now: number)
   return db.connection().execute(async (conn) => {
     await sql.raw(engine === 'sqlite' ? 'begin immediate' : 'begin').execute(conn)
     try {
-      if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK_ID})`.execute(conn)
+      if (engine === 'postgres') {
+        // An index built over a large table, or the wait for another process migrating, outlasts a request's timeout.
+        await sql`set local statement_timeout = 0`.execute(conn)
+        await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK_ID})`.execute(conn)
+      }
       await conn.schema
         .createTable('schema_migrations')
         .ifNotExists()

@@ -16,14 +16,27 @@ export interface PostgresOptions {
   url: string
   maxConnections?: number
   schema?: string
+  /**
+   * PostgreSQL's `statement_timeout` for every connection (default 10 s; 0 for none): a statement stuck behind a
+   * lock or a slow disk fails, and its request gets a 503, instead of holding the request and a pooled connection
+   * for as long as the lock lasts. Migrations lift it for their own transaction.
+   */
+  statementTimeoutMs?: number
 }
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000
 
 async function connect(options: PostgresOptions): Promise<Driver> {
   const [{ PostgresJSDialect }, { default: postgres }] = await Promise.all([import('kysely-postgres-js'), import('postgres')])
   const client = postgres(options.url, {
     max: options.maxConnections ?? 10,
     onnotice: () => {},
-    ...(options.schema ? { connection: { search_path: options.schema } } : {}),
+    connection: {
+      statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+      // A transaction left open (a process paused mid-way) would hold its locks, and every writer behind them, for good.
+      idle_in_transaction_session_timeout: 60_000,
+      ...(options.schema ? { search_path: options.schema } : {}),
+    },
     // int8 columns hold epoch milliseconds and budgets, all far below 2^53.
     types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
   })

@@ -4,7 +4,7 @@
  */
 import { CamelCasePlugin, Kysely, sql } from 'kysely'
 import { compileInsertOnce, compileOnce } from './compiled.ts'
-import { LazyPostgresDialect } from './postgresDialect.ts'
+import { LazyPostgresDialect, type PostgresOptions } from './postgresDialect.ts'
 import { openReader, openSqlite } from './sqlite.ts'
 import { type Engine, migrate } from './migrations.ts'
 import { type OpportunityStore, opportunityQueries } from './opportunities.ts'
@@ -25,7 +25,7 @@ import type {
 export type StoreOptions =
   | { engine: 'sqlite'; path: string }
   /** `schema` confines the store to one PostgreSQL schema (tests use one each). */
-  | { engine: 'postgres'; url: string; maxConnections?: number; schema?: string }
+  | ({ engine: 'postgres' } & PostgresOptions)
 
 export type CreateMemberResult = { ok: true; member: Member } | { ok: false; reason: 'exists' | 'nonce_unusable' }
 

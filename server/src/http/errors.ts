@@ -2,10 +2,11 @@
  * The only error hook: every failure leaves as the spec's envelope, with the request id and, for a
  * valid key, the metering headers. Unknown errors are logged with their cause and become a bare 500.
  */
-import { ApiError, findApiError, InvalidArgumentError, NotFoundError } from '@earn/core'
+import { ApiError, findApiError, InvalidArgumentError, NotFoundError, storeUnavailable, UnavailableError } from '@earn/core'
 import { Elysia, ValidationError } from 'elysia'
 import type { Logger } from '../logger.ts'
 import { envelopeResponse } from './envelope.ts'
+import { isJson, mediaType } from './parse.ts'
 import { requestState } from './request.ts'
 
 /** The values a union of literals allows (`mode`, `type`, ...), which TypeBox's summary names only as types. */
@@ -33,6 +34,13 @@ function toApiError(code: string | number, error: unknown, request: Request): Ap
   const api = findApiError(error)
   if (api) return api
   // A response that fails its own schema is the server's fault: left undefined here, it is logged and a 500.
+  // A body sent as another type (a form, text) is not read as JSON, so it fails the schema: say what to send instead.
+  if (error instanceof ValidationError && error.type === 'body' && !isJson(request.headers.get('content-type'))) {
+    const sent = mediaType(request.headers.get('content-type'))
+    return new InvalidArgumentError(`the request body must be JSON: send it with content-type: application/json${sent ? ` (not ${sent})` : ''}`, {
+      'content-type': sent ? `is ${sent}; must be application/json` : 'missing; must be application/json',
+    })
+  }
   if (error instanceof ValidationError && error.type !== 'response') {
     const context = validationContext(error)
     const fields = Object.keys(context)
@@ -50,6 +58,12 @@ export const errorHandling = (logger: Logger) =>
   new Elysia({ name: 'earn/errors' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
     const state = requestState(request)
     let api = toApiError(code, error, request)
+    const store = api ? undefined : storeUnavailable(error)
+    if (store) {
+      // The operator's to see (which store, which code); the client only learns to come back.
+      logger.error({ msg: 'store unavailable', requestId: state?.id, reason: store, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) })
+      api = new UnavailableError(`the database is ${store === 'busy' ? 'busy' : 'unreachable'}; retry with exponential backoff (request id ${state?.id ?? 'unknown'})`, { database: store })
+    }
     if (!api) {
       logger.error({
         msg: 'unhandled error',

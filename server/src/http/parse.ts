@@ -33,10 +33,21 @@ export class PayloadTooLargeError extends ApiError {
   }
 }
 
+/** The media type of a Content-Type header, lowercased (media types are case-insensitive, RFC 9110 8.3.1). */
+export function mediaType(contentType: string | null | undefined): string | undefined {
+  return contentType?.split(';', 1)[0]!.trim().toLowerCase() || undefined
+}
+
+/** `application/json` and the structured `+json` types (`application/problem+json`), whatever their case. */
+export function isJson(contentType: string | null | undefined): boolean {
+  const type = mediaType(contentType)
+  return type === 'application/json' || (type?.endsWith('+json') ?? false)
+}
+
 // Parse hooks run only for requests with a body, so a GET pays nothing for the size check.
 export const bodyParsing = new Elysia({ name: 'earn/body-parsing' }).onParse({ as: 'global' }, async ({ request, contentType }) => {
   if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) throw new PayloadTooLargeError()
-  if (!contentType?.startsWith('application/json')) return
+  if (!isJson(contentType)) return
   const text = await request.text()
   if (text.length > MAX_BODY_BYTES) throw new PayloadTooLargeError()
   let body: unknown

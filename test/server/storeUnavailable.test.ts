@@ -1,0 +1,104 @@
+/**
+ * A store that cannot serve now (a statement past PostgreSQL's statement timeout behind a lock, a connection
+ * refused, SQLite's write lock held past its busy timeout) is the database's state, not the request's: the API
+ * answers 503 with the envelope and retry advice, the operator's log says why, and the next request, once the
+ * database is free, is served. Real PostgreSQL, real SQLite, a real refused connection.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import postgres from 'postgres'
+import { createStore, storeUnavailable, type Store } from '@earn/core'
+import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
+import { DATABASE_URL, freshSchema, postgresAvailable } from '../services.ts'
+
+const wallet = '0x' + 'ab'.repeat(20)
+
+function thrown(run: () => void): unknown {
+  try {
+    run()
+  } catch (e) {
+    return e
+  }
+  throw new Error('expected it to throw')
+}
+
+describe.skipIf(!(await postgresAvailable()))('PostgreSQL statement timeout', () => {
+  let h: Harness
+  let store: Store
+  let drop: () => Promise<void>
+  let schema: string
+  const logged: Record<string, unknown>[] = []
+  beforeAll(async () => {
+    ;({ schema, drop } = await freshSchema())
+    store = createStore({ engine: 'postgres', url: DATABASE_URL, schema, statementTimeoutMs: 300 })
+    h = await createHarness({ store, logger: { info: () => {}, error: (f) => logged.push(f) } })
+  })
+  afterAll(async () => {
+    await store.close()
+    await drop()
+  })
+
+  test('a request whose statement waits on a lock past the timeout is a 503, and the next one is served', async () => {
+    const holder = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+    const locked = Promise.withResolvers<void>()
+    const release = Promise.withResolvers<void>()
+    const held = holder.begin(async (sql) => {
+      await sql.unsafe(`lock table ${schema}.members in access exclusive mode`)
+      locked.resolve()
+      await release.promise
+    })
+    await locked.promise
+    const started = performance.now()
+    const r = await h.get(`/v2/membership/?address=${wallet}`)
+    const waited = performance.now() - started
+    release.resolve()
+    await held
+    await holder.end()
+    expect(r.status, r.text).toBe(503)
+    expectEnvelope(r.body, 503, 'UNAVAILABLE')
+    expect(r.body.context).toEqual({ database: 'busy' })
+    expect(r.body.error).toContain('retry')
+    // The timeout, not the lock's end, answered it.
+    expect(waited).toBeLessThan(5_000)
+    expect(logged.some((f) => f.msg === 'store unavailable' && String(f.error).includes('statement timeout'))).toBe(true)
+    expect((await h.get(`/v2/membership/?address=${wallet}`)).status).toBe(200)
+  })
+})
+
+describe('which store failures are the database being unavailable', () => {
+  let dir: string
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'earn-unavailable-'))
+  })
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  test("SQLite's write lock held past the busy timeout is busy; a constraint is not the database's state", () => {
+    const path = join(dir, 'busy.sqlite')
+    const a = new Database(path)
+    a.exec('pragma journal_mode = wal; create table t (x integer primary key)')
+    const b = new Database(path)
+    b.exec('pragma busy_timeout = 20')
+    a.exec('begin immediate')
+    const busy = thrown(() => b.exec('insert into t values (1)'))
+    a.exec('insert into t values (1); commit')
+    const constraint = thrown(() => b.exec('insert into t values (1)'))
+    a.close()
+    b.close()
+    expect(storeUnavailable(busy)).toBe('busy')
+    expect(storeUnavailable(constraint)).toBeUndefined()
+    expect(storeUnavailable(new Error('any'))).toBeUndefined()
+    expect(storeUnavailable(undefined)).toBeUndefined()
+  })
+
+  test('a PostgreSQL server that refuses the connection is unreachable', async () => {
+    // Port 1 on this machine: nothing listens there, so the connection is refused at once.
+    const sql = postgres('postgres://postgres@127.0.0.1:1/test', { max: 1, connect_timeout: 2, onnotice: () => {} })
+    const error = await sql`select 1`.then(() => undefined, (e: unknown) => e)
+    await sql.end({ timeout: 0 })
+    expect(error).toBeDefined()
+    expect(storeUnavailable(error)).toBe('unreachable')
+  })
+})
