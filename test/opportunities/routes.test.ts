@@ -164,4 +164,16 @@ describe('GET /v2/opportunities/', () => {
       expect(Object.keys(r.body.context), query).toEqual([field])
     }
   })
+
+  test("a deposit token no ecosystem takes is told each ecosystem's reason: a checksum typo is named as one", async () => {
+    // The token's EIP-55 form with one letter's case flipped: the checksum says a character is mistyped.
+    const at = chain.token.slice(2).search(/[a-fA-F]/) + 2
+    const flipped = chain.token.slice(0, at) + (chain.token[at] === chain.token[at]!.toUpperCase() ? chain.token[at]!.toLowerCase() : chain.token[at]!.toUpperCase()) + chain.token.slice(at + 1)
+    const r = await h.get(`/v2/opportunities/?depositToken=${flipped}`)
+    expect(r.status, r.text).toBe(400)
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(r.body.context.depositToken).toContain('evm (mixed-case address does not match its EIP-55 checksum')
+    const short = await h.get('/v2/opportunities/?depositToken=0x1234')
+    expect(short.body.context.depositToken).toContain('evm (has 4 hexadecimal characters after 0x; an EVM address has 40)')
+  })
 })
