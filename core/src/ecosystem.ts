@@ -55,6 +55,11 @@ export interface VaultState {
   receiptDecimals?: number
   /** In base-token smallest units. */
   totalAssets: bigint
+  /**
+   * The decimals of `VaultParameters.tokens` as the chain says, keyed as given; null for an address that answers
+   * none (no token there). Absent where the ecosystem reads no token metadata.
+   */
+  tokenDecimals?: Record<string, number | null>
 }
 
 export interface VaultParameters {
@@ -63,6 +68,8 @@ export interface VaultParameters {
   /** The catalog's tokens: ecosystems whose vaults do not name them on chain (Solana, TON) read these. */
   baseToken?: string
   receiptToken?: string
+  /** Other tokens whose decimals to read with the vault (the catalog's deposit tokens besides the chain's coin). */
+  tokens?: readonly string[]
 }
 
 export interface ReadTagParameters {

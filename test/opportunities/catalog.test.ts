@@ -4,7 +4,7 @@
  * the refresher, which keeps the last facts when the chain fails.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { CatalogError, importCatalog, manualClock, refreshCatalog, startCatalogRefresher } from '@earn/core'
+import { CatalogError, createStore, importCatalog, manualClock, refreshCatalog, startCatalogRefresher } from '@earn/core'
 import { evmClientFromPublicClients } from '@earn/plugin-evm'
 import { createPublicClient, http } from 'viem'
 import { closedPortUrl, sendUnsigned } from '../chains/evm.ts'
@@ -96,6 +96,30 @@ describe('catalog validation', () => {
     // planted here are wrong, and nothing is written.
     const swap = entry({ depositTokens: [tusd, teur], swapRouteEnabled: true, baseToken: { symbol: 'tUSD', decimals: 7 } })
     expect(await problems({ opportunities: [swap] })).toEqual([`opportunities[0] (${swap.id}): baseToken.decimals: the file says 7, the chain says 6`])
+  })
+
+  test("a deposit token besides the vault's asset is read on chain: other decimals, or no token at all, are refused", async () => {
+    const tusd = { address: chain.token, symbol: 'tUSD', decimals: 6 }
+    const sixDecimalEuro = entry({ depositTokens: [tusd, { address: chain.otherToken, symbol: 'tEUR', decimals: 6 }], swapRouteEnabled: true })
+    expect(await problems({ opportunities: [sixDecimalEuro] })).toEqual([
+      `opportunities[0] (${sixDecimalEuro.id}): depositTokens[1].decimals: the file says 6 for ${chain.otherToken.toLowerCase()}, the chain says 18`,
+    ])
+    // An address with no code: no decimals() answers there.
+    const nowhere = '0x' + '5e'.repeat(20)
+    const noToken = entry({ depositTokens: [tusd, { address: nowhere, symbol: 'NONE', decimals: 18 }], swapRouteEnabled: true })
+    expect(await problems({ opportunities: [noToken] })).toEqual([
+      `opportunities[0] (${noToken.id}): depositTokens[1].address: ${nowhere} answers no decimals() on chain ${chain.anvil.chainId}, so it is no token there`,
+    ])
+    expect(await h.store.getOpportunity(noToken.id)).toBeUndefined()
+    // With the chain's decimals the entry imports (into a store of its own: the suite's counts its entries), and its
+    // facts keep what the chain said.
+    const right = entry({ id: crypto.randomUUID(), depositTokens: [tusd, { address: chain.otherToken, symbol: 'tEUR', decimals: 18 }], swapRouteEnabled: true })
+    const own = createStore({ engine: 'sqlite', path: ':memory:' })
+    await own.migrate(clock.now())
+    await importCatalog({ ...deps(), store: own }, { opportunities: [right] })
+    const stored = await own.getOpportunity(right.id)
+    await own.close()
+    expect(JSON.parse(stored!.chainFacts!).tokenDecimals).toEqual({ [chain.token.toLowerCase()]: 6, [chain.otherToken.toLowerCase()]: 18 })
   })
 
   test("a deposit token listed twice (in any spelling), and the chain's own coin with other decimals, are refused", async () => {

@@ -2,15 +2,17 @@
  * What the chain knows about a vault, read through its ecosystem's plugin, and the USD value derived
  * from it. The catalog file supplies the price; the chain supplies the amounts.
  */
-import { parseToken } from '../ecosystem.ts'
+import { NATIVE_TOKEN, parseToken } from '../ecosystem.ts'
 import type { LoadedEcosystem } from '../registry.ts'
 import type { ChainFacts, Listing } from './schema.ts'
 
 export async function readChainFacts(
   ecosystem: LoadedEcosystem,
-  listing: Pick<Listing, 'chainId' | 'vaultAddress' | 'baseToken' | 'receiptToken'>,
+  listing: Pick<Listing, 'chainId' | 'vaultAddress' | 'baseToken' | 'receiptToken' | 'depositTokens'>,
 ): Promise<ChainFacts> {
+  const tokens = listing.depositTokens.map((t) => t.address).filter((a) => a !== NATIVE_TOKEN)
   const state = await ecosystem.plugin.balance.vault(ecosystem.client, {
+    tokens,
     chainId: listing.chainId,
     vaultAddress: listing.vaultAddress,
     // Ecosystems whose vaults do not name their tokens on chain (Solana, TON) read the ones the catalog gives.
@@ -24,6 +26,7 @@ export async function readChainFacts(
     decimals: state.decimals,
     ...(state.receiptDecimals === undefined ? {} : { receiptDecimals: state.receiptDecimals }),
     totalAssets: state.totalAssets.toString(),
+    ...(state.tokenDecimals === undefined ? {} : { tokenDecimals: state.tokenDecimals }),
   }
 }
 
@@ -42,6 +45,12 @@ export function disagreements(listing: Listing, facts: ChainFacts): string[] {
   for (const [i, t] of listing.depositTokens.entries())
     if (t.address === facts.baseToken && t.decimals !== facts.decimals)
       out.push(`depositTokens[${i}].decimals: the file says ${t.decimals} for the vault's asset ${t.address}, the chain says ${facts.decimals}`)
+    else if (t.address !== facts.baseToken && facts.tokenDecimals?.[t.address] !== undefined) {
+      // The API and the portfolio show amounts of the token with the file's decimals.
+      const onChain = facts.tokenDecimals[t.address]
+      if (onChain === null) out.push(`depositTokens[${i}].address: ${t.address} answers no decimals() on chain ${listing.chainId}, so it is no token there`)
+      else if (onChain !== t.decimals) out.push(`depositTokens[${i}].decimals: the file says ${t.decimals} for ${t.address}, the chain says ${onChain}`)
+    }
   return out
 }
 

@@ -171,4 +171,6 @@ export interface ChainFacts {
   /** Absent where the chain does not say, and in facts stored before it was read. */
   receiptDecimals?: number
   totalAssets: string
+  /** The deposit tokens' decimals as the chain says (null: no token there); absent where not read. */
+  tokenDecimals?: Record<string, number | null>
 }

@@ -3,7 +3,7 @@
  * decimals and the assets it holds. The reads ride the client's Multicall3 batching, so enriching a catalog costs few round trips.
  */
 import { InvalidArgumentError, type VaultParameters, type VaultState } from '@earn/core'
-import { erc20Abi, erc4626Abi } from 'viem'
+import { erc20Abi, erc4626Abi, type PublicClient } from 'viem'
 import { parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask } from './rpc.ts'
@@ -39,5 +39,24 @@ export async function vault(client: EvmClient, p: VaultParameters): Promise<Vaul
       })
     },
   )
-  return { baseToken: asset.toLowerCase(), receiptToken: address, decimals, ...(receiptDecimals === undefined ? {} : { receiptDecimals }), totalAssets }
+  const tokenDecimals = await tokensDecimals(p.chainId, publicClient, p.tokens ?? [])
+  return {
+    baseToken: asset.toLowerCase(),
+    receiptToken: address,
+    decimals,
+    ...(receiptDecimals === undefined ? {} : { receiptDecimals }),
+    totalAssets,
+    ...(tokenDecimals === undefined ? {} : { tokenDecimals }),
+  }
+}
+
+/** Each token's `decimals()`, in one batch; null where the address answers none (no ERC-20 there). */
+async function tokensDecimals(chainId: string, publicClient: PublicClient, tokens: readonly string[]): Promise<Record<string, number | null> | undefined> {
+  if (!tokens.length) return undefined
+  const answers = await Promise.all(
+    tokens.map((token) =>
+      ask<number | null>(chainId, () => publicClient.readContract({ address: parse(token, 'token'), abi: erc20Abi, functionName: 'decimals' }), () => null),
+    ),
+  )
+  return Object.fromEntries(tokens.map((token, i) => [token, answers[i]!]))
 }
