@@ -1,6 +1,7 @@
 /**
  * The only error hook: every failure leaves as the spec's envelope, with the request id and, for a
- * valid key, the metering headers. Unknown errors are logged with their cause and become a bare 500.
+ * valid key, the metering headers. A store that cannot serve now (busy, unreachable) is logged and becomes a 503;
+ * other unknown errors are logged with their cause and become a bare 500.
  */
 import { ApiError, findApiError, InvalidArgumentError, NotFoundError, storeUnavailable, UnavailableError } from '@earn/core'
 import { Elysia, ValidationError } from 'elysia'
@@ -33,7 +34,6 @@ function validationContext(error: ValidationError): Record<string, string> {
 function toApiError(code: string | number, error: unknown, request: Request): ApiError | undefined {
   const api = findApiError(error)
   if (api) return api
-  // A response that fails its own schema is the server's fault: left undefined here, it is logged and a 500.
   // A body sent as another type (a form, text) is not read as JSON, so it fails the schema: say what to send instead.
   if (error instanceof ValidationError && error.type === 'body' && !isJson(request.headers.get('content-type'))) {
     const sent = mediaType(request.headers.get('content-type'))
@@ -41,6 +41,7 @@ function toApiError(code: string | number, error: unknown, request: Request): Ap
       'content-type': sent ? `is ${sent}; must be application/json` : 'missing; must be application/json',
     })
   }
+  // A response that fails its own schema is the server's fault: left undefined here, it is logged and a 500.
   if (error instanceof ValidationError && error.type !== 'response') {
     const context = validationContext(error)
     const fields = Object.keys(context)
