@@ -5,15 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { errorMessage } from '@earn/server/cli'
+import { thrown } from '../thrown.ts'
 
-function thrown(run: () => void): unknown {
-  try {
-    run()
-  } catch (e) {
-    return e
-  }
-  throw new Error('expected an error')
-}
 
 test('a store busy past its timeout reads as such; other store errors keep their code', () => {
   const dir = mkdtempSync(join(tmpdir(), 'earn-cli-errors-'))

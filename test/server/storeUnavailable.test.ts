@@ -13,17 +13,10 @@ import postgres from 'postgres'
 import { createStore, storeUnavailable, type Store } from '@earn/core'
 import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
 import { DATABASE_URL, freshSchema, postgresAvailable } from '../services.ts'
+import { thrown } from '../thrown.ts'
 
 const wallet = '0x' + 'ab'.repeat(20)
 
-function thrown(run: () => void): unknown {
-  try {
-    run()
-  } catch (e) {
-    return e
-  }
-  throw new Error('expected it to throw')
-}
 
 describe.skipIf(!(await postgresAvailable()))('PostgreSQL statement timeout', () => {
   let h: Harness
