@@ -1,13 +1,14 @@
 /**
  * A token stream's life on anvil through the API: pending until its funding transfer is mined and confirmed
  * against the chain, then pause, resume, cancel under the state machine; transfers that do not fund it
- * (no tag, another stream's tag, a tampered tag, another sender, the wrong recipient, too little) are refused
- * and leave it pending; another organization sees none of it.
+ * (no tag, another stream's tag, a tampered tag, another sender's tokens, the wrong recipient, too little) are
+ * refused and leave it pending; a contract-wallet creator funds through its owner's call; another organization
+ * sees none of it.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { encodeFunctionData, erc20Abi, sliceHex, stringToHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { mintToken, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
+import { deploySmartWallet, mintToken, sendThroughWallet, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
 import { expectEnvelope, type Json } from '../harness.ts'
 import { startStreamsEnv, type StreamsEnv } from './setup.ts'
 
@@ -186,6 +187,33 @@ describe('transfers that do not fund the stream are refused and leave it pending
     expect(await state(stream.id)).toBe('pending')
     const hash = await env.send(stream.creator, stream.transaction)
     expect((await confirm(stream.id, hash)).body.stream.state).toBe('active')
+  })
+})
+
+describe('a contract wallet as the creator (a Safe, an ERC-4337 account)', () => {
+  test("its owner sends the transfer through the wallet: the creator's tokens reach the treasury, and the stream confirms", async () => {
+    const owner = await env.creator()
+    const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
+    await mintToken(env.chain.anvil, env.chain.token, wallet, 10_000_000n)
+    const r = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
+    expect(r.status, r.text).toBe(200)
+    const transfer = r.body.transactions[0].transaction as Json
+    const totalPulled = BigInt(r.body.totalPulled)
+
+    // The owner sending the built transfer itself moves the owner's tokens, not the wallet's: refused.
+    await mintToken(env.chain.anvil, env.chain.token, owner.address, totalPulled)
+    const direct = await env.send(owner, transfer)
+    const refused = await confirm(r.body.stream.id, direct)
+    expectRefused(refused, /sent by 0x[0-9a-fA-F]{40}, not by the stream's creator .* moves 0 of the/)
+    expect(refused.body.context).toMatchObject({ required: totalPulled.toString(), transferred: '0' })
+
+    const treasuryBefore = await env.balanceOf(env.chain.token, env.treasury)
+    const receipt = await sendThroughWallet(env.chain.anvil, owner, wallet, transfer)
+    expect(receipt.status).toBe('success')
+    expect(await env.balanceOf(env.chain.token, env.treasury)).toBe(treasuryBefore + totalPulled)
+    const confirmed = await confirm(r.body.stream.id, receipt.transactionHash)
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200)
+    expect(confirmed.body.stream).toMatchObject({ state: 'active', fundingTxHash: receipt.transactionHash.toLowerCase() })
   })
 })
 

@@ -3,7 +3,7 @@
  * The transaction is read through the plugin of the stream's chain, never taken on the caller's word. It
  * must carry this stream's funding tag, valid for the creator and chain (so a transfer funds one stream
  * only, and a tag copied into another wallet's transfer does not count), and move at least `totalPulled`
- * of the reward token from the creator to the treasury. Only pending streams confirm (400 otherwise,
+ * of the reward token from the creator to the treasury, whoever sent it (a contract wallet's owner, say). Only pending streams confirm (400 otherwise,
  * from the state machine); the funding transaction is recorded with the new state in one write.
  */
 import { ApiError } from '../errors.ts'
@@ -30,19 +30,22 @@ function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, s
   const parsed = parseStreamTag(read.tag)
   if (!parsed) throw new FundingRejectedError('its tag is not a stream funding tag')
   if (parsed.streamId !== stream.id) throw new FundingRejectedError(`its funding tag names another stream (${parsed.streamId})`)
-  const from = plugin.address.parse(read.from)
-  if (from !== creator) throw new FundingRejectedError(`it was sent by ${show(from)}, not by the stream's creator ${show(creator)}`)
   if (!verifyStreamTag(secret, read.tag, { streamId: stream.id, wallet: creator, chainId: stream.chainId }))
     throw new FundingRejectedError('its funding tag does not verify for this stream, creator and chain')
+  // What counts is what the chain says left the creator, not who sent the transaction: a contract wallet (a Safe,
+  // an ERC-4337 account) moves its tokens inside a transaction an owner or a bundler sends. Only the creator, or
+  // a spender it approved, can move the creator's tokens, and the tag ties them to this stream.
   const funded = read.transfers
     .filter((t) => t.token === stream.rewardToken && t.from === creator && t.to === stream.treasury)
     .reduce((sum, t) => sum + t.amount, 0n)
   const required = BigInt(stream.totalPulled)
-  if (funded < required)
-    throw new FundingRejectedError(
-      `it moves ${funded} of the ${required} smallest units of the reward token that must go from the creator to the treasury ${show(stream.treasury!)}`,
-      { required: required.toString(), transferred: funded.toString() },
-    )
+  if (funded >= required) return
+  const from = plugin.address.parse(read.from)
+  const sender = from === creator ? '' : `it was sent by ${show(from)}, not by the stream's creator ${show(creator)}, and `
+  throw new FundingRejectedError(
+    `${sender}it moves ${funded} of the ${required} smallest units of the reward token that must go from the creator to the treasury ${show(stream.treasury!)}`,
+    { required: required.toString(), transferred: funded.toString() },
+  )
 }
 
 async function readFunding(deps: StreamDeps, stream: StreamRecord, txHash: string) {
