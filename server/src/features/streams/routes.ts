@@ -64,7 +64,7 @@ export const streamRoutes = (deps: Deps) => {
           summary: "Confirm a token stream's funding transfer",
           description:
             'Reads the transaction from the chain: it must carry this stream\'s funding tag (valid for the creator and chain) and move at least ' +
-            'totalPulled of the reward token from the creator to the treasury, whoever sent it (a contract wallet's owner, say); then pending -> active. 400 when it is not mined yet, when it ' +
+            'totalPulled of the reward token from the creator to the treasury, whoever sent it (a contract wallet\'s owner, say); then pending -> active. 400 when it is not mined yet, when it ' +
             'does not fund the stream (context.txHash says what is missing), or when the stream is not pending; 409 when the transaction ' +
             `already funded a stream. ${SCOPE}`,
           tags,
