@@ -14,15 +14,19 @@ import { activityRoutes } from './features/activity/routes.ts'
 import { streamRoutes } from './features/streams/routes.ts'
 import { apiDocs } from './http/docs.ts'
 import { errorHandling } from './http/errors.ts'
+import { hostRequired } from './http/host.ts'
 import { bodyParsing } from './http/parse.ts'
 import { requestLogging } from './http/requestLog.ts'
 
 export const API_VERSION = '2.0.0'
 
 export function createApp(deps: Deps) {
-  const app = new Elysia({ name: 'earn-api' })
+  // standardHostname off: Elysia would otherwise find the path after the 11th character of the URL, past the end
+  // of a short host (`http://api/v2/...`, what a proxy to an upstream named `api` sends).
+  const app = new Elysia({ name: 'earn-api', handler: { standardHostname: false } })
     .use(requestLogging({ clock: deps.clock, logger: deps.logger, enabled: deps.config.logRequests }))
     .use(errorHandling(deps.logger))
+    .use(hostRequired)
     .use(bodyParsing)
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))

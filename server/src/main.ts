@@ -6,7 +6,6 @@ import { ConfigError, parseConfig, startCatalogRefresher } from '@earn/core'
 import { createApp } from './app.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
 import { composeDeps } from './compose.ts'
-import { MAX_BODY_BYTES } from './http/parse.ts'
 
 const SHUTDOWN_GRACE_MS = 10_000
 const PLUGIN_WARM_DELAY_MS = 1000
@@ -25,8 +24,11 @@ async function main() {
   const deps = await composeDeps(config)
   const demo = await createDemoIfEmpty(deps)
   const app = createApp(deps)
-  // A little over the limit, so the app answers an oversized body with its own envelope first.
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_BODY_BYTES + 64 * 1024 })
+  // Bun's own limit would answer an empty 413 before the app sees the request. The app reads at most
+  // MAX_BODY_BYTES of any body (http/parse.ts) and answers the rest with its envelope, so Bun's limit only has to
+  // stay out of its way. development off whatever NODE_ENV says: an error that escaped the app must never get
+  // Bun's page of source lines.
+  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, development: false })
   const server = app.server!
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
   deps.logger.info({ msg: 'listening', url: baseUrl, store: deps.store.engine, meter: deps.meter.kind, ecosystems: deps.ecosystems.ids })

@@ -8,7 +8,7 @@ import { Elysia, ValidationError } from 'elysia'
 import type { Logger } from '../logger.ts'
 import { envelopeResponse } from './envelope.ts'
 import { isJson, mediaType } from './parse.ts'
-import { requestState } from './request.ts'
+import { pathOf, requestState } from './request.ts'
 
 /** The values a union of literals allows (`mode`, `type`, ...), which TypeBox's summary names only as types. */
 function allowedLiterals(schema: unknown): string | undefined {
@@ -49,7 +49,7 @@ function toApiError(code: string | number, error: unknown, request: Request): Ap
   }
   if (code === 'PARSE') return new InvalidArgumentError('request body could not be parsed', { body: 'unparseable' })
   if (code === 'NOT_FOUND') {
-    const path = new URL(request.url).pathname
+    const path = pathOf(request.url)
     return new NotFoundError(`no route ${request.method} ${path}; see /openapi.json for the API`, { path })
   }
   return undefined

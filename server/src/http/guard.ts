@@ -7,8 +7,8 @@ import { ApiError, InvalidArgumentError, UnauthorizedError } from '@earn/core'
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
 import { meterHeaders } from '@earn/core/metering/meter'
 import type { Deps } from '../deps.ts'
-import { MALFORMED_JSON, NulInBody } from './parse.ts'
-import { requestState } from './request.ts'
+import { BODY_TOO_LARGE, MALFORMED_JSON, NulInBody, PayloadTooLargeError } from './parse.ts'
+import { pathOf, requestState } from './request.ts'
 
 const UNAUTHORIZED_TEXT = {
   MISSING: 'missing API key: send your key in the X-API-Key header',
@@ -32,6 +32,9 @@ export async function guard(
 ) {
   const state = requestState(ctx.request)
   const policy = OPERATIONS[id]
+  // The rest of an oversized body is never read: closing the connection drops it, where keeping the connection
+  // would hold a graceful shutdown for as long as the client takes to send it. Whatever the answer (401, 413).
+  if (ctx.body === BODY_TOO_LARGE) ctx.set.headers.connection = 'close'
   const verified = await deps.keys.verify(ctx.request.headers.get('x-api-key'))
   if (verified.code !== 'VALID') throw new UnauthorizedError(UNAUTHORIZED_TEXT[verified.code])
   const { key, organization } = verified.record
@@ -53,11 +56,12 @@ export async function guard(
     throw new UnauthorizedError('this endpoint requires a secret key (sk_live_); publishable keys may only read', {
       'x-api-key': 'secret key required',
     })
+  if (ctx.body === BODY_TOO_LARGE) throw new PayloadTooLargeError()
   if (ctx.body === MALFORMED_JSON) throw new InvalidArgumentError('request body is not valid JSON', { body: 'malformed JSON' })
   if (ctx.body instanceof NulInBody) throw nulError(ctx.body.field)
-  // A NUL reaches a URL only percent-encoded; no path segment or query value takes one.
-  if (ctx.request.url.includes('%00')) throw nulError(new URL(ctx.request.url).search.includes('%00') ? 'query' : 'path')
   const query = ctx.request.url.indexOf('?')
+  // A NUL reaches a URL only percent-encoded; no path segment or query value takes one.
+  if (ctx.request.url.includes('%00')) throw nulError(query >= 0 && ctx.request.url.slice(query).includes('%00') ? 'query' : 'path')
   if (query >= 0) refuseRepeats(ctx.request.url.slice(query + 1))
   refuseUndecodablePath(ctx.request.url, query, ctx.params)
 }
@@ -69,7 +73,7 @@ export async function guard(
 function refuseUndecodablePath(url: string, query: number, params: Record<string, unknown> | undefined) {
   const path = query >= 0 ? url.slice(0, query) : url
   if (!path.includes('%')) return
-  const bad = new URL(path).pathname.split('/').find((segment) => !decodes(segment))
+  const bad = pathOf(path).split('/').find((segment) => !decodes(segment))
   if (bad === undefined) return
   // The parameter it fed: the one whose value is null (app.handle) or holds the replacement character (Bun.serve).
   const field = Object.entries(params ?? {}).find(([, v]) => v === null || (typeof v === 'string' && v.includes('\uFFFD')))?.[0] ?? 'path'

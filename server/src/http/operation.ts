@@ -11,6 +11,7 @@ const errorResponses = {
   400: ErrorEnvelopeSchema,
   401: ErrorEnvelopeSchema,
   404: ErrorEnvelopeSchema,
+  413: ErrorEnvelopeSchema,
   429: ErrorEnvelopeSchema,
   500: ErrorEnvelopeSchema,
   503: ErrorEnvelopeSchema,

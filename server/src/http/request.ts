@@ -36,3 +36,9 @@ export function callerOrganization(request: Request): Organization {
   if (!organization) throw new Error('a handler ran without the guard: route options must spread operation()')
   return organization
 }
+
+/**
+ * The path of a request URL. Bun hands a request without a Host header (HTTP/1.0, or an empty one) a relative URL,
+ * which `new URL` alone refuses; such requests are refused with a 400, and that answer must not throw.
+ */
+export const pathOf = (url: string): string => new URL(url, 'http://host.invalid').pathname

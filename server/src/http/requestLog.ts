@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia'
 import type { Clock } from '@earn/core'
 import type { Logger } from '../logger.ts'
-import { requestState, startRequest } from './request.ts'
+import { pathOf, requestState, startRequest } from './request.ts'
 
 export const requestLogging = (deps: { clock: Clock; logger: Logger; enabled: boolean }) => {
   const plugin = new Elysia({ name: 'earn/request-log' }).onRequest(({ request, set }) => {
@@ -17,7 +17,7 @@ export const requestLogging = (deps: { clock: Clock; logger: Logger; enabled: bo
       deps.logger.info({
         requestId: state.id,
         method: request.method,
-        route: route || new URL(request.url).pathname,
+        route: route || pathOf(request.url),
         status: state.status ?? (typeof set.status === 'number' ? set.status : 200),
         durationMs: Math.round((performance.now() - state.startedAt) * 100) / 100,
         org: state.auth?.organization.id,

@@ -1,0 +1,129 @@
+/**
+ * What a listening server answers to requests only a raw socket can send: no Host header (Bun then hands the app
+ * a relative URL), a short Host such as a proxy's upstream name, a body past Bun's own size limit. `app.handle`
+ * always has a whole URL and no transport limit, so these go through a real process.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expectEnvelope } from '../harness.ts'
+import { startServer, type ServerProcess } from '../process.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'earn-raw-'))
+let server: ServerProcess
+let key: string
+let port: number
+
+beforeAll(async () => {
+  server = await startServer({ DATA_DIR: dir })
+  port = Number(new URL(server.url).port)
+  await Bun.sleep(100)
+  key = server.output().match(/publishable key (pk_live_\w+)/)![1]!
+})
+afterAll(async () => {
+  await server.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+interface RawResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+/** Sends `head` (and `body`) as written and reads the answer until the server closes the connection. */
+function raw(head: string, body: Uint8Array | string = ''): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(head.replaceAll('\n', '\r\n') + '\r\n')
+      if (body.length) socket.write(body)
+    })
+    socket.on("data", (c: Buffer) => chunks.push(c))
+    socket.on('error', reject)
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8')
+      const [top = '', rest = ''] = text.split('\r\n\r\n', 2)
+      const [statusLine = '', ...lines] = top.split('\r\n')
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]))
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: rest })
+    })
+  })
+}
+
+const json = (r: RawResponse) => JSON.parse(r.body.replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, ''))
+
+describe('Host', () => {
+  test('an empty Host, or HTTP/1.0 without one, is a 400 envelope naming host, on known and unknown paths alike', async () => {
+    const requests = [
+      `GET /v2/opportunities/ HTTP/1.1\nHost:\nX-API-Key: ${key}\nConnection: close\n`,
+      `GET /nope HTTP/1.1\nHost:\nConnection: close\n`,
+      `GET /v2/opportunities/%zz HTTP/1.1\nHost:\nX-API-Key: ${key}\nConnection: close\n`,
+      `GET /v2/membership/?address=0x000000000000000000000000000000000000dEaD HTTP/1.0\nX-API-Key: ${key}\n`,
+    ]
+    for (const request of requests) {
+      const r = await raw(request)
+      expect(r.status).toBe(400)
+      expect(r.headers['content-type']).toMatch(/^application\/json/)
+      const body = json(r)
+      expectEnvelope(body, 400, 'INVALID_ARGUMENT')
+      expect(body.context).toEqual({ host: 'missing' })
+      expect(body.error).toContain('no Host header')
+    }
+  })
+
+  test('a short Host (a proxy upstream named `api`, or one with the default port) reaches the trailing-slash routes', async () => {
+    for (const host of ['api', 'a', 'api:80']) {
+      const r = await raw(`GET /v2/opportunities/ HTTP/1.1\nHost: ${host}\nX-API-Key: ${key}\nConnection: close\n`)
+      expect(r.status).toBe(200)
+      expect(json(r)).toHaveProperty('opportunities')
+      const member = await raw(`GET /v2/membership/?address=0x000000000000000000000000000000000000dEaD HTTP/1.1\nHost: ${host}\nX-API-Key: ${key}\nConnection: close\n`)
+      expect([member.status, json(member)]).toEqual([200, { isMember: false }])
+    }
+    const unknown = await raw(`GET /v2/nope HTTP/1.1\nHost: api\nConnection: close\n`)
+    expect([unknown.status, json(unknown).context]).toEqual([404, { path: '/v2/nope' }])
+  })
+})
+
+describe('bodies past 1 MiB', () => {
+  const post = (body: BodyInit, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}/v2/membership/agreement`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+      // @ts-expect-error: Bun accepts the fetch spec's duplex option for streamed bodies
+      duplex: 'half',
+    })
+  const big = 'a'.repeat(3 * 1024 * 1024)
+  /** A body of unknown length: sent chunked, so only reading it shows its size. */
+  const chunked = () =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        const piece = new TextEncoder().encode('a'.repeat(64 * 1024))
+        for (let i = 0; i < 48; i++) controller.enqueue(piece)
+        controller.close()
+      },
+    })
+
+  test('are a 413 envelope with the metering headers, declared or chunked, where Bun alone answered an empty 413', async () => {
+    for (const body of [big, chunked()]) {
+      const r = await post(body, { 'x-api-key': key })
+      expect(r.status).toBe(413)
+      expect(r.headers.get('x-ratelimit-used')).toMatch(/^\d+$/)
+      // The unread rest is dropped with the connection (else a graceful stop waits for it: see afterAll).
+      expect(r.headers.get('connection')).toBe('close')
+      const envelope = await r.json()
+      expectEnvelope(envelope, 413, 'PAYLOAD_TOO_LARGE')
+      expect(envelope.context).toEqual({ body: 'too large' })
+    }
+  })
+
+  test('without a key they are 401, as any request without one', async () => {
+    const r = await post(big)
+    expect(r.status).toBe(401)
+    expect(r.headers.get('connection')).toBe('close')
+    expectEnvelope(await r.json(), 401, 'UNAUTHORIZED')
+  })
+})
