@@ -3,11 +3,11 @@
  * One bundled file loads in about half the time of the several hundred modules it replaces, and the
  * cold start is what a restarted or scaled-out process pays. Nothing heavy is imported here.
  */
-import { mkdirSync, readdirSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 
 const ROOT = join(import.meta.dir, '..', '..')
-const OUT_DIR = join(ROOT, 'node_modules', '.cache', 'earn-server')
+const OUT_DIR = process.env.BUNDLE_DIR ? resolve(process.env.BUNDLE_DIR) : join(ROOT, 'node_modules', '.cache', 'earn-server')
 const BUNDLE = join(OUT_DIR, 'main.js')
 const SOURCES = ['core/src', 'server/src', 'plugins/evm/src', 'plugins/solana/src', 'plugins/ton/src']
 const INPUTS = ['package.json', 'bun.lock']
@@ -27,21 +27,36 @@ function fresh(): boolean {
   return [...SOURCES, ...INPUTS].every((p) => newest(join(ROOT, p)) < built)
 }
 
-if (!fresh()) {
-  mkdirSync(OUT_DIR, { recursive: true })
-  const result = await Bun.build({
-    entrypoints: [join(ROOT, 'server/src/main.ts')],
-    outdir: OUT_DIR,
-    target: 'bun',
-    minify: true,
-    // Chain plugins become chunks of their own, parsed only when an ecosystem is first used.
-    splitting: true,
-    sourcemap: 'linked',
-  })
-  if (!result.success) {
-    for (const log of result.logs) console.error(log)
-    process.exit(1)
+/**
+ * Several processes may start at once on a stale bundle (a scaled-out deployment after an upgrade). Each builds in a
+ * directory of its own and then moves the files in, the chunks before the entry: a rename is atomic, so whoever finds
+ * main.js finds it whole, with the chunks it names. Chunk names are content hashes, so builds of the same sources
+ * replace each other's files with the same bytes, and a running process's older chunks stay where it loads them.
+ */
+async function build() {
+  const staging = join(OUT_DIR, `.build-${process.pid}-${Date.now()}`)
+  mkdirSync(staging, { recursive: true })
+  try {
+    const result = await Bun.build({
+      entrypoints: [join(ROOT, 'server/src/main.ts')],
+      outdir: staging,
+      target: 'bun',
+      minify: true,
+      // Chain plugins become chunks of their own, parsed only when an ecosystem is first used.
+      splitting: true,
+      sourcemap: 'linked',
+    })
+    if (!result.success) {
+      for (const log of result.logs) console.error(log)
+      process.exit(1)
+    }
+    const files = readdirSync(staging).sort((a, b) => Number(a === 'main.js') - Number(b === 'main.js'))
+    for (const file of files) renameSync(join(staging, file), join(OUT_DIR, file))
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
   }
 }
+
+if (!fresh()) await build()
 
 await import(BUNDLE)

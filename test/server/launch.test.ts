@@ -1,0 +1,47 @@
+/**
+ * `bun run start` (server/src/launch.ts) builds its bundle when a source is newer. Several processes starting at
+ * once on a stale bundle, as a scaled-out deployment does after an upgrade, must all come up: each one used to
+ * write the same files in place, so another could import a half-written main.js or chunk (a SyntaxError, or an
+ * empty module and exit code 0).
+ */
+import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { spawnListening, type ServerProcess } from '../process.ts'
+
+setDefaultTimeout(120_000)
+
+const dirs: string[] = []
+const tempDir = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix))
+  dirs.push(d)
+  return d
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+test('six processes starting at once with no bundle all build, start and answer; no staging directory is left (three rounds)', async () => {
+  for (let round = 0; round < 3; round++) await startTogether(6)
+})
+
+async function startTogether(count: number) {
+  const bundleDir = join(tempDir('earn-bundle-'), 'bundle')
+  const started = await Promise.allSettled(
+    Array.from({ length: count }, () =>
+      spawnListening([process.execPath, 'server/src/launch.ts'], { BUNDLE_DIR: bundleDir, DATA_DIR: tempDir('earn-launch-') }, { timeoutMs: 90_000 }),
+    ),
+  )
+  const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []))
+  try {
+    expect(started.map((s) => (s.status === 'rejected' ? String(s.reason).slice(0, 500) : 'up'))).toEqual(Array(count).fill('up'))
+    for (const server of servers) expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+    // The OpenAPI document is a chunk loaded on first request: present and whole for every process.
+    for (const server of servers) expect((await fetch(`${server.url}/openapi.json`)).status).toBe(200)
+  } finally {
+    await Promise.all(servers.map((s: ServerProcess) => s.stop()))
+  }
+  expect(existsSync(join(bundleDir, 'main.js'))).toBe(true)
+  expect(readdirSync(bundleDir).filter((f) => f.startsWith('.build-'))).toEqual([])
+}
