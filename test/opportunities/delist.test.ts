@@ -1,12 +1,14 @@
 /**
  * A delisted opportunity, on anvil through the API: it leaves the list and the get, and takes no deposits and no
  * reward streams, while its holder still sees the position, withdraws it on chain, and a past deposit still
- * verifies. Relisted, it takes deposits again. (The CLI commands as processes: cli.test.ts.)
+ * verifies. Relisted, it takes deposits again. An opportunity a re-import moves to another vault keeps its past
+ * deposits verifiable against the vault they were built for. (The CLI commands as processes: cli.test.ts.)
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
-import { manualClock, setOpportunityDelisted } from '@earn/core'
-import { erc20Abi, type Address } from 'viem'
+import { importCatalog, manualClock, setOpportunityDelisted } from '@earn/core'
+import { erc20Abi, getAddress, type Address } from 'viem'
 import { sendUnsigned } from '../chains/evm.ts'
+import { localCatalog } from '../actions/localChain.ts'
 import { fundedMember } from '../actions/members.ts'
 import { expectEnvelope, type Json } from '../harness.ts'
 import { startStreamsEnv, type StreamsEnv } from '../streams/setup.ts'
@@ -89,4 +91,56 @@ test('delisting an opportunity the catalog does not hold is a 404 naming it', as
   const missing = '00000000-0000-4000-8000-000000000000'
   const e = await setOpportunityDelisted({ store: env.h.store, clock }, missing, true).catch((e: unknown) => e)
   expect(e).toMatchObject({ code: 'NOT_FOUND', message: `opportunity ${missing} is not in the catalog; see opportunity list` })
+})
+
+test('moved by a re-import to another vault, its deposits built for the old vault still verify, once each', async () => {
+  const { h, chain } = env
+  const id = crypto.randomUUID()
+  const [direct, swap] = localCatalog().opportunities
+  const catalog = (vaultAddress: string) => ({ opportunities: [{ ...direct!, id, name: 'Moving vault', vaultAddress }] })
+  const importAt = async (vault: string) => {
+    const imported = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock }, catalog(vault))
+    expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['read'])
+    clock.advance(2_001)
+  }
+  await importAt(direct!.vaultAddress)
+
+  const wallet = await fundedMember(h, chain, 100n * 10n ** 6n)
+  const body = { userAddress: wallet.address, tokenIn: chain.token, amount: String(10n * 10n ** 6n), distributorId: h.distributorId }
+  const first = await h.post(`/v2/actions/deposit/${id}`, body)
+  const second = await h.post(`/v2/actions/deposit/${id}`, body)
+  expect([first.status, second.status]).toEqual([200, 200])
+  const firstHash = (await sendAll(wallet, first.body.transactions)).at(-1)!
+  const verifiedBefore = await h.get(`/v2/actions/verify?chainId=31337&txHash=${firstHash}`)
+  expect(verifiedBefore.body).toMatchObject({ verified: true, metadata: { opportunityId: id, actionId: first.body.actionId } })
+
+  // The operator moves the opportunity to the other vault; the second deposit, built for the first, is mined after.
+  await importAt(swap!.vaultAddress)
+  expect((await h.get(`/v2/opportunities/${id}`)).body.opportunity).toMatchObject({ id })
+  const secondHash = (await sendAll(wallet, second.body.transactions)).at(-1)!
+  for (const [hash, action] of [
+    [firstHash, first.body.actionId],
+    [secondHash, second.body.actionId],
+  ]) {
+    const v = await h.get(`/v2/actions/verify?chainId=31337&txHash=${hash}`)
+    expect(v.status, v.text).toBe(200)
+    expect(v.body).toMatchObject({ verified: true, metadata: { opportunityId: id, actionId: action } })
+  }
+  // Each recorded once, with what the vault took in; the moved one names no token, as the listing's facts are now
+  // the new vault's.
+  const activity = await h.get(`/v2/wallets/activity?addresses=${wallet.address}`)
+  const verifies = (activity.body.activities as Json[]).filter((a) => a.type === 'verify').map((a) => [a.txHash, a.token, a.amount])
+  expect(verifies.sort()).toEqual(
+    [
+      [firstHash, getAddress(chain.token), body.amount],
+      [secondHash, null, body.amount],
+    ].sort(),
+  )
+  // New deposits go to the new vault, and verify against it.
+  const third = await h.post(`/v2/actions/deposit/${id}`, body)
+  expect(third.status, third.text).toBe(200)
+  const deposit = third.body.transactions.at(-1).transaction
+  expect(deposit.to.toLowerCase()).toBe(swap!.vaultAddress.toLowerCase())
+  const thirdHash = (await sendAll(wallet, third.body.transactions)).at(-1)!
+  expect((await h.get(`/v2/actions/verify?chainId=31337&txHash=${thirdHash}`)).body).toMatchObject({ verified: true, metadata: { actionId: third.body.actionId } })
 })

@@ -56,6 +56,7 @@ function actionRow(deps: ActionDeps, c: Checked, orgId: string, row: Pick<NewAct
     chainId: c.opportunity.listing.chainId,
     wallet: c.wallet,
     opportunityId: c.opportunity.listing.id,
+    vault: c.opportunity.listing.vaultAddress,
     txHash: null,
     createdAt: deps.clock.now(),
   }

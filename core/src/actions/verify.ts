@@ -56,7 +56,9 @@ async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action
   const opportunity = action.opportunityId === null ? undefined : await deps.lookups.opportunity(action.opportunityId)
   // The catalog lost the action's opportunity: there is no vault to hold the transaction to.
   if (opportunity === undefined) return undefined
-  const vault = parse(opportunity.listing.vaultAddress)
+  // The vault the action was built for, though a re-import may since have moved its opportunity to another one.
+  const listed = parse(opportunity.listing.vaultAddress)
+  const vault = action.vault === null ? listed : parse(action.vault)
   // The ecosystem reports neither (Solana, TON: a deposit is the base token sent to the vault, a withdrawal the
   // receipt token sent back): the wallet must have sent the action's token to the vault.
   if (read.to === undefined && read.vaultMoves === undefined) {
@@ -67,7 +69,8 @@ async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action
   // A tag also rides on a call to the vault that moves nothing (a zero transfer, say): the vault's own report counts.
   const moves = (read.vaultMoves ?? []).filter((m) => m.kind === action.kind && parse(m.vault) === vault && parse(m.owner) === action.wallet && m.shares > 0n)
   const inVault = (counted: VaultMove[]): Moved | undefined =>
-    counted.length ? { token: opportunity.facts?.baseToken ?? null, amount: total(counted.map((m) => m.assets)).toString() } : undefined
+    // The listing's facts describe its current vault: another vault's asset is not known here.
+    counted.length ? { token: vault === listed ? (opportunity.facts?.baseToken ?? null) : null, amount: total(counted.map((m) => m.assets)).toString() } : undefined
   // Calldata can be sent anywhere: sent by the wallet, only the call to the action's own vault did anything...
   if (sentByWallet && (read.to === undefined || read.to === vault))
     return read.vaultMoves === undefined ? { token: action.token, amount: action.amount } : inVault(moves)

@@ -197,6 +197,14 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.createIndex('actions_verifies').unique().on('actions').column('verifies').execute()
     },
   },
+  {
+    version: 7,
+    name: 'the vault a built action was built for',
+    async up(db) {
+      // A re-import may move an opportunity to another vault; its earlier actions still verify against their own.
+      await db.schema.alterTable('actions').addColumn('vault', 'text').execute()
+    },
+  },
 ]
 
 // Any fixed number works; it only has to be the same for every process of this service.

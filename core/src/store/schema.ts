@@ -74,6 +74,11 @@ export interface ActionsTable {
   txHash: string | null
   /** On a `verify` row: the built action whose transaction it is (one per action). */
   verifies: string | null
+  /**
+   * Deposits and withdrawals: the vault they were built for, as the opportunity named it then (a re-import may move
+   * the opportunity to another vault). Null on rows recorded before this column, and on signups.
+   */
+  vault: string | null
   createdAt: number
 }
 

@@ -328,6 +328,7 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
           referralCode: i === 0 ? 'ref' : null,
           txHash: null,
           verifies: i % 4 ? null : `${randomUUID()}`,
+          vault: i % 2 ? `v${i}` : null,
           createdAt: T0 + i,
         }))
         await store.insertActions(rows)

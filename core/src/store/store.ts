@@ -93,7 +93,7 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
 
 // Rows per INSERT: five parameters each stays far below SQLite's and PostgreSQL's limits.
 const USAGE_BATCH = 1000
-/** Actions per INSERT: thirteen parameters each. */
+/** Actions per INSERT: fifteen parameters each. */
 export const ACTION_BATCH = 1000
 // Every column of a recorded action, in the order a multi-row insert binds them.
 const ACTION_COLUMNS = [
@@ -110,6 +110,7 @@ const ACTION_COLUMNS = [
   'referralCode',
   'txHash',
   'verifies',
+  'vault',
   'createdAt',
 ] as const satisfies readonly (keyof NewAction)[]
 // A column added to the table but not to the list above fails to compile here.
