@@ -6,6 +6,7 @@
  * sees none of it.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { transitionStream, type Store } from '@earn/core'
 import { encodeFunctionData, erc20Abi, sliceHex, stringToHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { deploySmartWallet, mintToken, sendThroughWallet, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
@@ -214,6 +215,36 @@ describe('a contract wallet as the creator (a Safe, an ERC-4337 account)', () =>
     const confirmed = await confirm(r.body.stream.id, receipt.transactionHash)
     expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200)
     expect(confirmed.body.stream).toMatchObject({ state: 'active', fundingTxHash: receipt.transactionHash.toLowerCase() })
+  })
+})
+
+describe('contention', () => {
+  test('a transition that keeps losing its compare-and-set to other requests is 409 CONFLICT (was a 500), and writes nothing', async () => {
+    const created = await env.h.post('/v2/streams', env.pointBody())
+    expect(created.body.stream.state).toBe('active')
+    const id = created.body.stream.id
+    const real = env.h.store
+    const clock = env.h.deps.clock
+    // Between each read and write of ours another request pauses the stream, and resumes it before we read again:
+    // every compare-and-set of ours from "active" loses, against the real store.
+    const store = new Proxy(real, {
+      get(target, prop, receiver) {
+        if (prop !== 'setStreamState') return Reflect.get(target, prop, receiver)
+        const setStreamState: Store['setStreamState'] = async (streamId, change) => {
+          expect(await real.setStreamState(streamId, { from: 'active', to: 'paused', at: clock.now() })).toBe(true)
+          const won = await real.setStreamState(streamId, change)
+          expect(await real.setStreamState(streamId, { from: 'paused', to: 'active', at: clock.now() })).toBe(true)
+          return won
+        }
+        return setStreamState
+      },
+    })
+    const deps = { store, ecosystems: env.h.deps.ecosystems, clock, attributionSecret: env.h.deps.attributionSecret, treasuries: {} }
+    const error = await transitionStream(deps, { orgId: env.h.org.orgId, streamId: id, action: 'pause' }).then(() => undefined, (e: unknown) => e)
+    expect(error).toMatchObject({ code: 'CONFLICT', status: 409, context: { streamId: 'changed state concurrently' } })
+    expect(await state(id)).toBe('active')
+    // Uncontended, the same request goes through.
+    expect((await env.h.post(`/v2/streams/${id}/pause`)).body.stream.state).toBe('paused')
   })
 })
 

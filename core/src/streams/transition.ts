@@ -3,6 +3,7 @@
  * compare-and-set on the stored state, so of two concurrent requests each sees the other's outcome. The
  * state judged is the one read now: a running stream past its end is completed and refuses all three.
  */
+import { ConflictError } from '../errors.ts'
 import { addressFormats, ownStream, type StreamDeps } from './lookup.ts'
 import type { StreamResult, StreamTransition } from './schema.ts'
 import { effectiveState, nextState } from './state.ts'
@@ -26,6 +27,10 @@ export async function transitionStream(deps: StreamDeps, p: TransitionStreamPara
       const moved = { ...stream, state: to, updatedAt: now }
       return { stream: toStream(moved, (await addressFormats(deps))(moved.ecosystem), now) }
     }
-    if (attempt >= ATTEMPTS) throw new Error(`stream ${stream.id} kept changing state under ${p.action}`)
+    // Others keep moving it (away and back, as pause and resume in turn do): the client decides again, on a fresh read.
+    if (attempt >= ATTEMPTS)
+      throw new ConflictError(`stream ${stream.id} changed state ${ATTEMPTS} times while this ${p.action} was applied; read it again and retry`, {
+        streamId: 'changed state concurrently',
+      })
   }
 }

@@ -81,9 +81,10 @@ export const streamRoutes = (deps: Deps) => {
           summary: 'Pause, resume or cancel a stream',
           description:
             'pause: active -> paused; resume: paused -> active; cancel: pending, active or paused -> cancelled. Every other transition ' +
-            `(a completed stream included) is 400 with context.state and context.action. ${SCOPE}`,
+            '(a completed stream included) is 400 with context.state and context.action; 409 when other requests kept changing ' +
+            `its state while this one applied (read it again and retry). ${SCOPE}`,
           tags,
-          responses: { 200: StreamResult },
+          responses: { 200: StreamResult, 409: ErrorEnvelopeSchema },
         }),
       },
     )
