@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ApiError, InvalidArgumentError, UnavailableError } from '@earn/core'
+import { ApiError, UnavailableError } from '@earn/core'
 import { Address } from '@ton/core'
 import { askChain, connectTon, createTonClient, getMethodExitCode } from './client.ts'
 
@@ -15,13 +15,14 @@ describe('connectTon', () => {
     } catch (e) {
       thrown = e
     }
-    expect(thrown).toBeInstanceOf(InvalidArgumentError)
-    expect((thrown as InvalidArgumentError).message).toContain('TON_API_URL')
-    expect((thrown as InvalidArgumentError).context).toHaveProperty('TON_API_URL')
+    expect(thrown).toBeInstanceOf(UnavailableError)
+    expect((thrown as UnavailableError).status).toBe(503)
+    expect((thrown as UnavailableError).message).toContain('TON_API_URL')
+    expect((thrown as UnavailableError).context).toHaveProperty('TON_API_URL')
   })
 
   test('a blank URL counts as none', () => {
-    expect(() => connectTon({ TON_API_URL: '  ' }).provider(somewhere)).toThrow(InvalidArgumentError)
+    expect(() => connectTon({ TON_API_URL: '  ' }).provider(somewhere)).toThrow(UnavailableError)
   })
 
   test('with a URL it hands out TonClient providers', () => {

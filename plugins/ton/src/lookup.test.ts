@@ -5,7 +5,7 @@
  * here; the transaction it serves is a real one, made on the sandbox.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type ApiError, InvalidArgumentError, NotFoundError, UnavailableError } from '@earn/core'
+import { type ApiError, NotFoundError, UnavailableError } from '@earn/core'
 import { toNano, type Transaction } from '@ton/core'
 import { keyPairFromSeed } from '@ton/crypto'
 import { startTon } from '../../../test/chains/ton.ts'
@@ -164,10 +164,10 @@ describe('toncenter lookup', () => {
 
   test('without TON_API_URL, or with a URL whose index cannot be derived, the missing variable is named', async () => {
     const none = (await connectTon({}).findTransaction(hash).catch((e: unknown) => e)) as ApiError
-    expect(none).toBeInstanceOf(InvalidArgumentError)
+    expect(none).toBeInstanceOf(UnavailableError)
     expect(none.context).toHaveProperty('TON_API_URL')
     const custom = (await connectTon({ TON_API_URL: 'https://ton.example.com/rpc' }).findTransaction(hash).catch((e: unknown) => e)) as ApiError
-    expect(custom).toBeInstanceOf(InvalidArgumentError)
+    expect(custom).toBeInstanceOf(UnavailableError)
     expect(custom.context).toHaveProperty('TON_INDEX_URL')
   })
 })
