@@ -23,6 +23,11 @@ export interface Config {
    */
   membershipMissCacheMs: number
   logRequests: boolean
+  /**
+   * Which browser origins may call the API (`CORS_ORIGINS`): `*` (the default) any, a list those, `null` none.
+   * Keys travel in a header, never in a cookie, so allowing an origin lets a page send only what it could send anyway.
+   */
+  corsOrigins: '*' | readonly string[] | null
   /** Seconds between catalog refreshes (the chain facts of every opportunity). */
   catalogRefreshSeconds: number
   /**
@@ -89,6 +94,23 @@ function streamTreasuries(env: Config['env']): Record<string, string> {
   return treasuries
 }
 
+function corsOrigins(env: Config['env']): Config['corsOrigins'] {
+  const raw = env.CORS_ORIGINS?.trim()
+  if (!raw || raw === '*') return '*'
+  if (raw === 'none') return null
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim()
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {}
+    // What a browser sends in Origin: scheme, host and port only, no path or trailing slash.
+    if (!parsed || parsed.origin !== origin || !['http:', 'https:'].includes(parsed.protocol))
+      throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin: expected https://host[:port], comma-separated, or * or none`)
+    return origin
+  })
+}
+
 export function parseConfig(env: Config['env']): Config {
   const secret = env.ATTRIBUTION_SECRET
   if (secret !== undefined && secret !== '' && secret.length < 16)
@@ -106,6 +128,7 @@ export function parseConfig(env: Config['env']): Config {
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 2, 0, 5),
     membershipMissCacheMs: integer(env, 'MEMBERSHIP_MISS_CACHE_MS', 1000, 0, 5000),
     logRequests: env.LOG_REQUESTS !== '0',
+    corsOrigins: corsOrigins(env),
     catalogRefreshSeconds: integer(env, 'CATALOG_REFRESH_SECONDS', 300, 5, 86_400),
     streamTreasuries: streamTreasuries(env),
     env,

@@ -14,6 +14,7 @@ import { activityRoutes } from './features/activity/routes.ts'
 import { streamRoutes } from './features/streams/routes.ts'
 import { apiDocs } from './http/docs.ts'
 import { errorHandling } from './http/errors.ts'
+import { cors } from './http/cors.ts'
 import { hostRequired } from './http/host.ts'
 import { bodyParsing } from './http/parse.ts'
 import { requestLogging } from './http/requestLog.ts'
@@ -27,6 +28,7 @@ export function createApp(deps: Deps) {
     .use(requestLogging({ clock: deps.clock, logger: deps.logger, enabled: deps.config.logRequests }))
     .use(errorHandling(deps.logger))
     .use(hostRequired)
+    .use(cors(deps.config.corsOrigins))
     .use(bodyParsing)
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))

@@ -127,3 +127,19 @@ describe('bodies past 1 MiB', () => {
     expectEnvelope(await r.json(), 401, 'UNAUTHORIZED')
   })
 })
+
+describe('CORS on a listening server (Bun routes by method before the app sees a request)', () => {
+  test('a browser preflight of a POST route and of a GET route is 204 with the allowed origin', async () => {
+    for (const path of ['/v2/membership/agreement', '/v2/opportunities/']) {
+      const r = await fetch(`${server.url}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://wallet.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key' },
+      })
+      expect([r.status, r.headers.get('access-control-allow-origin'), r.headers.get('access-control-allow-headers')]).toEqual([
+        204,
+        '*',
+        'content-type, x-api-key, x-request-id',
+      ])
+    }
+  })
+})

@@ -1,0 +1,76 @@
+/**
+ * CORS: publishable keys are for browser code (SPEC), so a page on another origin can send the preflight, then the
+ * call, and read the answer and its metering headers. `CORS_ORIGINS` narrows the origins or turns it off; a
+ * request without Origin (not a browser) gets no CORS headers at all.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { parseConfig } from '@earn/core'
+import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
+
+const PAGE = 'https://wallet.example'
+const preflight = (h: Harness, path: string, origin = PAGE, method = 'POST') =>
+  h.request('OPTIONS', path, { key: null, headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'content-type, x-api-key' } })
+
+describe('any origin (the default)', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await createHarness()
+  })
+  afterAll(() => h.close())
+
+  test('a preflight, with no key, is 204 allowing GET and POST with x-api-key and content-type, and is not metered', async () => {
+    for (const path of ['/v2/membership/agreement', '/v2/opportunities/', '/v2/actions/deposit/00000000-0000-4000-8000-000000000000']) {
+      const r = await preflight(h, path)
+      expect(r.status).toBe(204)
+      expect(r.headers.get('access-control-allow-origin')).toBe('*')
+      expect(r.headers.get('access-control-allow-methods')).toBe('GET, POST')
+      expect(r.headers.get('access-control-allow-headers')).toBe('content-type, x-api-key, x-request-id')
+      expect(r.headers.get('x-ratelimit-used')).toBeNull()
+    }
+  })
+
+  test('the call itself, answered or refused, lets the page read the body and the metering headers', async () => {
+    const ok = await h.get('/v2/opportunities/', { key: h.org.publishableKey, headers: { origin: PAGE } })
+    expect(ok.status).toBe(200)
+    expect(ok.headers.get('access-control-allow-origin')).toBe('*')
+    expect(ok.headers.get('access-control-expose-headers')).toContain('x-ratelimit-remaining')
+    const refused = await h.get('/v2/opportunities/', { key: null, headers: { origin: PAGE } })
+    expectEnvelope(refused.body, 401, 'UNAUTHORIZED')
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*')
+  })
+
+  test('a request without Origin gets no CORS headers, and OPTIONS without a preflight is still 404', async () => {
+    const r = await h.get('/v2/opportunities/', { key: h.org.publishableKey })
+    expect(r.headers.get('access-control-allow-origin')).toBeNull()
+    const options = await h.request('OPTIONS', '/v2/opportunities/', { key: null })
+    expectEnvelope(options.body, 404, 'NOT_FOUND')
+  })
+})
+
+describe('CORS_ORIGINS', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await createHarness({ env: { CORS_ORIGINS: `${PAGE}, http://localhost:5173` } })
+  })
+  afterAll(() => h.close())
+
+  test('a listed origin is named back, with Vary: Origin; another gets no CORS headers and its preflight is not answered', async () => {
+    const allowed = await preflight(h, '/v2/opportunities/', 'http://localhost:5173', 'GET')
+    expect([allowed.status, allowed.headers.get('access-control-allow-origin'), allowed.headers.get('vary')]).toEqual([204, 'http://localhost:5173', 'Origin'])
+    const call = await h.get('/v2/opportunities/', { key: h.org.publishableKey, headers: { origin: PAGE } })
+    expect([call.headers.get('access-control-allow-origin'), call.headers.get('vary')]).toEqual([PAGE, 'Origin'])
+    const other = await preflight(h, '/v2/opportunities/', 'https://evil.example', 'GET')
+    expect(other.status).toBe(404)
+    expect(other.headers.get('access-control-allow-origin')).toBeNull()
+    const otherCall = await h.get('/v2/opportunities/', { key: h.org.publishableKey, headers: { origin: 'https://evil.example' } })
+    expect(otherCall.status).toBe(200)
+    expect(otherCall.headers.get('access-control-allow-origin')).toBeNull()
+  })
+
+  test('none turns it off; a value that is no origin stops the start naming the variable', async () => {
+    expect(parseConfig({ CORS_ORIGINS: 'none' }).corsOrigins).toBeNull()
+    expect(parseConfig({}).corsOrigins).toBe('*')
+    for (const bad of ['https://wallet.example/', 'wallet.example', 'ftp://x.example', 'https://a.example/path'])
+      expect(() => parseConfig({ CORS_ORIGINS: bad })).toThrow(/^CORS_ORIGINS: .* is not an origin/)
+  })
+})
