@@ -19,6 +19,7 @@ export interface KeyVerifier {
 }
 
 const MAX_CACHED = 10_000
+const KEY_SHAPE = /^[ps]k_live_[1-9A-HJ-NP-Za-km-z]+$/
 
 export function createKeyVerifier(deps: { store: Store; clock: Clock; cacheMs: number }): KeyVerifier {
   const cache = new Map<string, { record: KeyWithOrganization; until: number }>()
@@ -26,7 +27,8 @@ export function createKeyVerifier(deps: { store: Store; clock: Clock; cacheMs: n
     async verify(presented) {
       if (!presented) return { code: 'MISSING' }
       const kind = keyKind(presented)
-      if (!kind || presented.length > 128) return { code: 'MALFORMED' }
+      // Keys are the prefix and base58: anything else (two headers joined by a comma, a pasted space) is not one.
+      if (!kind || presented.length > 128 || !KEY_SHAPE.test(presented)) return { code: 'MALFORMED' }
       const hash = hashKey(presented)
       const now = deps.clock.now()
       let record = cache.get(hash)

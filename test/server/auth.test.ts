@@ -16,6 +16,15 @@ describe('API keys', () => {
     expect(r.body).toEqual({ code: 401, status: 'UNAUTHORIZED', error: expect.stringContaining('X-API-Key'), context: {} })
   })
 
+  test('a key sent twice (joined by a comma), or too long, is named as malformed, not as unknown', async () => {
+    const malformed = [`${h.org.secretKey}, ${h.org.secretKey}`, h.org.secretKey + '1'.repeat(128), `${h.org.secretKey}0`, 'pk_live_0OIl']
+    for (const key of malformed) {
+      const r = await h.get(`/v2/membership/?address=${addr}`, { key })
+      expectEnvelope(r.body, 401, 'UNAUTHORIZED')
+      expect(r.body.error).toContain('sent in one X-API-Key header')
+    }
+  })
+
   test('unknown, malformed and revoked keys are 401', async () => {
     for (const key of ['sk_live_' + 'x'.repeat(44), 'not-a-key', 'pk_live_']) {
       const r = await h.get(`/v2/membership/?address=${addr}`, { key })

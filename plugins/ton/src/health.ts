@@ -13,7 +13,7 @@ export async function health(client: TonChainClient): Promise<ChainHealth[]> {
     provider = client.provider(PROBE)
   } catch (e) {
     // No TON_API_URL: nothing is configured, so nothing is unready.
-    if (e instanceof ApiError && e.code === 'INVALID_ARGUMENT') return []
+    if (e instanceof ApiError && 'TON_API_URL' in e.context) return []
     throw e
   }
   try {

@@ -12,7 +12,7 @@ import { pathOf, requestState } from './request.ts'
 
 const UNAUTHORIZED_TEXT = {
   MISSING: 'missing API key: send your key in the X-API-Key header',
-  MALFORMED: 'invalid API key: keys start with pk_live_ or sk_live_',
+  MALFORMED: 'invalid API key: a key is pk_live_ or sk_live_ and base58 characters, at most 128 in all, sent in one X-API-Key header',
   NOT_FOUND: 'invalid API key: no such key',
   REVOKED: 'invalid API key: this key was revoked',
 } as const
