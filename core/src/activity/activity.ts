@@ -3,6 +3,7 @@
  * newest first. An organization sees only its own actions (built with its keys, and their verifications) and the
  * signups through its own distributors; another organization's distributor is 404, as if it did not exist.
  */
+import { pagination, parsePage } from '../paging.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import { DistributorNotFoundError } from '../membership/errors.ts'
 import { InvalidFilterError } from '../opportunities/errors.ts'
@@ -10,8 +11,7 @@ import { UUID_PATTERN } from '../opportunities/schema.ts'
 import type { Store } from '../store/store.ts'
 import { resolveWallet } from '../portfolio/wallet.ts'
 import { TooManyAddressesError } from './errors.ts'
-import { pagination, parsePage } from './page.ts'
-import { type ActivityList, type DistributorActivityQuery, MAX_ACTIVITY_ADDRESSES, type WalletActivityQuery } from './schema.ts'
+import { type ActivityList, DEFAULT_ACTIVITY_LIMIT, type DistributorActivityQuery, MAX_ACTIVITY_ADDRESSES, MAX_ACTIVITY_LIMIT, type WalletActivityQuery } from './schema.ts'
 import { type PluginsById, toActivity } from './view.ts'
 
 export interface ActivityDeps {
@@ -38,7 +38,7 @@ async function walletsOf(ecosystems: EcosystemRegistry, raw: string): Promise<Ma
 }
 
 export async function walletActivity(deps: ActivityDeps, p: { orgId: string; query: WalletActivityQuery }): Promise<ActivityList> {
-  const page = parsePage(p.query)
+  const page = parsePage(p.query, { fallback: DEFAULT_ACTIVITY_LIMIT, max: MAX_ACTIVITY_LIMIT })
   const wallets = await walletsOf(deps.ecosystems, p.query.addresses)
   const [{ rows, total }, plugins] = await Promise.all([
     deps.store.listWalletActivity({ orgId: p.orgId, wallets, offset: page.offset, limit: page.limit }),
@@ -53,7 +53,7 @@ export async function distributorActivity(
   deps: ActivityDeps,
   p: { orgId: string; distributorId: string; query: DistributorActivityQuery },
 ): Promise<ActivityList> {
-  const page = parsePage(p.query)
+  const page = parsePage(p.query, { fallback: DEFAULT_ACTIVITY_LIMIT, max: MAX_ACTIVITY_LIMIT })
   const opportunityId = p.query.opportunityId?.trim()
   if (opportunityId !== undefined && !UUID.test(opportunityId)) throw new InvalidFilterError('opportunityId', 'must be an opportunity UUID')
   const distributor = await deps.store.getDistributor(p.distributorId)

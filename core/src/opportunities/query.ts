@@ -5,6 +5,7 @@
  */
 import { type Ecosystem, type EcosystemId, NATIVE_TOKEN } from '../ecosystem.ts'
 import { ApiError } from '../errors.ts'
+import { pagination, parsePage, type PageRequest } from '../paging.ts'
 import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
 import type { Store } from '../store/store.ts'
 import { InvalidFilterError, OpportunityDelistedError, OpportunityNotFoundError } from './errors.ts'
@@ -25,16 +26,7 @@ export interface ListFilter {
   /** Canonical forms of the address in every loaded ecosystem that accepts it. */
   depositTokens?: string[]
   tvlGreaterThan?: number
-  page: number
-  limit: number
-}
-
-function positiveInteger(field: string, raw: string | undefined, fallback: number, max: number): number {
-  if (raw === undefined || raw === '') return fallback
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new InvalidFilterError(field, `must be a whole number from 1${max < 1e9 ? ` to ${max}` : ''}`)
-  const n = Number(raw)
-  if (n > max) throw new InvalidFilterError(field, `must be at most ${max}`)
-  return n
+  page: PageRequest
 }
 
 /** Why an ecosystem refuses the input as an address, in its own words (a checksum typo, say). */
@@ -50,10 +42,7 @@ function addressProblem(plugin: Pick<Ecosystem<EcosystemId, unknown>, 'address'>
 /** The query string to a filter; what does not parse is a 400 naming the parameter. */
 export async function parseListQuery(ecosystems: EcosystemRegistry, q: OpportunityListQuery): Promise<ListFilter> {
   const loaded = await ecosystems.all()
-  const filter: ListFilter = {
-    page: positiveInteger('page', q.page, 1, 1e9),
-    limit: positiveInteger('limit', q.limit, DEFAULT_LIMIT, MAX_LIMIT),
-  }
+  const filter: ListFilter = { page: parsePage(q, { fallback: DEFAULT_LIMIT, max: MAX_LIMIT }) }
   if (q.chainIds !== undefined) {
     const ids = q.chainIds.split(',').map((s) => s.trim()).filter(Boolean)
     if (!ids.length) throw new InvalidFilterError('chainIds', 'must list at least one chain id, comma-separated')
@@ -90,19 +79,14 @@ export async function listOpportunities(deps: QueryDeps, q: OpportunityListQuery
     chainIds: filter.chainIds,
     depositTokens: filter.depositTokens,
     tvlGreaterThan: filter.tvlGreaterThan,
-    offset: (filter.page - 1) * filter.limit,
-    limit: filter.limit,
+    offset: filter.page.offset,
+    limit: filter.page.limit,
   })
   const opportunities = rows
     .map(decodeOpportunity)
     .filter(isLive)
     .map((o) => toOpportunity(o, loaded.get(o.listing.ecosystem)!.plugin))
-  const totalPages = Math.ceil(total / filter.limit)
-  return {
-    opportunities,
-    total,
-    pagination: { page: filter.page, limit: filter.limit, total, totalPages, hasNext: filter.page < totalPages, hasPrevious: filter.page > 1 },
-  }
+  return { opportunities, total, pagination: pagination(filter.page, total) }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { UINT256_MAX } from '../fees.ts'
 import { InvalidStreamFieldError } from './errors.ts'
-import { parseBudget, parseInstant, parsePageField } from './fields.ts'
+import { parseBudget, parseInstant } from './fields.ts'
 
 const refusal = (f: () => unknown) => {
   try {
@@ -27,11 +27,5 @@ describe('stream fields', () => {
     expect(parseInstant(1_767_225_600, 'endTime')).toBe(Date.UTC(2026, 0, 1))
     for (const bad of ['2026-01-01', '2026-01-01T00:00:00', '2026-02-30T00:00:00Z', '2025-02-29T00:00:00Z', '2026-01-01T24:00:00Z', 'tomorrow', 1_767_225_600_000, -1, 1.5])
       expect(refusal(() => parseInstant(bad, 'endTime'))).toHaveProperty('endTime')
-  })
-
-  test('pages: whole numbers from 1 to the maximum', () => {
-    expect(parsePageField('limit', undefined, 20, 100)).toBe(20)
-    expect(parsePageField('limit', '100', 20, 100)).toBe(100)
-    for (const bad of ['0', '101', '1.5', 'x', '-1']) expect(refusal(() => parsePageField('limit', bad, 20, 100))).toHaveProperty('limit')
   })
 })

@@ -36,12 +36,3 @@ export function parseInstant(raw: string | number, field: string): number {
   if (!Number.isFinite(ms) || ms < 0 || ms > MAX_EPOCH_SECONDS * 1000 + 999) throw invalid()
   return ms
 }
-
-/** A page or page size: a whole number from 1 to `max`; absent gives `fallback`. */
-export function parsePageField(field: string, raw: string | undefined, fallback: number, max: number): number {
-  if (raw === undefined || raw === '') return fallback
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new InvalidStreamFieldError(field, `must be a whole number from 1${max < 1e9 ? ` to ${max}` : ''}`)
-  const n = Number(raw)
-  if (n > max) throw new InvalidStreamFieldError(field, `must be at most ${max}`)
-  return n
-}

@@ -1,6 +1,6 @@
 /** `GET /v2/streams` and `GET /v2/streams/{id}`: the caller's organization's streams only. */
+import { pagination, parsePage } from '../paging.ts'
 import { InvalidStreamFieldError } from './errors.ts'
-import { parsePageField } from './fields.ts'
 import { addressFormats, ownStream, type StreamDeps } from './lookup.ts'
 import type { StreamList, StreamListQuery, StreamResult } from './schema.ts'
 import { STREAM_STATES, type StreamState } from './state.ts'
@@ -19,19 +19,13 @@ function parseState(raw: string | undefined): StreamState | undefined {
 
 export async function listStreams(deps: QueryDeps, p: { orgId: string; query: StreamListQuery }): Promise<StreamList> {
   const state = parseState(p.query.state)
-  const page = parsePageField('page', p.query.page, 1, 1e9)
-  const limit = parsePageField('limit', p.query.limit, DEFAULT_STREAM_LIMIT, MAX_STREAM_LIMIT)
+  const page = parsePage(p.query, { fallback: DEFAULT_STREAM_LIMIT, max: MAX_STREAM_LIMIT })
   const now = deps.clock.now()
   const [{ rows, total }, formats] = await Promise.all([
-    deps.store.listStreams({ orgId: p.orgId, state, now, offset: (page - 1) * limit, limit }),
+    deps.store.listStreams({ orgId: p.orgId, state, now, offset: page.offset, limit: page.limit }),
     addressFormats(deps),
   ])
-  const totalPages = Math.ceil(total / limit)
-  return {
-    streams: rows.map((row) => toStream(row, formats(row.ecosystem), now)),
-    total,
-    pagination: { page, limit, total, totalPages, hasNext: page < totalPages, hasPrevious: page > 1 },
-  }
+  return { streams: rows.map((row) => toStream(row, formats(row.ecosystem), now)), total, pagination: pagination(page, total) }
 }
 
 export async function getStream(deps: QueryDeps, p: { orgId: string; streamId: string }): Promise<StreamResult> {
