@@ -33,6 +33,9 @@ export function parseInstant(raw: string | number, field: string): number {
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate()
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) throw invalid()
   const ms = Date.parse(raw)
-  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_EPOCH_SECONDS * 1000 + 999) throw invalid()
+  if (!Number.isFinite(ms)) throw invalid()
+  // A well-formed time whose offset carries it outside the years 1970 to 9999 (UTC), which are what epoch seconds take.
+  if (ms < 0 || ms > MAX_EPOCH_SECONDS * 1000 + 999)
+    throw new InvalidStreamFieldError(field, 'must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z once its offset is applied')
   return ms
 }
