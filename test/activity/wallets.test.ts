@@ -145,6 +145,19 @@ describe('GET /v2/wallets/activity rejections', () => {
     }
   })
 
+  test('an EIP-55 checksum typo is named as one, in activity and the portfolio alike', async () => {
+    const good = getAddress('0x' + 'ab'.repeat(20))
+    // Flip the case of one letter: still mixed case, so the checksum must hold, and it does not.
+    const at = good.search(/[a-fA-F]/)
+    const typo = good.slice(0, at) + (good[at] === good[at]!.toLowerCase() ? good[at]!.toUpperCase() : good[at]!.toLowerCase()) + good.slice(at + 1)
+    const r = await activity(`addresses=${typo}`)
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(r.body.context['addresses[0]']).toMatch(/^not an address of evm \(.*checksum.*\)/i)
+    const p = await h.get(`/v2/wallet/${typo}/portfolio`)
+    expectEnvelope(p.body, 400, 'INVALID_ARGUMENT')
+    expect(JSON.stringify(p.body.context)).toMatch(/checksum/i)
+  })
+
   test('more than 1000 addresses is 400; exactly 1000 is fine', async () => {
     const many = (n: number) => Array.from({ length: n }, (_, i) => `0x${i.toString(16).padStart(40, '0')}`).join(',')
     const ok = await activity(`addresses=${many(1000)}`)

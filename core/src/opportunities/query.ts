@@ -3,7 +3,8 @@
  * action endpoints share. Only opportunities whose chain facts are known, of loaded ecosystems, exist
  * as far as the API is concerned.
  */
-import { type Ecosystem, type EcosystemId, NATIVE_TOKEN } from '../ecosystem.ts'
+import { NATIVE_TOKEN } from '../ecosystem.ts'
+import { addressProblems } from '../addressProblems.ts'
 import { ApiError } from '../errors.ts'
 import { pagination, parsePage, type PageRequest } from '../paging.ts'
 import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
@@ -29,16 +30,6 @@ export interface ListFilter {
   page: PageRequest
 }
 
-/** Why an ecosystem refuses the input as an address, in its own words (a checksum typo, say). */
-function addressProblem(plugin: Pick<Ecosystem<EcosystemId, unknown>, 'address'>, input: string): string {
-  try {
-    plugin.address.parse(input)
-    return 'valid'
-  } catch (e) {
-    return e instanceof ApiError ? String(Object.values(e.context)[0] ?? e.message) : String(e)
-  }
-}
-
 /** The query string to a filter; what does not parse is a 400 naming the parameter. */
 export async function parseListQuery(ecosystems: EcosystemRegistry, q: OpportunityListQuery): Promise<ListFilter> {
   const loaded = await ecosystems.all()
@@ -54,7 +45,7 @@ export async function parseListQuery(ecosystems: EcosystemRegistry, q: Opportuni
     const input = q.depositToken.trim()
     // `native` is every chain's own coin, as catalog deposit tokens name it (narrow it with chainIds).
     const forms = input === NATIVE_TOKEN ? [NATIVE_TOKEN] : loaded.filter((e) => e.plugin.address.isValid(input)).map((e) => e.plugin.address.parse(input))
-    if (!forms.length) throw new InvalidFilterError('depositToken', `is not native, nor a token address of ${loaded.map((e) => `${e.plugin.id} (${addressProblem(e.plugin, input)})`).join(', ')}`)
+    if (!forms.length) throw new InvalidFilterError('depositToken', `is not native, nor a token address of ${addressProblems(loaded, input)}`)
     filter.depositTokens = [...new Set(forms)]
   }
   if (q.tvlGreaterThan !== undefined) {

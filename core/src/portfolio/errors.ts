@@ -2,8 +2,9 @@ import { ApiError, InvalidArgumentError, UnavailableError } from '../errors.ts'
 
 /** No loaded ecosystem accepts the address's form; `field` names where it came from (`address`, `addresses[3]`). */
 export class UnknownWalletAddressError extends InvalidArgumentError {
-  constructor(field: string, ecosystems: readonly string[]) {
-    super(`${field} is not a wallet address of ${ecosystems.join(', ')}`, { [field]: `not an address of ${ecosystems.join(', ')}` })
+  /** `problems`: each ecosystem with its reason, `evm (reason), solana (reason)`. */
+  constructor(field: string, problems: string) {
+    super(`${field} is not a wallet address of ${problems}`, { [field]: `not an address of ${problems}` })
   }
 }
 

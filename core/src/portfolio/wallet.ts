@@ -3,6 +3,7 @@
  * TON raw `0:<hex>` or user-friendly base64. The forms do not overlap in practice; should two loaded ecosystems ever
  * accept one string, the first in plugin order (evm, solana, ton) wins, so an answer never depends on timing.
  */
+import { addressProblems } from '../addressProblems.ts'
 import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
 import { UnknownWalletAddressError } from './errors.ts'
 
@@ -15,7 +16,7 @@ export interface ResolvedWallet {
 /** Picks among already loaded ecosystems; `field` names the input in a 400. */
 export function resolveWallet(loaded: readonly LoadedEcosystem[], input: string, field: string): ResolvedWallet {
   const ecosystem = loaded.find((e) => e.plugin.address.isValid(input))
-  if (!ecosystem) throw new UnknownWalletAddressError(field, loaded.map((e) => e.plugin.id))
+  if (!ecosystem) throw new UnknownWalletAddressError(field, addressProblems(loaded, input))
   return { ecosystem, address: ecosystem.plugin.address.parse(input) }
 }
 
