@@ -18,6 +18,7 @@ import {
   SWAP_ROUTERS_VARIABLE,
 } from './env.ts'
 import { type CallBatcher, createCallBatcher } from './multicall.ts'
+import { createJsonRpcPost, postFor, type JsonRpcPost } from './post.ts'
 
 export interface EvmClient {
   /** Chain ids that have an RPC, as the API spells them (decimal strings), in configuration order. */
@@ -31,6 +32,8 @@ export interface EvmClient {
    * clients it did not make (their transport is the caller's to count).
    */
   rpcRequests(chainId: string): number | undefined
+  /** How the chain's Multicall3 batches are posted (see `post.ts`); `undefined` sends them through the public client. */
+  rpcPost(chainId: string): JsonRpcPost | undefined
   /** Milliseconds since the epoch; sets swap deadlines. */
   now(): number
   /** The largest block range one eth_getLogs call asks for (`EVM_LOGS_BLOCK_RANGE`). */
@@ -88,7 +91,11 @@ export function connect(env: ChainEnv): EvmClient {
     if (!urls.has(chainId))
       throw new Error(`${SWAP_ROUTERS_VARIABLE} names chain ${chainId}, which has no RPC in ${RPC_URLS_VARIABLE}`)
   const clients = new Map<string, PublicClient>()
+  const posts = new Map<string, JsonRpcPost>()
   const requests = new Map<string, number>()
+  const count = (chainId: string) => () => {
+    requests.set(chainId, (requests.get(chainId) ?? 0) + 1)
+  }
   return {
     ...baseClient(Object.fromEntries(routers), Date.now, logsBlockRange),
     chainIds: [...urls.keys()],
@@ -98,14 +105,15 @@ export function connect(env: ChainEnv): EvmClient {
       let client = clients.get(chainId)
       if (!client) {
         requests.set(chainId, 0)
-        client = createRpcClient(Number(chainId), url, timeoutMs, () => {
-          requests.set(chainId, (requests.get(chainId) ?? 0) + 1)
-        })
+        client = createRpcClient(Number(chainId), url, timeoutMs, count(chainId))
         clients.set(chainId, client)
+        // The same endpoint, timeout and one retry as the public client's transport below, counted alike.
+        posts.set(chainId, createJsonRpcPost({ url, timeoutMs, retryCount: 1, onRequest: count(chainId) }))
       }
       return client
     },
     rpcRequests: (chainId) => (urls.has(chainId) ? (requests.get(chainId) ?? 0) : undefined),
+    rpcPost: (chainId) => posts.get(chainId),
   }
 }
 
@@ -115,12 +123,18 @@ export function evmClientFromPublicClients(
   options: EvmClientOptions = {},
 ): EvmClient {
   const map = new Map(Object.entries(clients))
+  const posts = new Map<string, JsonRpcPost | undefined>()
   const routers = parseSwapRouters(Object.entries(options.swapRouters ?? {}).map(([id, a]) => `${id}=${a}`).join(','))
   return {
     ...baseClient(Object.fromEntries(routers), options.now ?? Date.now, options.logsBlockRange ?? DEFAULT_LOGS_BLOCK_RANGE),
     chainIds: [...map.keys()],
     publicClient: (chainId) => map.get(chainId),
     rpcRequests: () => undefined,
+    rpcPost(chainId) {
+      const publicClient = map.get(chainId)
+      if (publicClient && !posts.has(chainId)) posts.set(chainId, postFor(publicClient))
+      return posts.get(chainId)
+    },
   }
 }
 
@@ -194,7 +208,9 @@ export function callBatcher(client: EvmClient, chainId: string, publicClient: Pu
       )
       return probe
     }
-    batcher = multicall ? createCallBatcher(publicClient, { waitMs: settings.wait ?? 0, maxBytes: settings.batchSize ?? 1024, multicall3 }) : null
+    batcher = multicall
+      ? createCallBatcher(publicClient, { waitMs: settings.wait ?? 0, maxBytes: settings.batchSize ?? 1024, multicall3, post: client.rpcPost(chainId) })
+      : null
     client.state.batchers.set(chainId, batcher)
   }
   return batcher

@@ -17,6 +17,7 @@ import {
   type Hex,
   type PublicClient,
 } from 'viem'
+import type { JsonRpcPost } from './post.ts'
 
 export interface CallBatcher {
   /** The call's return data (`undefined` when empty), answered from the next aggregate3 call. */
@@ -35,6 +36,8 @@ export interface CallBatcherOptions {
    * chain has none there, and each call goes through viem's `call`, which batches deployless.
    */
   multicall3(): Promise<Address | null>
+  /** How the aggregate3 eth_call is sent (see `post.ts`); without one, through the public client. */
+  post?: JsonRpcPost
 }
 
 interface Pending {
@@ -118,10 +121,10 @@ export function createCallBatcher(publicClient: PublicClient, options: CallBatch
         for (const c of calls) publicClient.call({ to: c.to, data: c.data }).then((r) => c.resolve(r.data), c.reject)
         return
       }
-      const request = { to: multicall3, data: encodeAggregate3(calls) }
+      const params = [{ to: multicall3, data: encodeAggregate3(calls) }, 'latest'] as const
       let answer: Hex
       try {
-        answer = (await publicClient.request({ method: 'eth_call', params: [request, 'latest'] })) as Hex
+        answer = (await (options.post ? options.post('eth_call', [...params]) : publicClient.request({ method: 'eth_call', params: [...params] }))) as Hex
       } catch (error) {
         if (!failedInExecution(error)) throw error
         if (calls.length === 1) return calls[0]!.reject(new RawContractError({ data: '0x' }))
