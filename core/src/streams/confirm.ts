@@ -3,8 +3,9 @@
  * The transaction is read through the plugin of the stream's chain, never taken on the caller's word. It
  * must carry this stream's funding tag, valid for the creator and chain (so a transfer funds one stream
  * only, and a tag copied into another wallet's transfer does not count), and move at least `totalPulled`
- * of the reward token from the creator to the treasury, whoever sent it (a contract wallet's owner, say). Only pending streams confirm (400 otherwise,
- * from the state machine); the funding transaction is recorded with the new state in one write.
+ * of the reward token from the creator to the treasury, whoever sent it (a contract wallet's owner, say).
+ * Only pending streams confirm (400 otherwise, from the state machine); the funding transaction is recorded
+ * with the new state in one write.
  */
 import { ApiError } from '../errors.ts'
 import type { Ecosystem, EcosystemId, ReadTransfersResult } from '../ecosystem.ts'
