@@ -7,3 +7,12 @@ export function thrown(run: () => void): unknown {
   }
   throw new Error('expected an error')
 }
+
+/** What a promise rejects with; one that resolves fails the test. */
+export const rejection = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => {
+      throw new Error('expected a rejection')
+    },
+    (e: unknown) => e,
+  )

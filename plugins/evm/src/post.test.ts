@@ -5,16 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { encodeFunctionData, erc20Abi, HttpRequestError, RpcRequestError, TimeoutError, type Address, type Hex } from 'viem'
 import { closedPortUrl, deployToken, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
+import { rejection } from '../../../test/thrown.ts'
 import { createJsonRpcPost } from './post.ts'
 import { classifyRpcError } from './rpc.ts'
-
-const failure = (promise: Promise<unknown>) =>
-  promise.then(
-    () => {
-      throw new Error('the request was expected to fail')
-    },
-    (e: unknown) => e,
-  )
 
 let anvil: Anvil
 let token: Address
@@ -34,7 +27,7 @@ describe('against anvil', () => {
     expect(requests).toBe(2)
 
     // A call the token refuses: the node answers with an error, which is a refusal and is not asked again.
-    const refused = await failure(post('eth_call', [{ to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [token, 1n] }) }, 'latest']))
+    const refused = await rejection(post('eth_call', [{ to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [token, 1n] }) }, 'latest']))
     expect(refused).toBeInstanceOf(RpcRequestError)
     expect(classifyRpcError(refused)).toBe('refused')
     expect(requests).toBe(3)
@@ -46,7 +39,7 @@ describe('failures', () => {
   test('a refused connection is HttpRequestError, tried once more, and unavailable', async () => {
     let requests = 0
     const url = await closedPortUrl()
-    const error = await failure(createJsonRpcPost({ url, timeoutMs: 1000, retryCount: 1, retryDelayMs: 1, onRequest: () => requests++ })('eth_chainId', []))
+    const error = await rejection(createJsonRpcPost({ url, timeoutMs: 1000, retryCount: 1, retryDelayMs: 1, onRequest: () => requests++ })('eth_chainId', []))
     expect(error).toBeInstanceOf(HttpRequestError)
     expect(classifyRpcError(error)).toBe('unavailable')
     expect(requests).toBe(2)
@@ -66,7 +59,7 @@ describe('failures', () => {
       const post = createJsonRpcPost({ url: `http://127.0.0.1:${server.port}/`, timeoutMs: 1000, retryCount: 1, retryDelayMs: 1 })
       expect(await post('eth_chainId', [])).toBe('0x1')
       expect(served).toBe(2)
-      const bad = await failure(createJsonRpcPost({ url: `http://127.0.0.1:${server.port}/bad`, timeoutMs: 1000, retryCount: 1, retryDelayMs: 1 })('eth_chainId', []))
+      const bad = await rejection(createJsonRpcPost({ url: `http://127.0.0.1:${server.port}/bad`, timeoutMs: 1000, retryCount: 1, retryDelayMs: 1 })('eth_chainId', []))
       expect(bad).toMatchObject({ status: 400 })
       expect(bad).toBeInstanceOf(HttpRequestError)
       expect(served).toBe(3)
@@ -80,7 +73,7 @@ describe('failures', () => {
     const server = Bun.serve({ port: 0, fetch: () => new Promise<Response>(() => {}) })
     try {
       const started = performance.now()
-      const error = await failure(createJsonRpcPost({ url: `http://127.0.0.1:${server.port}/`, timeoutMs: 200, retryCount: 1, retryDelayMs: 1, onRequest: () => requests++ })('eth_chainId', []))
+      const error = await rejection(createJsonRpcPost({ url: `http://127.0.0.1:${server.port}/`, timeoutMs: 200, retryCount: 1, retryDelayMs: 1, onRequest: () => requests++ })('eth_chainId', []))
       const elapsed = performance.now() - started
       expect(error).toBeInstanceOf(TimeoutError)
       expect(classifyRpcError(error)).toBe('unavailable')

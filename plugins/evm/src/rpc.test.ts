@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
 import { createPublicClient, http, parseAbi, type Address } from 'viem'
 import { closedPortUrl, deployToken, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
+import { rejection } from '../../../test/thrown.ts'
 import { ask, classifyRpcError } from './rpc.ts'
 
 const probeAbi = parseAbi([
@@ -10,13 +11,7 @@ const probeAbi = parseAbi([
 ])
 
 /** The error a real request raises, to classify. */
-const failure = (request: () => Promise<unknown>) =>
-  request().then(
-    () => {
-      throw new Error('the request was expected to fail')
-    },
-    (e: unknown) => e,
-  )
+const failure = (request: () => Promise<unknown>) => rejection(request())
 
 describe('classifyRpcError on real failures', () => {
   let anvil: Anvil
