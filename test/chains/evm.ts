@@ -13,14 +13,19 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
+  concatHex,
   createPublicClient,
   createTestClient,
   createWalletClient,
   defineChain,
+  encodeAbiParameters,
+  encodeFunctionData,
   erc20Abi,
   erc4626Abi,
   http,
+  keccak256,
   parseAbi,
+  parseAbiParameters,
   type Abi,
   type Address,
   type Hash,
@@ -56,6 +61,8 @@ export const testSmartWalletAbi = parseAbi([
   'function owner() view returns (address)',
   'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)',
   'function execute(address to, uint256 value, bytes data) returns (bytes)',
+  'function executeSigned(address to, uint256 value, bytes data, bytes signature) returns (bytes)',
+  'function nonce() view returns (uint256)',
 ])
 export const testSmartWalletFactoryAbi = parseAbi([
   'function deploy(address owner, bytes32 salt) returns (address)',
@@ -396,6 +403,27 @@ export async function sendThroughWallet(anvil: Anvil, owner: PrivateKeyAccount, 
     functionName: 'execute',
     args: [t.to as Address, BigInt(t.value), t.data as Hex],
   })
+  return anvil.publicClient.waitForTransactionReceipt({ hash })
+}
+
+/**
+ * An unsigned transaction a relayer submits for a contract wallet (TestSmartWallet's `executeSigned`, as a Safe
+ * relayer or an ERC-4337 bundler does): the owner signs the call, `relayer` sends it with `appended` bytes after
+ * the wallet's arguments, which the wallet ignores.
+ */
+export async function relayThroughWallet(
+  anvil: Anvil,
+  p: { owner: PrivateKeyAccount; relayer: PrivateKeyAccount; wallet: Address; tx: UnsignedEvmTransaction | Record<string, unknown>; appended?: Hex },
+): Promise<TransactionReceipt> {
+  const t = p.tx as UnsignedEvmTransaction
+  const call = [t.to as Address, BigInt(t.value), t.data as Hex] as const
+  const nonce = await anvil.publicClient.readContract({ address: p.wallet, abi: testSmartWalletAbi, functionName: 'nonce' })
+  const digest = keccak256(
+    encodeAbiParameters(parseAbiParameters('address, uint256, uint256, address, uint256, bytes32'), [p.wallet, BigInt(anvil.chainId), nonce, call[0], call[1], keccak256(call[2])]),
+  )
+  const signature = await p.owner.signMessage({ message: { raw: digest } })
+  const data = concatHex([encodeFunctionData({ abi: testSmartWalletAbi, functionName: 'executeSigned', args: [...call, signature] }), p.appended ?? '0x'])
+  const hash = await anvil.walletClient.sendTransaction({ account: p.relayer, to: p.wallet, data })
   return anvil.publicClient.waitForTransactionReceipt({ hash })
 }
 

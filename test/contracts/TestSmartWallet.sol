@@ -3,11 +3,13 @@ pragma solidity ^0.8.24;
 
 import {IERC1271} from "@openzeppelin/contracts/interfaces/IERC1271.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 
 /// The smallest contract wallet that signs like real ones (Safe, Coinbase Smart Wallet): ERC-1271 accepts a
 /// signature over the hash when its single owner (an EOA) made it.
 contract TestSmartWallet is IERC1271 {
     address public immutable owner;
+    uint256 public nonce;
 
     constructor(address owner_) {
         owner = owner_;
@@ -20,6 +22,17 @@ contract TestSmartWallet is IERC1271 {
 
     function execute(address to, uint256 value, bytes calldata data) external returns (bytes memory) {
         require(msg.sender == owner, "not owner");
+        (bool ok, bytes memory ret) = to.call{value: value}(data);
+        require(ok, "call failed");
+        return ret;
+    }
+
+    /// What a Safe's `execTransaction` or an ERC-4337 account does: anyone may submit a call its owner signed
+    /// (EIP-191 over wallet, chain, nonce and the call). The wallet reads its arguments and ignores trailing bytes.
+    function executeSigned(address to, uint256 value, bytes calldata data, bytes calldata signature) external returns (bytes memory) {
+        bytes32 digest = keccak256(abi.encode(address(this), block.chainid, nonce, to, value, keccak256(data)));
+        require(ECDSA.recover(MessageHashUtils.toEthSignedMessageHash(digest), signature) == owner, "not signed by owner");
+        nonce++;
         (bool ok, bytes memory ret) = to.call{value: value}(data);
         require(ok, "call failed");
         return ret;

@@ -45,8 +45,10 @@ export interface EvmClient {
 export interface EvmClientState {
   /** Reads and measurements under way, keyed by what they ask; removed when they settle (see `shared.ts`). */
   readonly inFlight: Map<string, Promise<unknown>>
-  /** Gas measured once per opportunity and step; null where the RPC cannot measure it (see `gas.ts`). */
-  readonly gasMeasured: Map<string, bigint | null>
+  /** Gas measured once per opportunity and step (see `gas.ts`). */
+  readonly gasMeasured: Map<string, bigint>
+  /** Chain ids whose RPC has no `eth_simulateV1` (see `gas.ts`). */
+  readonly cannotSimulate: Set<string>
   /** The Multicall3 batcher per chain id (see `multicall.ts`); `null` where the public client does not batch. */
   readonly batchers: Map<string, CallBatcher | null>
   /** A wallet's vault flows summed over history deep enough to be settled (see `portfolio.ts`). */
@@ -147,7 +149,7 @@ function baseClient(
     swapRouter: (chainId) => routers[chainId],
     now,
     logsBlockRange,
-    state: { inFlight: new Map(), gasMeasured: new Map(), batchers: new Map(), settledFlows: new Map() },
+    state: { inFlight: new Map(), gasMeasured: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map() },
   }
 }
 

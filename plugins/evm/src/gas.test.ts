@@ -66,6 +66,36 @@ describe('gas where the RPC cannot simulate', () => {
     }
   })
 
+  test('a deposit that later runs alone (its allowance in place) is estimated then, and that measure serves builds behind an approve', async () => {
+    const rpc = withoutSimulate()
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${rpc.url}` })
+      const first = await chain.user(parseUnits('2', 6))
+      const [approve, behind] = await build(client, chain.deposit({ owner: first, amount: parseUnits('1', 6) }))
+      expect(behind!.metadata?.gasLimitSource).toBe('default')
+      // Only the approve is mined: the wallet's next deposit can run on its own.
+      await chain.sendAll(first, [approve!])
+      const alone = await build(client, chain.deposit({ owner: first, amount: parseUnits('1', 6) }))
+      expect(alone.map((s) => [s.type, s.metadata?.gasLimitSource])).toEqual([['deposit', 'estimated']])
+      // eth_simulateV1 was refused once, and not asked again.
+      expect(rpc.methods.filter((m) => m === 'eth_simulateV1')).toHaveLength(1)
+      const measured = (alone[0]!.transaction as { gasLimit: string }).gasLimit
+      expect(measured).not.toBe(DEFAULT_GAS.deposit.toString())
+
+      const next = await chain.user(parseUnits('1', 6))
+      const steps = await build(client, chain.deposit({ owner: next, amount: parseUnits('1', 6) }))
+      expect(steps.map((s) => [s.type, s.metadata?.gasLimitSource])).toEqual([
+        ['approve', 'measured-once'],
+        ['deposit', 'measured-once'],
+      ])
+      expect((steps[1]!.transaction as { gasLimit: string }).gasLimit).toBe(measured)
+      await chain.sendAll(next, steps)
+      expect(await chain.read.balance(chain.vault, next.address)).toBeGreaterThan(0n)
+    } finally {
+      await rpc.stop()
+    }
+  })
+
   test('a withdraw, which runs alone, is estimated', async () => {
     const rpc = withoutSimulate()
     try {

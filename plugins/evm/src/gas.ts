@@ -11,8 +11,11 @@
  * - Where the RPC has no `eth_simulateV1`, or the simulated sequence fails, each step that can run on its own
  *   (an approval, a deposit with the allowance in place, a redeem) is measured with `eth_estimateGas`; a step
  *   that cannot (a deposit behind its approve or its swap) takes a conservative default (`DEFAULT_GAS`).
- * - Where the RPC has no `eth_simulateV1`, a step it cannot measure keeps its default for the client's life: trying
- *   again on each build would spend the budget the measure exists to save. A new process measures afresh.
+ * - Where the RPC has no `eth_simulateV1`, that is remembered for the client's life (asking again on each build would
+ *   spend the budget the measure exists to save), and a step that cannot run alone takes its default until a build
+ *   finds it able to (the wallet's allowance already in place): that build estimates it, and the measure then serves
+ *   every build, behind an approve or not. A default fixed for good would fail every deposit into a vault dearer
+ *   than it, as an audit showed with a 400 000-gas vault.
  * - Where the sequence failed, that may be the request's own doing (a token that takes a fee on transfer, a wallet
  *   the token blocks): nothing is recorded for the steps it did not measure, so it cannot fix a default on the
  *   opportunity's honest builds, which share those steps; the next build measures them. A sequence that fails for
@@ -95,7 +98,7 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
   }
   return keys.map((key, i) => {
     const gas = measured.get(key)
-    if (gas === undefined || gas === null) return { gasLimit: DEFAULT_GAS[calls[i]!.step], source: 'default' }
+    if (gas === undefined) return { gasLimit: DEFAULT_GAS[calls[i]!.step], source: 'default' }
     return { gasLimit: reusedGasLimit(calls[i]!.step, gas), source: fresh.has(key) ? 'estimated' : 'measured-once' }
   })
 }
@@ -103,7 +106,8 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
 /** Measures the steps not measured yet and records them (see the policy above); resolves to the keys it measured. */
 async function measure(client: EvmClient, chainId: string, from: Address, calls: GasCall[], keys: string[]): Promise<Set<string>> {
   const publicClient = requirePublicClient(client, chainId)
-  const simulated = await simulate(publicClient, from, calls)
+  const simulated = client.state.cannotSimulate.has(chainId) ? 'unsupported' : await simulate(publicClient, from, calls)
+  if (simulated === 'unsupported') client.state.cannotSimulate.add(chainId)
   const gas = await Promise.all(
     calls.map((call, i) => {
       if (client.state.gasMeasured.has(keys[i]!)) return undefined
@@ -115,10 +119,9 @@ async function measure(client: EvmClient, chainId: string, from: Address, calls:
   keys.forEach((key, i) => {
     if (client.state.gasMeasured.has(key)) return
     const g = gas[i]
-    if (g !== undefined) {
-      client.state.gasMeasured.set(key, g)
-      done.add(key)
-    } else if (simulated === 'unsupported' && !calls[i]!.standalone) client.state.gasMeasured.set(key, null)
+    if (g === undefined) return
+    client.state.gasMeasured.set(key, g)
+    done.add(key)
   })
   return done
 }

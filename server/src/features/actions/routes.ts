@@ -11,7 +11,7 @@ const LOOKUP_TTL_MS = 2000
 const orgOf = (request: Request) => callerOrganization(request).id
 
 const ORDER =
-  'Checks, in order: body (400); the wallet is a member (404, context.userAddress); the opportunity and the distributor exist (404); '
+  'Checks, in order: body (400); the wallet is a member (404, context.userAddress); the opportunity exists (404), and for a deposit is not delisted (404, context.opportunityId `delisted`); the distributor exists and is yours (404); '
 
 export const actionRoutes = (deps: Deps) => {
   const actions: ActionDeps = {
@@ -33,7 +33,7 @@ export const actionRoutes = (deps: Deps) => {
           summary: 'Build a deposit',
           description:
             ORDER +
-            'the opportunity is not delisted (404, context.opportunityId `delisted`); mode enabled on the opportunity, tokenIn allowed, amount parses, the chain can build it (400: e.g. a direct deposit ' +
+            'mode enabled on the opportunity, tokenIn allowed, amount parses, the chain can build it (400: e.g. a direct deposit ' +
             "takes only the vault's asset); then the on-chain balance of tokenIn " +
             '(400 `insufficient token balance` with context.required and context.available). The deposit step carries the attribution tag.',
           tags,
@@ -63,7 +63,7 @@ export const actionRoutes = (deps: Deps) => {
       ...operation(deps, 'actions.verify', {
         summary: 'Verify the attribution tag of a mined transaction',
         description:
-          "verified is true when the tag is ours and valid for the action's wallet and chain, and that wallet made the action: it sent the transaction (EVM: to the action's vault, which reported shares moved for it) or, as a contract wallet, called the vault itself inside another sender's transaction. Otherwise false; 404 when the transaction carries no tag.",
+          "verified is true when the tag is ours and valid for the action's wallet and chain, and that wallet made the action: it sent the transaction (EVM: to the action's vault, which reported shares moved for it) or, as a contract wallet, called the vault itself inside another sender's transaction. Otherwise false; 404 when the transaction carries no tag. Sent by someone else for a contract wallet, the tag that counts is the one on the wallet's own call, read from a call trace (debug_traceTransaction); where the chain's RPC does not trace and the transaction carries more than one tag, 503.",
         tags,
         responses: { 200: VerifyResult },
       }),

@@ -1,0 +1,157 @@
+/**
+ * A contract wallet's deposit submitted by someone else (a Safe relayer, an ERC-4337 bundler): the submitter writes
+ * the transaction's input around the call the wallet's owner signed, and may append a tag of its own. Only the tag
+ * on the wallet's own call to the vault counts, which a trace of the calls shows; on an RPC that does not trace, a
+ * transaction carrying more than one tag cannot be told apart and is a 503 naming what is missing.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { createDistributor, createOrganization, importCatalog } from '@earn/core'
+import { evm, evmClientFromPublicClients } from '@earn/plugin-evm'
+import { concatHex, createPublicClient, encodeFunctionData, erc20Abi, http, stringToHex, type Address, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { anvilChain, deploySmartWallet, mintToken, recordingProxy, relayThroughWallet, setNativeBalance } from '../chains/evm.ts'
+import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
+import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
+import { registerContractWallet } from './members.ts'
+import { fileStore } from './records.ts'
+
+setDefaultTimeout(60_000)
+
+let chain: LocalChain
+const db = fileStore()
+/** Through an RPC that traces, and through one that refuses `debug_traceTransaction`; one store, one catalog. */
+let h: Harness
+let noTrace: Harness
+let tracing: ReturnType<typeof recordingProxy>
+let refusing: ReturnType<typeof recordingProxy>
+let thief: { secretKey: string; distributorId: string }
+const relayer = privateKeyToAccount(generatePrivateKey())
+
+const clientVia = (url: string) =>
+  evmClientFromPublicClients({ [chain.anvil.chainId]: createPublicClient({ chain: anvilChain, transport: http(url), batch: { multicall: true } }) })
+
+beforeAll(async () => {
+  chain = await startLocalChain()
+  tracing = recordingProxy(chain.anvil.url)
+  refusing = recordingProxy(chain.anvil.url, { refuse: (call) => call.method === 'debug_traceTransaction' })
+  h = await createHarness({ store: db.store, clients: { evm: clientVia(tracing.url) } })
+  noTrace = await createHarness({ store: db.store, clients: { evm: clientVia(refusing.url) } })
+  await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, localCatalog())
+  // Membership is global: another organization may build for any member wallet, and so hold a valid tag for it.
+  const other = await createOrganization({ store: h.store, clock: h.deps.clock }, { name: 'Thief org' })
+  thief = { secretKey: other.secretKey, distributorId: (await createDistributor({ store: h.store, clock: h.deps.clock }, { orgId: other.orgId })).distributorId }
+  await setNativeBalance(chain.anvil, relayer.address, 10n ** 18n)
+})
+afterAll(async () => {
+  await h.close()
+  await noTrace.close()
+  tracing.stop()
+  refusing.stop()
+  await chain.anvil.stop()
+  db.cleanup()
+})
+
+const AMOUNT = 40n * 10n ** 6n
+
+/** A contract wallet member holding `AMOUNT` tUSD, its owner, and the honest deposit built for it. */
+async function walletWithBuiltDeposit(server: Harness) {
+  const owner = privateKeyToAccount(generatePrivateKey())
+  const wallet = await deploySmartWallet(chain.anvil, owner.address)
+  await registerContractWallet(server, wallet, owner, chain.anvil.chainId)
+  await mintToken(chain.anvil, chain.token, wallet, AMOUNT)
+  const r = await server.post(`/v2/actions/deposit/${chain.directId}`, { userAddress: wallet, tokenIn: chain.token, amount: AMOUNT.toString(), distributorId: server.distributorId })
+  expect(r.status, r.text).toBe(200)
+  const [approve, deposit] = r.body.transactions as Json[]
+  expect((await relayThroughWallet(chain.anvil, { owner, relayer, wallet, tx: approve!.transaction })).status).toBe('success')
+  return { owner, wallet, actionId: r.body.actionId as string, deposit: deposit!.transaction }
+}
+
+/** The tag a deposit built by the thief's organization for `wallet` carries: everything after deposit(assets, receiver). */
+async function thiefTag(server: Harness, wallet: Address): Promise<string> {
+  const r = await server.request('POST', `/v2/actions/deposit/${chain.directId}`, {
+    key: thief.secretKey,
+    body: { userAddress: wallet, tokenIn: chain.token, amount: '1', distributorId: thief.distributorId },
+  })
+  expect(r.status, r.text).toBe(200)
+  const data = (r.body.transactions as Json[]).at(-1)!.transaction.data as string
+  return Buffer.from(data.slice(2 + 2 * 68), 'hex').toString('ascii')
+}
+
+const verify = (server: Harness, hash: Hex) => server.get(`/v2/actions/verify?chainId=${chain.anvil.chainId}&txHash=${hash}`)
+
+describe('a relayed contract wallet deposit', () => {
+  test("a relayer appending another distributor's valid tag claims nothing: the tag on the wallet's own call verifies", async () => {
+    const { owner, wallet, actionId, deposit } = await walletWithBuiltDeposit(h)
+    const stolen = await thiefTag(h, wallet)
+    expect(stolen).toStartWith(`earn:v1:${thief.distributorId}:`)
+    const mined = await relayThroughWallet(chain.anvil, { owner, relayer, wallet, tx: deposit, appended: stringToHex(stolen) })
+    expect(mined.status).toBe('success')
+    const traces = tracing.count('debug_traceTransaction')
+
+    const v = await verify(h, mined.transactionHash)
+    expect(v.status, v.text).toBe(200)
+    expect(v.body).toMatchObject({ verified: true, metadata: { distributorId: h.distributorId, actionId } })
+    expect(v.body.tag).toStartWith(`earn:v1:${h.distributorId}:${actionId}:`)
+    expect(tracing.count('debug_traceTransaction')).toBe(traces + 1)
+    const recorded = db.actions("kind = 'verify' and tx_hash = ?", mined.transactionHash)
+    expect(recorded.map((r) => [r.distributor_id, r.verifies, r.amount])).toEqual([[h.distributorId, actionId, AMOUNT.toString()]])
+  })
+
+  test('junk appended by a relayer does not hide the tag on the wallet\'s call', async () => {
+    const { owner, wallet, actionId, deposit } = await walletWithBuiltDeposit(h)
+    const mined = await relayThroughWallet(chain.anvil, { owner, relayer, wallet, tx: deposit, appended: stringToHex('earn:v1:junk') })
+    expect(mined.status).toBe('success')
+    const v = await verify(h, mined.transactionHash)
+    expect(v.body).toMatchObject({ verified: true, metadata: { actionId } })
+  })
+
+  test("an account's own deposit is read from its input: no trace is asked for", async () => {
+    const account = privateKeyToAccount(generatePrivateKey())
+    await setNativeBalance(chain.anvil, account.address, 10n ** 18n)
+    await mintToken(chain.anvil, chain.token, account.address, 1n)
+    await chain.anvil.walletClient.sendTransaction({ account, to: chain.token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [chain.vault, 1n] }) })
+    // Tagged with a tag of no action: what matters here is which calls the read makes, not the answer.
+    const data = concatHex([encodeFunctionData({ abi: depositAbi, functionName: 'deposit', args: [1n, account.address] }), stringToHex(`earn:v1:${h.distributorId}:none:00`)])
+    const hash = await chain.anvil.walletClient.sendTransaction({ account, to: chain.vault, data })
+    await chain.anvil.publicClient.waitForTransactionReceipt({ hash })
+    const traces = tracing.count('debug_traceTransaction')
+    const v = await verify(h, hash)
+    expect(v.body).toMatchObject({ tag: `earn:v1:${h.distributorId}:none:00`, verified: false })
+    expect(tracing.count('debug_traceTransaction')).toBe(traces)
+  })
+
+  test('on an RPC that does not trace: one tag is the wallet\'s and verifies; a second one is a 503 that says what is missing', async () => {
+    const plain = await walletWithBuiltDeposit(noTrace)
+    const mined = await relayThroughWallet(chain.anvil, { owner: plain.owner, relayer, wallet: plain.wallet, tx: plain.deposit })
+    expect((await verify(noTrace, mined.transactionHash)).body).toMatchObject({ verified: true, metadata: { actionId: plain.actionId } })
+
+    const padded = await walletWithBuiltDeposit(noTrace)
+    const stolen = await thiefTag(noTrace, padded.wallet)
+    const claimed = await relayThroughWallet(chain.anvil, { owner: padded.owner, relayer, wallet: padded.wallet, tx: padded.deposit, appended: stringToHex(stolen) })
+    const refused = await verify(noTrace, claimed.transactionHash)
+    expect(refused.status).toBe(503)
+    expectEnvelope(refused.body, 503, 'UNAVAILABLE')
+    expect(refused.body.error).toMatch(/carries 2 attribution tags.*debug_traceTransaction/)
+    expect(refused.body.context.txHash).toMatch(/several attribution tags/)
+    expect(refusing.count('debug_traceTransaction')).toBeGreaterThan(0)
+    expect(db.actions("kind = 'verify' and tx_hash = ?", claimed.transactionHash)).toHaveLength(0)
+    // Through the tracing RPC the same transaction is the wallet's.
+    expect((await verify(h, claimed.transactionHash)).body).toMatchObject({ verified: true, metadata: { actionId: padded.actionId } })
+  })
+
+  test("a stream's funding transfer relayed for a contract wallet reports the tag on the wallet's transfer, not the relayer's", async () => {
+    const owner = privateKeyToAccount(generatePrivateKey())
+    const wallet = await deploySmartWallet(chain.anvil, owner.address)
+    await mintToken(chain.anvil, chain.token, wallet, 5n)
+    const transfer = concatHex([encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [relayer.address, 5n] }), stringToHex('earn:v1:the-wallets')])
+    const tx = { to: chain.token, data: transfer, value: '0', gasLimit: '100000', chainId: Number(chain.anvil.chainId) }
+    const mined = await relayThroughWallet(chain.anvil, { owner, relayer, wallet, tx, appended: stringToHex('earn:v1:the-relayers') })
+    const read = await evm.transactions.readTransfers(clientVia(tracing.url), { chainId: chain.anvil.chainId, txHash: mined.transactionHash })
+    expect(read.tag).toBe('earn:v1:the-wallets')
+    expect(read.transfers).toContainEqual({ token: chain.token.toLowerCase(), from: wallet.toLowerCase(), to: relayer.address.toLowerCase(), amount: 5n })
+  })
+})
+
+const depositAbi = [
+  { type: 'function', name: 'deposit', stateMutability: 'nonpayable', inputs: [{ name: 'assets', type: 'uint256' }, { name: 'receiver', type: 'address' }], outputs: [{ type: 'uint256' }] },
+] as const
