@@ -11,3 +11,18 @@ export function createJsonLogger(write: (line: string) => void = (l) => process.
 }
 
 export const silentLogger: Logger = { info() {}, error() {} }
+
+/**
+ * An error as the logs may hold it. Chain client errors (viem's) write the RPC URL into their message and stack,
+ * whose path or query often holds the provider's API key, and the JSON-RPC request body, which may hold a
+ * signature: the body lines go, and each URL keeps only its scheme and host.
+ */
+export function loggableError(error: unknown): { error: string; stack?: string } {
+  if (!(error instanceof Error)) return { error: redactText(String(error)) }
+  return { error: redactText(`${error.name}: ${error.message}`), ...(error.stack ? { stack: redactText(error.stack) } : {}) }
+}
+
+const redactText = (text: string) =>
+  text
+    .replace(/^\s*Request body:.*$/gm, '  Request body: (redacted)')
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s/@]*@)?([^\s/?#]+)[^\s]*/gi, (_, scheme: string, host: string) => `${scheme}${host}`)

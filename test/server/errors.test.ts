@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createStore } from '@earn/core'
 import { randomUUID } from 'node:crypto'
+import { HttpRequestError } from 'viem'
 import { localCatalog } from '../actions/localChain.ts'
 import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
 
@@ -101,6 +102,29 @@ describe('the error envelope', () => {
     expect(r.body.error).toContain(requestId)
     expect(logged).toHaveLength(1)
     expect(logged[0]).toMatchObject({ requestId, error: expect.stringContaining('disk on fire') })
+    await broken.close()
+  })
+
+  test("a chain client's error is logged without the RPC URL's path or the request body it carries", async () => {
+    const logged: Record<string, unknown>[] = []
+    const store = createStore({ engine: 'sqlite', path: ':memory:' })
+    // viem writes both into its messages: a provider key in the URL's path, a signature in an eth_call's data.
+    const rpcError = new HttpRequestError({
+      url: 'https://eth.example.com/v2/PROVIDERKEY123?apikey=QUERYKEY456',
+      body: { method: 'eth_call', params: [{ data: '0x1626ba7esignaturebytes789' }] },
+      status: 502,
+    })
+    const broken = await createHarness({
+      store: { ...store, getMember: async () => Promise.reject(rpcError) },
+      logger: { info() {}, error: (f) => logged.push(f) },
+    })
+    const r = await broken.get('/v2/membership/?address=0x000000000000000000000000000000000000dEaD')
+    expect(r.status).toBe(500)
+    const line = JSON.stringify(logged)
+    expect(line).toContain('HTTP request failed')
+    expect(line).toContain('https://eth.example.com')
+    for (const secret of ['PROVIDERKEY123', 'QUERYKEY456', 'signaturebytes789']) expect(line).not.toContain(secret)
+    expect(typeof logged[0]!.stack).toBe('string')
     await broken.close()
   })
 })

@@ -5,7 +5,7 @@
  */
 import { ApiError, findApiError, InvalidArgumentError, NotFoundError, storeUnavailable, UnavailableError } from '@earn/core'
 import { Elysia, ValidationError } from 'elysia'
-import type { Logger } from '../logger.ts'
+import { loggableError, type Logger } from '../logger.ts'
 import { envelopeResponse } from './envelope.ts'
 import { isJson, mediaType } from './parse.ts'
 import { pathOf, requestState } from './request.ts'
@@ -62,16 +62,11 @@ export const errorHandling = (logger: Logger) =>
     const store = api ? undefined : storeUnavailable(error)
     if (store) {
       // The operator's to see (which store, which code); the client only learns to come back.
-      logger.error({ msg: 'store unavailable', requestId: state?.id, reason: store, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) })
+      logger.error({ msg: 'store unavailable', requestId: state?.id, reason: store, error: loggableError(error).error })
       api = new UnavailableError(`the database is ${store === 'busy' ? 'busy' : 'unreachable'}; retry with exponential backoff (request id ${state?.id ?? 'unknown'})`, { database: store })
     }
     if (!api) {
-      logger.error({
-        msg: 'unhandled error',
-        requestId: state?.id,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-        stack: error instanceof Error ? error.stack : undefined,
-      })
+      logger.error({ msg: 'unhandled error', requestId: state?.id, ...loggableError(error) })
       api = new ApiError('INTERNAL', `internal error; retry with exponential backoff (request id ${state?.id ?? 'unknown'})`)
     }
     if (state) state.status = api.status
