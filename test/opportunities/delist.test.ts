@@ -62,6 +62,7 @@ test('delisted: off the list and the get, no deposits or streams; the holder wit
   const refused = await h.post(`/v2/actions/deposit/${id}`, depositBody)
   expectEnvelope(refused.body, 404, 'NOT_FOUND')
   expect(refused.body.error).toContain('holders can still withdraw')
+  expect(refused.body.context).toEqual({ opportunityId: 'delisted' })
   // The member gate still comes first.
   const stranger = await h.post(`/v2/actions/deposit/${id}`, { ...depositBody, userAddress: '0x' + '42'.repeat(20) })
   expect(stranger.body.context).toHaveProperty('userAddress')

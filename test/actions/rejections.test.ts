@@ -1,0 +1,224 @@
+/**
+ * The rejections of the deposit and withdraw endpoints that errors.test.ts does not reach: those that depend on the
+ * server's configuration (no RPC, no router, an RPC that fails after the preflight, a store that fails), on the
+ * catalog (pending, swap-only), on the swap's arithmetic (slippage 10000, dust, no pool), and the shared HTTP paths
+ * (no content type, 413, 429, malformed key, schema limits, NUL) as these two routes answer them. Each answers the
+ * envelope and records nothing.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { randomUUID } from 'node:crypto'
+import { importCatalog } from '@earn/core'
+import { evmClientFromPublicClients } from '@earn/plugin-evm'
+import { createPublicClient, http } from 'viem'
+import type { PrivateKeyAccount } from 'viem/accounts'
+import { anvilChain, deployToken, mintToken, recordingProxy, sendUnsigned } from '../chains/evm.ts'
+import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
+import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
+import { fundedMember } from './members.ts'
+import { fileStore } from './records.ts'
+
+setDefaultTimeout(60_000)
+
+let chain: LocalChain
+let h: Harness
+let member: PrivateKeyAccount
+const db = fileStore()
+const pendingId = randomUUID()
+const swapOnlyId = randomUUID()
+const BALANCE = 100n * 10n ** 6n
+
+const clientOf = (url: string, swapRouters?: Record<string, `0x${string}`>) =>
+  evmClientFromPublicClients(
+    { [chain.anvil.chainId]: createPublicClient({ chain: anvilChain, transport: http(url, { retryCount: 0 }), batch: { multicall: true } }) },
+    swapRouters ? { swapRouters } : {},
+  )
+
+beforeAll(async () => {
+  chain = await startLocalChain()
+  h = await createHarness({ store: db.store, clients: { evm: chain.evmClient() } })
+  await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, localCatalog())
+  // Listed, its chain never read (imported while the chain was down): not served, so nothing is built on it.
+  const direct = (await h.store.getOpportunity(chain.directId))!
+  await h.store.upsertOpportunity({ ...direct, id: pendingId, listing: JSON.stringify({ ...JSON.parse(direct.listing), id: pendingId }), chainFacts: null, refreshedAt: null }, [
+    chain.token.toLowerCase(),
+  ])
+  // The swap vault listed for swaps alone.
+  const swap = (await h.store.getOpportunity(chain.swapId))!
+  await h.store.upsertOpportunity({ ...swap, id: swapOnlyId, listing: JSON.stringify({ ...JSON.parse(swap.listing), id: swapOnlyId, swapDirectEnabled: false }) }, [chain.token.toLowerCase()])
+  member = await fundedMember(h, chain, BALANCE)
+  await mintToken(chain.anvil, chain.otherToken, member.address, 10n ** 20n)
+  // Shares of the swap vault, for withdrawals into another token.
+  const built = await h.post(`/v2/actions/deposit/${chain.swapId}`, { userAddress: member.address, tokenIn: chain.token, amount: '10000000', distributorId: h.distributorId })
+  expect(built.status, built.text).toBe(200)
+  for (const t of built.body.transactions as Json[]) expect((await sendUnsigned(chain.anvil, member, t.transaction)).status).toBe('success')
+})
+afterAll(async () => {
+  await h.close()
+  await chain.anvil.stop()
+  db.cleanup()
+})
+
+const depositBody = (over: Json = {}) => ({ userAddress: member.address, tokenIn: chain.token, amount: '1000000', distributorId: h.distributorId, ...over })
+const withdrawBody = (over: Json = {}) => ({ userAddress: member.address, amount: '1000', distributorId: h.distributorId, ...over })
+
+// Harnesses made in a test share this file's store and are left open: closing one would shut the store.
+
+/** The envelope with this status and exactly this context, and no action recorded. */
+async function refused<R extends { status: number; body: Json; text: string }>(r: Promise<R>, code: number, status: string, context: Json, error?: RegExp) {
+  const recorded = db.actions().length
+  const answer = await r
+  expect(answer.status, answer.text).toBe(code)
+  expectEnvelope(answer.body, code, status)
+  expect(answer.body.context).toEqual(context)
+  if (error) expect(answer.body.error).toMatch(error)
+  expect(db.actions().length).toBe(recorded)
+  return answer
+}
+
+describe('the catalog', () => {
+  test('an opportunity whose chain was never read is not found, for deposits and withdrawals', async () => {
+    await refused(h.post(`/v2/actions/deposit/${pendingId}`, depositBody()), 404, 'NOT_FOUND', { opportunityId: 'unknown opportunity' })
+    await refused(h.post(`/v2/actions/withdraw/${pendingId}`, withdrawBody()), 404, 'NOT_FOUND', { opportunityId: 'unknown opportunity' })
+  })
+
+  test('a direct deposit where only swaps are enabled is 400 naming mode and what is enabled', async () => {
+    await refused(h.post(`/v2/actions/deposit/${swapOnlyId}`, depositBody()), 400, 'INVALID_ARGUMENT', { mode: 'not enabled (enabled: swap)' })
+  })
+
+  test('an unknown opportunity and an address no ecosystem takes: the address is named', async () => {
+    const r = await refused(h.post(`/v2/actions/deposit/${randomUUID()}`, depositBody({ userAddress: '0x1234' })), 400, 'INVALID_ARGUMENT', { userAddress: 'not an address' })
+    expect(r.body.error).toBe('userAddress is not a wallet address of evm, solana, ton')
+  })
+})
+
+describe('the swap', () => {
+  test('slippageBps 10000 guarantees nothing: 400 naming slippageBps, deposit and withdrawal', async () => {
+    const context = { slippageBps: 'must be below 10000 for a swap' }
+    await refused(h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ mode: 'swap', tokenIn: chain.otherToken, amount: (10n ** 18n).toString(), slippageBps: 10_000 })), 400, 'INVALID_ARGUMENT', context)
+    await refused(h.post(`/v2/actions/withdraw/${chain.swapId}`, withdrawBody({ tokenOut: chain.otherToken, slippageBps: 10_000 })), 400, 'INVALID_ARGUMENT', context)
+  })
+
+  test('dust: a pool that pays nothing, or a minimum that rounds to zero, is 400 naming amount', async () => {
+    const context = { amount: 'too small to swap; swap more' }
+    await refused(h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ mode: 'swap', tokenIn: chain.otherToken, amount: '1' })), 400, 'INVALID_ARGUMENT', context, /pays nothing/)
+    await refused(
+      h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ mode: 'swap', tokenIn: chain.otherToken, amount: (10n ** 12n).toString(), slippageBps: 5_000 })),
+      400,
+      'INVALID_ARGUMENT',
+      context,
+      /rounds to 0/,
+    )
+  })
+
+  test('a withdrawal into a token the router has no pool for is 400 naming tokenOut', async () => {
+    const lonely = await deployToken(chain.anvil, { name: 'Lonely', symbol: 'LON', decimals: 18 })
+    const r = await refused(h.post(`/v2/actions/withdraw/${chain.swapId}`, withdrawBody({ tokenOut: lonely })), 400, 'INVALID_ARGUMENT', {
+      tokenOut: expect.stringContaining('cannot price'),
+    })
+    expect(r.body.error).toContain('not available for this token')
+  })
+
+  test('a server with no swap router for the chain refuses swaps both ways, naming the token field', async () => {
+    const noRouter = await createHarness({ store: db.store, clients: { evm: clientOf(chain.anvil.url) } })
+    const own = { distributorId: noRouter.distributorId }
+    const deposit = await refused(noRouter.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ ...own, mode: 'swap', tokenIn: chain.otherToken })), 400, 'INVALID_ARGUMENT', {
+      tokenIn: expect.stringContaining('no swap router'),
+    })
+    expect(deposit.body.error).toContain(`chain ${chain.anvil.chainId}`)
+    await refused(noRouter.post(`/v2/actions/withdraw/${chain.swapId}`, withdrawBody({ ...own, tokenOut: chain.otherToken })), 400, 'INVALID_ARGUMENT', {
+      tokenOut: expect.stringContaining('no swap router'),
+    })
+  })
+})
+
+describe('the server and its chain', () => {
+  test('no RPC configured for the opportunity\'s chain: 400 naming chainId, both endpoints', async () => {
+    const noRpc = await createHarness({ store: db.store, clients: { evm: evmClientFromPublicClients({}) } })
+    const context = { chainId: `no RPC configured for chain ${chain.anvil.chainId}` }
+    await refused(noRpc.post(`/v2/actions/deposit/${chain.directId}`, depositBody({ distributorId: noRpc.distributorId })), 400, 'INVALID_ARGUMENT', context)
+    await refused(noRpc.post(`/v2/actions/withdraw/${chain.directId}`, withdrawBody({ distributorId: noRpc.distributorId })), 400, 'INVALID_ARGUMENT', context)
+  })
+
+  test('an RPC that fails after the preflight (measuring gas) is a retryable 503 naming the chain; nothing is recorded', async () => {
+    const failing = recordingProxy(chain.anvil.url, { refuse: (call) => call.method === 'eth_simulateV1' || call.method === 'eth_estimateGas' })
+    // A fresh client: nothing measured yet, so the build must measure.
+    const broken = await createHarness({ store: db.store, clients: { evm: clientOf(failing.url) } })
+    try {
+      const r = await refused(broken.post(`/v2/actions/deposit/${chain.directId}`, depositBody({ distributorId: broken.distributorId })), 503, 'UNAVAILABLE', { chainId: chain.anvil.chainId })
+      expect(r.text).not.toContain('127.0.0.1')
+      expect(failing.count('eth_estimateGas')).toBeGreaterThan(0)
+    } finally {
+      failing.stop()
+    }
+  })
+
+  test('a store that fails to record the action: 500 INTERNAL with the request id, and no transactions handed out', async () => {
+    const failing = await createHarness({ store: { ...db.store, insertActions: () => Promise.reject(new Error('disk full')) }, clients: { evm: chain.evmClient() } })
+    const r = await failing.post(`/v2/actions/deposit/${chain.directId}`, depositBody({ distributorId: failing.distributorId }))
+    expect(r.status).toBe(500)
+    expectEnvelope(r.body, 500, 'INTERNAL')
+    expect(r.body.error).toContain(r.headers.get('x-request-id')!)
+    expect(r.text).not.toContain('disk full')
+    expect(r.body).not.toHaveProperty('transactions')
+  })
+})
+
+describe('the HTTP layer, as the action routes answer it', () => {
+  const deposit = () => `/v2/actions/deposit/${chain.directId}`
+  const withdraw = () => `/v2/actions/withdraw/${chain.directId}`
+
+  test('a body without a content type is 400 saying to send application/json', async () => {
+    const r = await h.app.handle(
+      new Request(`http://localhost${deposit()}`, { method: 'POST', headers: { 'x-api-key': h.org.secretKey }, body: new TextEncoder().encode(JSON.stringify(depositBody())) }),
+    )
+    expect(r.status).toBe(400)
+    const body = (await r.json()) as Json
+    expectEnvelope(body, 400, 'INVALID_ARGUMENT')
+    expect(body.context['content-type']).toMatch(/missing.*application\/json/)
+  })
+
+  test('malformed JSON, a null body and a body over 1 MiB', async () => {
+    await refused(h.request('POST', withdraw(), { rawBody: '{"userAddress": ' }), 400, 'INVALID_ARGUMENT', { body: 'malformed JSON' })
+    const nullBody = await h.request('POST', deposit(), { rawBody: 'null' })
+    expect(nullBody.status).toBe(400)
+    expectEnvelope(nullBody.body, 400, 'INVALID_ARGUMENT')
+    await refused(h.request('POST', deposit(), { rawBody: JSON.stringify({ ...depositBody(), pad: 'x'.repeat(1024 * 1024) }) }), 413, 'PAYLOAD_TOO_LARGE', { body: 'too large' })
+  })
+
+  test('schema limits name their field', async () => {
+    for (const [over, field] of [
+      [{ amount: '1'.repeat(101) }, 'amount'],
+      [{ referralCode: 'r'.repeat(65) }, 'referralCode'],
+      [{ distributorId: 'd'.repeat(65) }, 'distributorId'],
+      [{ userAddress: '0x' + 'a'.repeat(199) }, 'userAddress'],
+    ] as const) {
+      const r = await h.post(deposit(), depositBody(over))
+      expect(r.status, field).toBe(400)
+      expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+      expect(Object.keys(r.body.context), field).toEqual([field])
+    }
+  })
+
+  test('withdraw: no key, a malformed key, an unknown distributor, an address that does not parse, 2^256 shares, a NUL in the path', async () => {
+    await refused(h.post(withdraw(), withdrawBody(), { key: '' }), 401, 'UNAUTHORIZED', {})
+    const malformed = await h.post(withdraw(), withdrawBody(), { key: 'sk_live_short' })
+    expect(malformed.status).toBe(401)
+    expectEnvelope(malformed.body, 401, 'UNAUTHORIZED')
+    await refused(h.post(withdraw(), withdrawBody({ distributorId: randomUUID() })), 404, 'NOT_FOUND', { distributorId: expect.any(String) })
+    await refused(h.post(withdraw(), withdrawBody({ userAddress: '0x1234' })), 400, 'INVALID_ARGUMENT', { userAddress: expect.stringContaining('an EVM address has 40') })
+    await refused(h.post(withdraw(), withdrawBody({ amount: (2n ** 256n).toString() })), 400, 'INVALID_ARGUMENT', { amount: expect.any(String) })
+    const nul = await h.post(`/v2/actions/withdraw/${chain.directId}%00`, withdrawBody())
+    expect(nul.status).toBe(400)
+    expectEnvelope(nul.body, 400, 'INVALID_ARGUMENT')
+  })
+
+  test('past the hourly budget: 429 naming the budget, with the metering headers, not charged, nothing built', async () => {
+    // A deposit costs 10 units: a budget of 10 takes one.
+    const tight = await createHarness({ store: db.store, clients: { evm: chain.evmClient() }, org: { hourlyBudget: 10 } })
+    const body = depositBody({ distributorId: tight.distributorId })
+    expect((await tight.post(deposit(), body)).status).toBe(200)
+    const r = await refused(tight.post(deposit(), body), 429, 'RESOURCE_EXHAUSTED', { budget: 'hourly' })
+    expect(r.headers.get('x-ratelimit-remaining')).toBe('0')
+    expect(r.headers.get('retry-after')).toMatch(/^\d+$/)
+  })
+})
