@@ -100,6 +100,14 @@ export interface ReadTagResult {
    * moving shares: a tag can ride on a call to the vault that deposits nothing (a zero transfer, say).
    */
   vaultMoves?: VaultMove[]
+  /**
+   * Where a transaction is a tree of calls (EVM), the tags on the calls `from` made to `to` in it (canonical
+   * addresses), each once, in order: a move counts for a tag only when the caller's own call to the vault (a
+   * transfer: the holder's call to the token) carried it, since anyone who submits a contract wallet's call can add
+   * tags around it. Resolves undefined where that cannot be known (EVM: the node gives no call trace). Absent where
+   * the transaction's tag is the wallet's own (Solana, TON).
+   */
+  tagsOn?(call: { from: string; to: string }): Promise<string[] | undefined>
 }
 
 export interface VaultMove {

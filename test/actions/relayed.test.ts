@@ -1,15 +1,15 @@
 /**
  * A contract wallet's deposit submitted by someone else (a Safe relayer, an ERC-4337 bundler): the submitter writes
- * the transaction's input around the call the wallet's owner signed, and may append a tag of its own. Only the tag
- * on the wallet's own call to the vault counts, which a trace of the calls shows; on an RPC that does not trace, a
- * transaction carrying more than one tag cannot be told apart and is a 503 naming what is missing.
+ * the transaction's input around the call the wallet's owner signed, may append a tag of its own, and may put calls
+ * of its own, with tags, ahead of the wallet's. Only the tag on the wallet's own call to the vault counts, which a
+ * trace of the calls shows; on an RPC that gives no trace such a deposit is a 503 naming what is missing.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createDistributor, createOrganization, importCatalog } from '@earn/core'
 import { evm, evmClientFromPublicClients } from '@earn/plugin-evm'
 import { concatHex, createPublicClient, encodeFunctionData, erc20Abi, http, stringToHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { anvilChain, deploySmartWallet, mintToken, recordingProxy, relayThroughWallet, setNativeBalance } from '../chains/evm.ts'
+import { anvilChain, deployBundler, deploySmartWallet, mintToken, recordingProxy, relayThroughWallet, setNativeBalance, signedWalletCall, testBundlerAbi } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
 import { registerContractWallet } from './members.ts'
@@ -120,26 +120,52 @@ describe('a relayed contract wallet deposit', () => {
     expect(tracing.count('debug_traceTransaction')).toBe(traces)
   })
 
-  test('on an RPC that does not trace: one tag is the wallet\'s and verifies; a second one is a 503 that says what is missing', async () => {
-    const plain = await walletWithBuiltDeposit(noTrace)
-    const mined = await relayThroughWallet(chain.anvil, { owner: plain.owner, relayer, wallet: plain.wallet, tx: plain.deposit })
-    expect((await verify(noTrace, mined.transactionHash)).body).toMatchObject({ verified: true, metadata: { actionId: plain.actionId } })
-
-    const padded = await walletWithBuiltDeposit(noTrace)
-    const stolen = await thiefTag(noTrace, padded.wallet)
-    const claimed = await relayThroughWallet(chain.anvil, { owner: padded.owner, relayer, wallet: padded.wallet, tx: padded.deposit, appended: stringToHex(stolen) })
-    const refused = await verify(noTrace, claimed.transactionHash)
-    expect(refused.status).toBe(503)
-    expectEnvelope(refused.body, 503, 'UNAVAILABLE')
-    expect(refused.body.error).toMatch(/carries 2 attribution tags.*debug_traceTransaction/)
-    expect(refused.body.context.txHash).toMatch(/several attribution tags/)
-    expect(refusing.count('debug_traceTransaction')).toBeGreaterThan(0)
-    expect(db.actions("kind = 'verify' and tx_hash = ?", claimed.transactionHash)).toHaveLength(0)
-    // Through the tracing RPC the same transaction is the wallet's.
-    expect((await verify(h, claimed.transactionHash)).body).toMatchObject({ verified: true, metadata: { actionId: padded.actionId } })
+  test('a bundler that puts tagged calls of its own ahead of the wallet\'s (a transfer, a deposit of its own) claims nothing', async () => {
+    const { owner, wallet, actionId, deposit } = await walletWithBuiltDeposit(h)
+    const stolen = stringToHex(await thiefTag(h, wallet))
+    const bundler = await deployBundler(chain.anvil)
+    await mintToken(chain.anvil, chain.token, bundler, 1n)
+    const calls = [
+      // A transfer the bundler itself makes, carrying the thief's tag: a token move by the bundler.
+      { to: chain.token, data: concatHex([encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [relayer.address, 0n] }), stolen]) },
+      // A deposit of its own into the same vault, tagged the same: a vault move, but the bundler's, for the bundler.
+      { to: chain.token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [chain.vault, 1n] }) },
+      { to: chain.vault, data: concatHex([encodeFunctionData({ abi: depositAbi, functionName: 'deposit', args: [1n, bundler] }), stolen]) },
+      { to: wallet, data: await signedWalletCall(chain.anvil, owner, wallet, deposit) },
+    ] as const
+    const hash = await chain.anvil.walletClient.sendTransaction({
+      account: relayer,
+      to: bundler,
+      data: concatHex([encodeFunctionData({ abi: testBundlerAbi, functionName: 'run', args: [calls.map((c) => ({ to: c.to, data: c.data }))] }), stolen]),
+    })
+    const mined = await chain.anvil.publicClient.waitForTransactionReceipt({ hash })
+    expect(mined.status).toBe('success')
+    const v = await verify(h, mined.transactionHash)
+    expect(v.status, v.text).toBe(200)
+    expect(v.body).toMatchObject({ verified: true, metadata: { distributorId: h.distributorId, actionId } })
+    const recorded = db.actions("kind = 'verify' and tx_hash = ?", mined.transactionHash)
+    expect(recorded.map((r) => [r.distributor_id, r.verifies])).toEqual([[h.distributorId, actionId]])
   })
 
-  test("a stream's funding transfer relayed for a contract wallet reports the tag on the wallet's transfer, not the relayer's", async () => {
+  test('on an RPC that gives no trace, a deposit a contract made inside another sender\'s transaction is a 503 that says what is missing', async () => {
+    // The input alone cannot be trusted: its one tag may be the relayer's, the wallet's encoded so it does not read.
+    for (const withThiefTag of [false, true]) {
+      const built = await walletWithBuiltDeposit(noTrace)
+      const appended = withThiefTag ? stringToHex(await thiefTag(noTrace, built.wallet)) : undefined
+      const mined = await relayThroughWallet(chain.anvil, { owner: built.owner, relayer, wallet: built.wallet, tx: built.deposit, appended })
+      const refused = await verify(noTrace, mined.transactionHash)
+      expect(refused.status, refused.text).toBe(503)
+      expectEnvelope(refused.body, 503, 'UNAVAILABLE')
+      expect(refused.body.error).toMatch(/needs a call trace.*debug_traceTransaction/)
+      expect(refused.body.context).toEqual({ chainId: chain.anvil.chainId, txHash: 'needs a call trace' })
+      expect(db.actions("kind = 'verify' and tx_hash = ?", mined.transactionHash)).toHaveLength(0)
+      // Through the tracing RPC the same transaction is the wallet's.
+      expect((await verify(h, mined.transactionHash)).body).toMatchObject({ verified: true, metadata: { actionId: built.actionId } })
+    }
+    expect(refusing.count('debug_traceTransaction')).toBeGreaterThan(0)
+  })
+
+  test("a contract wallet's funding transfer: the tag on the wallet's own transfer call, not the relayer's", async () => {
     const owner = privateKeyToAccount(generatePrivateKey())
     const wallet = await deploySmartWallet(chain.anvil, owner.address)
     await mintToken(chain.anvil, chain.token, wallet, 5n)
@@ -147,8 +173,14 @@ describe('a relayed contract wallet deposit', () => {
     const tx = { to: chain.token, data: transfer, value: '0', gasLimit: '100000', chainId: Number(chain.anvil.chainId) }
     const mined = await relayThroughWallet(chain.anvil, { owner, relayer, wallet, tx, appended: stringToHex('earn:v1:the-relayers') })
     const read = await evm.transactions.readTransfers(clientVia(tracing.url), { chainId: chain.anvil.chainId, txHash: mined.transactionHash })
-    expect(read.tag).toBe('earn:v1:the-wallets')
-    expect(read.transfers).toContainEqual({ token: chain.token.toLowerCase(), from: wallet.toLowerCase(), to: relayer.address.toLowerCase(), amount: 5n })
+    expect(read.tag).toBe('earn:v1:the-relayers')
+    expect(await read.tagsOn!({ from: wallet, to: chain.token })).toEqual(['earn:v1:the-wallets'])
+    expect(await read.tagsOn!({ from: relayer.address, to: wallet })).toEqual(['earn:v1:the-relayers'])
+    expect(await read.tagsOn!({ from: relayer.address, to: chain.token })).toEqual([])
+    const untraced = await evm.transactions.readTransfers(clientVia(refusing.url), { chainId: chain.anvil.chainId, txHash: mined.transactionHash })
+    expect(await untraced.tagsOn!({ from: wallet, to: chain.token })).toBeUndefined()
+    // The sender's own call needs no trace.
+    expect(await untraced.tagsOn!({ from: relayer.address, to: wallet })).toEqual(['earn:v1:the-relayers'])
   })
 })
 

@@ -68,6 +68,7 @@ export const testSmartWalletFactoryAbi = parseAbi([
   'function deploy(address owner, bytes32 salt) returns (address)',
   'function predict(address owner, bytes32 salt) view returns (address)',
 ])
+export const testBundlerAbi = parseAbi(['struct Call { address to; bytes data; }', 'function run(Call[] calls)'])
 export const testSwapRouterAbi = parseAbi([
   'function getPair(address tokenA, address tokenB) view returns (address)',
   'function createPair(address tokenA, address tokenB) returns (address)',
@@ -201,6 +202,7 @@ export const CONTRACT_NAMES = [
   'TestLimitedVault',
   'TestSmartWallet',
   'TestSmartWalletFactory',
+  'TestBundler',
   'MiniMulticall3',
   'TestSwapRouter',
   'TestSwapPair',
@@ -334,6 +336,8 @@ export async function setNativeBalance(anvil: Anvil, address: Address, value: bi
 export const deploySwapRouter = (anvil: Anvil) => deploy(anvil, 'TestSwapRouter')
 
 /** Contracts a client may name as a token to hurt others' reads batched with its own (test/contracts/TestHostile.sol). */
+export const deployBundler = (anvil: Anvil) => deploy(anvil, 'TestBundler')
+
 export const deployHostile = (anvil: Anvil, kind: 'TestReturnBomb' | 'TestGasBurner') => deploy(anvil, kind)
 
 /**
@@ -407,22 +411,26 @@ export async function sendThroughWallet(anvil: Anvil, owner: PrivateKeyAccount, 
 }
 
 /**
- * An unsigned transaction a relayer submits for a contract wallet (TestSmartWallet's `executeSigned`, as a Safe
- * relayer or an ERC-4337 bundler does): the owner signs the call, `relayer` sends it with `appended` bytes after
- * the wallet's arguments, which the wallet ignores.
+ * The `executeSigned` calldata of TestSmartWallet for an unsigned transaction, signed by its owner: what anyone may
+ * submit for the wallet, as a Safe relayer or an ERC-4337 bundler does.
  */
+export async function signedWalletCall(anvil: Anvil, owner: PrivateKeyAccount, wallet: Address, tx: UnsignedEvmTransaction | Record<string, unknown>): Promise<Hex> {
+  const t = tx as UnsignedEvmTransaction
+  const call = [t.to as Address, BigInt(t.value), t.data as Hex] as const
+  const nonce = await anvil.publicClient.readContract({ address: wallet, abi: testSmartWalletAbi, functionName: 'nonce' })
+  const digest = keccak256(
+    encodeAbiParameters(parseAbiParameters('address, uint256, uint256, address, uint256, bytes32'), [wallet, BigInt(anvil.chainId), nonce, call[0], call[1], keccak256(call[2])]),
+  )
+  const signature = await owner.signMessage({ message: { raw: digest } })
+  return encodeFunctionData({ abi: testSmartWalletAbi, functionName: 'executeSigned', args: [...call, signature] })
+}
+
+/** A wallet's signed call submitted by `relayer`, with `appended` bytes after the wallet's arguments (which it ignores). */
 export async function relayThroughWallet(
   anvil: Anvil,
   p: { owner: PrivateKeyAccount; relayer: PrivateKeyAccount; wallet: Address; tx: UnsignedEvmTransaction | Record<string, unknown>; appended?: Hex },
 ): Promise<TransactionReceipt> {
-  const t = p.tx as UnsignedEvmTransaction
-  const call = [t.to as Address, BigInt(t.value), t.data as Hex] as const
-  const nonce = await anvil.publicClient.readContract({ address: p.wallet, abi: testSmartWalletAbi, functionName: 'nonce' })
-  const digest = keccak256(
-    encodeAbiParameters(parseAbiParameters('address, uint256, uint256, address, uint256, bytes32'), [p.wallet, BigInt(anvil.chainId), nonce, call[0], call[1], keccak256(call[2])]),
-  )
-  const signature = await p.owner.signMessage({ message: { raw: digest } })
-  const data = concatHex([encodeFunctionData({ abi: testSmartWalletAbi, functionName: 'executeSigned', args: [...call, signature] }), p.appended ?? '0x'])
+  const data = concatHex([await signedWalletCall(anvil, p.owner, p.wallet, p.tx), p.appended ?? '0x'])
   const hash = await anvil.walletClient.sendTransaction({ account: p.relayer, to: p.wallet, data })
   return anvil.publicClient.waitForTransactionReceipt({ hash })
 }

@@ -53,3 +53,19 @@ contract TestSmartWalletFactory {
         return address(uint160(uint256(keccak256(abi.encodePacked(bytes1(0xff), address(this), salt, codeHash)))));
     }
 }
+
+/// A bundler's entry point (an ERC-4337 EntryPoint, a relayer's multicall): runs the calls in order. Whoever calls
+/// it writes all of them: calls of its own beside a wallet's signed one.
+contract TestBundler {
+    struct Call {
+        address to;
+        bytes data;
+    }
+
+    function run(Call[] calldata calls) external {
+        for (uint256 i = 0; i < calls.length; i++) {
+            (bool ok,) = calls[i].to.call(calls[i].data);
+            require(ok, "call failed");
+        }
+    }
+}

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { transitionStream, type Store } from '@earn/core'
 import { encodeFunctionData, erc20Abi, sliceHex, stringToHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { deploySmartWallet, mintToken, sendThroughWallet, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
+import { deploySmartWallet, mintToken, relayThroughWallet, sendThroughWallet, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
 import { expectEnvelope, type Json } from '../harness.ts'
 import { startStreamsEnv, type StreamsEnv } from './setup.ts'
 
@@ -215,6 +215,44 @@ describe('a contract wallet as the creator (a Safe, an ERC-4337 account)', () =>
     const confirmed = await confirm(r.body.stream.id, receipt.transactionHash)
     expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200)
     expect(confirmed.body.stream).toMatchObject({ state: 'active', fundingTxHash: receipt.transactionHash.toLowerCase() })
+  })
+})
+
+describe('a contract wallet creator funding through a relayer', () => {
+  test("a relayer appending another stream's tag (same creator) funds neither that stream nor takes this one's funding", async () => {
+    const owner = await env.creator()
+    const relayer = await env.creator()
+    const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
+    await mintToken(env.chain.anvil, env.chain.token, wallet, 10_000_000n)
+    // Nothing stops another stream naming the same creator: its tag is valid for that wallet.
+    const mine = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
+    const theirs = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
+    expect([mine.status, theirs.status]).toEqual([200, 200])
+    const transfer = mine.body.transactions[0].transaction as Json
+    const receipt = await relayThroughWallet(env.chain.anvil, { owner, relayer, wallet, tx: transfer, appended: tagOf(theirs.body.transactions[0].transaction) })
+    expect(receipt.status).toBe('success')
+
+    const stolen = await confirm(theirs.body.stream.id, receipt.transactionHash)
+    // The creator's own transfer call carries this stream's tag, not theirs.
+    expectRefused(stolen, new RegExp(`names another stream \\(${mine.body.stream.id}\\)`))
+    expect(await state(theirs.body.stream.id)).toBe('pending')
+    const confirmed = await confirm(mine.body.stream.id, receipt.transactionHash)
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200)
+    expect(confirmed.body.stream.state).toBe('active')
+  })
+
+  test("the stream's tag appended by the relayer to the wallet's untagged transfer does not fund it", async () => {
+    const owner = await env.creator()
+    const relayer = await env.creator()
+    const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
+    await mintToken(env.chain.anvil, env.chain.token, wallet, 10_000_000n)
+    const r = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
+    const transfer = r.body.transactions[0].transaction as Json
+    const untagged = { ...transfer, data: transferData(env.treasury, BigInt(r.body.totalPulled), '0x') }
+    const receipt = await relayThroughWallet(env.chain.anvil, { owner, relayer, wallet, tx: untagged, appended: tagOf(transfer) })
+    expect(receipt.status).toBe('success')
+    expectRefused(await confirm(r.body.stream.id, receipt.transactionHash), /not on the creator's own transfer/)
+    expect(await state(r.body.stream.id)).toBe('pending')
   })
 })
 

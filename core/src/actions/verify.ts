@@ -10,6 +10,7 @@ import type { ReadTransfersResult, VaultMove } from '../ecosystem.ts'
 import type { LoadedEcosystem } from '../registry.ts'
 import type { ActionRecord } from '../store/schema.ts'
 import type { ActionDeps } from './build.ts'
+import { UnavailableError } from '../errors.ts'
 import { NoAttributionTagError, UnsupportedChainError } from './errors.ts'
 import type { VerifyResult } from './schema.ts'
 
@@ -34,11 +35,27 @@ interface Moved {
 }
 
 /** Whether the tag holds for the action, and what the wallet moved doing it (undefined: it did not). */
-async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, action: ActionRecord, chainId: string, read: ReadTransfersResult): Promise<Moved | undefined> {
+async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, action: ActionRecord, chainId: string, read: Read): Promise<Moved | undefined> {
   const parsed = parseTag(tag)!
   if (!TAGGED_KINDS.includes(action.kind) || action.distributorId !== parsed.distributorId || action.chainId !== chainId) return undefined
-  const moved = await didTheAction(deps, ecosystem, action, read)
+  const moved = await didTheAction(deps, ecosystem, action, read, (m) => read.carriers.get(m)?.includes(tag) ?? read.tagsOn === undefined)
   return moved && verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId }) ? moved : undefined
+}
+
+/** The read, with the tags each vault move's own call carried (see `ReadTagResult.tagsOn`; undefined: unknown). */
+interface Read extends ReadTransfersResult {
+  carriers: Map<VaultMove, string[] | undefined>
+}
+
+/**
+ * The tags worth answering for, in order: those on the calls that made the vault moves, then the transaction's own
+ * (which, on no move's call, can only be answered false). `unknown` when a move's call could not be read.
+ */
+async function candidates(read: ReadTransfersResult): Promise<{ read: Read; tags: string[]; unknown: boolean }> {
+  const carriers = new Map<VaultMove, string[] | undefined>()
+  if (read.tagsOn) for (const m of read.vaultMoves ?? []) carriers.set(m, await read.tagsOn({ from: m.caller, to: m.vault }))
+  const tags = [...new Set([...[...carriers.values()].flatMap((t) => t ?? []), ...(read.tag === null ? [] : [read.tag])])]
+  return { read: { ...read, carriers }, tags, unknown: [...carriers.values()].includes(undefined) }
 }
 
 const total = (amounts: bigint[]) => amounts.reduce((a, b) => a + b, 0n)
@@ -50,7 +67,13 @@ const total = (amounts: bigint[]) => amounts.reduce((a, b) => a + b, 0n)
  * moved the action's token from the wallet to the vault. What moved is what the chain says, not the amount built:
  * a wallet can send less than it asked a build for.
  */
-async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action: ActionRecord, read: ReadTransfersResult): Promise<Moved | undefined> {
+async function didTheAction(
+  deps: ActionDeps,
+  ecosystem: LoadedEcosystem,
+  action: ActionRecord,
+  read: ReadTransfersResult,
+  carried: (move: VaultMove) => boolean,
+): Promise<Moved | undefined> {
   const { parse } = ecosystem.plugin.address
   const sentByWallet = parse(read.from) === action.wallet
   const opportunity = action.opportunityId === null ? undefined : await deps.lookups.opportunity(action.opportunityId)
@@ -67,7 +90,9 @@ async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action
     return sent.length ? { token: action.token, amount: total(sent.map((t) => t.amount)).toString() } : undefined
   }
   // A tag also rides on a call to the vault that moves nothing (a zero transfer, say): the vault's own report counts.
-  const moves = (read.vaultMoves ?? []).filter((m) => m.kind === action.kind && parse(m.vault) === vault && parse(m.owner) === action.wallet && m.shares > 0n)
+  // Only a move whose own call carried the tag: a tag beside it (appended by whoever submitted a contract wallet's
+  // call, or on a call of the submitter's own) says nothing about it.
+  const moves = (read.vaultMoves ?? []).filter((m) => m.kind === action.kind && parse(m.vault) === vault && parse(m.owner) === action.wallet && m.shares > 0n && carried(m))
   const inVault = (counted: VaultMove[]): Moved | undefined =>
     // The listing's facts describe its current vault: another vault's asset is not known here.
     counted.length ? { token: vault === listed ? (opportunity.facts?.baseToken ?? null) : null, amount: total(counted.map((m) => m.assets)).toString() } : undefined
@@ -81,9 +106,27 @@ async function didTheAction(deps: ActionDeps, ecosystem: LoadedEcosystem, action
 
 export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): Promise<VerifyResult> {
   const ecosystem = await ecosystemOf(deps, p.chainId)
-  const read = await ecosystem.plugin.transactions.readTransfers(ecosystem.client, { chainId: p.chainId, txHash: p.txHash })
-  if (read.tag === null) throw new NoAttributionTagError()
-  const tag = read.tag
+  const { read, tags, unknown } = await candidates(
+    await ecosystem.plugin.transactions.readTransfers(ecosystem.client, { chainId: p.chainId, txHash: p.txHash }),
+  )
+  // A transaction may carry several (a bundle of several wallets' calls, a tag added around one): the first that
+  // holds is the answer, else the first found, answered false.
+  let first: VerifyResult | undefined
+  for (const tag of tags) {
+    const answer = await answerFor(deps, ecosystem, p, read, tag)
+    if (answer.verified) return answer
+    first ??= answer
+  }
+  if (unknown)
+    throw new UnavailableError(
+      `transaction ${read.txHash} moved a vault inside a call a contract made, and telling which attribution tag that call carried needs a call trace, which the RPC for chain ${p.chainId} did not give (debug_traceTransaction with callTracer); try again, or configure an RPC that traces`,
+      { chainId: p.chainId, txHash: 'needs a call trace' },
+    )
+  if (first) return first
+  throw new NoAttributionTagError()
+}
+
+async function answerFor(deps: ActionDeps, ecosystem: LoadedEcosystem, p: VerifyParameters, read: Read, tag: string): Promise<VerifyResult> {
   const parsed = parseTag(tag)
   if (!parsed) return { tag, verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } }
 

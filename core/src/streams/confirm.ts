@@ -7,8 +7,8 @@
  * Only pending streams confirm (400 otherwise, from the state machine); the funding transaction is recorded
  * with the new state in one write.
  */
-import { ApiError } from '../errors.ts'
-import type { Ecosystem, EcosystemId, ReadTransfersResult } from '../ecosystem.ts'
+import { ApiError, UnavailableError } from '../errors.ts'
+import { NATIVE_TOKEN, type Ecosystem, type EcosystemId, type ReadTransfersResult } from '../ecosystem.ts'
 import type { StreamRecord } from '../store/schema.ts'
 import { FundingNotFoundError, FundingRejectedError, FundingTransactionUsedError } from './errors.ts'
 import { addressFormats, ownStream, type StreamDeps } from './lookup.ts'
@@ -23,15 +23,35 @@ export interface ConfirmStreamParameters {
   txHash: string
 }
 
+/**
+ * The funding tag, and whether the creator's own transfer call carried it. Where the transaction is a tree of calls
+ * (EVM), only that call's tag can fund (to the token; the coin: to the treasury): whoever submits a contract
+ * wallet's call can add tags around it. Where the creator's call carried none of this stream's, the transaction's own
+ * tag still names the fault, and can never fund. Elsewhere (Solana, TON) the transaction's tag is the wallet's.
+ */
+async function fundingTag(stream: StreamRecord, read: ReadTransfersResult): Promise<{ tag: string | null; onCreatorsCall: boolean }> {
+  if (!read.tagsOn) return { tag: read.tag, onCreatorsCall: true }
+  const to = stream.rewardToken === NATIVE_TOKEN ? stream.treasury! : stream.rewardToken!
+  const tags = await read.tagsOn({ from: stream.creator!, to })
+  if (tags === undefined)
+    throw new UnavailableError(
+      `the creator's transfer in transaction ${read.txHash} was made inside a contract's call, and reading its funding tag needs a call trace, which the RPC for chain ${stream.chainId} did not give (debug_traceTransaction with callTracer); try again, or configure an RPC that traces`,
+      { chainId: stream.chainId, txHash: 'needs a call trace' },
+    )
+  const own = tags.find((t) => parseStreamTag(t)?.streamId === stream.id)
+  return own === undefined ? { tag: tags[0] ?? read.tag, onCreatorsCall: false } : { tag: own, onCreatorsCall: true }
+}
+
 /** Throws what the transaction lacks to fund the stream, or returns when it funds it. */
-function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, stream: StreamRecord, read: ReadTransfersResult): void {
+function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, stream: StreamRecord, read: ReadTransfersResult, funding: { tag: string | null; onCreatorsCall: boolean }): void {
   const show = (a: string) => plugin.address.format(a)
   const creator = stream.creator!
-  if (read.tag === null) throw new FundingRejectedError('it carries no funding tag (or it failed on chain); send the transfer this stream was created with')
-  const parsed = parseStreamTag(read.tag)
+  const { tag } = funding
+  if (tag === null) throw new FundingRejectedError('it carries no funding tag (or it failed on chain); send the transfer this stream was created with')
+  const parsed = parseStreamTag(tag)
   if (!parsed) throw new FundingRejectedError('its tag is not a stream funding tag')
   if (parsed.streamId !== stream.id) throw new FundingRejectedError(`its funding tag names another stream (${parsed.streamId})`)
-  if (!verifyStreamTag(secret, read.tag, { streamId: stream.id, wallet: creator, chainId: stream.chainId }))
+  if (!verifyStreamTag(secret, tag, { streamId: stream.id, wallet: creator, chainId: stream.chainId }))
     throw new FundingRejectedError('its funding tag does not verify for this stream, creator and chain')
   // What counts is what the chain says left the creator, not who sent the transaction: a contract wallet (a Safe,
   // an ERC-4337 account) moves its tokens inside a transaction an owner or a bundler sends. Only the creator, or
@@ -40,7 +60,9 @@ function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, s
     .filter((t) => t.token === stream.rewardToken && t.from === creator && t.to === stream.treasury)
     .reduce((sum, t) => sum + t.amount, 0n)
   const required = BigInt(stream.totalPulled)
-  if (funded >= required) return
+  if (funded >= required && funding.onCreatorsCall) return
+  if (funded >= required)
+    throw new FundingRejectedError("its funding tag is not on the creator's own transfer: it was added around it by whoever submitted the transaction")
   const from = plugin.address.parse(read.from)
   const sender = from === creator ? '' : `it was sent by ${show(from)}, not by the stream's creator ${show(creator)}, and `
   throw new FundingRejectedError(
@@ -65,7 +87,7 @@ export async function confirmStream(deps: StreamDeps, p: ConfirmStreamParameters
   nextState('confirm', effectiveState(stream.state, stream.endTime, deps.clock.now()))
   const txHash = p.txHash.trim()
   const { plugin, read } = await readFunding(deps, stream, txHash)
-  checkFunding(await deps.attributionSecret(), plugin, stream, read)
+  checkFunding(await deps.attributionSecret(), plugin, stream, read, await fundingTag(stream, read))
 
   const now = deps.clock.now()
   // The chain's own spelling of the hash: another spelling of the same transaction must not fund a second stream.

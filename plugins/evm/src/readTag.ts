@@ -3,10 +3,9 @@
  * the contract it called and the vault deposits and withdrawals it made. Whether the tag is genuine (its MAC) is the
  * server's question, not the chain's. `minedTransaction` is the read itself; transfer.ts adds the token transfers.
  */
-import { InvalidArgumentError, NotFoundError, UnavailableError, type ReadTagParameters, type ReadTagResult, type TokenTransfer, type VaultMove } from '@earn/core'
+import { InvalidArgumentError, NotFoundError, type ReadTagParameters, type ReadTagResult, type VaultMove } from '@earn/core'
 import {
   BaseError,
-  erc20Abi,
   erc4626Abi,
   HttpRequestError,
   RpcRequestError,
@@ -20,53 +19,53 @@ import {
 } from 'viem'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask, chainUnavailable, classifyRpcError } from './rpc.ts'
-import { findTag, findTags } from './tag.ts'
+import { findTag } from './tag.ts'
 
 export async function readTag(client: EvmClient, p: ReadTagParameters): Promise<ReadTagResult> {
   return attributionOf(client, p.chainId, await minedTransaction(client, p))
 }
 
 /** What a mined transaction says for attribution; shared with reading its transfers (transfer.ts). */
-export async function attributionOf(client: EvmClient, chainId: string, { transaction, receipt }: MinedTransaction): Promise<ReadTagResult> {
+export function attributionOf(client: EvmClient, chainId: string, { transaction, receipt }: MinedTransaction): ReadTagResult {
   // A reverted transaction moved nothing, so it attributes nothing: its tag is not reported.
   const mined = receipt.status === 'success'
-  const moves = mined ? vaultMoves(receipt) : []
   return {
-    tag: mined ? await attributedTag(client, chainId, transaction, moves, erc20Transfers(receipt)) : null,
+    tag: mined ? findTag(transaction.input) : null,
     txHash: transaction.hash.toLowerCase(),
     from: transaction.from.toLowerCase(),
     to: transaction.to?.toLowerCase() ?? null,
-    vaultMoves: moves,
+    vaultMoves: mined ? vaultMoves(receipt) : [],
+    tagsOn: mined ? callTags(client, chainId, transaction) : async () => [],
   }
 }
 
 /**
- * The tag that counts: the one on the call that moved something, a vault's deposit or withdrawal or a token's
- * transfer, made by the caller the event names.
- *
- * Where the sender made that call itself (an account's own deposit), or nothing moved, the sender wrote the whole
- * input: its tag is the one `findTag` finds. Where a contract wallet made it (a Safe's `execTransaction`, an
- * ERC-4337 bundle, an EIP-7702 relay), the sender is whoever submitted the call the wallet's owner signed, and the
- * wallet ignores whatever the submitter appends: a tag there would claim the wallet's deposit for the submitter's
- * own distributor. Only a trace of the calls shows the one the wallet made; a node that does not trace
- * (`debug_traceTransaction` is often off or paid) leaves the input, which is unambiguous only while it carries one tag.
+ * The tags on the calls one address made to another in the transaction: what the core holds a move to, since only
+ * the caller's own call says whose the move is. The sender's call to the transaction's target is its input, which
+ * the sender wrote. Any other call, a contract wallet's (a Safe's `execTransaction`, an ERC-4337 bundle, an
+ * EIP-7702 relay), sits inside an input someone else wrote around what the wallet's owner signed: a submitter may
+ * append a tag of its own there, or encode the arguments so that the wallet's tag no longer reads as one, and put
+ * calls of its own with other tags ahead of the wallet's. Only a trace of the calls shows the wallet's own, so one
+ * is asked for (once per read, and only then); a node that gives none leaves it unknown.
  */
-async function attributedTag(client: EvmClient, chainId: string, transaction: Transaction, moves: VaultMove[], transfers: TokenTransfer[]): Promise<string | null> {
-  const tags = findTags(transaction.input)
-  if (tags.length === 0) return null
-  const movers = [...moves.map((m) => `${m.vault}<${m.caller}`), ...transfers.map((t) => `${t.token}<${t.from}`)]
-  const moved = (to: string | null | undefined, from: string) => to != null && movers.includes(`${to.toLowerCase()}<${from.toLowerCase()}`)
-  if (movers.length === 0 || moved(transaction.to, transaction.from)) return findTag(transaction.input)
-  const calls = await traceCalls(client, chainId, transaction.hash)
-  if (calls) return calls.filter((c) => moved(c.to, c.from)).map((c) => findTag(c.input)).find((tag) => tag !== null) ?? null
-  if (tags.length === 1) return tags[0]!
-  throw new UnavailableError(
-    `transaction ${transaction.hash.toLowerCase()} was sent through a contract wallet and carries ${tags.length} attribution tags; telling which one the wallet's own call carried needs a trace, and the RPC for EVM chain ${chainId} does not trace calls (debug_traceTransaction with callTracer)`,
-    { chainId, txHash: 'carries several attribution tags; needs an RPC that traces calls' },
-  )
+function callTags(client: EvmClient, chainId: string, transaction: Transaction): NonNullable<ReadTagResult['tagsOn']> {
+  const sender = transaction.from.toLowerCase()
+  const target = transaction.to?.toLowerCase()
+  let trace: Promise<CallFrame[] | undefined> | undefined
+  return async (call) => {
+    const from = call.from.toLowerCase()
+    const to = call.to.toLowerCase()
+    if (from === sender && to === target) return tagsIn([transaction.input])
+    trace ??= traceCalls(client, chainId, transaction.hash)
+    const calls = await trace
+    return calls && tagsIn(calls.filter((c) => c.from.toLowerCase() === from && c.to?.toLowerCase() === to).map((c) => c.input))
+  }
 }
 
+const tagsIn = (inputs: Hex[]): string[] => [...new Set(inputs.map(findTag).filter((tag) => tag !== null))]
+
 interface CallFrame {
+  type: string
   from: string
   to?: string
   input: Hex
@@ -74,28 +73,36 @@ interface CallFrame {
   calls?: CallFrame[]
 }
 
-/** Every call the transaction made that did not fail, in execution order; undefined where the node does not trace. */
+const isCallFrame = (frame: unknown): frame is CallFrame =>
+  typeof frame === 'object' && frame !== null && typeof (frame as CallFrame).from === 'string' && typeof (frame as CallFrame).input === 'string'
+
+/**
+ * Every plain call (CALL: the callee runs as itself) the transaction made that did not fail, in execution order;
+ * undefined where the node gives no call trace (no such method or tracer, a plan without it, a result that is no
+ * call frame, a refusal of the moment).
+ */
 async function traceCalls(client: EvmClient, chainId: string, hash: Hash): Promise<CallFrame[] | undefined> {
   const publicClient = requirePublicClient(client, chainId)
-  let root: CallFrame
+  let root: unknown
   try {
-    root = await publicClient.request<{ Method: 'debug_traceTransaction'; Parameters: [Hash, { tracer: 'callTracer' }]; ReturnType: CallFrame }>({
+    root = await publicClient.request<{ Method: 'debug_traceTransaction'; Parameters: [Hash, { tracer: 'callTracer' }]; ReturnType: unknown }>({
       method: 'debug_traceTransaction',
       params: [hash, { tracer: 'callTracer' }],
     })
   } catch (error) {
-    // The node answered, with an error (no such method, no such tracer, not on this plan): it does not trace.
+    // The node answered, with an error: it gives no trace, now or ever; the caller says which calls stay unknown.
     const answered = error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError || (e instanceof HttpRequestError && e.status !== undefined && e.status >= 400 && e.status < 500))
     if (answered) return undefined
     if (classifyRpcError(error) === 'unavailable') throw chainUnavailable(chainId, error)
     throw error
   }
+  if (!isCallFrame(root)) return undefined
   const calls: CallFrame[] = []
   // A failed call's moves were undone, and so were those of every call it made.
   const walk = (frame: CallFrame) => {
     if (frame.error !== undefined) return
-    calls.push(frame)
-    for (const inner of frame.calls ?? []) walk(inner)
+    if (frame.type?.toUpperCase() === 'CALL') calls.push(frame)
+    for (const inner of frame.calls ?? []) if (isCallFrame(inner)) walk(inner)
   }
   walk(root)
   return calls
@@ -112,18 +119,6 @@ function vaultMoves(receipt: TransactionReceipt): VaultMove[] {
     caller: log.args.sender.toLowerCase(),
     shares: log.args.shares,
     assets: log.args.assets,
-  }))
-}
-
-/** The ERC-20 transfers the receipt reports (token = the emitting contract). */
-export function erc20Transfers(receipt: TransactionReceipt): TokenTransfer[] {
-  if (receipt.status !== 'success') return []
-  // strict: a log that only shares the event's signature (ERC-721's Transfer indexes its third argument) is skipped.
-  return parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs, strict: true }).map((log) => ({
-    token: log.address.toLowerCase(),
-    from: log.args.from.toLowerCase(),
-    to: log.args.to.toLowerCase(),
-    amount: log.args.value,
   }))
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { bytesToHex, concatHex, encodeFunctionData, erc4626Abi, parseAbi, stringToHex, type Hex } from 'viem'
-import { appendTag, findTag, findTags } from './tag.ts'
+import { appendTag, findTag } from './tag.ts'
 
 const TAG = 'earn:v1:dist-42:0b8f6c1e-2a8e-4b43-9a39-2d6b0c6f1a77:3f9a0c1b2d4e5f60'
 const deposit = encodeFunctionData({ abi: erc4626Abi, functionName: 'deposit', args: [10n ** 6n, '0x70997970c51812dc3a010c7d01b50e0d17dc79c8'] })
@@ -81,16 +81,6 @@ describe('appendTag / findTag', () => {
     expect(findTag(appendTag(execute, `${TAG}0`))).toBe(`${TAG}0`)
     // Nested, a tag followed by anything but a zero byte is none.
     expect(findTag(concatHex([deposit, stringToHex(TAG), '0x0100']))).toBeNull()
-  })
-
-  test('findTags lists every tag once: the one at the end first, then the nested ones in input order', () => {
-    const walletAbi = parseAbi(['function execTransaction(address to, uint256 value, bytes data, uint8 operation, bytes signatures)'])
-    const vault = '0x5fbdb2315678afecb367f032d93f642f64180aa3'
-    const safe = encodeFunctionData({ abi: walletAbi, functionName: 'execTransaction', args: [vault, 0n, appendTag(deposit, TAG), 0, stringToHex('earn:v1:second')] })
-    expect(findTags(safe)).toEqual([TAG, 'earn:v1:second'])
-    expect(findTags(appendTag(safe, 'earn:v1:appended'))).toEqual(['earn:v1:appended', TAG, 'earn:v1:second'])
-    expect(findTags(appendTag(safe, TAG))).toEqual([TAG, 'earn:v1:second'])
-    expect(findTags(deposit)).toEqual([])
   })
 
   test('a sender filling calldata with prefixes gets an answer at once: the search is linear', () => {

@@ -34,32 +34,18 @@ export function appendTag(calldata: Hex, tag: string): Hex {
  * (testing every prefix found against the rest of the input was quadratic, and calldata is the sender's to choose).
  */
 export function findTag(input: Hex): string | null {
-  const { atEnd, nested } = scan(hexToBytes(input))
-  return atEnd ?? nested[0] ?? null
-}
-
-/**
- * Every tag the input carries, by the same rules, each once: the one at its end first, then the nested ones in
- * input order. More than one means someone added a tag around a call that already had one.
- */
-export function findTags(input: Hex): string[] {
-  const { atEnd, nested } = scan(hexToBytes(input))
-  return [...new Set(atEnd === null ? nested : [atEnd, ...nested])]
-}
-
-function scan(bytes: Uint8Array): { atEnd: string | null; nested: string[] } {
-  let atEnd: string | null = null
-  const nested: string[] = []
+  const bytes = hexToBytes(input)
+  let nested: string | null = null
   for (let end = bytes.length; end > 0; ) {
     let start = end
     while (start > 0 && isTagByte(bytes[start - 1]!)) start--
     const tag = tagIn(bytes, start, end)
-    if (tag !== null && end === bytes.length) atEnd = tag
-    else if (tag !== null && bytes[end] === 0) nested.push(tag)
+    // Runs are visited from the end, so the last one kept is the input's first.
+    if (tag !== null && end === bytes.length) return tag
+    if (tag !== null && bytes[end] === 0) nested = tag
     end = start === end ? end - 1 : start
   }
-  // Runs are visited from the end: reversed, the input's first nested tag comes first.
-  return { atEnd, nested: nested.reverse() }
+  return nested
 }
 
 /** The tag in the run `bytes[start, end)`: from its first prefix to the run's end, or null. */

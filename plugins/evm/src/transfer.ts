@@ -20,12 +20,12 @@ import {
   type TransferParameters,
   type UnsignedTransaction,
 } from '@earn/core'
-import { encodeFunctionData, erc20Abi, type Address, type Hex, type PublicClient } from 'viem'
+import { encodeFunctionData, erc20Abi, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem'
 import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, tokenLabel, type TokenLabel } from './erc20.ts'
 import { withHeadroom, type GasLimitSource } from './gas.ts'
-import { attributionOf, erc20Transfers, minedTransaction } from './readTag.ts'
+import { attributionOf, minedTransaction } from './readTag.ts'
 import { chainUnavailable, classifyRpcError } from './rpc.ts'
 import { appendTag } from './tag.ts'
 
@@ -68,11 +68,16 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
 export async function readTransfers(client: EvmClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
   const mined = await minedTransaction(client, p)
   const { transaction, receipt } = mined
-  const attribution = await attributionOf(client, p.chainId, mined)
+  const attribution = attributionOf(client, p.chainId, mined)
+  const from = attribution.from
   if (receipt.status !== 'success') return { ...attribution, transfers: [] }
-  const native: TokenTransfer[] =
-    transaction.value > 0n && transaction.to ? [{ token: NATIVE_TOKEN, from: attribution.from, to: transaction.to.toLowerCase(), amount: transaction.value }] : []
-  return { ...attribution, transfers: [...native, ...erc20Transfers(receipt)] }
+  const transfers: TokenTransfer[] = []
+  if (transaction.value > 0n && transaction.to)
+    transfers.push({ token: NATIVE_TOKEN, from, to: transaction.to.toLowerCase(), amount: transaction.value })
+  // strict: a log that only shares the event's signature (ERC-721's Transfer indexes its third argument) is skipped.
+  for (const log of parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs, strict: true }))
+    transfers.push({ token: log.address.toLowerCase(), from: log.args.from.toLowerCase(), to: log.args.to.toLowerCase(), amount: log.args.value })
+  return { ...attribution, transfers }
 }
 
 async function gasLimit(publicClient: PublicClient, chainId: string, from: Address, call: Call): Promise<{ gasLimit: bigint; source: GasLimitSource }> {
