@@ -6,11 +6,11 @@
  */
 import { randomUUID } from 'node:crypto'
 import { parseTag, verifyTag } from '../attribution.ts'
+import { UnavailableError } from '../errors.ts'
 import type { ReadTransfersResult, VaultMove } from '../ecosystem.ts'
 import type { LoadedEcosystem } from '../registry.ts'
 import type { ActionRecord } from '../store/schema.ts'
 import type { ActionDeps } from './build.ts'
-import { UnavailableError } from '../errors.ts'
 import { NoAttributionTagError, UnsupportedChainError } from './errors.ts'
 import type { VerifyResult } from './schema.ts'
 

@@ -1,6 +1,6 @@
 /**
  * What a mined transaction says for attribution (verify, a stream's funding): the tag in its calldata, who sent it,
- * the contract it called and the vault deposits and withdrawals it made. Whether the tag is genuine (its MAC) is the
+ * the contract it called, the vault deposits and withdrawals it made, and the tags on the calls inside it. Whether the tag is genuine (its MAC) is the
  * server's question, not the chain's. `minedTransaction` is the read itself; transfer.ts adds the token transfers.
  */
 import { InvalidArgumentError, NotFoundError, type ReadTagParameters, type ReadTagResult, type VaultMove } from '@earn/core'
