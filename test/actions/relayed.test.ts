@@ -165,6 +165,37 @@ describe('a relayed contract wallet deposit', () => {
     expect(refusing.count('debug_traceTransaction')).toBeGreaterThan(0)
   })
 
+  test("a node's trace is checked: `error: null` on calls that succeeded reads as success, a malformed one is a 503, never a 500", async () => {
+    const { owner, wallet, actionId, deposit } = await walletWithBuiltDeposit(h)
+    const mined = await relayThroughWallet(chain.anvil, { owner, relayer, wallet, tx: deposit })
+    // An RPC in front of anvil that rewrites the answers to debug_traceTransaction.
+    const rewriting = (rewrite: (frame: Json) => unknown) =>
+      Bun.serve({
+        port: 0,
+        hostname: '127.0.0.1',
+        async fetch(req) {
+          const call = (await req.json()) as Json
+          const answer = (await (await fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) })).json()) as Json
+          return Response.json(call.method === 'debug_traceTransaction' ? { ...answer, result: rewrite(answer.result) } : answer)
+        },
+      })
+    const withNullErrors = (frame: Json): Json => ({ ...frame, error: null, calls: (frame.calls ?? []).map(withNullErrors) })
+    const nulls = rewriting(withNullErrors)
+    const junk = rewriting((frame) => ({ ...frame, calls: {} }))
+    try {
+      const viaNulls = await createHarness({ store: db.store, clients: { evm: clientVia(`http://127.0.0.1:${nulls.port}`) } })
+      expect((await verify(viaNulls, mined.transactionHash)).body).toMatchObject({ verified: true, metadata: { actionId } })
+      const viaJunk = await createHarness({ store: db.store, clients: { evm: clientVia(`http://127.0.0.1:${junk.port}`) } })
+      const r = await verify(viaJunk, mined.transactionHash)
+      expect(r.status, r.text).toBe(503)
+      expectEnvelope(r.body, 503, 'UNAVAILABLE')
+    } finally {
+      // The harnesses share this file's store and stay open: closing one would shut it.
+      nulls.stop(true)
+      junk.stop(true)
+    }
+  })
+
   test("a contract wallet's funding transfer: the tag on the wallet's own transfer call, not the relayer's", async () => {
     const owner = privateKeyToAccount(generatePrivateKey())
     const wallet = await deploySmartWallet(chain.anvil, owner.address)

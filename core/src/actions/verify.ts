@@ -42,18 +42,21 @@ async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, 
   return moved && verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId }) ? moved : undefined
 }
 
-/** The read, with the tags each vault move's own call carried (see `ReadTagResult.tagsOn`; undefined: unknown). */
+/** The read, with the tags on each vault move's caller's own calls to the vault (see `ReadTagResult.tagsOn`; undefined: unknown). */
 interface Read extends ReadTransfersResult {
   carriers: Map<VaultMove, string[] | undefined>
 }
 
 /**
  * The tags worth answering for, in order: those on the calls that made the vault moves, then the transaction's own
- * (which, on no move's call, can only be answered false). `unknown` when a move's call could not be read.
+ * (which, on no move's call, can only be answered false). `unknown` when a move's call could not be read. Only a
+ * move its owner made itself can ever count (see `didTheAction`), so no other is asked about: a router's or another
+ * contract's move beside it must not turn a plain answer into a 503 where the node gives no trace.
  */
 async function candidates(read: ReadTransfersResult): Promise<{ read: Read; tags: string[]; unknown: boolean }> {
   const carriers = new Map<VaultMove, string[] | undefined>()
-  if (read.tagsOn) for (const m of read.vaultMoves ?? []) carriers.set(m, await read.tagsOn({ from: m.caller, to: m.vault }))
+  const own = (read.vaultMoves ?? []).filter((m) => m.caller === m.owner)
+  if (read.tagsOn) for (const m of own) carriers.set(m, await read.tagsOn({ from: m.caller, to: m.vault }))
   const tags = [...new Set([...[...carriers.values()].flatMap((t) => t ?? []), ...(read.tag === null ? [] : [read.tag])])]
   return { read: { ...read, carriers }, tags, unknown: [...carriers.values()].includes(undefined) }
 }
@@ -90,8 +93,8 @@ async function didTheAction(
     return sent.length ? { token: action.token, amount: total(sent.map((t) => t.amount)).toString() } : undefined
   }
   // A tag also rides on a call to the vault that moves nothing (a zero transfer, say): the vault's own report counts.
-  // Only a move whose own call carried the tag: a tag beside it (appended by whoever submitted a contract wallet's
-  // call, or on a call of the submitter's own) says nothing about it.
+  // Only a move whose caller's own calls to the vault carried the tag: a tag beside them (appended by whoever
+  // submitted a contract wallet's call, or on a call of the submitter's own) says nothing about it.
   const moves = (read.vaultMoves ?? []).filter((m) => m.kind === action.kind && parse(m.vault) === vault && parse(m.owner) === action.wallet && m.shares > 0n && carried(m))
   const inVault = (counted: VaultMove[]): Moved | undefined =>
     // The listing's facts describe its current vault: another vault's asset is not known here.

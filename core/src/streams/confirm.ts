@@ -54,15 +54,19 @@ function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, s
   if (!verifyStreamTag(secret, tag, { streamId: stream.id, wallet: creator, chainId: stream.chainId }))
     throw new FundingRejectedError('its funding tag does not verify for this stream, creator and chain')
   // What counts is what the chain says left the creator, not who sent the transaction: a contract wallet (a Safe,
-  // an ERC-4337 account) moves its tokens inside a transaction an owner or a bundler sends. Only the creator, or
-  // a spender it approved, can move the creator's tokens, and the tag ties them to this stream.
+  // an ERC-4337 account) moves its tokens inside a transaction an owner or a bundler sends. The tag on the
+  // creator's own transfer call ties them to this stream.
   const funded = read.transfers
     .filter((t) => t.token === stream.rewardToken && t.from === creator && t.to === stream.treasury)
     .reduce((sum, t) => sum + t.amount, 0n)
   const required = BigInt(stream.totalPulled)
   if (funded >= required && funding.onCreatorsCall) return
   if (funded >= required)
-    throw new FundingRejectedError("its funding tag is not on the creator's own transfer: it was added around it by whoever submitted the transaction")
+    throw new FundingRejectedError(
+      plugin.address.parse(read.from) === creator
+        ? "its funding tag is not on the creator's own transfer call (a transfer through a spender or a router is not read as funding); send the transfer this stream was created with"
+        : "its funding tag is not on the creator's own transfer: it was added around it by whoever submitted the transaction",
+    )
   const from = plugin.address.parse(read.from)
   const sender = from === creator ? '' : `it was sent by ${show(from)}, not by the stream's creator ${show(creator)}, and `
   throw new FundingRejectedError(

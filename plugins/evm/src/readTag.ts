@@ -67,14 +67,24 @@ const tagsIn = (inputs: Hex[]): string[] => [...new Set(inputs.map(findTag).filt
 interface CallFrame {
   type: string
   from: string
-  to?: string
+  to?: string | null
   input: Hex
-  error?: string
-  calls?: CallFrame[]
+  error?: string | null
+  calls?: CallFrame[] | null
 }
 
-const isCallFrame = (frame: unknown): frame is CallFrame =>
-  typeof frame === 'object' && frame !== null && typeof (frame as CallFrame).from === 'string' && typeof (frame as CallFrame).input === 'string'
+/** A node's answer is checked before use: a frame of another shape makes the trace unknown, never a crash. */
+function isCallFrame(frame: unknown): frame is CallFrame {
+  if (typeof frame !== 'object' || frame === null) return false
+  const f = frame as Record<string, unknown>
+  return (
+    typeof f.type === 'string' &&
+    typeof f.from === 'string' &&
+    typeof f.input === 'string' &&
+    (f.to === undefined || f.to === null || typeof f.to === 'string') &&
+    (f.calls === undefined || f.calls === null || (Array.isArray(f.calls) && f.calls.every(isCallFrame)))
+  )
+}
 
 /**
  * Every plain call (CALL: the callee runs as itself) the transaction made that did not fail, in execution order;
@@ -100,9 +110,10 @@ async function traceCalls(client: EvmClient, chainId: string, hash: Hash): Promi
   const calls: CallFrame[] = []
   // A failed call's moves were undone, and so were those of every call it made.
   const walk = (frame: CallFrame) => {
-    if (frame.error !== undefined) return
-    if (frame.type?.toUpperCase() === 'CALL') calls.push(frame)
-    for (const inner of frame.calls ?? []) if (isCallFrame(inner)) walk(inner)
+    // Some nodes write `error: null` (or "") on calls that succeeded.
+    if (frame.error) return
+    if (frame.type.toUpperCase() === 'CALL') calls.push(frame)
+    for (const inner of frame.calls ?? []) walk(inner)
   }
   walk(root)
   return calls
