@@ -219,15 +219,22 @@ describe('a contract wallet as the creator (a Safe, an ERC-4337 account)', () =>
 })
 
 describe('a contract wallet creator funding through a relayer', () => {
-  test("a relayer appending another stream's tag (same creator) funds neither that stream nor takes this one's funding", async () => {
+  /** A contract wallet holding reward tokens, its owner, a relayer, and a token stream created for the wallet. */
+  async function walletCreatorStream() {
     const owner = await env.creator()
     const relayer = await env.creator()
     const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
     await mintToken(env.chain.anvil, env.chain.token, wallet, 10_000_000n)
+    const stream = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
+    expect(stream.status, stream.text).toBe(200)
+    return { owner, relayer, wallet, stream }
+  }
+
+  test("a relayer appending another stream's tag (same creator) funds neither that stream nor takes this one's funding", async () => {
+    const { owner, relayer, wallet, stream: mine } = await walletCreatorStream()
     // Nothing stops another stream naming the same creator: its tag is valid for that wallet.
-    const mine = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
     const theirs = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
-    expect([mine.status, theirs.status]).toEqual([200, 200])
+    expect(theirs.status, theirs.text).toBe(200)
     const transfer = mine.body.transactions[0].transaction as Json
     const receipt = await relayThroughWallet(env.chain.anvil, { owner, relayer, wallet, tx: transfer, appended: tagOf(theirs.body.transactions[0].transaction) })
     expect(receipt.status).toBe('success')
@@ -242,11 +249,7 @@ describe('a contract wallet creator funding through a relayer', () => {
   })
 
   test("the stream's tag appended by the relayer to the wallet's untagged transfer does not fund it", async () => {
-    const owner = await env.creator()
-    const relayer = await env.creator()
-    const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
-    await mintToken(env.chain.anvil, env.chain.token, wallet, 10_000_000n)
-    const r = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
+    const { owner, relayer, wallet, stream: r } = await walletCreatorStream()
     const transfer = r.body.transactions[0].transaction as Json
     const untagged = { ...transfer, data: transferData(env.treasury, BigInt(r.body.totalPulled), '0x') }
     const receipt = await relayThroughWallet(env.chain.anvil, { owner, relayer, wallet, tx: untagged, appended: tagOf(transfer) })
