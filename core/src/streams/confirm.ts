@@ -60,14 +60,14 @@ function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, s
     .filter((t) => t.token === stream.rewardToken && t.from === creator && t.to === stream.treasury)
     .reduce((sum, t) => sum + t.amount, 0n)
   const required = BigInt(stream.totalPulled)
+  const from = plugin.address.parse(read.from)
   if (funded >= required && funding.onCreatorsCall) return
   if (funded >= required)
     throw new FundingRejectedError(
-      plugin.address.parse(read.from) === creator
+      from === creator
         ? "its funding tag is not on the creator's own transfer call (a transfer through a spender or a router is not read as funding); send the transfer this stream was created with"
         : "its funding tag is not on the creator's own transfer: it was added around it by whoever submitted the transaction",
     )
-  const from = plugin.address.parse(read.from)
   const sender = from === creator ? '' : `it was sent by ${show(from)}, not by the stream's creator ${show(creator)}, and `
   throw new FundingRejectedError(
     `${sender}it moves ${funded} of the ${required} smallest units of the reward token that must go from the creator to the treasury ${show(stream.treasury!)}`,
