@@ -25,6 +25,7 @@ let noTrace: Harness
 let tracing: ReturnType<typeof recordingProxy>
 let refusing: ReturnType<typeof recordingProxy>
 let thief: { secretKey: string; distributorId: string }
+let second: { secretKey: string; distributorId: string }
 const relayer = privateKeyToAccount(generatePrivateKey())
 
 const clientVia = (url: string) =>
@@ -40,6 +41,8 @@ beforeAll(async () => {
   // Membership is global: another organization may build for any member wallet, and so hold a valid tag for it.
   const other = await createOrganization({ store: h.store, clock: h.deps.clock }, { name: 'Thief org' })
   thief = { secretKey: other.secretKey, distributorId: (await createDistributor({ store: h.store, clock: h.deps.clock }, { orgId: other.orgId })).distributorId }
+  const honest = await createOrganization({ store: h.store, clock: h.deps.clock }, { name: 'Second org' })
+  second = { secretKey: honest.secretKey, distributorId: (await createDistributor({ store: h.store, clock: h.deps.clock }, { orgId: honest.orgId })).distributorId }
   await setNativeBalance(chain.anvil, relayer.address, 10n ** 18n)
 })
 afterAll(async () => {
@@ -53,13 +56,16 @@ afterAll(async () => {
 
 const AMOUNT = 40n * 10n ** 6n
 
-/** A contract wallet member holding `AMOUNT` tUSD, its owner, and the honest deposit built for it. */
-async function walletWithBuiltDeposit(server: Harness) {
+/** A contract wallet member holding `AMOUNT` tUSD, its owner, and the honest deposit built for it (by `org`: the harness's own by default). */
+async function walletWithBuiltDeposit(server: Harness, org: { secretKey: string; distributorId: string } = { secretKey: server.org.secretKey, distributorId: server.distributorId }) {
   const owner = privateKeyToAccount(generatePrivateKey())
   const wallet = await deploySmartWallet(chain.anvil, owner.address)
   await registerContractWallet(server, wallet, owner, chain.anvil.chainId)
   await mintToken(chain.anvil, chain.token, wallet, AMOUNT)
-  const r = await server.post(`/v2/actions/deposit/${chain.directId}`, { userAddress: wallet, tokenIn: chain.token, amount: AMOUNT.toString(), distributorId: server.distributorId })
+  const r = await server.request('POST', `/v2/actions/deposit/${chain.directId}`, {
+    key: org.secretKey,
+    body: { userAddress: wallet, tokenIn: chain.token, amount: AMOUNT.toString(), distributorId: org.distributorId },
+  })
   expect(r.status, r.text).toBe(200)
   const [approve, deposit] = r.body.transactions as Json[]
   expect((await relayThroughWallet(chain.anvil, { owner, relayer, wallet, tx: approve!.transaction })).status).toBe('success')
@@ -77,7 +83,17 @@ async function thiefTag(server: Harness, wallet: Address): Promise<string> {
   return Buffer.from(data.slice(2 + 2 * 68), 'hex').toString('ascii')
 }
 
-const verify = (server: Harness, hash: Hex) => server.get(`/v2/actions/verify?chainId=${chain.anvil.chainId}&txHash=${hash}`)
+const verify = (server: Harness, hash: Hex, key = server.org.secretKey) =>
+  server.request('GET', `/v2/actions/verify?chainId=${chain.anvil.chainId}&txHash=${hash}`, { key })
+
+/** `calls` made by a TestBundler in one transaction the relayer sends. */
+async function bundle(calls: readonly { to: Address; data: Hex }[]) {
+  const bundler = await deployBundler(chain.anvil)
+  const hash = await chain.anvil.walletClient.sendTransaction({ account: relayer, to: bundler, data: encodeFunctionData({ abi: testBundlerAbi, functionName: 'run', args: [calls] }) })
+  const mined = await chain.anvil.publicClient.waitForTransactionReceipt({ hash })
+  expect(mined.status).toBe('success')
+  return mined.transactionHash
+}
 
 describe('a relayed contract wallet deposit', () => {
   test("a relayer appending another distributor's valid tag claims nothing: the tag on the wallet's own call verifies", async () => {
@@ -145,6 +161,43 @@ describe('a relayed contract wallet deposit', () => {
     expect(v.body).toMatchObject({ verified: true, metadata: { distributorId: h.distributorId, actionId } })
     const recorded = db.actions("kind = 'verify' and tx_hash = ?", mined.transactionHash)
     expect(recorded.map((r) => [r.distributor_id, r.verifies])).toEqual([[h.distributorId, actionId]])
+  })
+
+  test("a bundle of two wallets' deposits built by two organizations: each is recorded, and each organization is answered its own", async () => {
+    const first = await walletWithBuiltDeposit(h)
+    const other = await walletWithBuiltDeposit(h, second)
+    const hash = await bundle([
+      { to: first.wallet, data: await signedWalletCall(chain.anvil, first.owner, first.wallet, first.deposit) },
+      { to: other.wallet, data: await signedWalletCall(chain.anvil, other.owner, other.wallet, other.deposit) },
+    ])
+    const asFirst = await verify(h, hash)
+    expect(asFirst.status, asFirst.text).toBe(200)
+    expect(asFirst.body).toMatchObject({ verified: true, metadata: { distributorId: h.distributorId, actionId: first.actionId } })
+    const asSecond = await verify(h, hash, second.secretKey)
+    expect(asSecond.body).toMatchObject({ verified: true, metadata: { distributorId: second.distributorId, actionId: other.actionId } })
+    // An organization with neither: the first that holds, whoever asked first.
+    expect((await verify(h, hash, thief.secretKey)).body).toMatchObject({ verified: true, metadata: { actionId: first.actionId } })
+    const recorded = db.actions("kind = 'verify' and tx_hash = ?", hash).sort((a, b) => (a.verifies === first.actionId ? -1 : b.verifies === first.actionId ? 1 : 0))
+    expect(recorded.map((r) => [r.distributor_id, r.verifies, r.wallet, r.amount])).toEqual([
+      [h.distributorId, first.actionId, first.wallet, AMOUNT.toString()],
+      [second.distributorId, other.actionId, other.wallet, AMOUNT.toString()],
+    ])
+  })
+
+  test("a wallet's one deposit counts for one tag, though its calls to the vault in that transaction carried two", async () => {
+    const { owner, wallet, actionId, deposit } = await walletWithBuiltDeposit(h)
+    const tagged = stringToHex(await thiefTag(h, wallet))
+    // The wallet's second call to the vault moves nothing and carries the other organization's valid tag.
+    const nothing = { to: chain.vault, value: '0', data: concatHex([encodeFunctionData({ abi: depositAbi, functionName: 'totalAssets' }), tagged]) }
+    const hash = await bundle([
+      { to: wallet, data: await signedWalletCall(chain.anvil, owner, wallet, deposit) },
+      { to: wallet, data: await signedWalletCall(chain.anvil, owner, wallet, nothing, 1n) },
+    ])
+    expect((await verify(h, hash)).body).toMatchObject({ verified: true, metadata: { actionId } })
+    // The other organization's tag held too, but the move was its first tag's.
+    expect((await verify(h, hash, thief.secretKey)).body).toMatchObject({ verified: true, metadata: { distributorId: h.distributorId, actionId } })
+    const recorded = db.actions("kind = 'verify' and tx_hash = ?", hash)
+    expect(recorded.map((r) => [r.distributor_id, r.verifies, r.amount])).toEqual([[h.distributorId, actionId, AMOUNT.toString()]])
   })
 
   test('on an RPC that gives no trace, a deposit a contract made inside another sender\'s transaction is a 503 that says what is missing', async () => {
@@ -217,4 +270,5 @@ describe('a relayed contract wallet deposit', () => {
 
 const depositAbi = [
   { type: 'function', name: 'deposit', stateMutability: 'nonpayable', inputs: [{ name: 'assets', type: 'uint256' }, { name: 'receiver', type: 'address' }], outputs: [{ type: 'uint256' }] },
+  { type: 'function', name: 'totalAssets', stateMutability: 'view', inputs: [], outputs: [{ type: 'uint256' }] },
 ] as const

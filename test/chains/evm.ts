@@ -414,10 +414,17 @@ export async function sendThroughWallet(anvil: Anvil, owner: PrivateKeyAccount, 
  * The `executeSigned` calldata of TestSmartWallet for an unsigned transaction, signed by its owner: what anyone may
  * submit for the wallet, as a Safe relayer or an ERC-4337 bundler does.
  */
-export async function signedWalletCall(anvil: Anvil, owner: PrivateKeyAccount, wallet: Address, tx: UnsignedEvmTransaction | Record<string, unknown>): Promise<Hex> {
+export async function signedWalletCall(
+  anvil: Anvil,
+  owner: PrivateKeyAccount,
+  wallet: Address,
+  tx: UnsignedEvmTransaction | Record<string, unknown>,
+  // The wallet's next by default; a later one for a second call in the same transaction.
+  nonceAfter = 0n,
+): Promise<Hex> {
   const t = tx as UnsignedEvmTransaction
   const call = [t.to as Address, BigInt(t.value), t.data as Hex] as const
-  const nonce = await anvil.publicClient.readContract({ address: wallet, abi: testSmartWalletAbi, functionName: 'nonce' })
+  const nonce = nonceAfter + (await anvil.publicClient.readContract({ address: wallet, abi: testSmartWalletAbi, functionName: 'nonce' }))
   const digest = keccak256(
     encodeAbiParameters(parseAbiParameters('address, uint256, uint256, address, uint256, bytes32'), [wallet, BigInt(anvil.chainId), nonce, call[0], call[1], keccak256(call[2])]),
   )

@@ -32,13 +32,19 @@ const TAGGED_KINDS: readonly string[] = ['deposit', 'withdraw']
 interface Moved {
   token: string | null
   amount: string | null
+  /** The vault moves that count for it (none where the ecosystem reports none). */
+  moves: VaultMove[]
 }
 
-/** Whether the tag holds for the action, and what the wallet moved doing it (undefined: it did not). */
-async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, action: ActionRecord, chainId: string, read: Read): Promise<Moved | undefined> {
+/**
+ * Whether the tag holds for the action, and what the wallet moved doing it (undefined: it did not). A move already
+ * `taken` by an earlier tag of the transaction is not counted again: a wallet's one call carrying two of its tags
+ * deposits once.
+ */
+async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, action: ActionRecord, chainId: string, read: Read, taken: Set<VaultMove>): Promise<Moved | undefined> {
   const parsed = parseTag(tag)!
   if (!TAGGED_KINDS.includes(action.kind) || action.distributorId !== parsed.distributorId || action.chainId !== chainId) return undefined
-  const moved = await didTheAction(deps, ecosystem, action, read, (m) => read.carriers.get(m)?.includes(tag) ?? read.tagsOn === undefined)
+  const moved = await didTheAction(deps, ecosystem, action, read, (m) => !taken.has(m) && (read.carriers.get(m)?.includes(tag) ?? read.tagsOn === undefined))
   return moved && verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId }) ? moved : undefined
 }
 
@@ -90,7 +96,7 @@ async function didTheAction(
   if (read.to === undefined && read.vaultMoves === undefined) {
     if (!sentByWallet) return undefined
     const sent = read.transfers.filter((t) => t.token === action.token && parse(t.from) === action.wallet && parse(t.to) === vault && t.amount > 0n)
-    return sent.length ? { token: action.token, amount: total(sent.map((t) => t.amount)).toString() } : undefined
+    return sent.length ? { token: action.token, amount: total(sent.map((t) => t.amount)).toString(), moves: [] } : undefined
   }
   // A tag also rides on a call to the vault that moves nothing (a zero transfer, say): the vault's own report counts.
   // Only a move whose caller's own calls to the vault carried the tag: a tag beside them (appended by whoever
@@ -98,10 +104,10 @@ async function didTheAction(
   const moves = (read.vaultMoves ?? []).filter((m) => m.kind === action.kind && parse(m.vault) === vault && parse(m.owner) === action.wallet && m.shares > 0n && carried(m))
   const inVault = (counted: VaultMove[]): Moved | undefined =>
     // The listing's facts describe its current vault: another vault's asset is not known here.
-    counted.length ? { token: vault === listed ? (opportunity.facts?.baseToken ?? null) : null, amount: total(counted.map((m) => m.assets)).toString() } : undefined
+    counted.length ? { token: vault === listed ? (opportunity.facts?.baseToken ?? null) : null, amount: total(counted.map((m) => m.assets)).toString(), moves: counted } : undefined
   // Calldata can be sent anywhere: sent by the wallet, only the call to the action's own vault did anything...
   if (sentByWallet && (read.to === undefined || read.to === vault))
-    return read.vaultMoves === undefined ? { token: action.token, amount: action.amount } : inVault(moves)
+    return read.vaultMoves === undefined ? { token: action.token, amount: action.amount, moves: [] } : inVault(moves)
   // ...and sent by anyone else, only a vault call made by the wallet itself: the copied calldata of another sender
   // deposits as that sender.
   return inVault(moves.filter((m) => parse(m.caller) === action.wallet))
@@ -112,29 +118,38 @@ export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): 
   const { read, tags, unknown } = await candidates(
     await ecosystem.plugin.transactions.readTransfers(ecosystem.client, { chainId: p.chainId, txHash: p.txHash }),
   )
-  // A transaction may carry several (a bundle of several wallets' calls, a tag added around one): the first that
-  // holds is the answer, else the first found, answered false.
-  let first: VerifyResult | undefined
-  for (const tag of tags) {
-    const answer = await answerFor(deps, ecosystem, p, read, tag)
-    if (answer.verified) return answer
-    first ??= answer
-  }
+  // A transaction may carry several tags: a bundle of several wallets' calls, each with its own distributor's tag, or a
+  // tag added around one. Every tag that holds is recorded, in the order found, whoever asks (the attribution must not
+  // depend on who verifies first); the caller's own is the answer, else the first that holds, else the first found.
+  const taken = new Set<VaultMove>()
+  const answers: Answer[] = []
+  for (const tag of tags) answers.push(await answerFor(deps, ecosystem, p, read, tag, taken))
+  const held = answers.filter((a) => a.result.verified)
+  const callers = held.find((a) => a.orgId === p.orgId)
+  if (callers) return callers.result
+  // A move that could not be read may be the caller's: another's answer would say the transaction is not its.
   if (unknown)
     throw new UnavailableError(
       `transaction ${read.txHash} moved a vault inside a call a contract made, and telling which attribution tag that call carried needs a call trace, which the RPC for chain ${p.chainId} did not give (debug_traceTransaction with callTracer); try again, or configure an RPC that traces`,
       { chainId: p.chainId, txHash: 'needs a call trace' },
     )
-  if (first) return first
+  const answer = held[0] ?? answers[0]
+  if (answer) return answer.result
   throw new NoAttributionTagError()
 }
 
-async function answerFor(deps: ActionDeps, ecosystem: LoadedEcosystem, p: VerifyParameters, read: Read, tag: string): Promise<VerifyResult> {
+/** One tag's answer, and the organization whose action it names (undefined: none of ours). */
+interface Answer {
+  result: VerifyResult
+  orgId: string | undefined
+}
+
+async function answerFor(deps: ActionDeps, ecosystem: LoadedEcosystem, p: VerifyParameters, read: Read, tag: string, taken: Set<VaultMove>): Promise<Answer> {
   const parsed = parseTag(tag)
-  if (!parsed) return { tag, verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } }
+  if (!parsed) return { result: { tag, verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } }, orgId: undefined }
 
   const action = await deps.store.getAction(parsed.actionId)
-  const moved = action && (await holds(deps, ecosystem, tag, action, p.chainId, read))
+  const moved = action && (await holds(deps, ecosystem, tag, action, p.chainId, read, taken))
   let verified = moved !== undefined
   // Activity lists verified deposits, one transaction per built deposit (the first verified), with what it moved: a
   // tag copied into further transactions of the same wallet proves no further deposit. A withdrawal's tag is answered
@@ -142,7 +157,8 @@ async function answerFor(deps: ActionDeps, ecosystem: LoadedEcosystem, p: Verify
   if (moved && action.kind === 'deposit')
     verified = await deps.store.recordVerification({
       ...action,
-      ...moved,
+      token: moved.token,
+      amount: moved.amount,
       id: randomUUID(),
       kind: 'verify',
       verifies: action.id,
@@ -151,15 +167,20 @@ async function answerFor(deps: ActionDeps, ecosystem: LoadedEcosystem, p: Verify
       txHash: read.txHash,
       createdAt: deps.clock.now(),
     })
+  // Moves this tag was recorded with count for no later one; one whose action another transaction verified are free.
+  if (verified && moved) for (const m of moved.moves) taken.add(m)
   return {
-    tag,
-    verified,
-    metadata: {
-      distributorId: parsed.distributorId,
-      actionId: parsed.actionId,
-      opportunityId: action?.opportunityId ?? null,
-      // The referral code is the organization's own data; the tag itself is public on chain.
-      ...(action?.referralCode && action.orgId === p.orgId ? { referralCode: action.referralCode } : {}),
+    result: {
+      tag,
+      verified,
+      metadata: {
+        distributorId: parsed.distributorId,
+        actionId: parsed.actionId,
+        opportunityId: action?.opportunityId ?? null,
+        // The referral code is the organization's own data; the tag itself is public on chain.
+        ...(action?.referralCode && action.orgId === p.orgId ? { referralCode: action.referralCode } : {}),
+      },
     },
+    orgId: action?.orgId,
   }
 }

@@ -205,6 +205,16 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.alterTable('actions').addColumn('vault', 'text').execute()
     },
   },
+  {
+    version: 8,
+    name: 'several verified deposits in one transaction',
+    async up(db) {
+      // A bundle carries several wallets' deposits, each verified for its own action: `actions_verifies` keeps one
+      // verification per action, and a transaction no longer holds just one.
+      await db.schema.dropIndex('actions_tx').execute()
+      await db.schema.createIndex('actions_tx').on('actions').columns(['chain_id', 'tx_hash', 'kind']).execute()
+    },
+  },
 ]
 
 // Any fixed number works; it only has to be the same for every process of this service.

@@ -287,7 +287,7 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(await store.getSetting(name)).toBe(values[0])
     })
 
-    test('a verification is recorded once per transaction, and one transaction per built action, concurrently too', async () => {
+    test('a verification is recorded once per built action and transaction, and one transaction per built action, concurrently too', async () => {
       const built = randomUUID()
       const wallet = `w-${built}`
       const action = { orgId: 'o', distributorId: 'd', ecosystem: 'evm', chainId: '1', wallet, opportunityId: null, token: null, amount: null, referralCode: null, createdAt: T0 }
@@ -300,6 +300,11 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       // Another transaction carrying the same action's tag is not.
       expect(await store.recordVerification(verification({ txHash: other }))).toBe(false)
       expect((await verifications()).total).toBe(1)
+      // Another action verified by the same transaction (a bundle of several wallets' deposits) is recorded too.
+      const bundled = randomUUID()
+      expect(await store.recordVerification(verification({ verifies: bundled }))).toBe(true)
+      expect(await store.recordVerification(verification({ verifies: bundled }))).toBe(true)
+      expect((await verifications()).total).toBe(2)
 
       // Two transactions of one action at once: exactly one is the action's.
       const raced = randomUUID()
@@ -309,7 +314,7 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       const legacy = `0x${randomUUID()}`
       await store.insertAction({ ...verification({ txHash: legacy }), verifies: null })
       expect(await store.recordVerification(verification({ verifies: randomUUID(), txHash: legacy }))).toBe(true)
-      expect((await verifications()).total).toBe(3)
+      expect((await verifications()).total).toBe(4)
     })
 
     test('batches of actions are stored whole, every column, whatever their sizes and in any order of sizes', async () => {

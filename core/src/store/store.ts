@@ -224,16 +224,19 @@ export function createStore(options: StoreOptions): Store {
     },
     getAction: (id) => db.selectFrom('actions').selectAll().where('id', '=', id).executeTakeFirst(),
     async recordVerification(a) {
-      // Either unique index may hold the row back: this transaction recorded already, or another one for the action.
-      await db.insertInto('actions').values(a).onConflict((oc) => oc.doNothing()).execute()
-      const recorded = await db
+      // A row recorded before verifications named their action (verifies null) stands for its whole transaction.
+      const legacy = await db
         .selectFrom('actions')
-        .select(['txHash', 'verifies'])
-        .where((eb) => eb.or([eb('verifies', '=', a.verifies), eb.and([eb('chainId', '=', a.chainId), eb('txHash', '=', a.txHash), eb('kind', '=', 'verify')])]))
-        .execute()
-      // A row recorded before verifications named their action (verifies null) still stands for its transaction.
-      const mine = recorded.some((r) => r.txHash === a.txHash && (r.verifies === a.verifies || r.verifies === null))
-      return mine && !recorded.some((r) => r.verifies === a.verifies && r.txHash !== a.txHash)
+        .select('id')
+        .where('chainId', '=', a.chainId)
+        .where('txHash', '=', a.txHash)
+        .where('kind', '=', 'verify')
+        .where('verifies', 'is', null)
+        .executeTakeFirst()
+      // The unique index on `verifies` holds the row back where the action is verified already, by this transaction or another.
+      if (!legacy) await db.insertInto('actions').values(a).onConflict((oc) => oc.doNothing()).execute()
+      const verifiedBy = await db.selectFrom('actions').select('txHash').where('verifies', '=', a.verifies).executeTakeFirst()
+      return verifiedBy === undefined ? legacy !== undefined : verifiedBy.txHash === a.txHash
     },
 
     async getSetting(name) {
