@@ -4,14 +4,14 @@
  * chain computes; then withdrawals move the net deposited. Both versions answer the same body.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { importCatalog } from '@earn/core'
+import { importCatalog, setOpportunityDelisted } from '@earn/core'
 import { evmClientFromPublicClients } from '@earn/plugin-evm'
 import { Address as TonAddress } from '@ton/core'
-import { createPublicClient, erc20Abi, erc4626Abi, getAddress, http, type Address } from 'viem'
+import { createPublicClient, encodeFunctionData, erc20Abi, erc4626Abi, getAddress, http, type Address, type Hex } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
 import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
 import { fundedMember } from '../actions/members.ts'
-import { closedPortUrl, mintToken, sendUnsigned } from '../chains/evm.ts'
+import { closedPortUrl, deployOffsetVault, mintToken, sendUnsigned } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 
 // bun 1.4.5 does not apply bunfig's [test] timeout; chains start inside these tests.
@@ -191,6 +191,54 @@ describe("the catalog's eventsFromBlock", () => {
       await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, catalog)
     }
     expect((await earnings()).netDeposited).toBe((10n * TUSD).toString())
+  })
+})
+
+describe('catalog shapes the sample does not have (a store of their own)', () => {
+  let own: Harness
+  const imports = () => ({ store: own.store, ecosystems: own.deps.ecosystems, clock: own.deps.clock })
+  beforeAll(async () => {
+    own = await createHarness({ clients: { evm: chain.evmClient() } })
+    await importCatalog(imports(), localCatalog())
+  })
+  afterAll(() => own.close())
+  const direct = () => localCatalog().opportunities.find((o) => o.id === chain.directId)!
+  const portfolioOf = (address: string, query = '') => own.get(`/v2/wallet/${address}/portfolio${query}`, { key: own.org.publishableKey })
+  /** `amount` of tUSD deposited straight into `vault` by a fresh wallet (not through the API: no membership needed). */
+  async function depositor(vault: Address, amount: bigint) {
+    const wallet = await fundedMember(h, chain, amount)
+    const call = (to: Address, data: Hex) => sendUnsigned(chain.anvil, wallet, { to, data, value: '0', gasLimit: '500000', chainId: Number(chain.anvil.chainId) })
+    await call(chain.token, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [vault, amount] }))
+    await call(vault, encodeFunctionData({ abi: erc4626Abi, functionName: 'deposit', args: [amount, wallet.address] }))
+    return wallet
+  }
+
+  test("a receipt token the file gives no decimals for has the chain's in tokens[], not the asset's", async () => {
+    // Shares of 18 decimals over a 6-decimal asset (a decimals offset, as MetaMorpho's).
+    const offset = await deployOffsetVault(chain.anvil, chain.token)
+    const id = '0b6cf0a4-5f0f-4d8e-9a6e-1f2d3c4b5a69'
+    await importCatalog(imports(), { opportunities: [...localCatalog().opportunities, { ...direct(), id, name: 'Offset vault', vaultAddress: offset, receiptToken: { symbol: 'ovtUSD' } }] })
+    const wallet = await depositor(offset, 10n * TUSD)
+    const r = await portfolioOf(wallet.address, '?includeProtocolTokens=true')
+    expect(r.status, r.text).toBe(200)
+    const [holdings] = r.body.portfolio.holdings.wallets as Json[]
+    const token = (holdings!.tokens as Json[]).find((t) => t.address === getAddress(offset))
+    expect(token).toMatchObject({ decimals: 18, balance: (await balanceOf(offset, wallet.address)).toString() })
+    expect((holdings!.protocols as Json[]).find((p) => p.opportunityId === id)!.receiptToken.decimals).toBe(18)
+  })
+
+  test('one vault listed under two ids (delisted, then imported again under a new one) is one position, the listed one', async () => {
+    const wallet = await depositor(chain.vault, 40n * TUSD)
+    await setOpportunityDelisted(imports(), chain.directId, true)
+    const relisted = 'f1d3b0a2-7c55-4e0e-9d0b-6a0c9a6f0c11'
+    await importCatalog(imports(), { opportunities: [...localCatalog().opportunities, { ...direct(), id: relisted, name: 'Test USD Vault (v2 listing)' }] })
+    const r = await portfolioOf(wallet.address)
+    expect(r.status, r.text).toBe(200)
+    const [holdings] = r.body.portfolio.holdings.wallets as Json[]
+    const shares = await balanceOf(chain.vault, wallet.address)
+    expect((holdings!.protocols as Json[]).filter((p) => p.vaultAddress === getAddress(chain.vault)).map((p) => [p.opportunityId, p.shares])).toEqual([[relisted, shares.toString()]])
+    const earnings = (r.body.portfolio.productsEarnings as Json[]).filter((e) => e.opportunityId === relisted || e.opportunityId === chain.directId)
+    expect(earnings.map((e) => [e.opportunityId, e.netDeposited])).toEqual([[relisted, (40n * TUSD).toString()]])
   })
 })
 

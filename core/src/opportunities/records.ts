@@ -30,6 +30,9 @@ export function decodeOpportunity(row: OpportunityRecord): CatalogOpportunity {
   }
 }
 
+/** The receipt token's decimals: the chain's word where it gave one; else the file's; else the asset's (a share without a decimals offset). */
+export const receiptDecimals = (listing: Listing, facts: ChainFacts): number => facts.receiptDecimals ?? listing.receiptToken.decimals ?? facts.decimals
+
 export const tvlOf = (listing: Listing, facts: ChainFacts) => tvlUsd(BigInt(facts.totalAssets), facts.decimals, listing.baseTokenPriceUsd)
 
 export function encodeOpportunity(listing: Listing, facts: ChainFacts | null, now: number): OpportunityRecord {

@@ -1,6 +1,6 @@
 /** An opportunity as the API shows it: the listing and the chain facts together, addresses in display form. */
 import { type Ecosystem, type EcosystemId, formatToken } from '../ecosystem.ts'
-import type { LiveOpportunity } from './records.ts'
+import { receiptDecimals, type LiveOpportunity } from './records.ts'
 import type { Opportunity } from './schema.ts'
 
 export function toOpportunity(o: LiveOpportunity, plugin: Ecosystem<EcosystemId, unknown>): Opportunity {
@@ -19,8 +19,7 @@ export function toOpportunity(o: LiveOpportunity, plugin: Ecosystem<EcosystemId,
     receiptToken: {
       address: show(facts.receiptToken),
       symbol: listing.receiptToken.symbol,
-      // The chain's word where it gave one; else the file's; else the asset's (a share without a decimals offset).
-      decimals: facts.receiptDecimals ?? listing.receiptToken.decimals ?? facts.decimals,
+      decimals: receiptDecimals(listing, facts),
       chainId: listing.chainId,
     },
     depositTokens: listing.depositTokens.map((t) => ({ ...t, address: show(t.address) })),

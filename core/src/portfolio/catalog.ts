@@ -3,20 +3,28 @@
  * (deposit, base and receipt tokens, plus each chain's own coin), each once per chain.
  */
 import { type EcosystemId, NATIVE_TOKEN } from '../ecosystem.ts'
-import { decodeOpportunity, isLive, type LiveOpportunity } from '../opportunities/records.ts'
+import { decodeOpportunity, isLive, receiptDecimals, type LiveOpportunity } from '../opportunities/records.ts'
 import type { Store } from '../store/store.ts'
 import { NATIVE_COINS } from './native.ts'
 
-const PAGE = 500
-
-/** Opportunities with known chain facts, of one ecosystem: the ones the API serves, and delisted ones (holders still hold them). */
+/**
+ * Opportunities with known chain facts, of one ecosystem: the ones the API serves, and delisted ones (holders still
+ * hold them). One vault is one position: where a vault is listed under several ids (delisted, then imported again
+ * under a new one), the listed entry stands for it, else the first imported, so shares and flows are not counted twice.
+ */
 export async function servedOpportunities(store: Store, ecosystem: EcosystemId): Promise<LiveOpportunity[]> {
-  const out: LiveOpportunity[] = []
-  for (let offset = 0; ; offset += PAGE) {
-    const { rows } = await store.listOpportunities({ ecosystems: [ecosystem], includeDelisted: true, offset, limit: PAGE })
-    out.push(...rows.map(decodeOpportunity).filter(isLive))
-    if (rows.length < PAGE) return out
+  // One read: pages in TVL order could skip or repeat an entry that a refresh moved across their boundary.
+  const byVault = new Map<string, LiveOpportunity>()
+  for (const row of await store.allOpportunities()) {
+    if (row.ecosystem !== ecosystem) continue
+    const o = decodeOpportunity(row)
+    if (!isLive(o)) continue
+    // Stored canonical (the import parses every address), so one vault has one spelling.
+    const key = tokenKey(row.chainId, row.vaultAddress)
+    const seen = byVault.get(key)
+    if (seen === undefined || (seen.delistedAt !== null && o.delistedAt === null)) byVault.set(key, o)
   }
+  return [...byVault.values()]
 }
 
 export interface CatalogToken {
@@ -45,7 +53,7 @@ export function catalogTokens(ecosystem: EcosystemId, opportunities: readonly Li
     const chainId = listing.chainId
     for (const t of listing.depositTokens) add({ chainId, address: t.address, symbol: t.symbol, decimals: t.decimals })
     add({ chainId, address: facts.baseToken, symbol: listing.baseToken.symbol, decimals: facts.decimals })
-    add({ chainId, address: facts.receiptToken, symbol: listing.receiptToken.symbol, decimals: listing.receiptToken.decimals ?? facts.decimals }, true)
+    add({ chainId, address: facts.receiptToken, symbol: listing.receiptToken.symbol, decimals: receiptDecimals(listing, facts) }, true)
   }
   for (const chainId of new Set(opportunities.map((o) => o.listing.chainId))) add({ chainId, address: NATIVE_TOKEN, ...NATIVE_COINS[ecosystem] })
   return [...tokens.values()]
