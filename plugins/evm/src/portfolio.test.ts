@@ -4,7 +4,7 @@ import { erc4626Abi, parseUnits, type Address } from 'viem'
 import { closedPortUrl, mintToken, recordingProxy } from '../../../test/chains/evm.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
-import { assets, flows, FLOWS_SETTLED_DEPTH } from './portfolio.ts'
+import { assets, flows, FLOWS_SETTLED_DEPTH, recall, remember } from './portfolio.ts'
 import { build } from './transactions.ts'
 
 let chain: EarnChain
@@ -16,6 +16,19 @@ afterAll(() => chain?.anvil.stop())
 const convertToAssets = (shares: bigint) =>
   chain.anvil.publicClient.readContract({ address: chain.vault, abi: erc4626Abi, functionName: 'convertToAssets', args: [shares] })
 const where = () => ({ chainId: chain.anvil.chainId, vaultAddress: chain.vault })
+
+test('remembered settled flows: past the bound the entry used longest ago goes, not them all', () => {
+  const map = new Map<string, number>()
+  for (const k of ['a', 'b', 'c']) remember(map, k, k.charCodeAt(0), 3)
+  // `a` asked again: now the most recent.
+  expect(recall(map, 'a')).toBe(97)
+  remember(map, 'd', 100, 3)
+  expect([...map.keys()]).toEqual(['c', 'a', 'd'])
+  expect(recall(map, 'b')).toBeUndefined()
+  // Updating one keeps the size.
+  remember(map, 'c', 1, 3)
+  expect([...map.entries()]).toEqual([['a', 97], ['d', 100], ['c', 1]])
+})
 
 describe('balance.assets (anvil)', () => {
   test("is the vault's convertToAssets, and follows the assets the vault holds", async () => {

@@ -28,8 +28,28 @@ export const FLOWS_FROM_BLOCK = 0n
 export const FLOWS_SETTLED_DEPTH = 128n
 /** eth_getLogs ranges asked at once while walking a long history. */
 const CONCURRENT_RANGES = 4
-/** Wallets' settled flows remembered per client, before the map starts afresh. */
+/** (wallet, vault) histories whose settled flows a client remembers; past it, the one used longest ago goes. */
 const MAX_SETTLED = 50_000
+
+/** A remembered value, made the most recently used (a Map keeps insertion order). */
+export function recall<K, V>(map: Map<K, V>, key: K): V | undefined {
+  const value = map.get(key)
+  if (value !== undefined) {
+    map.delete(key)
+    map.set(key, value)
+  }
+  return value
+}
+
+/**
+ * Remembers `value` as the most recently used, forgetting the least recently used past `max`: a sweep of fresh
+ * addresses (a browser key may ask any) then pushes out only the entries nobody asked for since, never them all.
+ */
+export function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  map.delete(key)
+  map.set(key, value)
+  if (map.size > max) map.delete(map.keys().next().value as K)
+}
 
 function notAVault(chainId: string, vault: Address): never {
   throw new InvalidArgumentError(`${vault} is not an ERC-4626 vault on chain ${chainId}`, {
@@ -73,12 +93,11 @@ export async function flows(client: EvmClient, p: FlowsParameters): Promise<Vaul
   return share(client, `flows|${key}`, () =>
     ask(p.chainId, async () => {
       const { head, settledTo } = await share(client, `${p.chainId}|heads`, () => settledThrough(publicClient))
-      let settled = client.state.settledFlows.get(key) ?? { through: fromBlock - 1n, deposited: 0n, withdrawn: 0n }
+      let settled = recall(client.state.settledFlows, key) ?? { through: fromBlock - 1n, deposited: 0n, withdrawn: 0n }
       if (settledTo > settled.through) {
         const more = await scan(client, publicClient, vault, owner, settled.through + 1n, settledTo)
         settled = { through: settledTo, deposited: settled.deposited + more.deposited, withdrawn: settled.withdrawn + more.withdrawn }
-        if (client.state.settledFlows.size >= MAX_SETTLED) client.state.settledFlows.clear()
-        client.state.settledFlows.set(key, settled)
+        remember(client.state.settledFlows, key, settled, MAX_SETTLED)
       }
       const recent = await scan(client, publicClient, vault, owner, settled.through + 1n, head)
       return { deposited: settled.deposited + recent.deposited, withdrawn: settled.withdrawn + recent.withdrawn }
