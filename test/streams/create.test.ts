@@ -173,6 +173,15 @@ describe('rejections answer the envelope', () => {
     expect(Object.keys(r.body.context)).toContain(field)
   })
 
+  test("a target opportunity on another chain than the stream's is 400 naming it", async () => {
+    // A chain the EVM plugin owns, but not the opportunity's (31337); point streams need no treasury there.
+    const r = await env.h.post('/v2/streams', env.pointBody({ chainId: '8453' }))
+    expect(r.status, r.text).toBe(400)
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(r.body.context).toEqual({ targetOpportunityId: `on chain ${env.chain.anvil.chainId}` })
+    expect(r.body.error).toContain('not 8453')
+  })
+
   test('an unknown target opportunity is 404', async () => {
     const r = await env.h.post('/v2/streams', env.pointBody({ targetOpportunityId: '00000000-0000-4000-8000-000000000000' }))
     expect(r.status).toBe(404)

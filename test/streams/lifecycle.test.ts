@@ -112,13 +112,16 @@ describe('pending -> active only once the funding transfer is mined', () => {
     expectEnvelope(unknown.body, 400, 'INVALID_ARGUMENT')
   })
 
-  test('a pending stream may be cancelled; it can then never be confirmed', async () => {
+  test('a pending stream cannot be cancelled (its funding may be mined already): it is still confirmed by its transfer', async () => {
     const s = await createTokenStream()
-    expect((await env.h.post(`/v2/streams/${s.id}/cancel`)).body.stream.state).toBe('cancelled')
+    const refused = await env.h.post(`/v2/streams/${s.id}/cancel`)
+    expect(refused.status).toBe(400)
+    expectEnvelope(refused.body, 400, 'INVALID_ARGUMENT')
+    expect(refused.body.context).toEqual({ state: 'pending', action: 'cancel' })
     const hash = await env.send(s.creator, s.transaction)
     const r = await confirm(s.id, hash)
-    expect(r.status).toBe(400)
-    expect(r.body.context).toEqual({ state: 'cancelled', action: 'confirm' })
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.stream).toMatchObject({ state: 'active', fundingTxHash: hash })
   })
 })
 

@@ -91,9 +91,16 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
   const now = deps.clock.now()
   const fields = checkFields(body, now)
   const ecosystem = await chainEcosystem(deps, body.chainId)
+  // The chain's own fault first: no target on a chain without a treasury could take a token stream.
+  const treasury = body.type === 'token' ? treasuryOn(deps, ecosystem, body.chainId) : null
   const target = await findOpportunity(deps, body.targetOpportunityId)
   if (!target) throw new OpportunityNotFoundError(body.targetOpportunityId)
   if (target.opportunity.delistedAt !== null) throw new OpportunityDelistedError(body.targetOpportunityId)
+  // A stream rewards the opportunity's depositors where they deposit: its budget on another chain would reward no one there.
+  if (target.opportunity.listing.chainId !== body.chainId)
+    throw new InvalidArgumentError(`the target opportunity is on chain ${target.opportunity.listing.chainId}, not ${body.chainId}; a stream is on its opportunity's chain`, {
+      targetOpportunityId: `on chain ${target.opportunity.listing.chainId}`,
+    })
 
   const id = randomUUID()
   const fee = streamFee(fields.netBudget, { type: body.type, tier: p.tier })
@@ -127,14 +134,13 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
     const { plugin, client } = ecosystem
     const rewardToken = parseField(plugin, body.rewardToken!, 'rewardToken')
     const creator = parseField(plugin, body.creatorAddress!, 'creatorAddress', 'wallet')
-    const treasury = treasuryOn(deps, ecosystem, body.chainId)
     const totalPulled = fields.netBudget + fee
     if (totalPulled > UINT256_MAX)
       throw new InvalidStreamFieldError('netBudget', `plus its fee (${fee}) does not fit in 256 bits; at most ${largestBudget()} at the standard fee`)
     const tag = streamTag(await deps.attributionSecret(), { streamId: id, wallet: creator, chainId: body.chainId })
     try {
       await preflight(ecosystem, { chainId: body.chainId, owner: creator, token: rewardToken, required: totalPulled })
-      transactions = await plugin.transactions.buildTransfer(client, { chainId: body.chainId, from: creator, token: rewardToken, to: treasury, amount: totalPulled, tag })
+      transactions = await plugin.transactions.buildTransfer(client, { chainId: body.chainId, from: creator, token: rewardToken, to: treasury!, amount: totalPulled, tag })
     } catch (e) {
       throw asRequestError(e)
     }

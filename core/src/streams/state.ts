@@ -16,8 +16,10 @@ const TRANSITIONS: Record<StreamAction, Partial<Record<StreamState, StreamState>
   confirm: { pending: 'active' },
   pause: { active: 'paused' },
   resume: { paused: 'active' },
-  // An unfunded stream may be withdrawn too; nothing was pulled for it.
-  cancel: { pending: 'cancelled', active: 'cancelled', paused: 'cancelled' },
+  // Not a pending one (DECISIONS.md rules every transition not drawn above a 400): its funding may be mined
+  // already, and a cancelled stream could then never record it. A paused stream may be: `paused <-> active` is
+  // one group before the arrow to `cancelled`.
+  cancel: { active: 'cancelled', paused: 'cancelled' },
 }
 
 export class InvalidTransitionError extends InvalidArgumentError {

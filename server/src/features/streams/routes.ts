@@ -80,7 +80,7 @@ export const streamRoutes = (deps: Deps) => {
         ...operation(deps, 'streams.transition', {
           summary: 'Pause, resume or cancel a stream',
           description:
-            'pause: active -> paused; resume: paused -> active; cancel: pending, active or paused -> cancelled. Every other transition ' +
+            'pause: active -> paused; resume: paused -> active; cancel: active or paused -> cancelled (not pending: its funding may be mined already). Every other transition ' +
             '(a completed stream included) is 400 with context.state and context.action; 409 when other requests kept changing ' +
             `its state while this one applied (read it again and retry). ${SCOPE}`,
           tags,
