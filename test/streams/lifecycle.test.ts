@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { transitionStream, type Store } from '@earn/core'
 import { encodeFunctionData, erc20Abi, sliceHex, stringToHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { deploySmartWallet, mintToken, relayThroughWallet, sendThroughWallet, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
+import { deployBundler, deploySmartWallet, mintToken, relayThroughWallet, sendThroughWallet, sendUnsigned, setNativeBalance, signedWalletCall, testBundlerAbi } from '../chains/evm.ts'
 import { expectEnvelope, type Json } from '../harness.ts'
 import { startStreamsEnv, type StreamsEnv } from './setup.ts'
 
@@ -249,6 +249,25 @@ describe('a contract wallet creator funding through a relayer', () => {
     const confirmed = await confirm(mine.body.stream.id, receipt.transactionHash)
     expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200)
     expect(confirmed.body.stream.state).toBe('active')
+  })
+
+  test("one bundle of the wallet's transfers for two streams funds neither: one's transfer would make up the other's shortfall", async () => {
+    const { owner, relayer, wallet, stream: short } = await walletCreatorStream()
+    const full = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
+    expect(full.status, full.text).toBe(200)
+    const shortTransfer = short.body.transactions[0].transaction as Json
+    // The first stream's own transfer is one unit short; the second's is whole.
+    const calls = [
+      { to: wallet, data: await signedWalletCall(env.chain.anvil, owner, wallet, { ...shortTransfer, data: transferData(env.treasury, BigInt(short.body.totalPulled) - 1n, tagOf(shortTransfer)) }) },
+      { to: wallet, data: await signedWalletCall(env.chain.anvil, owner, wallet, full.body.transactions[0].transaction, 1n) },
+    ]
+    const bundler = await deployBundler(env.chain.anvil)
+    const hash = await env.chain.anvil.walletClient.sendTransaction({ account: relayer, to: bundler, data: encodeFunctionData({ abi: testBundlerAbi, functionName: 'run', args: [calls] }) })
+    expect((await env.chain.anvil.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success')
+    for (const id of [short.body.stream.id, full.body.stream.id]) {
+      expectRefused(await confirm(id, hash), /carry the funding tags of 2 streams.*fund each stream in a transaction of its own/)
+      expect(await state(id)).toBe('pending')
+    }
   })
 
   test("the stream's tag appended by the relayer to the wallet's untagged transfer does not fund it", async () => {

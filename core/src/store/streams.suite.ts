@@ -73,6 +73,17 @@ export function streamStoreTests(store: () => Store) {
     await expect(store().insertStream(c)).rejects.toThrow()
   })
 
+  test('streams: two streams funded by one transaction at once: one is funded, the other told the transaction is used, never an error', async () => {
+    const orgId = await newOrg()
+    for (let round = 0; round < 10; round++) {
+      const pair = [stream(orgId), stream(orgId)]
+      for (const s of pair) await store().insertStream(s)
+      const txHash = `0x${randomUUID()}`
+      const outcomes = await Promise.all(pair.map((s) => store().fundStream(s.id, { chainId: '1', txHash, at: T0 + 5 })))
+      expect(outcomes.sort()).toEqual(['funded', 'tx_used'])
+    }
+  })
+
   test("streams: the list is one organization's, newest first, paged, filtered on the state as read at now", async () => {
     const orgId = await newOrg()
     const other = await newOrg()

@@ -77,13 +77,25 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
         .where('fundingTxHash', '=', p.txHash)
         .executeTakeFirst()
       if (used) return 'tx_used'
-      const r = await db
-        .updateTable('streams')
-        .set({ state: 'active', fundingTxHash: p.txHash, updatedAt: p.at })
-        .where('id', '=', id)
-        .where('state', '=', 'pending')
-        .executeTakeFirst()
-      return r.numUpdatedRows > 0n ? 'funded' : 'not_pending'
+      try {
+        const r = await db
+          .updateTable('streams')
+          .set({ state: 'active', fundingTxHash: p.txHash, updatedAt: p.at })
+          .where('id', '=', id)
+          .where('state', '=', 'pending')
+          .executeTakeFirst()
+        return r.numUpdatedRows > 0n ? 'funded' : 'not_pending'
+      } catch (e) {
+        // Another stream took the transaction between the check and the write (PostgreSQL lets both check at once).
+        if (isUniqueViolation(e)) return 'tx_used'
+        throw e
+      }
     },
   }
+}
+
+/** A write refused by a unique index: PostgreSQL's SQLSTATE 23505, SQLite's extended code. */
+function isUniqueViolation(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE'
 }

@@ -39,6 +39,13 @@ async function fundingTag(stream: StreamRecord, read: ReadTransfersResult): Prom
       { chainId: stream.chainId, txHash: 'needs a call trace' },
     )
   const own = tags.find((t) => parseStreamTag(t)?.streamId === stream.id)
+  // A batch of the creator's transfers funding several streams: the transfers are summed per transaction, so one
+  // stream's would make up another's shortfall. Refused for every stream in it, rather than credited to one.
+  const streams = new Set(tags.map((t) => parseStreamTag(t)?.streamId).filter((id) => id !== undefined))
+  if (own !== undefined && streams.size > 1)
+    throw new FundingRejectedError(
+      `the creator's transfer calls in it carry the funding tags of ${streams.size} streams, and what each moved is not told apart; fund each stream in a transaction of its own`,
+    )
   return own === undefined ? { tag: tags[0] ?? read.tag, onCreatorsCall: false } : { tag: own, onCreatorsCall: true }
 }
 
