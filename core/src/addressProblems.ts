@@ -13,6 +13,20 @@ function addressProblem(plugin: WithAddress['plugin'], input: string): string {
   }
 }
 
+/**
+ * The canonical form of an address the chain reported, or undefined where the ecosystem takes no such address (a TON
+ * masterchain one): read from a transaction, an address is compared, not validated, and one that is not ours is
+ * simply not the wallet or the vault.
+ */
+export function canonicalOrNone(address: Ecosystem<EcosystemId, unknown>['address'], input: string): string | undefined {
+  try {
+    return address.parse(input)
+  } catch (e) {
+    if (e instanceof ApiError) return undefined
+    throw e
+  }
+}
+
 /** `evm (reason), solana (reason), ...` for the ecosystems given. */
 export const addressProblems = (loaded: readonly WithAddress[], input: string): string =>
   loaded.map((e) => `${e.plugin.id} (${addressProblem(e.plugin, input)})`).join(', ')

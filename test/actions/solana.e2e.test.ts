@@ -148,6 +148,13 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
     expect(activity.rows.filter((row) => row.type === 'verify').map((row) => row.amount)).toEqual(['250000000'])
   })
 
+  test('a CAIP-2 chain id (mainnet\'s is 39 characters) is taken by verify: the action is bound to its own chain id', async () => {
+    const caip = `solana:${'5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'}`
+    const r = await h.get(`/v2/actions/verify?chainId=${caip}&txHash=${depositSignature}`)
+    expect(r.status, r.text).toBe(200)
+    expect(r.body).toMatchObject({ verified: false, metadata: { actionId } })
+  })
+
   test("the wallet's own transaction carrying the deposit's tag but moving nothing to the vault is not verified", async () => {
     const { tag } = (await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${depositSignature}`)).body
     // The same memo, signed by the same wallet, on a transaction that only pays the faucet: no deposit happened.

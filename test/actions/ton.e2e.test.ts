@@ -11,7 +11,8 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
 import { commentCell, readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
-import { type Address, toNano } from '@ton/core'
+import { type Address, external, internal, SendMode, toNano } from '@ton/core'
+import { WalletContractV4 } from '@ton/ton'
 import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
 import { randomBytes } from 'node:crypto'
 import { localCatalog } from './localChain.ts'
@@ -122,6 +123,23 @@ describe('TON: deposit, verify, withdraw through the API', () => {
     const r = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${sent.hash}`)
     expect(r.status, r.text).toBe(200)
     expect(r.body).toMatchObject({ tag, verified: false, metadata: { actionId, opportunityId: TON_SAMPLE_ENTRY.id } })
+  })
+
+  test("a masterchain wallet's transaction carrying a copied tag is answered false, not refused for its sender's workchain", async () => {
+    const { tag } = (await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${depositHash}`)).body
+    const keys = keyPairFromSeed(randomBytes(32))
+    const contract = WalletContractV4.create({ workchain: -1, publicKey: keys.publicKey })
+    chain.record(await chain.treasury.send({ to: contract.address, value: toNano('10'), init: contract.init, bounce: false }))
+    const transfer = contract.createTransfer({
+      seqno: await chain.blockchain.openContract(contract).getSeqno(),
+      secretKey: keys.secretKey,
+      sendMode: SendMode.PAY_GAS_SEPARATELY | SendMode.IGNORE_ERRORS,
+      messages: [internal({ to: sample.vault.address, value: toNano('0.1'), bounce: true, body: commentCell(tag) })],
+    })
+    const sent = chain.record(await chain.blockchain.sendMessage(external({ to: contract.address, body: transfer })))
+    const r = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${sent.transactions[0]!.hash().toString('hex')}`)
+    expect(r.status, r.text).toBe(200)
+    expect(r.body).toMatchObject({ tag, verified: false, metadata: { actionId } })
   })
 
   test('a deposit larger than the balance is 400 insufficient token balance', async () => {

@@ -51,7 +51,7 @@ export const ActionResult = Type.Object({
 export type ActionResult = Static<typeof ActionResult>
 
 export const VerifyQuery = Type.Object({
-  chainId: Type.String({ minLength: 1, maxLength: 32, description: 'Chain of the transaction (EVM: decimal chain id)' }),
+  chainId: Type.String({ minLength: 1, maxLength: 64, description: 'Chain of the transaction (EVM: decimal chain id; Solana may be CAIP-2, 39 characters)' }),
   txHash: Type.String({ minLength: 1, maxLength: 200, description: "Transaction hash in the chain's own form (TON: the wallet transaction's hash, or that of the signed external message TON Connect answers)" }),
 })
 export type VerifyQuery = Static<typeof VerifyQuery>

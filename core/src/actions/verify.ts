@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { parseTag, verifyTag } from '../attribution.ts'
+import { canonicalOrNone } from '../addressProblems.ts'
 import { UnavailableError } from '../errors.ts'
 import type { ReadTransfersResult, VaultMove } from '../ecosystem.ts'
 import type { LoadedEcosystem } from '../registry.ts'
@@ -84,7 +85,8 @@ async function didTheAction(
   carried: (move: VaultMove) => boolean,
 ): Promise<Moved | undefined> {
   const { parse } = ecosystem.plugin.address
-  const sentByWallet = parse(read.from) === action.wallet
+  const canonical = (address: string) => canonicalOrNone(ecosystem.plugin.address, address)
+  const sentByWallet = canonical(read.from) === action.wallet
   const opportunity = action.opportunityId === null ? undefined : await deps.lookups.opportunity(action.opportunityId)
   // The catalog lost the action's opportunity: there is no vault to hold the transaction to.
   if (opportunity === undefined) return undefined
@@ -95,13 +97,13 @@ async function didTheAction(
   // receipt token sent back): the wallet must have sent the action's token to the vault.
   if (read.to === undefined && read.vaultMoves === undefined) {
     if (!sentByWallet) return undefined
-    const sent = read.transfers.filter((t) => t.token === action.token && parse(t.from) === action.wallet && parse(t.to) === vault && t.amount > 0n)
+    const sent = read.transfers.filter((t) => t.token === action.token && canonical(t.from) === action.wallet && canonical(t.to) === vault && t.amount > 0n)
     return sent.length ? { token: action.token, amount: total(sent.map((t) => t.amount)).toString(), moves: [] } : undefined
   }
   // A tag also rides on a call to the vault that moves nothing (a zero transfer, say): the vault's own report counts.
   // Only a move whose caller's own calls to the vault carried the tag: a tag beside them (appended by whoever
   // submitted a contract wallet's call, or on a call of the submitter's own) says nothing about it.
-  const moves = (read.vaultMoves ?? []).filter((m) => m.kind === action.kind && parse(m.vault) === vault && parse(m.owner) === action.wallet && m.shares > 0n && carried(m))
+  const moves = (read.vaultMoves ?? []).filter((m) => m.kind === action.kind && canonical(m.vault) === vault && canonical(m.owner) === action.wallet && m.shares > 0n && carried(m))
   const inVault = (counted: VaultMove[]): Moved | undefined =>
     // The listing's facts describe its current vault: another vault's asset is not known here.
     counted.length ? { token: vault === listed ? (opportunity.facts?.baseToken ?? null) : null, amount: total(counted.map((m) => m.assets)).toString(), moves: counted } : undefined
@@ -110,7 +112,7 @@ async function didTheAction(
     return read.vaultMoves === undefined ? { token: action.token, amount: action.amount, moves: [] } : inVault(moves)
   // ...and sent by anyone else, only a vault call made by the wallet itself: the copied calldata of another sender
   // deposits as that sender.
-  return inVault(moves.filter((m) => parse(m.caller) === action.wallet))
+  return inVault(moves.filter((m) => canonical(m.caller) === action.wallet))
 }
 
 export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): Promise<VerifyResult> {

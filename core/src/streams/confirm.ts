@@ -7,6 +7,7 @@
  * Only pending streams confirm (400 otherwise, from the state machine); the funding transaction is recorded
  * with the new state in one write.
  */
+import { canonicalOrNone } from '../addressProblems.ts'
 import { ApiError, UnavailableError } from '../errors.ts'
 import { NATIVE_TOKEN, type Ecosystem, type EcosystemId, type ReadTransfersResult } from '../ecosystem.ts'
 import type { StreamRecord } from '../store/schema.ts'
@@ -51,7 +52,9 @@ async function fundingTag(stream: StreamRecord, read: ReadTransfersResult): Prom
 
 /** Throws what the transaction lacks to fund the stream, or returns when it funds it. */
 function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, stream: StreamRecord, read: ReadTransfersResult, funding: { tag: string | null; onCreatorsCall: boolean }): void {
-  const show = (a: string) => plugin.address.format(a)
+  const canonical = (a: string) => canonicalOrNone(plugin.address, a)
+  // A sender this API takes no creator at (a TON masterchain wallet) is shown as the chain spells it.
+  const show = (a: string) => (canonical(a) === undefined ? a : plugin.address.format(a))
   const creator = stream.creator!
   const { tag } = funding
   if (tag === null) throw new FundingRejectedError('it carries no funding tag (or it failed on chain); send the transfer this stream was created with')
@@ -67,7 +70,7 @@ function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, s
     .filter((t) => t.token === stream.rewardToken && t.from === creator && t.to === stream.treasury)
     .reduce((sum, t) => sum + t.amount, 0n)
   const required = BigInt(stream.totalPulled)
-  const from = plugin.address.parse(read.from)
+  const from = canonical(read.from) ?? read.from
   if (funded >= required && funding.onCreatorsCall) return
   if (funded >= required)
     throw new FundingRejectedError(
