@@ -54,6 +54,16 @@ describe('TON membership over HTTP', () => {
     })
   }
 
+  test("the agreement takes TON's own chain ids, not another ecosystem's", async () => {
+    const address = tonWallet('v5r1', newKeyPair().publicKey).address.toString()
+    const ask = (chainId: string) => h.post('/v2/membership/agreement', { address, walletEcosystem: 'ton', url: 'https://app.example.com', chainId }, { key: h.org.publishableKey })
+    for (const chainId of ['-239', '-3']) expect((await ask(chainId)).status).toBe(200)
+    const refused = await ask('1')
+    expect(refused.status).toBe(400)
+    expectEnvelope(refused.body, 400, 'INVALID_ARGUMENT')
+    expect(refused.body.context).toEqual({ chainId: 'not a ton chain id' })
+  })
+
   test('a deployed wallet registers without stateInit, its key read with get_public_key', async () => {
     const keyPair = newKeyPair()
     const wallet = await chain.deployWallet('v4r2', keyPair)

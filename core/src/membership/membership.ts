@@ -71,9 +71,13 @@ export async function checkMembership(deps: MembershipDeps, p: CheckMembershipPa
 export async function issueAgreement(deps: MembershipDeps, p: AgreementParameters) {
   const { ecosystem, address } = await resolveWallet(deps, p.walletEcosystem, p.address)
   const url = parseAppUrl(p.url)
+  // SIWE needs one (default mainnet's "1"); Solana's and TON's messages carry none, but a client may still name the
+  // wallet's chain in its ecosystem's own form ("mainnet", "-239").
   const chainId = p.chainId ?? '1'
-  if (!/^[1-9]\d{0,18}$/.test(chainId))
-    throw new InvalidArgumentError('chainId must be a positive decimal chain id such as "1"', { chainId: 'not a chain id' })
+  if (p.chainId !== undefined && !ecosystem.plugin.ownsChain(chainId))
+    throw new InvalidArgumentError(`chainId ${JSON.stringify(chainId)} is not a chain of the ${ecosystem.plugin.id} ecosystem (EVM: a positive decimal chain id such as "1")`, {
+      chainId: `not a ${ecosystem.plugin.id} chain id`,
+    })
   const now = deps.clock.now()
   const nonce = randomUUID()
   const params = {
