@@ -6,7 +6,7 @@
 import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
 import { readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
-import { toNano } from '@ton/core'
+import { Address, toNano } from '@ton/core'
 import { keyPairFromSeed } from '@ton/crypto'
 import { randomBytes } from 'node:crypto'
 import { localCatalog } from '../actions/localChain.ts'
@@ -53,4 +53,44 @@ test('a jetton token stream: fee, one tagged jetton transfer, pending until the 
   const confirmed = await h.post(`/v2/streams/${id}/confirm`, { txHash: sent.hash })
   expect(confirmed.status, confirmed.text).toBe(200)
   expect(confirmed.body.stream).toMatchObject({ state: 'active', fundingTxHash: sent.hash })
+})
+
+test('a TON stream whose funding the treasury bounced back is not confirmed; one the treasury kept is', async () => {
+  // A treasury whose contract fails every message (an emulator can place one): the funding comes back.
+  const failing = Address.parseRaw(`0:${randomBytes(32).toString('hex')}`)
+  await chain.placeFailingContract(failing)
+  const refusing = await createHarness({ clients: { ton: chain.client }, env: { STREAM_TREASURIES: `${CHAIN}=${failing.toRawString()}` } })
+  await importCatalog({ store: refusing.store, ecosystems: refusing.deps.ecosystems, clock: refusing.deps.clock }, { opportunities: [entry] })
+  try {
+    const keyPair = keyPairFromSeed(randomBytes(32))
+    const wallet = await chain.deployWallet('v4r2', keyPair, toNano('5'))
+    const now = Math.floor(chain.client.now() / 1000)
+    const create = (app: typeof h) =>
+      app.post('/v2/streams', {
+        type: 'token',
+        chainId: CHAIN,
+        rewardToken: 'native',
+        creatorAddress: wallet.address.toString({ bounceable: false }),
+        netBudget: toNano('1').toString(),
+        targetOpportunityId: entry.id,
+        startTime: now,
+        endTime: now + 86_400,
+      })
+    const bounced = await create(refusing)
+    expect(bounced.status, bounced.text).toBe(200)
+    const sent = await chain.sendTonConnect(wallet, keyPair, bounced.body.transactions[0].transaction as TonConnectRequest)
+    const refused = await refusing.post(`/v2/streams/${bounced.body.stream.id}/confirm`, { txHash: sent.hash })
+    expect(refused.status, refused.text).toBe(400)
+    expectEnvelope(refused.body, 400, 'INVALID_ARGUMENT')
+    expect((await refusing.get(`/v2/streams/${bounced.body.stream.id}`)).body.stream.state).toBe('pending')
+
+    const kept = await create(h)
+    expect(kept.status, kept.text).toBe(200)
+    const funded = await chain.sendTonConnect(wallet, keyPair, kept.body.transactions[0].transaction as TonConnectRequest)
+    const confirmed = await h.post(`/v2/streams/${kept.body.stream.id}/confirm`, { txHash: funded.hash })
+    expect(confirmed.status, confirmed.text).toBe(200)
+    expect(confirmed.body.stream.state).toBe('active')
+  } finally {
+    await refusing.close()
+  }
 })

@@ -47,6 +47,7 @@ const params = (over: Partial<Parameters<typeof buildTonTransfer>[1]> = {}) => (
 })
 const send = async (request: TonConnectRequest) => (await chain.sendTonConnect(sender.wallet, sender.keyPair, request)).hash
 const jettonBalance = (owner: Address) => readTonBalance(chain.client, { chainId: CHAIN, owner: raw(owner), token: raw(jetton) })
+const tonBalance = (owner: Address) => readTonBalance(chain.client, { chainId: CHAIN, owner: raw(owner), token: 'native' })
 
 describe('buildTonTransfer -> send -> readTonTransfers', () => {
   test('a jetton transfer carries the tag as its forward comment; read back, it names the jetton, the sender and the recipient', async () => {
@@ -88,6 +89,30 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     })
   })
 
+  test('TON sent to a contract that fails bounces back and moves nothing; until the receiver has processed it, it reads as not found yet', async () => {
+    const failing = Address.parseRaw(`0:${'5f'.repeat(32)}`)
+    await chain.placeFailingContract(failing)
+    const [step] = await buildTonTransfer(chain.client, params({ token: 'native', to: raw(failing), amount: toNano('0.3') }))
+    const before = await tonBalance(sender.wallet.address)
+    const sent = await chain.sendTonConnect(sender.wallet, sender.keyPair, step!.transaction as TonConnectRequest)
+    const received = sent.transactions.find((tx) => tx.inMessage?.info.dest?.toString() === failing.toString())
+    expect(received?.description).toMatchObject({ aborted: true, bouncePhase: { type: 'ok' } })
+    // Only fees left the wallet: the 0.3 TON came back.
+    expect(before - (await tonBalance(sender.wallet.address))).toBeLessThan(toNano('0.1'))
+    expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).toEqual({ txHash: sent.hash, tag: TAG, from: raw(sender.wallet.address), transfers: [] })
+
+    // An index that has the wallet's transaction but not yet the receiver's.
+    const lagging = createTonClient(chain.client.provider, { findTransaction: chain.client.findTransaction, findTransactionByMessage: async () => null })
+    const [treasuryStep] = await buildTonTransfer(chain.client, params({ token: 'native', amount: toNano('0.2') }))
+    const hash = await send(treasuryStep!.transaction as TonConnectRequest)
+    const pending = await readTonTransfers(lagging, { chainId: CHAIN, txHash: hash }).catch((e: unknown) => e)
+    expect(pending).toBeInstanceOf(NotFoundError)
+    expect((pending as NotFoundError).message).toContain('has not processed this transfer yet')
+    expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toEqual([
+      { token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.2') },
+    ])
+  })
+
   test('a jetton transfer asked of a contract that is no jetton wallet moves only its TON', async () => {
     // Sent straight to the treasury wallet, which takes it as a plain message: no jetton moves.
     const body = jettonTransferBody({ queryId: 1n, amount: 10n ** 12n, destination: treasury.address, responseDestination: sender.wallet.address, customPayload: null, forwardTonAmount: 1n, forwardPayload: Cell.EMPTY })
@@ -100,7 +125,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
 })
 
 describe('following a jetton transfer to the jetton wallet that carries it out', () => {
-  test('a transfer the jetton wallet refuses (more than its balance) moves only its TON, and the jetton stays', async () => {
+  test('a transfer the jetton wallet refuses (more than its balance) moves nothing: the jetton stays and the TON bounces back', async () => {
     const [step] = await buildTonTransfer(chain.client, params({ amount: 1n }))
     const request = step!.transaction as TonConnectRequest
     const ownJettonWallet = step!.metadata!.jettonWallet as string
@@ -109,9 +134,9 @@ describe('following a jetton transfer to the jetton wallet that carries it out',
     const body = jettonTransferBody({ queryId: 2n, amount: balance + 1n, destination: treasury.address, responseDestination: sender.wallet.address, customPayload: null, forwardTonAmount: 1n, forwardPayload: Cell.EMPTY })
     const hash = await send({ ...request, messages: [{ ...request.messages[0]!, payload: body.toBoc().toString('base64') }] })
     expect(await jettonBalance(sender.wallet.address)).toBe(balance)
-    expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toEqual([
-      { token: 'native', from: raw(sender.wallet.address), to: ownJettonWallet, amount: JETTON_TRANSFER_TON },
-    ])
+    // The refusal bounced the attached TON back too: nothing moved.
+    expect(ownJettonWallet).toBe(raw(await jettonWalletOf(chain.client, jetton, sender.wallet.address, notJetton('token', raw(jetton)))))
+    expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toEqual([])
   })
 
   test('until the jetton wallet has processed the transfer, the transaction reads as not found yet', async () => {
@@ -121,7 +146,7 @@ describe('following a jetton transfer to the jetton wallet that carries it out',
     const lagging = createTonClient(chain.client.provider, { findTransaction: chain.client.findTransaction, findTransactionByMessage: async () => null })
     const pending = await readTonTransfers(lagging, { chainId: CHAIN, txHash: hash }).catch((e: unknown) => e)
     expect(pending).toBeInstanceOf(NotFoundError)
-    expect((pending as NotFoundError).message).toContain('not processed this transfer yet')
+    expect((pending as NotFoundError).message).toContain('has not processed this transfer yet')
     expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toContainEqual({
       token: raw(jetton),
       from: raw(sender.wallet.address),

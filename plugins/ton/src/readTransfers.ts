@@ -6,12 +6,14 @@
  * when that master names the same jetton wallet for the sender (`get_wallet_address`): a contract claiming
  * to be some jetton's wallet is not believed.
  *
- * TON is asynchronous: the signed transaction only asks the sender's jetton wallet to move the jetton, which
- * debits it and sends an `internal_transfer` to the recipient's jetton wallet, which credits it. So the transfer
- * is followed through both hops (each transaction found by the message it received) and counts only if both ran
- * to the end: a sender's jetton wallet that refused (more than the balance, too little TON for fees) moved
- * nothing, and a credit that failed bounces the amount back to the sender. Until a hop has been processed the
- * transaction reads as not found yet (a retry later finds it).
+ * TON is asynchronous: the signed transaction only sends messages, and what they carry moves when the
+ * receiver processes them. So every out-message is followed to the transaction that received it (found by the
+ * message's hash), and its TON counts only if that transaction did not abort: an aborted one bounced the value
+ * back (a failing contract, an undeployed address) or kept it without running the receiver's code, which for a
+ * vault is no deposit. A jetton transfer goes one hop further: the sender's jetton wallet debits it and sends an
+ * `internal_transfer` to the recipient's jetton wallet, which credits it, and the jetton counts only if both ran
+ * to the end (a refused debit moved nothing; a failed credit bounces the amount back). Until a hop has been
+ * processed the transaction reads as not found yet (a retry later finds it).
  *
  * The tag is read as readTonTag reads it. A transaction not signed by the wallet's owner (not started by an
  * external message) or aborted sent nothing the owner asked for: no transfers, no tag.
@@ -27,7 +29,7 @@ import { findWalletTransaction, tagOfTransaction } from './tag.ts'
 export async function readTonTransfers(client: TonChainClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
   const tx = await findWalletTransaction(client, p.txHash)
   const { tag, txHash, from } = tagOfTransaction(tx)
-  if (tx.inMessage?.info.type !== 'external-in' || tx.description.type !== 'generic' || tx.description.aborted)
+  if (tx.inMessage?.info.type !== 'external-in' || aborted(tx))
     return { tag: null, txHash, from, transfers: [] }
   const wallet = Address.parseRaw(from)
   const cells = messageCells(tx).outMessages
@@ -40,17 +42,17 @@ export async function readTonTransfers(client: TonChainClient, p: ReadTagParamet
 async function transfersOf(client: TonChainClient, wallet: Address, message: Message, messageHash: string): Promise<TokenTransfer[]> {
   if (message.info.type !== 'internal') return []
   const dest = message.info.dest
+  const received = await askChain('the receiving transaction', () => client.findTransactionByMessage(messageHash))
+  if (!received) throw new NotFoundError('the receiver has not processed this transfer yet; retry shortly', { txHash: 'transfer pending' })
+  if (aborted(received)) return []
   const coins: TokenTransfer = { token: NATIVE_TOKEN, from: wallet.toRawString(), to: dest.toRawString(), amount: message.info.value.coins }
   const jetton = parseJettonTransfer(message.body)
   if (!jetton) return [coins]
   const master = await masterOf(client, dest)
   if (!master) return [coins]
   const expected = await jettonWalletOf(client, master, wallet, notJetton('token', master.toRawString())).catch(unlessUnavailable)
-  if (!expected?.equals(dest)) return [coins]
-  const debited = await askChain('the jetton wallet transaction', () => client.findTransactionByMessage(messageHash))
-  if (!debited) throw new NotFoundError('the jetton wallet has not processed this transfer yet; retry shortly', { txHash: 'jetton transfer pending' })
-  if (!ranToTheEnd(debited)) return [coins]
-  const credit = internalTransferHash(debited)
+  if (!expected?.equals(dest) || !ranToTheEnd(received)) return [coins]
+  const credit = internalTransferHash(received)
   if (!credit) return [coins]
   const credited = await askChain("the recipient's jetton wallet transaction", () => client.findTransactionByMessage(credit))
   if (!credited)
@@ -68,6 +70,15 @@ function internalTransferHash(tx: Transaction): string | null {
     if (body.remainingBits >= 32 && body.loadUint(32) === JETTON_OP.internalTransfer) return cells.get(index)!.hash().toString('hex')
   }
   return null
+}
+
+/**
+ * The receiver did not take the message's value as sent: it bounced it back, or kept it without running
+ * (an undeployed account given a non-bounceable message), or its code failed. Non-generic transactions
+ * (tick-tock, split, merge) never receive an internal message, so they are read as aborted too.
+ */
+function aborted(tx: Transaction): boolean {
+  return tx.description.type !== 'generic' || tx.description.aborted
 }
 
 /** The transaction's computation succeeded and its actions (the messages it sends) were carried out. */
