@@ -178,6 +178,23 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
     expect(r.body.context).toMatchObject({ required: (held + 1n).toString(), available: held.toString() })
   })
 
+  test("tokens the wallet holds outside its associated account pass the balance check but are not spent: 400 naming that account", async () => {
+    const held = await chain.tokenBalance(sample.baseMint, user.address)
+    const second = await chain.createTokenAccount({ mint: sample.baseMint, owner: user.address })
+    await chain.mintTo({ mint: sample.baseMint, owner: user.address, amount: 10_000n, account: second })
+    const r = await h.post(`/v2/actions/deposit/${SOLANA_SAMPLE_ENTRY.id}`, {
+      userAddress: user.address,
+      tokenIn: sample.baseMint,
+      amount: (held + 1n).toString(),
+      distributorId: h.distributorId,
+    })
+    expect(r.status, r.text).toBe(400)
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(r.body.error).toBe('insufficient token balance')
+    expect(r.body.context).toMatchObject({ required: (held + 1n).toString(), available: held.toString() })
+    expect(r.body.context.source).toMatch(/^the associated token account \w+, the one a transfer spends/)
+  })
+
   test('a withdrawal returns receipt tokens to the vault, and verifies', async () => {
     // The sample vault is operator-run: it issues receipt tokens for deposits; the harness mints them here.
     const shares = 250_000_000n

@@ -28,10 +28,18 @@ export class InvalidAmountError extends InvalidArgumentError {
   }
 }
 
-/** The spec's exact text; `context` gives what was asked for and what the wallet holds, in smallest units. */
+/**
+ * The spec's exact text; `context` gives what was asked for and what the wallet holds, in smallest units.
+ * `source` names the one account the transaction spends from, where that holds less than the wallet does.
+ */
 export class InsufficientBalanceError extends InvalidArgumentError {
-  constructor(p: { required: bigint; available: bigint; token: string }) {
-    super('insufficient token balance', { required: p.required.toString(), available: p.available.toString(), token: p.token })
+  constructor(p: { required: bigint; available: bigint; token: string; source?: string }) {
+    super('insufficient token balance', {
+      required: p.required.toString(),
+      available: p.available.toString(),
+      token: p.token,
+      ...(p.source === undefined ? {} : { source: p.source }),
+    })
   }
 }
 

@@ -75,8 +75,12 @@ describe('readTag', () => {
   })
 
   test('a transaction that landed but failed has tag null: it moved nothing', async () => {
-    // More than the wallet holds, sent without preflight so it lands with an error and pays its fee.
-    const step = await buildDeposit(10n ** 12n, 'earn:v1:failed:deposit:mac')
+    // Two deposits of the whole balance: once the first lands, the second moves more than the wallet holds.
+    // Sent without preflight, it lands with an error and pays its fee.
+    const held = await chain.tokenBalance(mint, user.address)
+    const first = await buildDeposit(held, 'earn:v1:spent:deposit:mac')
+    const step = await buildDeposit(held, 'earn:v1:failed:deposit:mac')
+    await chain.signAndSend(first.transaction.serializedTransaction as string, user)
     const unsigned = getTransactionDecoder().decode(getBase64Encoder().encode(step.transaction.serializedTransaction as string))
     const signed = await signTransaction([user.keyPair], unsigned)
     const signature = await chain.rpc

@@ -3,7 +3,7 @@
  * LiteSVM through the JSON-RPC facade: the balances that result are the test, not the bytes.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { InvalidAddressError, InvalidArgumentError, UnavailableError, type BuildParameters, type UnsignedTransaction } from '@earn/core'
+import { InsufficientBalanceError, InvalidAddressError, InvalidArgumentError, UnavailableError, type BuildParameters, type UnsignedTransaction } from '@earn/core'
 import {
   address,
   generateKeyPairSigner,
@@ -16,8 +16,9 @@ import {
 } from '@solana/kit'
 import { MEMO_PROGRAM_ADDRESS } from '@solana-program/memo'
 import { SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system'
-import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
+import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
+import { readBalance } from './balance.ts'
 import { connect, type SolanaClient } from './client.ts'
 import { newWallet } from './fixtures.ts'
 import { buildTransactions } from './transactions.ts'
@@ -150,12 +151,29 @@ describe('deposit (SPL)', () => {
     expect<bigint | null>(chain.svm.getBalance(address(opportunity.vault))).toBe(SOL)
   })
 
-  test('more than the wallet holds builds (the server checks balances first) but the chain refuses it', async () => {
+  test("more than the associated account holds is refused, naming it, though the wallet's other account holds the rest", async () => {
     const { user, opportunity } = await setup({ tokens: 1_000n })
-    const step = (await buildTransactions(client, deposit(user, opportunity, 1_001n)))[0]!
-    const e = await rejection(chain.signAndSend(serialized(step), user))
-    expect(isSolanaError(e, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE)).toBe(true)
-    expect(await chain.tokenBalance(opportunity.baseToken, user.address)).toBe(1_000n)
+    const second = await chain.createTokenAccount({ mint: opportunity.baseToken, owner: user.address })
+    await chain.mintTo({ mint: opportunity.baseToken, owner: user.address, amount: 5_000n, account: second })
+    const e = await rejection(buildTransactions(client, deposit(user, opportunity, 1_001n)))
+    expect(e).toBeInstanceOf(InsufficientBalanceError)
+    const { context } = e as InsufficientBalanceError
+    expect(context).toMatchObject({ required: '1001', available: '1000', token: opportunity.baseToken })
+    const ata = (await findAssociatedTokenPda({ owner: user.address, mint: address(opportunity.baseToken), tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0]
+    expect(context.source).toContain(ata)
+    // What the associated account holds still builds, and spends from it alone.
+    const step = (await buildTransactions(client, deposit(user, opportunity, 1_000n)))[0]!
+    await chain.signAndSend(serialized(step), user)
+    expect(await chain.tokenBalance(opportunity.baseToken, opportunity.vault)).toBe(1_000n)
+    expect(await chain.tokenBalance(opportunity.baseToken, user.address)).toBe(0n)
+    expect(await readBalance(client, { chainId: 'localnet', owner: user.address, token: opportunity.baseToken })).toBe(5_000n)
+  })
+
+  test('a wallet with no associated account for the mint is refused with 0 available', async () => {
+    const { user, opportunity } = await setup()
+    const e = await rejection(buildTransactions(client, deposit(user, opportunity, 1n)))
+    expect(e).toBeInstanceOf(InsufficientBalanceError)
+    expect((e as InsufficientBalanceError).context).toMatchObject({ required: '1', available: '0' })
   })
 })
 
@@ -206,6 +224,7 @@ describe('withdraw', () => {
 
   test('tokenOut other than the base token is a 400; the base token itself is accepted', async () => {
     const { user, opportunity } = await setup()
+    await chain.mintTo({ mint: opportunity.receiptToken, owner: user.address, amount: 1n })
     const e = await rejection(buildTransactions(client, withdraw(user, opportunity, 1n, { tokenOut: 'native' })))
     expect(e).toBeInstanceOf(InvalidArgumentError)
     expect(Object.keys((e as InvalidArgumentError).context)).toEqual(['tokenOut'])

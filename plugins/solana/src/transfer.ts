@@ -2,6 +2,7 @@
  * Moving SPL tokens from a wallet to a vault: the instructions a deposit (base token) and a
  * withdrawal request (receipt token) share.
  */
+import { InsufficientBalanceError } from '@earn/core'
 import { createNoopSigner, type Address, type Instruction } from '@solana/kit'
 import { getCreateAssociatedTokenIdempotentInstruction, getTransferCheckedInstruction } from '@solana-program/token'
 import type { MintWithAccounts } from './token.ts'
@@ -30,10 +31,19 @@ export interface TokenTransfer {
  * first deposit does not fail because the account appeared between build and execution.
  *
  * The source is the wallet's associated account. Balances count every account of the wallet for
- * the mint; tokens held only in another account must be moved to the associated one first.
+ * the mint (the preflight passes on them), so a source holding less than the amount is refused here,
+ * naming it: the transaction could only fail, and tokens in another account must be moved first.
  */
 export function tokenTransferToVault(p: TokenTransferParameters): TokenTransfer {
   const [source, destination] = p.token.accounts
+  const spendable = source!.amount ?? 0n
+  if (spendable < p.amount)
+    throw new InsufficientBalanceError({
+      required: p.amount,
+      available: spendable,
+      token: p.token.mint,
+      source: `the associated token account ${source!.address}, the one a transfer spends; move tokens held in the wallet's other accounts for this mint into it first`,
+    })
   const wallet = createNoopSigner(p.owner) // signs later, in the wallet; the message only needs its role
   const createsVaultAccount = destination!.amount === undefined
   const instructions: Instruction[] = []
