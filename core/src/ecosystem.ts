@@ -16,10 +16,10 @@ export interface SignInMessageParameters {
   address: string
   /** Host of the integrator's `url` (with port when it has one). */
   domain: string
-  /** The integrator's `url`, verbatim. */
+  /** The integrator's `url`, as the URL parser writes it (its `href`). */
   uri: string
-  /** EVM chain id; other ecosystems may ignore it. */
-  chainId: string
+  /** The chain the agreement names: the request's, else the plugin's `signIn.defaultChainId`, else null. */
+  chainId: string | null
   nonce: string
   issuedAt: Date
   expiresAt: Date
@@ -230,6 +230,8 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
     format(canonical: string): string
   }
   signIn: {
+    /** The chain an agreement names when the request gives none (EVM: "1"); absent where the message names none. */
+    defaultChainId?: string
     /** The agreement message the wallet signs. */
     message(p: SignInMessageParameters): string
     /**

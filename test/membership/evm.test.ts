@@ -55,8 +55,8 @@ describe('EVM smart-contract wallet membership', () => {
     expect(r.status).toBe(503)
     expectEnvelope(r.body, 503, 'UNAVAILABLE')
     expect(r.text).not.toContain('127.0.0.1')
-    // The same nonce works once the chain answers.
-    const ok = await h.post('/v2/membership/', { address: wallet, walletEcosystem: 'evm', signature, nonce })
+    // The same nonce works for the same organization once the chain answers.
+    const ok = await h.post('/v2/membership/', { address: wallet, walletEcosystem: 'evm', signature, nonce }, { key: broken.org.secretKey })
     expect(ok.body).toEqual({ isMember: true, error: '' })
   })
 })

@@ -42,6 +42,23 @@ describe('membership flow', () => {
     expect((await h.store.getMember('evm', wallet.address.toLowerCase()))?.distributorId).toBe(h.distributorId)
   })
 
+  test('the url is signed as the URL parser writes it: an international name in punycode, in the domain and the URI alike', async () => {
+    const wallet = newWallet()
+    const { nonce, message } = await agreement(wallet.address, { url: 'https://exämple.com/earn?x=ü' })
+    expect(message).toStartWith('xn--exmple-cua.com wants you to sign in with your Ethereum account:\n')
+    expect(message).toContain('URI: https://xn--exmple-cua.com/earn?x=%C3%BC\n')
+    const created = await h.post('/v2/membership/', { address: wallet.address, walletEcosystem: 'evm', signature: await wallet.signMessage({ message }), nonce })
+    expect(created.body).toEqual({ isMember: true, error: '' })
+  })
+
+  test('a Solana or TON agreement names no chain unless asked, and records none', async () => {
+    const solana = await h.post('/v2/membership/agreement', { address: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM', walletEcosystem: 'solana', url: 'https://app.example.com' })
+    expect(solana.status, solana.text).toBe(200)
+    expect((await h.store.getNonce(solana.body.nonce))?.chainId).toBeNull()
+    const named = await h.post('/v2/membership/agreement', { address: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM', walletEcosystem: 'solana', url: 'https://app.example.com', chainId: 'mainnet' })
+    expect((await h.store.getNonce(named.body.nonce))?.chainId).toBe('mainnet')
+  })
+
   test('one wallet is one membership whatever the case of its address', async () => {
     const wallet = newWallet()
     const lower = wallet.address.toLowerCase()
@@ -59,6 +76,7 @@ describe('membership flow', () => {
   test('agreement chainId defaults to 1 and is validated; url must be http(s)', async () => {
     const wallet = newWallet()
     expect((await agreement(wallet.address, { chainId: '8453' })).message).toContain('Chain ID: 8453\n')
+    expect((await h.store.getNonce((await agreement(wallet.address)).nonce))?.chainId).toBe('1')
     for (const [field, body] of [
       ['chainId', { chainId: 'mainnet' }],
       ['url', { url: 'not a url' }],
@@ -142,6 +160,32 @@ describe('membership errors, in the order DECISIONS.md rules', () => {
     })
     expect(stolen.status).toBe(400)
     expect(stolen.body.context).toEqual({ nonce: 'other_wallet' })
+  })
+
+  test("400: another organization's nonce is unknown to this one, and stays usable by its own", async () => {
+    const wallet = newWallet()
+    const { nonce, message } = await agreement(wallet.address)
+    const signature = await wallet.signMessage({ message })
+    const other = await createOrganization(h.deps, { name: 'Taker' })
+    const taken = await h.post('/v2/membership/', { address: wallet.address, walletEcosystem: 'evm', signature, nonce }, { key: other.secretKey })
+    expect(taken.status).toBe(400)
+    expectEnvelope(taken.body, 400, 'INVALID_ARGUMENT')
+    expect(taken.body.context).toEqual({ nonce: 'unknown' })
+    expect((await h.store.getMember('evm', wallet.address.toLowerCase()))).toBeUndefined()
+    const own = await h.post('/v2/membership/', { address: wallet.address, walletEcosystem: 'evm', signature, nonce, distributorId: h.distributorId })
+    expect(own.body).toEqual({ isMember: true, error: '' })
+    expect((await h.store.getMember('evm', wallet.address.toLowerCase()))?.orgId).toBe(h.org.orgId)
+  })
+
+  test('expired nonces are deleted by later agreements a day after they expire; until then they answer "expired"', async () => {
+    const stale = await agreement(newWallet().address)
+    clock.advance(120_000 + 24 * 3_600_000 - 1_000)
+    const recent = await agreement(newWallet().address)
+    expect(await h.store.getNonce(stale.nonce)).toBeDefined()
+    clock.advance(2_000)
+    await agreement(newWallet().address)
+    expect(await h.store.getNonce(stale.nonce)).toBeUndefined()
+    expect(await h.store.getNonce(recent.nonce)).toBeDefined()
   })
 
   test('400: an expired nonce, after NONCE_TTL_SECONDS', async () => {

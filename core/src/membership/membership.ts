@@ -16,6 +16,9 @@ import {
   MembershipExistsError,
 } from './errors.ts'
 
+const EXPIRED_NONCE_GRACE_MS = 24 * 60 * 60 * 1000
+const EXPIRED_NONCES_PER_AGREEMENT = 100
+
 export interface MembershipDeps {
   store: Store
   clock: Clock
@@ -71,19 +74,23 @@ export async function checkMembership(deps: MembershipDeps, p: CheckMembershipPa
 export async function issueAgreement(deps: MembershipDeps, p: AgreementParameters) {
   const { ecosystem, address } = await resolveWallet(deps, p.walletEcosystem, p.address)
   const url = parseAppUrl(p.url)
-  // SIWE needs one (default mainnet's "1"); Solana's and TON's messages carry none, but a client may still name the
-  // wallet's chain in its ecosystem's own form ("mainnet", "-239").
-  const chainId = p.chainId ?? '1'
-  if (p.chainId !== undefined && !ecosystem.plugin.ownsChain(chainId))
-    throw new InvalidArgumentError(`chainId ${JSON.stringify(chainId)} is not a chain of the ${ecosystem.plugin.id} ecosystem (EVM: a positive decimal chain id such as "1")`, {
+  // SIWE needs one (its plugin's default is mainnet's "1"); Solana's and TON's messages carry none, so none is recorded
+  // unless a client names the wallet's chain in its ecosystem's own form ("mainnet", "-239").
+  const chainId = p.chainId ?? ecosystem.plugin.signIn.defaultChainId ?? null
+  if (p.chainId !== undefined && !ecosystem.plugin.ownsChain(p.chainId))
+    throw new InvalidArgumentError(`chainId ${JSON.stringify(p.chainId)} is not a chain of the ${ecosystem.plugin.id} ecosystem (EVM: a positive decimal chain id such as "1")`, {
       chainId: `not a ${ecosystem.plugin.id} chain id`,
     })
   const now = deps.clock.now()
+  // Agreements are open to publishable keys, one row each: the expired ones go a few at a time, so the table keeps
+  // about a TTL's worth. A day's grace keeps "expired" (not "unknown") the answer to a nonce sent a little late.
+  await deps.store.deleteExpiredNonces(now - EXPIRED_NONCE_GRACE_MS, EXPIRED_NONCES_PER_AGREEMENT)
   const nonce = randomUUID()
   const params = {
     address,
     domain: url.host,
-    uri: p.url,
+    // The parsed form, as `domain` is: an international name is punycode in both, and what is signed is plain ASCII.
+    uri: url.href,
     chainId,
     nonce,
     issuedAt: new Date(now),
@@ -117,7 +124,8 @@ export async function createMembership(deps: MembershipDeps, p: CreateMembership
 
   const nonce = await deps.store.getNonce(p.nonce)
   const now = deps.clock.now()
-  if (!nonce) throw new InvalidNonceError('unknown')
+  // Another organization's nonce is as good as none: a signature and nonce that leaked must not let it take the signup.
+  if (!nonce || nonce.orgId !== p.orgId) throw new InvalidNonceError('unknown')
   if (nonce.ecosystem !== id || nonce.address !== address) throw new InvalidNonceError('other_wallet')
   if (nonce.consumedAt !== null) throw new InvalidNonceError('consumed')
   if (nonce.expiresAt <= now) throw new InvalidNonceError('expired')

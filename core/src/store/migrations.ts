@@ -215,6 +215,37 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.createIndex('actions_tx').on('actions').columns(['chain_id', 'tx_hash', 'kind']).execute()
     },
   },
+  {
+    version: 9,
+    name: "an agreement's chain id is optional",
+    async up(db, engine) {
+      // Only EVM's agreement names a chain (SIWE); a Solana or TON agreement with none asked for records none.
+      if (engine === 'postgres') {
+        await sql`alter table nonces alter column chain_id drop not null`.execute(db)
+        return
+      }
+      // SQLite cannot drop a NOT NULL in place: the table is copied into one without it.
+      await db.schema
+        .createTable('nonces_v9')
+        .addColumn('nonce', 'text', (c) => c.primaryKey())
+        .addColumn('org_id', 'text', (c) => c.notNull())
+        .addColumn('ecosystem', 'text', (c) => c.notNull())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('message', 'text', (c) => c.notNull())
+        .addColumn('chain_id', 'text')
+        .addColumn('domain', 'text', (c) => c.notNull())
+        .addColumn('uri', 'text', (c) => c.notNull())
+        .addColumn('issued_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('consumed_at', 'bigint')
+        .execute()
+      await sql`insert into nonces_v9 (nonce, org_id, ecosystem, address, message, chain_id, domain, uri, issued_at, expires_at, consumed_at)
+        select nonce, org_id, ecosystem, address, message, chain_id, domain, uri, issued_at, expires_at, consumed_at from nonces`.execute(db)
+      await db.schema.dropTable('nonces').execute()
+      await db.schema.alterTable('nonces_v9').renameTo('nonces').execute()
+      await db.schema.createIndex('nonces_expiry').on('nonces').column('expires_at').execute()
+    },
+  },
 ]
 
 // Any fixed number works; it only has to be the same for every process of this service.

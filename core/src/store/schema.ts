@@ -51,7 +51,8 @@ export interface NoncesTable {
   ecosystem: string
   address: string
   message: string
-  chainId: string
+  /** The chain the agreement names; null where the ecosystem's message names none and none was asked for. */
+  chainId: string | null
   domain: string
   uri: string
   issuedAt: number

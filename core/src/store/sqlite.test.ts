@@ -2,6 +2,8 @@ import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sql } from 'kysely'
+import { MIGRATIONS } from './migrations.ts'
 import { openSqlite } from './sqlite.ts'
 import { createStore } from './store.ts'
 import { runStoreSuite } from './store.suite.ts'
@@ -47,5 +49,22 @@ test('a transaction that reads first is not failed by another process committing
     await db.destroy()
     await store.close()
     rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test("migration 9 copies SQLite's nonces into a table whose chain_id may be null, keeping every row and the expiry index", async () => {
+  const { db } = openSqlite(':memory:')
+  try {
+    for (const m of MIGRATIONS.filter((m) => m.version < 9)) await m.up(db, 'sqlite')
+    const before = { nonce: 'n1', orgId: 'o', ecosystem: 'evm', address: '0xab', message: 'm', chainId: '1', domain: 'd', uri: 'u', issuedAt: 1, expiresAt: 2, consumedAt: 3 }
+    await db.insertInto('nonces').values(before).execute()
+    await expect(db.insertInto('nonces').values({ ...before, nonce: 'n2', chainId: null }).execute()).rejects.toThrow(/NOT NULL/)
+    await MIGRATIONS.find((m) => m.version === 9)!.up(db, 'sqlite')
+    await db.insertInto('nonces').values({ ...before, nonce: 'n2', chainId: null }).execute()
+    expect(await db.selectFrom('nonces').selectAll().orderBy('nonce').execute()).toEqual([before, { ...before, nonce: 'n2', chainId: null }])
+    const indexes = await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'nonces'`.execute(db)
+    expect(indexes.rows.map((r) => r.name)).toContain('nonces_expiry')
+  } finally {
+    await db.destroy()
   }
 })

@@ -83,6 +83,22 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(again).toEqual({ ok: false, reason: 'nonce_unusable' })
     })
 
+    test('a nonce without a chain id is stored as one; expired nonces are deleted, at most the limit asked at a time', async () => {
+      const chainless = nonce({ ecosystem: 'solana', chainId: null })
+      await store.insertNonce(chainless)
+      expect((await store.getNonce(chainless.nonce))?.chainId).toBeNull()
+      // Expired long before every other nonce of this suite (T0 is 2025), so only these are candidates.
+      const old = [1_000, 2_000, 3_000].map((expiresAt) => nonce({ issuedAt: 0, expiresAt }))
+      for (const n of old) await store.insertNonce(n)
+      expect(await store.deleteExpiredNonces(2_500, 1)).toBe(1)
+      expect(await store.deleteExpiredNonces(2_500, 10)).toBe(1)
+      expect(await store.deleteExpiredNonces(2_500, 10)).toBe(0)
+      const left = await Promise.all(old.map(async (n) => (await store.getNonce(n.nonce)) !== undefined))
+      expect(left).toEqual([false, false, true])
+      expect(await store.deleteExpiredNonces(3_001, 10)).toBe(1)
+      expect(await store.getNonce(chainless.nonce)).toEqual(chainless)
+    })
+
     test('an expired nonce, or one issued to another wallet, creates nothing', async () => {
       const n = nonce({ address: '0x' + '01'.repeat(20) })
       await store.insertNonce(n)

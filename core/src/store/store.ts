@@ -57,6 +57,8 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
   listDistributors(orgId: string): Promise<Distributor[]>
 
   insertNonce(n: NonceRecord): Promise<void>
+  /** Deletes at most `limit` nonces that expired before `before`; returns how many went. */
+  deleteExpiredNonces(before: number, limit: number): Promise<number>
   getNonce(nonce: string): Promise<NonceRecord | undefined>
   getMember(ecosystem: string, address: string): Promise<Member | undefined>
   /**
@@ -182,6 +184,11 @@ export function createStore(options: StoreOptions): Store {
 
     async insertNonce(n) {
       await db.insertInto('nonces').values(n).execute()
+    },
+    async deleteExpiredNonces(before, limit) {
+      const expired = db.selectFrom('nonces').select('nonce').where('expiresAt', '<', before).limit(limit)
+      const { numDeletedRows } = await db.deleteFrom('nonces').where('nonce', 'in', expired).executeTakeFirst()
+      return Number(numDeletedRows)
     },
     getNonce: (nonce) => db.selectFrom('nonces').selectAll().where('nonce', '=', nonce).executeTakeFirst(),
     getMember: (ecosystem, address) => memberByAddress(ecosystem, address),

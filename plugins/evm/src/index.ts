@@ -22,7 +22,7 @@ export const evm = defineEcosystem({
   connect,
   health,
   address: { isValid: address.isValid, parse: address.parse, format: address.format },
-  signIn: { message: signIn.message, verify: signIn.verify },
+  signIn: { defaultChainId: signIn.DEFAULT_CHAIN_ID, message: signIn.message, verify: signIn.verify },
   balance: { read: balance.read, vault, assets: portfolio.assets, flows: portfolio.flows },
   transactions: {
     check: transactions.check,

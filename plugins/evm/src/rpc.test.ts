@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
-import { createPublicClient, http, parseAbi, type Address } from 'viem'
-import { closedPortUrl, deployToken, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
+import { createPublicClient, encodeFunctionData, http, parseAbi, type Address } from 'viem'
+import { closedPortUrl, deployHostile, deployToken, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
 import { rejection } from '../../../test/thrown.ts'
 import { ask, classifyRpcError } from './rpc.ts'
 
@@ -45,6 +45,17 @@ describe('classifyRpcError on real failures', () => {
       expect(classifyRpcError(e)).toBe('refused')
     })
   }
+
+  test('a call the contract fails without a revert (out of memory, an invalid opcode) is a refusal, not an outage', async () => {
+    const plain = createPublicClient({ chain: anvil.chain, transport: http(anvil.url, { retryCount: 0 }) })
+    for (const kind of ['TestReturnBomb', 'TestGasBurner'] as const) {
+      const hostile = await deployHostile(anvil, kind)
+      // A limited gas allowance, as a wallet check gives: the bomb's 2 MB return cannot be paid for.
+      const data = encodeFunctionData({ abi: probeAbi, functionName: 'isValidSignature', args })
+      const e = await failure(() => plain.call({ to: hostile, data, gas: 1_000_000n }))
+      expect(classifyRpcError(e)).toBe('refused')
+    }
+  })
 
   test('a closed port is unavailable', async () => {
     const down = createPublicClient({ chain: anvil.chain, transport: http(await closedPortUrl(), { retryCount: 0 }) })

@@ -22,14 +22,22 @@ import {
 /** JSON-RPC code for "execution reverted" (EIP-1474 as nodes implement it). */
 const EXECUTION_REVERTED = 3
 
+/**
+ * How nodes word a call the chain ran and the contract failed: a revert, or an exceptional halt (geth: "out of gas",
+ * "invalid opcode", "stack underflow", "invalid jump destination", "return data out of bounds"; anvil: "EVM error
+ * MemoryOOG", "EVM error OpcodeNotFound", …). The contract answered, with a failure: not a chain that is down.
+ */
+const EXECUTION_FAILED = /revert|out of gas|invalid opcode|invalid jump|stack (?:underflow|overflow|limit)|return data out of bounds|write protection|EVM error/i
+
 export type RpcFailure = 'refused' | 'unavailable'
 
 /** `refused` when the chain ran the call and the contract said no; `unavailable` when the chain did not answer. */
 export function classifyRpcError(error: unknown): RpcFailure | undefined {
   if (!(error instanceof BaseError)) return undefined
   const rpc = error.walk((e) => e instanceof RpcRequestError) as RpcRequestError | null
-  // Nodes disagree on the code for a revert (3, -32000, -32603), but all of them say "revert" in the text.
-  if (rpc) return rpc.code === EXECUTION_REVERTED || /revert/i.test(rpc.details) ? 'refused' : 'unavailable'
+  // Nodes disagree on the code for a revert or another failed execution (3, -32000, -32603), but all of them name
+  // the failure in the text.
+  if (rpc) return rpc.code === EXECUTION_REVERTED || EXECUTION_FAILED.test(rpc.details) ? 'refused' : 'unavailable'
   const transport = error.walk(
     (e) =>
       e instanceof HttpRequestError ||

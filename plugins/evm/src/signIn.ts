@@ -51,6 +51,9 @@ function chainIdNumber(chainId: string): number {
   return n
 }
 
+/** SIWE names a chain; an agreement asked for without one names Ethereum mainnet (SPEC: `chainId` defaults to 1). */
+export const DEFAULT_CHAIN_ID = '1'
+
 // The API field each EIP-4361 field comes from, so a rejected value is reported where the caller sent it.
 const SOURCE_FIELD: Record<string, string> = { domain: 'url', uri: 'url', chainId: 'chainId', nonce: 'nonce', address: 'address' }
 
@@ -62,7 +65,7 @@ export function message(p: SignInMessageParameters): string {
       statement: SIGN_IN_STATEMENT,
       uri: p.uri,
       version: '1',
-      chainId: chainIdNumber(p.chainId),
+      chainId: chainIdNumber(p.chainId ?? DEFAULT_CHAIN_ID),
       nonce: siweNonce(p.nonce),
       issuedAt: p.issuedAt,
       expirationTime: p.expiresAt,
@@ -88,7 +91,8 @@ function messageMismatch(p: VerifySignInParameters): string | undefined {
   if (m.address.toLowerCase() !== p.address.toLowerCase()) return 'the agreement message was issued to another address'
   if (m.domain !== p.domain) return `the agreement message is for the domain ${m.domain}, not ${p.domain}`
   if (m.uri !== p.uri) return `the agreement message is for the URI ${m.uri}, not ${p.uri}`
-  if (String(m.chainId) !== p.chainId) return `the agreement message is for chain ${m.chainId}, not chain ${p.chainId}`
+  const chainId = p.chainId ?? DEFAULT_CHAIN_ID
+  if (String(m.chainId) !== chainId) return `the agreement message is for chain ${m.chainId}, not chain ${chainId}`
   if (m.nonce !== siweNonce(p.nonce)) return 'the agreement message carries another nonce'
   const now = p.now.getTime()
   const expiresAt = m.expirationTime?.getTime()
@@ -131,12 +135,13 @@ export async function verify(client: EvmClient, p: VerifySignInParameters): Prom
     return VALID
 
   // Not this address's key: only a contract wallet at this address can still vouch for the signature.
-  const publicClient = client.publicClient(p.chainId)
+  const chainId = p.chainId ?? DEFAULT_CHAIN_ID
+  const publicClient = client.publicClient(chainId)
   if (!publicClient)
     return invalid(
-      `the signature was not made by this wallet's key; a contract wallet cannot be checked because no RPC is configured for chain ${p.chainId}`,
+      `the signature was not made by this wallet's key; a contract wallet cannot be checked because no RPC is configured for chain ${chainId}`,
     )
-  return verifyContractWallet(publicClient, p.chainId, address, hashMessage(p.message), signature)
+  return verifyContractWallet(publicClient, chainId, address, hashMessage(p.message), signature)
 }
 
 async function verifyContractWallet(

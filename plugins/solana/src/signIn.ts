@@ -35,7 +35,9 @@ export const siwsNonce = (nonce: string): string => nonce.replaceAll('-', '')
 export function signInMessage(p: SignInMessageParameters): string {
   // The text is line-oriented: a newline smuggled into a field could forge a later `Nonce:` line.
   for (const [field, value] of Object.entries({ address: p.address, domain: p.domain, uri: p.uri, nonce: p.nonce }))
-    if (/[\r\n]/.test(value)) throw new InvalidArgumentError(`${field} must not contain line breaks`, { [field]: 'contains a line break' })
+    // `domain` and `uri` come from the request's `url`.
+    if (/[\r\n]/.test(value))
+      throw new InvalidArgumentError(`${field} must not contain line breaks`, { [field === 'domain' || field === 'uri' ? 'url' : field]: 'contains a line break' })
   const fields = [
     `URI: ${p.uri}`,
     'Version: 1',

@@ -12,8 +12,13 @@ export const CheckQuery = t.Object({
 export const AgreementBody = t.Object({
   address: Address,
   walletEcosystem: Ecosystem,
-  url: t.String({ minLength: 1, maxLength: 2048, description: 'URL of your application; its host is the sign-in domain' }),
-  chainId: t.Optional(t.String({ maxLength: 20, description: 'EVM chain id, default "1"; not needed for solana or ton' })),
+  url: t.String({ minLength: 1, maxLength: 2048, description: 'URL of your application; its host is the sign-in domain, and the message carries it as a URL parser writes it (an international name in punycode)' }),
+  chainId: t.Optional(
+    t.String({
+      maxLength: 64,
+      description: 'EVM chain id, default "1"; not needed for solana or ton (their messages name no chain, and none is recorded unless given in the ecosystem\'s own form: "mainnet" or CAIP-2, "-239")',
+    }),
+  ),
 })
 
 export const CreateBody = t.Object({
