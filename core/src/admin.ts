@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto'
 import type { Clock } from './clock.ts'
 import { InvalidArgumentError, NotFoundError } from './errors.ts'
 import { generateKey, hashKey, type KeyKind, keyStart, newId } from './keys.ts'
-import type { ApiKeyRecord, Tier } from './store/schema.ts'
+import type { ApiKeyRecord, Organization, Tier } from './store/schema.ts'
 import type { Store } from './store/store.ts'
 
 export interface AdminDeps {
@@ -42,11 +42,13 @@ function budget(name: string, value: number | null | undefined): void {
   if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(`${name} must be a whole number of cost units, 0 or more`, { [name]: value })
 }
 
-export async function issueKey(deps: AdminDeps, orgId: string, kind: KeyKind, budgets: Partial<Pick<ApiKeyRecord, 'hourlyBudget' | 'monthlyBudget'>> = {}): Promise<IssuedKey> {
+/** A new key and the row that stores it (its digest, never the key). */
+function newKey(deps: AdminDeps, orgId: string, kind: KeyKind, budgets: Partial<Pick<ApiKeyRecord, 'hourlyBudget' | 'monthlyBudget'>>) {
+  budget('hourlyBudget', budgets.hourlyBudget)
+  budget('monthlyBudget', budgets.monthlyBudget)
   const key = generateKey(kind)
-  const keyId = newId('key')
-  await deps.store.insertKey({
-    id: keyId,
+  const record: ApiKeyRecord = {
+    id: newId('key'),
     orgId,
     kind,
     hash: hashKey(key),
@@ -55,34 +57,63 @@ export async function issueKey(deps: AdminDeps, orgId: string, kind: KeyKind, bu
     monthlyBudget: budgets.monthlyBudget ?? null,
     createdAt: deps.clock.now(),
     revokedAt: null,
-  })
-  return { keyId, key }
+  }
+  return { key, record }
 }
 
-export async function createOrganization(deps: AdminDeps, p: CreateOrganizationParameters): Promise<CreateOrganizationResult> {
+export async function issueKey(deps: AdminDeps, orgId: string, kind: KeyKind, budgets: Partial<Pick<ApiKeyRecord, 'hourlyBudget' | 'monthlyBudget'>> = {}): Promise<IssuedKey> {
+  const { key, record } = newKey(deps, orgId, kind, budgets)
+  await deps.store.insertKey(record)
+  return { keyId: record.id, key }
+}
+
+/** The organization's row and its two keys, checked and made but not yet written. */
+function newOrganization(deps: AdminDeps, p: CreateOrganizationParameters) {
   const name = p.name.trim()
   if (!name) throw new InvalidArgumentError('an organization needs a name', { name: 'must not be empty' })
   const tier = p.tier ?? 'standard'
   budget('hourlyBudget', p.hourlyBudget)
   budget('monthlyBudget', p.monthlyBudget)
   const orgId = newId('org')
-  await deps.store.createOrganization({
+  const organization: Organization = {
     id: orgId,
     name,
     tier,
     hourlyBudget: p.hourlyBudget ?? DEFAULT_HOURLY_BUDGET[tier],
     monthlyBudget: p.monthlyBudget ?? null,
     createdAt: deps.clock.now(),
-  })
-  const publishable = await issueKey(deps, orgId, 'publishable')
-  const secret = await issueKey(deps, orgId, 'secret')
-  return {
+  }
+  const publishable = newKey(deps, orgId, 'publishable', {})
+  const secret = newKey(deps, orgId, 'secret', {})
+  const result: CreateOrganizationResult = {
     orgId,
     publishableKey: publishable.key,
     secretKey: secret.key,
-    publishableKeyId: publishable.keyId,
-    secretKeyId: secret.keyId,
+    publishableKeyId: publishable.record.id,
+    secretKeyId: secret.record.id,
   }
+  return { organization, keys: [publishable.record, secret.record], result }
+}
+
+/** The organization and its publishable and secret keys, written together: a failure leaves none of them. */
+export async function createOrganization(deps: AdminDeps, p: CreateOrganizationParameters): Promise<CreateOrganizationResult> {
+  const { organization, keys, result } = newOrganization(deps, p)
+  await deps.store.createOrganization(organization, { keys })
+  return result
+}
+
+/**
+ * The first organization of an empty store, with its keys and a distributor, in one transaction that sees the
+ * store empty (processes starting together make one); undefined when an organization exists already.
+ */
+export async function createFirstOrganization(
+  deps: AdminDeps,
+  p: CreateOrganizationParameters & { distributorName: string },
+): Promise<(CreateOrganizationResult & { distributorId: string }) | undefined> {
+  const { organization, keys, result } = newOrganization(deps, p)
+  const distributor = { id: randomUUID(), orgId: organization.id, name: p.distributorName, createdAt: deps.clock.now() }
+  const created = await deps.store.createOrganization(organization, { keys, distributors: [distributor], onlyIfFirst: true })
+  return created ? { ...result, distributorId: distributor.id } : undefined
 }
 
 export async function createDistributor(deps: AdminDeps, p: { orgId: string; name?: string }) {

@@ -3,14 +3,13 @@
  * call the API at once. Their keys are printed this once; later starts find the organization and
  * print nothing.
  */
-import { type AdminDeps, createDistributor, createOrganization } from '@earn/core'
+import { type AdminDeps, createFirstOrganization } from '@earn/core'
 
 export async function createDemoIfEmpty(deps: AdminDeps) {
   if (deps.store.engine !== 'sqlite') return undefined
+  // A cheap look first: every later start finds an organization and writes nothing.
   if ((await deps.store.listOrganizations()).length > 0) return undefined
-  const org = await createOrganization(deps, { name: 'Demo organization' })
-  const { distributorId } = await createDistributor(deps, { orgId: org.orgId, name: 'Demo distributor' })
-  return { ...org, distributorId }
+  return createFirstOrganization(deps, { name: 'Demo organization', distributorName: 'Demo distributor' })
 }
 
 export function demoBanner(demo: NonNullable<Awaited<ReturnType<typeof createDemoIfEmpty>>>, baseUrl: string): string {

@@ -22,7 +22,6 @@ async function main() {
     throw e
   }
   const deps = await composeDeps(config)
-  const demo = await createDemoIfEmpty(deps)
   const app = createApp(deps)
   // Bun's own limit would answer an empty 413 before the app sees the request. The app reads at most
   // MAX_BODY_BYTES of any body (http/parse.ts) and answers the rest with its envelope, so Bun's limit only has to
@@ -32,6 +31,8 @@ async function main() {
   const server = app.server!
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
   deps.logger.info({ msg: 'listening', url: baseUrl, store: deps.store.engine, meter: deps.meter.kind, ecosystems: deps.ecosystems.ids })
+  // Made once the server listens, so a start that fails (the port taken) leaves no demo whose keys were never shown.
+  const demo = await createDemoIfEmpty(deps)
   if (demo) process.stdout.write(demoBanner(demo, baseUrl) + '\n')
   // Load the chain plugins shortly after start, off the path of the first requests (loading blocks the
   // event loop for a while); a request that needs one sooner loads it itself. /readyz waits for them.

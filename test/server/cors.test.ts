@@ -33,7 +33,10 @@ describe('any origin (the default)', () => {
     const ok = await h.get('/v2/opportunities/', { key: h.org.publishableKey, headers: { origin: PAGE } })
     expect(ok.status).toBe(200)
     expect(ok.headers.get('access-control-allow-origin')).toBe('*')
-    expect(ok.headers.get('access-control-expose-headers')).toContain('x-ratelimit-remaining')
+    const exposed = ok.headers.get('access-control-expose-headers')!.split(', ')
+    // SPEC's six metering headers, and the 429's reset time and Retry-After (DECISIONS), whether sent here or not.
+    for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-used', 'x-monthly-limit', 'x-monthly-usage', 'x-monthly-remaining', 'x-ratelimit-reset', 'retry-after', 'x-request-id'])
+      expect(exposed).toContain(name)
     const refused = await h.get('/v2/opportunities/', { key: null, headers: { origin: PAGE } })
     expectEnvelope(refused.body, 401, 'UNAUTHORIZED')
     expect(refused.headers.get('access-control-allow-origin')).toBe('*')

@@ -79,6 +79,10 @@ describe('the error envelope', () => {
     expect(r.status).toBe(404)
     expect(r.body.status).toBe('NOT_FOUND')
     expect(r.body.error).toMatch(/removed.*automatic/)
+    // A POST other than the agreement: a publishable key is refused it, as on every such route.
+    const publishable = await h.post('/v1/actions/attribute', {}, { key: h.org.publishableKey })
+    expectEnvelope(publishable.body, 401, 'UNAUTHORIZED')
+    expect(publishable.body.error).toContain('secret key')
   })
 
   test('every response carries X-Request-Id, errors and public routes included', async () => {

@@ -3,16 +3,43 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startServer } from '../process.ts'
+import { type ServerProcess, startServer } from '../process.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'earn-life-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
+/** The output once the demo banner has been printed (it follows the listening line). */
+async function bannerOf(server: ServerProcess): Promise<string> {
+  for (let i = 0; i < 250 && !/distributor id/.test(server.output()); i++) await Bun.sleep(20)
+  return server.output()
+}
+
 describe('server process', () => {
+  test('a first start that cannot listen (the port is taken) creates no demo; the next start shows its keys', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'earn-life-taken-'))
+    const taken = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('busy') })
+    try {
+      const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../server/src/main.ts')], {
+        env: { ...process.env, DATA_DIR: fresh, PORT: String(taken.port), HOST: '127.0.0.1', LOG_REQUESTS: '0' },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()])
+      expect(code, stdout + stderr).not.toBe(0)
+      expect(stdout).not.toContain('_live_')
+      const next = await startServer({ DATA_DIR: fresh })
+      expect(await bannerOf(next)).toMatch(/secret key +sk_live_\w+/)
+      expect(await next.stop()).toBe(0)
+    } finally {
+      await taken.stop(true)
+      rmSync(fresh, { recursive: true, force: true })
+    }
+  })
+
+
   test('first start prints demo keys and a curl line that works; later starts print no keys', async () => {
     const first = await startServer({ DATA_DIR: dir })
-    await Bun.sleep(100)
-    const out = first.output()
+    const out = await bannerOf(first)
     const key = out.match(/publishable key (pk_live_\w+)/)?.[1]
     expect(key).toBeDefined()
     expect(out).toMatch(/secret key +sk_live_\w+/)

@@ -19,7 +19,8 @@ export const OPERATIONS = {
   'actions.deposit': { cost: 10, key: 'secret' },
   'actions.withdraw': { cost: 10, key: 'secret' },
   'actions.verify': { cost: 3, key: 'publishable' },
-  'actions.attribute': { cost: 1, key: 'publishable' },
+  // Removed (404), but still a POST: DECISIONS.md gives publishable keys GETs, the agreement and verify only.
+  'actions.attribute': { cost: 1, key: 'secret' },
   'portfolio.v1': { cost: 5, key: 'publishable' },
   'portfolio.v2': { cost: 5, key: 'publishable' },
   'streams.create': { cost: 10, key: 'secret' },

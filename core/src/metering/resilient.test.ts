@@ -6,17 +6,19 @@ import { createResilientMeter } from './resilient.ts'
 /** A primary whose health a test switches: up, down (fails at once) or hung (never answers). */
 function switchable() {
   const inner = createMemoryMeter()
-  let mode: 'up' | 'down' | 'hung' = 'up'
+  // 'refusing': PING answers but the metering script is refused (an ACL without EVALSHA, a read-only replica).
+  let mode: 'up' | 'down' | 'hung' | 'refusing' = 'up'
   let calls = 0
-  const gate = <T>(f: () => Promise<T>): Promise<T> => {
+  const gate = <T>(f: () => Promise<T>, script = false): Promise<T> => {
     calls++
     if (mode === 'down') return Promise.reject(new Error('connection refused'))
     if (mode === 'hung') return new Promise(() => {})
+    if (mode === 'refusing' && script) return Promise.reject(new Error("NOPERM User earn has no permissions to run the 'evalsha' command"))
     return f()
   }
   const meter: Meter = {
     kind: 'redis',
-    admit: (p) => gate(() => inner.admit(p)),
+    admit: (p) => gate(() => inner.admit(p), true),
     ping: () => gate(() => inner.ping()),
     close: async () => {},
   }
@@ -54,6 +56,31 @@ describe('resilient meter', () => {
     // never saw): a Redis that flaps does not hand a key its budget afresh each time.
     primary.set('down')
     expect(await meter.admit(p('k'))).toMatchObject({ admitted: false, hourly: { used: 3 } })
+    await meter.close()
+  })
+
+  test('a primary that answers PING but refuses the script is probed ever less often, not switched to and from twice a second', async () => {
+    const primary = switchable()
+    const changes: string[] = []
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), probeMs: 20, onChange: (s) => changes.push(s) })
+    primary.set('refusing')
+    const until = Date.now() + 1_000
+    let answered = 0
+    while (Date.now() < until) {
+      if ((await meter.admit(p(`k${answered}`))).admitted) answered++
+      await Bun.sleep(2)
+    }
+    // Every request was answered (by the fallback). Probing at a steady 20 ms would switch ~50 times a second; doubling
+    // from 20 ms (20, 40, 80, 160, 320, 640) leaves at most ~6 recoveries in a second, each followed by a failure.
+    expect(answered).toBeGreaterThan(100)
+    expect(changes.length).toBeLessThanOrEqual(14)
+    expect(changes.slice(0, 4)).toEqual(['fallback', 'primary', 'fallback', 'primary'])
+
+    // Healthy again: back on the primary by itself.
+    primary.set('up')
+    const deadline = Date.now() + 3_000
+    while (meter.state !== 'primary' && Date.now() < deadline) await Bun.sleep(5)
+    expect(meter.state).toBe('primary')
     await meter.close()
   })
 

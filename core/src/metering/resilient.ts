@@ -6,7 +6,10 @@
  *   budgets: while Redis is down each server process meters alone, so a key may be admitted up to
  *   (number of processes) times its budget. Requests are never refused or failed for want of Redis.
  * - While down, the primary is probed every `probeMs` (node-redis reconnects underneath); the first
- *   answer makes it primary again, and exact shared metering resumes by itself.
+ *   answer makes it primary again, and exact shared metering resumes by itself. A primary that fails again
+ *   within `FLAP_MS` of coming back (it answers the probe's PING but refuses the metering script: an ACL,
+ *   a read-only replica after a failover, out of memory) is probed half as often each time, down to once
+ *   every `MAX_PROBE_MS`, so it does not switch (and log) twice a second for as long as that lasts.
  * - Usage counted in-process during an outage is not merged back into Redis. A request whose
  *   Redis call timed out may have been counted there too: an outage errs towards counting twice.
  */
@@ -78,24 +81,32 @@ function deadlines(ms: number): () => Promise<never> {
 
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e)).slice(0, 160)
 
+const FLAP_MS = 10_000
+const MAX_PROBE_MS = 30_000
+
 export function createResilientMeter(options: ResilientMeterOptions): ResilientMeter {
   const { primary, fallback } = options
   const deadline = deadlines(options.timeoutMs ?? 500)
   const guarded = <T>(p: Promise<T>) => Promise.race([p, deadline()])
+  const probeMs = options.probeMs ?? 500
   let down: { cause: string } | undefined
   let probe: ReturnType<typeof setInterval> | undefined
   let closed = false
+  let recoveredAt = -Infinity
+  let probeEvery = probeMs
 
   const recover = () => {
     clearInterval(probe)
     probe = undefined
     down = undefined
+    recoveredAt = performance.now()
     options.onChange?.('primary')
   }
 
   const fail = (cause: unknown) => {
     if (down || closed) return
     down = { cause: firstLine(cause) }
+    probeEvery = performance.now() - recoveredAt < FLAP_MS ? Math.min(probeEvery * 2, Math.max(MAX_PROBE_MS, probeMs)) : probeMs
     options.onChange?.('fallback', cause)
     let probing = false
     probe = setInterval(async () => {
@@ -109,7 +120,7 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
       } finally {
         probing = false
       }
-    }, options.probeMs ?? 500)
+    }, probeEvery)
     probe.unref()
   }
 

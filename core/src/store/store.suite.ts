@@ -51,8 +51,16 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
 
     test('organizations, keys (by digest) and distributors round-trip', async () => {
       const o = org()
-      await store.createOrganization(o)
+      expect(await store.createOrganization(o)).toBe(true)
       expect(await store.getOrganization(o.id)).toEqual(o)
+      // With rows: written with the organization, or, asked only for a first organization, nothing at all.
+      const first = org()
+      const key = { id: `key_${randomUUID()}`, orgId: first.id, kind: 'publishable' as const, hash: hashKey(`pk_live_${randomUUID()}`), start: 'pk_live_abcd', hourlyBudget: null, monthlyBudget: null, createdAt: T0, revokedAt: null }
+      const distributor = { id: randomUUID(), orgId: first.id, name: 'First', createdAt: T0 }
+      expect(await store.createOrganization(first, { keys: [key], distributors: [distributor], onlyIfFirst: true })).toBe(false)
+      expect([await store.getOrganization(first.id), await store.getKey(key.id), await store.getDistributor(distributor.id)]).toEqual([undefined, undefined, undefined])
+      expect(await store.createOrganization(first, { keys: [key], distributors: [distributor] })).toBe(true)
+      expect([await store.getKey(key.id), await store.getDistributor(distributor.id)]).toEqual([key, distributor])
       const hash = hashKey(`sk_live_${randomUUID()}`)
       await store.insertKey({ id: `key_${randomUUID()}`, orgId: o.id, kind: 'secret', hash, start: 'sk_live_abcd', hourlyBudget: null, monthlyBudget: 7, createdAt: T0, revokedAt: null })
       const found = await store.findKeyByHash(hash)

@@ -29,6 +29,13 @@ export type StoreOptions =
 
 export type CreateMemberResult = { ok: true; member: Member } | { ok: false; reason: 'exists' | 'nonce_unusable' }
 
+/** What a new organization starts with, written with it. */
+export interface NewOrganizationRows {
+  keys?: ApiKeyRecord[]
+  distributors?: Distributor[]
+  onlyIfFirst?: boolean
+}
+
 export interface KeyWithOrganization {
   key: ApiKeyRecord
   organization: Organization
@@ -40,7 +47,11 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
   ping(): Promise<void>
   close(): Promise<void>
 
-  createOrganization(org: Organization): Promise<void>
+  /**
+   * The organization with its first keys and distributors, in one transaction: all or none. With `onlyIfFirst`
+   * nothing is written (false) when an organization exists already, decided inside that transaction.
+   */
+  createOrganization(org: Organization, rows?: NewOrganizationRows): Promise<boolean>
   getOrganization(id: string): Promise<Organization | undefined>
   listOrganizations(): Promise<Organization[]>
 
@@ -144,8 +155,14 @@ export function createStore(options: StoreOptions): Store {
       await db.destroy()
     },
 
-    async createOrganization(org) {
-      await db.insertInto('organizations').values(org).execute()
+    createOrganization(org, rows = {}) {
+      return db.transaction().execute(async (trx) => {
+        if (rows.onlyIfFirst && (await trx.selectFrom('organizations').select('id').limit(1).executeTakeFirst())) return false
+        await trx.insertInto('organizations').values(org).execute()
+        for (const key of rows.keys ?? []) await trx.insertInto('apiKeys').values(key).execute()
+        for (const distributor of rows.distributors ?? []) await trx.insertInto('distributors').values(distributor).execute()
+        return true
+      })
     },
     getOrganization: (id) => db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst(),
     listOrganizations: () => db.selectFrom('organizations').selectAll().orderBy('createdAt').execute(),

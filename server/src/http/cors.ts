@@ -7,7 +7,19 @@
  */
 import { Elysia } from 'elysia'
 
-const EXPOSED = ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-used', 'x-monthly-usage', 'retry-after'].join(', ')
+// Every metering header (SPEC's six, and the 429's reset time and Retry-After), and the request id.
+export const EXPOSED_HEADERS = [
+  'x-request-id',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-used',
+  'x-ratelimit-reset',
+  'x-monthly-limit',
+  'x-monthly-usage',
+  'x-monthly-remaining',
+  'retry-after',
+]
+const EXPOSED = EXPOSED_HEADERS.join(', ')
 const PREFLIGHT = {
   'access-control-allow-methods': 'GET, POST',
   'access-control-allow-headers': 'content-type, x-api-key, x-request-id',

@@ -1,0 +1,73 @@
+/** Administration against a real SQLite file, refused where SQLite itself refuses (a trigger), not by a double. */
+import { afterEach, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createFirstOrganization, createOrganization, issueKey } from './admin.ts'
+import { manualClock } from './clock.ts'
+import { InvalidArgumentError } from './errors.ts'
+import { createStore, type Store } from './store/store.ts'
+
+const dirs: string[] = []
+const stores: Store[] = []
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close()
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+async function fileStore() {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-admin-'))
+  dirs.push(dir)
+  const path = join(dir, 'earn.sqlite')
+  const open = async () => {
+    const store = createStore({ engine: 'sqlite', path })
+    stores.push(store)
+    await store.migrate(0)
+    return store
+  }
+  return { path, open }
+}
+
+const clock = manualClock(Date.UTC(2026, 10, 22))
+
+test('an organization whose second key cannot be written is not created at all: no organization, no key', async () => {
+  const { path, open } = await fileStore()
+  const store = await open()
+  const other = new Database(path)
+  other.exec("create trigger refuse_secret before insert on api_keys when new.kind = 'secret' begin select raise(abort, 'refused'); end")
+  other.close()
+  await expect(createOrganization({ store, clock }, { name: 'Acme' })).rejects.toThrow(/refused/)
+  expect(await store.listOrganizations()).toEqual([])
+  const keys = new Database(path, { readonly: true })
+  expect(keys.query('select count(*) as n from api_keys').get()).toEqual({ n: 0 })
+  keys.close()
+})
+
+test('the first organization is made once, whoever asks at the same time; later asks make none', async () => {
+  // One connection: two in one process would block each other's thread (bun:sqlite waits synchronously); across
+  // processes SQLite's write lock, taken by the transaction's BEGIN IMMEDIATE, orders them the same way.
+  const { open } = await fileStore()
+  const a = await open()
+  const made = await Promise.all(
+    [0, 1, 2, 3].map((i) => createFirstOrganization({ store: a, clock }, { name: `Demo ${i}`, distributorName: 'Demo distributor' })),
+  )
+  const created = made.filter((m) => m !== undefined)
+  expect(created).toHaveLength(1)
+  expect((await a.listOrganizations()).map((o) => o.id)).toEqual([created[0]!.orgId])
+  expect((await a.listDistributors(created[0]!.orgId)).map((d) => d.id)).toEqual([created[0]!.distributorId])
+  expect((await a.listKeys(created[0]!.orgId)).map((k) => k.kind).sort()).toEqual(['publishable', 'secret'])
+})
+
+test('a key is issued only with budgets that are whole numbers of cost units', async () => {
+  const { open } = await fileStore()
+  const store = await open()
+  const { orgId } = await createOrganization({ store, clock }, { name: 'Acme' })
+  for (const hourlyBudget of [123456789012345678901234, 1.5, -1]) {
+    const e = await issueKey({ store, clock }, orgId, 'secret', { hourlyBudget }).catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(InvalidArgumentError)
+    expect((e as InvalidArgumentError).context).toHaveProperty('hourlyBudget')
+  }
+  expect((await store.listKeys(orgId)).length).toBe(2)
+  expect((await issueKey({ store, clock }, orgId, 'secret', { hourlyBudget: 5 })).key).toStartWith('sk_live_')
+})
