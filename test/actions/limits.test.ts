@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
 import { randomUUID } from 'node:crypto'
-import { erc20Abi, type Address } from 'viem'
+import { erc20Abi, erc4626Abi, type Address } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
 import { deployLimitedVault, deployOffsetVault, mintToken, sendUnsigned, testLimitedVaultAbi } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
@@ -20,6 +20,7 @@ setDefaultTimeout(60_000)
 const MAX = 2n ** 256n - 1n
 const limitedId = randomUUID()
 const offsetId = randomUUID()
+const limitedSwapId = randomUUID()
 let chain: LocalChain
 let h: Harness
 let limited: Address
@@ -33,12 +34,14 @@ beforeAll(async () => {
   limited = await deployLimitedVault(chain.anvil, chain.token)
   offset = await deployOffsetVault(chain.anvil, chain.token)
   const direct = localCatalog().opportunities.find((o) => o.id === chain.directId)!
+  const swap = localCatalog().opportunities.find((o) => o.id === chain.swapId)!
   const entries = [
     { ...direct, id: limitedId, name: 'Limited vault', vaultAddress: limited },
+    { ...swap, id: limitedSwapId, name: 'Limited vault, by swap', vaultAddress: limited, receiptToken: { symbol: 'lvtUSD', decimals: 6 } },
     { ...direct, id: offsetId, name: 'Offset vault', vaultAddress: offset, receiptToken: { symbol: 'ovtUSD', decimals: 18 } },
   ]
   const imported = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: entries })
-  expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['read', 'read'])
+  expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['read', 'read', 'read'])
   member = await fundedMember(h, chain, 100n * 10n ** 6n)
 })
 afterAll(async () => {
@@ -102,6 +105,21 @@ describe('the vault limits a deposit or a redeem', () => {
     await mintToken(chain.anvil, chain.token, limited, 10n * 10n ** 6n)
     await refused(await deposit(limitedId, 1n), /would mint no shares/, { amount: 'mints 0 shares' })
     expect((await deposit(limitedId, 3n)).status).toBe(200)
+  })
+
+  test("a swap deposit whose guaranteed output is above the cap: refused in the asset's units, against that output", async () => {
+    await setLimits(MAX, MAX, false)
+    const held = await chain.anvil.publicClient.readContract({ address: limited, abi: erc4626Abi, functionName: 'totalAssets' })
+    await setLimits(held + 10n ** 6n, MAX, false)
+    await mintToken(chain.anvil, chain.otherToken, member.address, 10n ** 19n)
+    const r = await h.post(`/v2/actions/deposit/${limitedSwapId}`, { userAddress: member.address, tokenIn: chain.otherToken, amount: (10n ** 19n).toString(), mode: 'swap', distributorId: h.distributorId })
+    expect(r.status, r.text).toBe(400)
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(r.body.error).toMatch(/^the swap's guaranteed output, \d+ smallest units of the vault's asset, is more than the vault takes from this wallet now \(its maxDeposit, 1000000\); swap less$/)
+    expect(Object.keys(r.body.context).sort()).toEqual(['amount', 'maxDeposit', 'minAmountOut'])
+    expect(r.body.context.maxDeposit).toBe('1000000')
+    expect(BigInt(r.body.context.minAmountOut)).toBeGreaterThan(10n ** 6n)
+    await setLimits(MAX, MAX, false)
   })
 
   test('shares that redeem for nothing: the withdrawal is refused, not built to burn them for no assets', async () => {

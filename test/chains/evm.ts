@@ -208,6 +208,7 @@ export const CONTRACT_NAMES = [
   'TestSwapPair',
   'TestReturnBomb',
   'TestGasBurner',
+  'TestWideDecimals',
 ] as const
 export type ContractName = (typeof CONTRACT_NAMES)[number]
 export type Artifacts = Record<ContractName, Artifact>
@@ -339,6 +340,9 @@ export const deploySwapRouter = (anvil: Anvil) => deploy(anvil, 'TestSwapRouter'
 export const deployBundler = (anvil: Anvil) => deploy(anvil, 'TestBundler')
 
 export const deployHostile = (anvil: Anvil, kind: 'TestReturnBomb' | 'TestGasBurner') => deploy(anvil, kind)
+
+/** A vault-shaped contract over `asset` whose `decimals()` answers 300 (see TestHostile.sol). */
+export const deployWideDecimals = (anvil: Anvil, asset: Address) => deploy(anvil, 'TestWideDecimals', [asset])
 
 /**
  * Opens (or deepens) the `tokenA`/`tokenB` pool with the given amounts; resolves to the pair's address. The

@@ -20,3 +20,21 @@ contract TestGasBurner {
         }
     }
 }
+
+/// Vault-shaped, with a `decimals()` no uint8 holds (300): as a vault, its shares have no usable decimals; as an
+/// asset (another one's `asset()`), it is no ERC-20 token.
+contract TestWideDecimals {
+    address public asset;
+
+    constructor(address asset_) {
+        asset = asset_;
+    }
+
+    function totalAssets() external pure returns (uint256) {
+        return 0;
+    }
+
+    function decimals() external pure returns (uint256) {
+        return 300;
+    }
+}

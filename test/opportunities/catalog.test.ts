@@ -92,6 +92,12 @@ describe('catalog validation', () => {
       `opportunities[0] (${closed.id}): swapDirectEnabled, swapRouteEnabled: both false, so the entry takes no deposits; to close it, delist it (opportunity delist ID)`,
     ])
     expect(await h.store.getOpportunity(directOnly.id)).toBeUndefined()
+    // The vault's own shares, which every deposit refuses, whatever the mode.
+    const share = { address: entry().vaultAddress, symbol: 'vtUSD', decimals: 6 }
+    const offersShare = entry({ depositTokens: [tusd, share], swapRouteEnabled: true })
+    expect(await problems({ opportunities: [offersShare] })).toEqual([
+      `opportunities[0] (${offersShare.id}): depositTokens[1]: vtUSD is the vault's receipt token, which no deposit takes; list the tokens a wallet deposits`,
+    ])
     // Swap mode takes tEUR where the chain has a router (this deployment's EVM_SWAP_ROUTERS): only the decimals
     // planted here are wrong, and nothing is written.
     const swap = entry({ depositTokens: [tusd, teur], swapRouteEnabled: true, baseToken: { symbol: 'tUSD', decimals: 7 } })

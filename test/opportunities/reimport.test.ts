@@ -141,6 +141,18 @@ function reimportTests(engine: string, make: () => Promise<{ store: Store; clean
       rpc.down = false
     })
 
+    test('a re-import from a process with no RPC for the chain keeps the facts too, rather than refusing the modes it cannot check', async () => {
+      await importCatalog({ store, ecosystems: ecosystems(), clock }, catalog())
+      const before = await stored(directId!)
+      const unconfigured = createRegistry({ evm: async () => ({ plugin: evm, client: evm.connect({}) }) })
+      const again = await importCatalog({ store, ecosystems: unconfigured, clock }, catalog({ price: 3 }))
+      expect(again.opportunities.map((o) => [o.result, o.chainFacts])).toEqual([
+        ['updated', 'kept'],
+        ['updated', 'kept'],
+      ])
+      expect(await stored(directId!)).toEqual({ ...before, tvl: 3 })
+    })
+
     test('while the chain is down, a re-import may not move a listed opportunity to another vault; a delisted one it may', async () => {
       await importCatalog({ store, ecosystems: ecosystems(), clock }, catalog())
       const before = [await stored(directId!), await stored(swapId!)]

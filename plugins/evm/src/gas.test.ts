@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { parseUnits } from 'viem'
+import { deployOffsetVault } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { connect } from './client.ts'
 import { DEFAULT_GAS, withHeadroom } from './gas.ts'
@@ -140,5 +141,23 @@ describe('gas where the simulated sequence fails for this request alone', () => 
     // Measured now: later builds reuse it.
     const later = await build(client, chain.deposit({ owner: await chain.user(parseUnits('1', 6)), amount: parseUnits('1', 6) }))
     expect(later.map((s) => s.metadata?.gasLimitSource)).toEqual(['measured-once', 'measured-once'])
+  })
+
+  test("a build that joined such a failed measure measures its own sequence, not the default, and its deposit mines", async () => {
+    // A vault of its own, so no measure exists yet for it.
+    const vault = await deployOffsetVault(chain.anvil, chain.asset)
+    const client = chain.client()
+    const empty = await chain.user(0n)
+    const owner = await chain.user(parseUnits('2', 6))
+    const deposit = (who: typeof owner) => {
+      const p = chain.deposit({ owner: who, amount: parseUnits('1', 6) })
+      return { ...p, opportunity: { ...p.opportunity, id: 'offset', vaultAddress: vault.toLowerCase(), receiptToken: vault.toLowerCase() } }
+    }
+    // At once: the empty wallet's build starts the measure, the funded one joins it.
+    const [failed, honest] = await Promise.all([build(client, deposit(empty)), build(client, deposit(owner))])
+    expect(failed.map((s) => [s.type, s.metadata?.gasLimitSource])[1]).toEqual(['deposit', 'default'])
+    expect(honest.map((s) => [s.type, s.metadata?.gasLimitSource])[1]).toEqual(['deposit', 'estimated'])
+    await chain.sendAll(owner, honest)
+    expect(await chain.read.balance(vault, owner.address)).toBeGreaterThan(0n)
   })
 })

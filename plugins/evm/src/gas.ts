@@ -17,9 +17,11 @@
  *   every build, behind an approve or not. A default fixed for good would fail every deposit into a vault dearer
  *   than it, as an audit showed with a 400 000-gas vault.
  * - Where the sequence failed, that may be the request's own doing (a token that takes a fee on transfer, a wallet
- *   the token blocks): nothing is recorded for the steps it did not measure, so it cannot fix a default on the
- *   opportunity's honest builds, which share those steps; the next build measures them. A sequence that fails for
- *   every wallet is measured on every build, whose transactions would revert on chain anyway.
+ *   the token blocks, a wallet short of funds, which is measured before the preflight refuses it): nothing is
+ *   recorded for the steps it did not measure, so it cannot fix a default on the opportunity's honest builds, which
+ *   share those steps. A build that joined such a measure measures its own sequence instead, and the next build
+ *   measures them too. A sequence that fails for every wallet is measured on every build, whose transactions would
+ *   revert on chain anyway.
  * - A measure is taken in one state and reused in others, so the limit (`reusedGasLimit`) covers the dearest state
  *   a step can meet: the measure may be after refunds (nodes without `maxUsedGas` report `gasUsed`), and the slots
  *   the step writes may all have been non-zero when measured and all be zero later (a wallet's first deposit, a
@@ -95,6 +97,10 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
   if (keys.some((k) => !measured.has(k))) {
     const result = await shared(client, `${chainId}|measure|${keys.join(',')}`, () => measure(client, chainId, from, calls, keys))
     if (result.first) fresh = result.value
+    // The measure joined was another wallet's, and its sequence failed (maybe its own doing: a wallet short of funds
+    // is measured before the preflight refuses it). This wallet's sequence is measured on its own rather than given
+    // the default, which a dearer vault would revert on.
+    else if (keys.some((k) => !measured.has(k))) fresh = await measure(client, chainId, from, calls, keys)
   }
   return keys.map((key, i) => {
     const gas = measured.get(key)

@@ -30,9 +30,18 @@ function withinLimit(amount: bigint, max: bigint | undefined, limit: 'maxDeposit
   })
 }
 
-/** Refuses a deposit of `assets` for the wallet that the vault would revert, or that would mint no shares. */
-export async function checkDepositTaken(client: EvmClient, ctx: BuildContext, assets: bigint): Promise<void> {
+/**
+ * Refuses a deposit of `assets` for the wallet that the vault would revert, or that would mint no shares. `swapped`:
+ * the assets are a swap's guaranteed output, so a limit is stated in the asset against that output: the request's
+ * `amount` is in another token, and "at most N" of it would be read in the wrong units.
+ */
+export async function checkDepositTaken(client: EvmClient, ctx: BuildContext, assets: bigint, swapped = false): Promise<void> {
   const [max, shares] = await Promise.all([vaultView(client, ctx, maxDepositData(ctx.owner)), vaultView(client, ctx, previewDepositData(assets))])
+  if (swapped && max !== undefined && max > 0n && assets > max)
+    throw new InvalidArgumentError(
+      `the swap's guaranteed output, ${assets} smallest units of the vault's asset, is more than the vault takes from this wallet now (its maxDeposit, ${max}); swap less`,
+      { amount: `swaps into more of the asset than the vault takes now (maxDeposit ${max})`, maxDeposit: max.toString(), minAmountOut: assets.toString() },
+    )
   withinLimit(assets, max, 'maxDeposit', { none: 'the vault takes no deposits from this wallet now: paused, full or closed to it', atMost: 'the vault takes at most' })
   if (shares === 0n)
     throw new InvalidArgumentError("this amount would mint no shares at the vault's share price now; deposit more", { amount: 'mints 0 shares' })

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import { parseUnits } from 'viem'
-import { closedPortUrl, deployOffsetVault, deploySmartWallet } from '../../../test/chains/evm.ts'
+import { closedPortUrl, deployOffsetVault, deploySmartWallet, deployWideDecimals } from '../../../test/chains/evm.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { build } from './transactions.ts'
@@ -31,6 +31,16 @@ describe('balance.vault (anvil)', () => {
   test("a vault with a decimals offset: its shares' own decimals, beside the asset's", async () => {
     const offset = await deployOffsetVault(chain.anvil, chain.asset)
     expect(await vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: offset })).toMatchObject({ decimals: 6, receiptDecimals: 18 })
+  })
+
+  test('a decimals() past what a uint8 holds is no decimals: the shares take the file\'s or the asset\'s, an asset is refused, a token reads null', async () => {
+    const wide = await deployWideDecimals(chain.anvil, chain.asset)
+    const facts = await vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: wide, tokens: [wide, chain.asset] })
+    expect(facts).toEqual({ baseToken: chain.asset.toLowerCase(), receiptToken: wide.toLowerCase(), decimals: 6, totalAssets: 0n, tokenDecimals: { [wide]: null, [chain.asset]: 6 } })
+    const overWide = await deployWideDecimals(chain.anvil, wide)
+    const e = await vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: overWide }).catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(InvalidArgumentError)
+    expect((e as InvalidArgumentError).context).toEqual({ vaultAddress: `its asset ${wide.toLowerCase()} has no decimals() a uint8 holds` })
   })
 
   test('a token, a contract of another kind or an empty address is a 400 naming vaultAddress', async () => {

@@ -3,7 +3,7 @@
  * decimals and the assets it holds. The reads ride the client's Multicall3 batching, so enriching a catalog costs few round trips.
  */
 import { InvalidArgumentError, type VaultParameters, type VaultState } from '@earn/core'
-import { erc20Abi, erc4626Abi, type PublicClient } from 'viem'
+import { type Address, erc20Abi, erc4626Abi, type PublicClient, RawContractError } from 'viem'
 import { parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask } from './rpc.ts'
@@ -28,14 +28,14 @@ export async function vault(client: EvmClient, p: VaultParameters): Promise<Vaul
     ),
     // EIP-4626 vaults carry ERC-20 metadata, but one without `decimals()` is still a vault: its shares are then
     // described with the file's decimals, or the asset's.
-    ask<number | undefined>(p.chainId, () => publicClient.readContract({ address, abi: erc20Abi, functionName: 'decimals' }), () => undefined),
+    ask<number | undefined>(p.chainId, () => readDecimals(publicClient, address), () => undefined),
   ])
   const decimals = await ask(
     p.chainId,
-    () => publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'decimals' }),
+    () => readDecimals(publicClient, asset),
     () => {
       throw new InvalidArgumentError(`the asset of vault ${address} on chain ${p.chainId} is not an ERC-20 token`, {
-        vaultAddress: `its asset ${asset.toLowerCase()} has no decimals()`,
+        vaultAddress: `its asset ${asset.toLowerCase()} has no decimals() a uint8 holds`,
       })
     },
   )
@@ -55,8 +55,19 @@ async function tokensDecimals(chainId: string, publicClient: PublicClient, token
   if (!tokens.length) return undefined
   const answers = await Promise.all(
     tokens.map((token) =>
-      ask<number | null>(chainId, () => publicClient.readContract({ address: parse(token, 'token'), abi: erc20Abi, functionName: 'decimals' }), () => null),
+      ask<number | null>(chainId, () => readDecimals(publicClient, parse(token, 'token')), () => null),
     ),
   )
   return Object.fromEntries(tokens.map((token, i) => [token, answers[i]!]))
+}
+
+/**
+ * `decimals()` as ERC-20 types it, a uint8. viem decodes the word without checking its range, so a contract
+ * answering 300 would be stored as 300 and break every view of the entry: such an answer is no decimals at all,
+ * a refusal as a revert is (`RawContractError`, which `ask` hands to the caller's fallback).
+ */
+async function readDecimals(publicClient: PublicClient, address: Address): Promise<number> {
+  const decimals = await publicClient.readContract({ address, abi: erc20Abi, functionName: 'decimals' })
+  if (!Number.isInteger(decimals) || decimals < 0 || decimals > 255) throw new RawContractError({ data: '0x' })
+  return decimals
 }
