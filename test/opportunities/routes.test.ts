@@ -135,6 +135,14 @@ describe('GET /v2/opportunities/', () => {
     expect(native.body.opportunities.map((o: Json) => o.id)).toEqual([listing.id])
   })
 
+  test('a negative tvlGreaterThan is a number like any other: it filters nothing out', async () => {
+    const all = await h.get('/v2/opportunities/')
+    const negative = await h.get('/v2/opportunities/?tvlGreaterThan=-1')
+    expect(negative.status, negative.text).toBe(200)
+    expect(negative.body.opportunities.map((o: Json) => o.id)).toEqual(all.body.opportunities.map((o: Json) => o.id))
+    expect(all.body.opportunities.length).toBeGreaterThan(0)
+  })
+
   test('a filter that does not parse is 400 naming it', async () => {
     const cases: [string, string][] = [
       ['chainIds=', 'chainIds'],
@@ -144,7 +152,6 @@ describe('GET /v2/opportunities/', () => {
       ['depositToken=usdc', 'depositToken'],
       ['depositToken=0x1234', 'depositToken'],
       ['tvlGreaterThan=lots', 'tvlGreaterThan'],
-      ['tvlGreaterThan=-1', 'tvlGreaterThan'],
       ['tvlGreaterThan=Infinity', 'tvlGreaterThan'],
       ['tvlGreaterThan=', 'tvlGreaterThan'],
       ['page=0', 'page'],

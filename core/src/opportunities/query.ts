@@ -51,8 +51,8 @@ export async function parseListQuery(ecosystems: EcosystemRegistry, q: Opportuni
   if (q.tvlGreaterThan !== undefined) {
     const raw = q.tvlGreaterThan.trim()
     const n = Number(raw)
-    if (raw === '' || !/^[0-9.eE+-]+$/.test(raw) || !Number.isFinite(n) || n < 0)
-      throw new InvalidFilterError('tvlGreaterThan', 'must be a USD amount, a number 0 or more')
+    if (raw === '' || !/^[0-9.eE+-]+$/.test(raw) || !Number.isFinite(n))
+      throw new InvalidFilterError('tvlGreaterThan', 'must be a USD amount, a finite number')
     filter.tvlGreaterThan = n
   }
   return filter

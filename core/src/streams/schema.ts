@@ -26,7 +26,7 @@ const Instant = (description: string) =>
 
 export const CreateStreamBody = Type.Object({
   type: StreamTypeSchema,
-  chainId: Type.String({ minLength: 1, maxLength: 64, description: 'Chain the reward is paid on (EVM: decimal chain id); token streams are funded there' }),
+  chainId: Type.String({ minLength: 1, maxLength: 64, description: "Chain the reward is paid on (EVM: decimal chain id): the target opportunity's own chain (400 otherwise); token streams are funded there" }),
   rewardToken: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Token streams only (required): the reward token address, or `native`' })),
   pointName: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Point streams only (required): the name of the points' })),
   creatorAddress: Type.Optional(
@@ -109,5 +109,5 @@ export type ConfirmStreamBody = Static<typeof ConfirmStreamBody>
 export const STREAM_TRANSITIONS = ['pause', 'resume', 'cancel'] as const
 export type StreamTransition = (typeof STREAM_TRANSITIONS)[number]
 export const StreamTransitionSchema = Type.Union(STREAM_TRANSITIONS.map((v) => Type.Literal(v)) as Literals<typeof STREAM_TRANSITIONS>, {
-  description: 'pause (active -> paused), resume (paused -> active), cancel (pending, active or paused -> cancelled)',
+  description: 'pause (active -> paused), resume (paused -> active), cancel (active or paused -> cancelled; a pending stream is not cancelled)',
 })

@@ -25,7 +25,7 @@ const TRANSITIONS: Record<StreamAction, Partial<Record<StreamState, StreamState>
 export class InvalidTransitionError extends InvalidArgumentError {
   constructor(action: StreamAction, from: StreamState) {
     const allowed = Object.keys(TRANSITIONS[action])
-    super(`cannot ${action} a ${from} stream; ${action} applies to ${allowed.join(' or ')} streams`, {
+    super(`cannot ${action} ${/^[aeiou]/.test(from) ? 'an' : 'a'} ${from} stream; ${action} applies to ${allowed.join(' or ')} streams`, {
       state: from,
       action,
     })

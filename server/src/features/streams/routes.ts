@@ -34,7 +34,8 @@ export const streamRoutes = (deps: Deps) => {
             '(0 for premium organizations), totalPulled = netBudget + FeeAmount, and `transactions` holds the transfer of totalPulled from ' +
             "the creator to the deployment's treasury, tagged with the stream. The stream stays pending until that transfer is confirmed. " +
             'Point streams need pointName; no fee, nothing pulled, no transactions; active at once. Checks, in order: body fields (400), ' +
-            'chainId (400), targetOpportunityId unknown or delisted (404), token and creator addresses, a treasury on the chain, budget plus fee within uint256 (400), ' +
+            "chainId (400), for token streams a treasury on the chain (400), targetOpportunityId unknown or delisted (404), the target on the stream's chain (400), " +
+            'token and creator addresses, budget plus fee within uint256 (400), ' +
             "the creator's balance (400 `insufficient token balance`).",
           tags,
           responses: { 200: CreateStreamResult },
