@@ -57,6 +57,16 @@ export async function spawnListening(
   throw new Error(`${cmd.join(' ')} did not start within ${timeoutMs} ms:\n${out}`)
 }
 
+/** The server's output once it matches `pattern` (a line printed after the listening one), or as it is after `timeoutMs`. */
+export async function outputMatching(server: ServerProcess, pattern: RegExp, timeoutMs = 5_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs
+  while (!pattern.test(server.output()) && Date.now() < deadline) await Bun.sleep(20)
+  return server.output()
+}
+
+/** The output once the first start's demo banner is printed (after the listening line: the demo is made then). */
+export const withDemoBanner = (server: ServerProcess) => outputMatching(server, /distributor id/)
+
 /** Our server from its sources, as the tests run it. */
 export const startServer = (env: Record<string, string>, timeoutMs = 20_000) =>
   spawnListening([process.execPath, join(ROOT, 'server/src/main.ts')], env, { timeoutMs })

@@ -3,16 +3,10 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type ServerProcess, startServer } from '../process.ts'
+import { startServer, withDemoBanner } from '../process.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'earn-life-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-/** The output once the demo banner has been printed (it follows the listening line). */
-async function bannerOf(server: ServerProcess): Promise<string> {
-  for (let i = 0; i < 250 && !/distributor id/.test(server.output()); i++) await Bun.sleep(20)
-  return server.output()
-}
 
 describe('server process', () => {
   test('a first start that cannot listen (the port is taken) creates no demo; the next start shows its keys', async () => {
@@ -28,7 +22,7 @@ describe('server process', () => {
       expect(code, stdout + stderr).not.toBe(0)
       expect(stdout).not.toContain('_live_')
       const next = await startServer({ DATA_DIR: fresh })
-      expect(await bannerOf(next)).toMatch(/secret key +sk_live_\w+/)
+      expect(await withDemoBanner(next)).toMatch(/secret key +sk_live_\w+/)
       expect(await next.stop()).toBe(0)
     } finally {
       await taken.stop(true)
@@ -36,10 +30,9 @@ describe('server process', () => {
     }
   })
 
-
   test('first start prints demo keys and a curl line that works; later starts print no keys', async () => {
     const first = await startServer({ DATA_DIR: dir })
-    const out = await bannerOf(first)
+    const out = await withDemoBanner(first)
     const key = out.match(/publishable key (pk_live_\w+)/)?.[1]
     expect(key).toBeDefined()
     expect(out).toMatch(/secret key +sk_live_\w+/)

@@ -9,7 +9,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expectEnvelope } from '../harness.ts'
-import { startServer, type ServerProcess } from '../process.ts'
+import { startServer, withDemoBanner, type ServerProcess } from '../process.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'earn-raw-'))
 let server: ServerProcess
@@ -19,8 +19,7 @@ let port: number
 beforeAll(async () => {
   server = await startServer({ DATA_DIR: dir })
   port = Number(new URL(server.url).port)
-  await Bun.sleep(100)
-  key = server.output().match(/publishable key (pk_live_\w+)/)![1]!
+  key = (await withDemoBanner(server)).match(/publishable key (pk_live_\w+)/)![1]!
 })
 afterAll(async () => {
   await server.stop()

@@ -29,8 +29,9 @@ export class InvalidAmountError extends InvalidArgumentError {
 }
 
 /**
- * The spec's exact text; `context` gives what was asked for and what the wallet holds, in smallest units.
- * `source` names the one account the transaction spends from, where that holds less than the wallet does.
+ * The spec's exact text, which integrators match; `context` gives what was asked for and what the wallet holds, in
+ * smallest units. `source` is the one account the transaction spends from, where that holds less than the wallet
+ * does (`available` is then that account's; tokens in the wallet's other accounts must be moved into it).
  */
 export class InsufficientBalanceError extends InvalidArgumentError {
   constructor(p: { required: bigint; available: bigint; token: string; source?: string }) {

@@ -83,7 +83,7 @@ export async function issueAgreement(deps: MembershipDeps, p: AgreementParameter
     })
   const now = deps.clock.now()
   // Agreements are open to publishable keys, one row each: the expired ones go a few at a time, so the table keeps
-  // about a TTL's worth. A day's grace keeps "expired" (not "unknown") the answer to a nonce sent a little late.
+  // about a TTL and a day's worth. That day keeps "expired" (not "unknown") the answer to a nonce sent a little late.
   await deps.store.deleteExpiredNonces(now - EXPIRED_NONCE_GRACE_MS, EXPIRED_NONCES_PER_AGREEMENT)
   const nonce = randomUUID()
   const params = {

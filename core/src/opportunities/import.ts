@@ -65,7 +65,7 @@ const MODES = [
  * no chain read): a mode the ecosystem does not build, or a deposit token no enabled mode takes. Such an entry would
  * list what every deposit then refuses.
  */
-async function untakenOffers(deps: CatalogDeps, listing: Listing, facts: ChainFacts, chainUnread = false): Promise<string[]> {
+async function untakenOffers(deps: CatalogDeps, listing: Listing, facts: ChainFacts, options: { chainUnread?: boolean } = {}): Promise<string[]> {
   const { plugin, client } = await deps.ecosystems.get(listing.ecosystem)
   const opportunity = { id: listing.id, chainId: listing.chainId, vaultAddress: listing.vaultAddress, baseToken: facts.baseToken, receiptToken: facts.receiptToken }
   // The vault stands in for the wallet (any valid address does, as nothing is read), with a tag of the right form.
@@ -80,7 +80,7 @@ async function untakenOffers(deps: CatalogDeps, listing: Listing, facts: ChainFa
       if (api?.code !== 'INVALID_ARGUMENT') throw e
       // Where this process could not read the chain, a refusal naming only the chain is that same gap (no RPC
       // configured for it here), not the listing's fault: the entry keeps its facts, as it would on a chain that is down.
-      if (chainUnread && Object.keys(api.context).join() === 'chainId') return undefined
+      if (options.chainUnread && Object.keys(api.context).join() === 'chainId') return undefined
       return String(Object.values(api.context)[0] ?? api.message)
     }
   }
@@ -116,7 +116,7 @@ async function pendingProblems(deps: CatalogDeps, listing: Listing, pending: str
   const sameVault = stored.ecosystem === listing.ecosystem && stored.chainId === listing.chainId && stored.vaultAddress === listing.vaultAddress
   if (sameVault) {
     const kept = JSON.parse(stored.chainFacts) as ChainFacts
-    return disagreements(listing, kept).concat(await untakenOffers(deps, listing, kept, true))
+    return disagreements(listing, kept).concat(await untakenOffers(deps, listing, kept, { chainUnread: true }))
   }
   if (stored.delistedAt !== null) return []
   const field = stored.chainId !== listing.chainId ? 'chainId' : stored.ecosystem !== listing.ecosystem ? 'ecosystem' : 'vaultAddress'

@@ -11,7 +11,8 @@ export type Engine = 'sqlite' | 'postgres'
 export interface Migration {
   version: number
   name: string
-  up(db: Kysely<any>, engine: Engine): Promise<void>
+  /** `now`: the migrating process's clock, for migrations that judge rows by age. */
+  up(db: Kysely<any>, engine: Engine, now: number): Promise<void>
 }
 
 export const MIGRATIONS: Migration[] = [
@@ -218,7 +219,7 @@ export const MIGRATIONS: Migration[] = [
   {
     version: 9,
     name: "an agreement's chain id is optional",
-    async up(db, engine) {
+    async up(db, engine, now) {
       // Only EVM's agreement names a chain (SIWE); a Solana or TON agreement with none asked for records none.
       if (engine === 'postgres') {
         await sql`alter table nonces alter column chain_id drop not null`.execute(db)
@@ -239,8 +240,11 @@ export const MIGRATIONS: Migration[] = [
         .addColumn('expires_at', 'bigint', (c) => c.notNull())
         .addColumn('consumed_at', 'bigint')
         .execute()
+      // Nonces were never deleted before this version: only those the agreements' cleanup would keep (expired less
+      // than a day ago) are copied, so the copy, under the write lock every process waits on, stays small.
       await sql`insert into nonces_v9 (nonce, org_id, ecosystem, address, message, chain_id, domain, uri, issued_at, expires_at, consumed_at)
-        select nonce, org_id, ecosystem, address, message, chain_id, domain, uri, issued_at, expires_at, consumed_at from nonces`.execute(db)
+        select nonce, org_id, ecosystem, address, message, chain_id, domain, uri, issued_at, expires_at, consumed_at from nonces
+        where expires_at >= ${now - 24 * 60 * 60 * 1000}`.execute(db)
       await db.schema.dropTable('nonces').execute()
       await db.schema.alterTable('nonces_v9').renameTo('nonces').execute()
       await db.schema.createIndex('nonces_expiry').on('nonces').column('expires_at').execute()
@@ -272,7 +276,7 @@ export async function migrate(db: Kysely<Database>, engine: Engine, now: number)
       const applied: number[] = []
       for (const m of MIGRATIONS) {
         if (done.has(m.version)) continue
-        await m.up(conn, engine)
+        await m.up(conn, engine, now)
         await conn.insertInto('schemaMigrations').values({ version: m.version, name: m.name, appliedAt: now }).execute()
         applied.push(m.version)
       }

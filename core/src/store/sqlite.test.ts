@@ -52,14 +52,17 @@ test('a transaction that reads first is not failed by another process committing
   }
 })
 
-test("migration 9 copies SQLite's nonces into a table whose chain_id may be null, keeping every row and the expiry index", async () => {
+test("migration 9 copies SQLite's nonces into a table whose chain_id may be null, keeping the recent rows and the expiry index", async () => {
   const { db } = openSqlite(':memory:')
+  const now = 100 * 86_400_000
   try {
-    for (const m of MIGRATIONS.filter((m) => m.version < 9)) await m.up(db, 'sqlite')
-    const before = { nonce: 'n1', orgId: 'o', ecosystem: 'evm', address: '0xab', message: 'm', chainId: '1', domain: 'd', uri: 'u', issuedAt: 1, expiresAt: 2, consumedAt: 3 }
+    for (const m of MIGRATIONS.filter((m) => m.version < 9)) await m.up(db, 'sqlite', now)
+    const before = { nonce: 'n1', orgId: 'o', ecosystem: 'evm', address: '0xab', message: 'm', chainId: '1', domain: 'd', uri: 'u', issuedAt: now - 600_000, expiresAt: now - 300_000, consumedAt: now - 400_000 }
     await db.insertInto('nonces').values(before).execute()
+    // Expired two days ago: the cleanup would delete it, so it is not copied.
+    await db.insertInto('nonces').values({ ...before, nonce: 'n0', expiresAt: now - 2 * 86_400_000 }).execute()
     await expect(db.insertInto('nonces').values({ ...before, nonce: 'n2', chainId: null }).execute()).rejects.toThrow(/NOT NULL/)
-    await MIGRATIONS.find((m) => m.version === 9)!.up(db, 'sqlite')
+    await MIGRATIONS.find((m) => m.version === 9)!.up(db, 'sqlite', now)
     await db.insertInto('nonces').values({ ...before, nonce: 'n2', chainId: null }).execute()
     expect(await db.selectFrom('nonces').selectAll().orderBy('nonce').execute()).toEqual([before, { ...before, nonce: 'n2', chainId: null }])
     const indexes = await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'nonces'`.execute(db)

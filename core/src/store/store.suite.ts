@@ -79,6 +79,22 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect((await store.listDistributors(o.id)).map((x) => x.id)).toEqual([d.id])
     })
 
+    test('of concurrent asks for a first organization on an empty store, exactly one writes', async () => {
+      // A store of its own, empty: the suite's shared one has organizations already.
+      const { store: empty, cleanup: drop } = await make()
+      try {
+        await empty.migrate(T0)
+        // Connections opened first (PostgreSQL's pool opens them as needed), so the asks below run side by side.
+        await Promise.all(Array.from({ length: 12 }, () => empty.ping()))
+        const made = await Promise.all(Array.from({ length: 12 }, () => empty.createOrganization(org(), { onlyIfFirst: true })))
+        expect(made.filter(Boolean)).toHaveLength(1)
+        expect(await empty.listOrganizations()).toHaveLength(1)
+      } finally {
+        await empty.close()
+        await drop()
+      }
+    })
+
     test('a nonce is stored verbatim and creates one member, once', async () => {
       const n = nonce({ message: 'line one\nline two — ünïcode ✓' })
       await store.insertNonce(n)

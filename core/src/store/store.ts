@@ -129,6 +129,9 @@ const ACTION_COLUMNS = [
 // A column added to the table but not to the list above fails to compile here.
 const _everyActionColumn: Exclude<keyof NewAction, (typeof ACTION_COLUMNS)[number]> extends never ? true : never = true
 
+// Any fixed number other than the migrations' lock; the same for every process of this service.
+const FIRST_ORGANIZATION_LOCK = 724_201_612
+
 function open(options: StoreOptions): { db: Kysely<Database>; engine: Engine; reader?: ReturnType<typeof openReader> } {
   if (options.engine === 'sqlite') return { ...openSqlite(options.path), engine: 'sqlite' }
   return { db: new Kysely<Database>({ dialect: new LazyPostgresDialect(options), plugins: [new CamelCasePlugin()] }), engine: 'postgres' }
@@ -157,6 +160,9 @@ export function createStore(options: StoreOptions): Store {
 
     createOrganization(org, rows = {}) {
       return db.transaction().execute(async (trx) => {
+        // SQLite's transactions take the write lock at BEGIN, so two never both see the store empty; PostgreSQL's
+        // READ COMMITTED would let them, so the check waits on a lock of its own, held to the commit.
+        if (rows.onlyIfFirst && engine === 'postgres') await sql`select pg_advisory_xact_lock(${FIRST_ORGANIZATION_LOCK})`.execute(trx)
         if (rows.onlyIfFirst && (await trx.selectFrom('organizations').select('id').limit(1).executeTakeFirst())) return false
         await trx.insertInto('organizations').values(org).execute()
         for (const key of rows.keys ?? []) await trx.insertInto('apiKeys').values(key).execute()

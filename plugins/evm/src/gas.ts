@@ -19,8 +19,8 @@
  * - Where the sequence failed, that may be the request's own doing (a token that takes a fee on transfer, a wallet
  *   the token blocks, a wallet short of funds, which is measured before the preflight refuses it): nothing is
  *   recorded for the steps it did not measure, so it cannot fix a default on the opportunity's honest builds, which
- *   share those steps. A build that joined such a measure measures its own sequence instead, and the next build
- *   measures them too. A sequence that fails for every wallet is measured on every build, whose transactions would
+ *   share those steps. The builds that joined such a measure share one more, from the wallet of whichever of them
+ *   asks first, and the next build measures them too. A sequence that fails for every wallet is measured on every build, whose transactions would
  *   revert on chain anyway.
  * - A measure is taken in one state and reused in others, so the limit (`reusedGasLimit`) covers the dearest state
  *   a step can meet: the measure may be after refunds (nodes without `maxUsedGas` report `gasUsed`), and the slots
@@ -98,9 +98,13 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
     const result = await shared(client, `${chainId}|measure|${keys.join(',')}`, () => measure(client, chainId, from, calls, keys))
     if (result.first) fresh = result.value
     // The measure joined was another wallet's, and its sequence failed (maybe its own doing: a wallet short of funds
-    // is measured before the preflight refuses it). This wallet's sequence is measured on its own rather than given
-    // the default, which a dearer vault would revert on.
-    else if (keys.some((k) => !measured.has(k))) fresh = await measure(client, chainId, from, calls, keys)
+    // is measured before the preflight refuses it). One of the builds that joined it measures again from its own
+    // wallet, and the others wait for that, rather than take the default, which a dearer vault would revert on: at
+    // most two measures a wave.
+    else if (keys.some((k) => !measured.has(k))) {
+      const retry = await shared(client, `${chainId}|remeasure|${keys.join(',')}`, () => measure(client, chainId, from, calls, keys))
+      if (retry.first) fresh = retry.value
+    }
   }
   return keys.map((key, i) => {
     const gas = measured.get(key)

@@ -35,9 +35,9 @@ function withinLimit(amount: bigint, max: bigint | undefined, limit: 'maxDeposit
  * the assets are a swap's guaranteed output, so a limit is stated in the asset against that output: the request's
  * `amount` is in another token, and "at most N" of it would be read in the wrong units.
  */
-export async function checkDepositTaken(client: EvmClient, ctx: BuildContext, assets: bigint, swapped = false): Promise<void> {
+export async function checkDepositTaken(client: EvmClient, ctx: BuildContext, assets: bigint, options: { swapped?: boolean } = {}): Promise<void> {
   const [max, shares] = await Promise.all([vaultView(client, ctx, maxDepositData(ctx.owner)), vaultView(client, ctx, previewDepositData(assets))])
-  if (swapped && max !== undefined && max > 0n && assets > max)
+  if (options.swapped && max !== undefined && max > 0n && assets > max)
     throw new InvalidArgumentError(
       `the swap's guaranteed output, ${assets} smallest units of the vault's asset, is more than the vault takes from this wallet now (its maxDeposit, ${max}); swap less`,
       { amount: `swaps into more of the asset than the vault takes now (maxDeposit ${max})`, maxDeposit: max.toString(), minAmountOut: assets.toString() },

@@ -24,10 +24,12 @@ const EXECUTION_REVERTED = 3
 
 /**
  * How nodes word a call the chain ran and the contract failed: a revert, or an exceptional halt (geth: "out of gas",
- * "invalid opcode", "stack underflow", "invalid jump destination", "return data out of bounds"; anvil: "EVM error
- * MemoryOOG", "EVM error OpcodeNotFound", …). The contract answered, with a failure: not a chain that is down.
+ * "invalid opcode", "stack underflow", "invalid jump destination", "return data out of bounds"; anvil names revm's
+ * halt reason: "EVM error MemoryOOG", "EVM error OpcodeNotFound", …). The contract answered, with a failure: not a
+ * chain that is down. Only halt reasons are named: anvil also says "EVM error" for a forked node's upstream fault.
  */
-const EXECUTION_FAILED = /revert|out of gas|invalid opcode|invalid jump|stack (?:underflow|overflow|limit)|return data out of bounds|write protection|EVM error/i
+const EXECUTION_FAILED =
+  /revert|out of gas|invalid opcode|invalid jump|stack (?:underflow|overflow|limit)|return data out of bounds|write protection|EVM error (?:\w*OOG|OutOfGas|OpcodeNotFound|Invalid\w*Opcode|InvalidJump|NotActivated|Stack(?:Underflow|Overflow)|OutOfOffset|StateChangeDuringStaticCall|CallNotAllowedInsideStatic|CallTooDeep|OutOfFunds)/i
 
 export type RpcFailure = 'refused' | 'unavailable'
 

@@ -118,7 +118,7 @@ async function swapDeposit(
   const minOut = minimumOut(quoted, slippageBps)
   if (minOut === 0n) throw nothingGuaranteed(slippageBps)
   const [, routerApprove, vaultApprove] = await Promise.all([
-    checkDepositTaken(client, ctx, minOut, true),
+    checkDepositTaken(client, ctx, minOut, { swapped: true }),
     approvals(client, ctx, { token: tokenInLabel, spender: router, spenderName: 'swap router', amount, allowed: routerAllowed }),
     approvals(client, ctx, { token: asset, spender: ctx.vault, spenderName: vaultName(vault), amount: minOut, allowed: vaultAllowed }),
   ])

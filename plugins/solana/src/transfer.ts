@@ -42,7 +42,7 @@ export function tokenTransferToVault(p: TokenTransferParameters): TokenTransfer 
       required: p.amount,
       available: spendable,
       token: p.token.mint,
-      source: `the associated token account ${source!.address}, the one a transfer spends; move tokens held in the wallet's other accounts for this mint into it first`,
+      source: source!.address,
     })
   const wallet = createNoopSigner(p.owner) // signs later, in the wallet; the message only needs its role
   const createsVaultAccount = destination!.amount === undefined

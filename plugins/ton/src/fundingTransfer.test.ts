@@ -113,6 +113,21 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     ])
   })
 
+  test('TON sent non-bounceable to an undeployed address stays there, though its transaction aborted: it moved', async () => {
+    const undeployed = Address.parseRaw(`0:${'6e'.repeat(32)}`)
+    const [step] = await buildTonTransfer(chain.client, params({ token: 'native', to: raw(undeployed), amount: toNano('0.4') }))
+    const request = step!.transaction as TonConnectRequest
+    // As a creator funding by hand would write it: the non-bounceable form a wallet's address is shown in.
+    const byHand = { ...request, messages: [{ ...request.messages[0]!, address: undeployed.toString({ bounceable: false }) }] }
+    const sent = await chain.sendTonConnect(sender.wallet, sender.keyPair, byHand)
+    const received = sent.transactions.find((tx) => tx.inMessage?.info.dest?.toString() === undeployed.toString())
+    expect(received?.description).toMatchObject({ aborted: true })
+    expect(await tonBalance(undeployed)).toBe(toNano('0.4'))
+    expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).transfers).toEqual([
+      { token: 'native', from: raw(sender.wallet.address), to: raw(undeployed), amount: toNano('0.4') },
+    ])
+  })
+
   test('a jetton transfer asked of a contract that is no jetton wallet moves only its TON', async () => {
     // Sent straight to the treasury wallet, which takes it as a plain message: no jetton moves.
     const body = jettonTransferBody({ queryId: 1n, amount: 10n ** 12n, destination: treasury.address, responseDestination: sender.wallet.address, customPayload: null, forwardTonAmount: 1n, forwardPayload: Cell.EMPTY })

@@ -8,9 +8,9 @@
  *
  * TON is asynchronous: the signed transaction only sends messages, and what they carry moves when the
  * receiver processes them. So every out-message is followed to the transaction that received it (found by the
- * message's hash), and its TON counts only if that transaction did not abort: an aborted one bounced the value
- * back (a failing contract, an undeployed address) or kept it without running the receiver's code, which for a
- * vault is no deposit. A jetton transfer goes one hop further: the sender's jetton wallet debits it and sends an
+ * message's hash), and its TON counts unless it bounced: a bounceable message whose receiver aborted (a failing
+ * contract, an undeployed address) came back. A non-bounceable one was credited before the receiver's code ran, so
+ * it stays, whatever that code did. A jetton transfer goes one hop further: the sender's jetton wallet debits it and sends an
  * `internal_transfer` to the recipient's jetton wallet, which credits it, and the jetton counts only if both ran
  * to the end (a refused debit moved nothing; a failed credit bounces the amount back). Until a hop has been
  * processed the transaction reads as not found yet (a retry later finds it).
@@ -44,7 +44,9 @@ async function transfersOf(client: TonChainClient, wallet: Address, message: Mes
   const dest = message.info.dest
   const received = await askChain('the receiving transaction', () => client.findTransactionByMessage(messageHash))
   if (!received) throw new NotFoundError('the receiver has not processed this transfer yet; retry shortly', { txHash: 'transfer pending' })
-  if (aborted(received)) return []
+  // A bounceable message whose receiver aborted came back (less fees); a non-bounceable one stayed, credited before
+  // the receiver's code ran (an undeployed treasury keeps what it is sent that way).
+  if (aborted(received) && message.info.bounce) return []
   const coins: TokenTransfer = { token: NATIVE_TOKEN, from: wallet.toRawString(), to: dest.toRawString(), amount: message.info.value.coins }
   const jetton = parseJettonTransfer(message.body)
   if (!jetton) return [coins]
@@ -73,9 +75,8 @@ function internalTransferHash(tx: Transaction): string | null {
 }
 
 /**
- * The receiver did not take the message's value as sent: it bounced it back, or kept it without running
- * (an undeployed account given a non-bounceable message), or its code failed. Non-generic transactions
- * (tick-tock, split, merge) never receive an internal message, so they are read as aborted too.
+ * The receiver's transaction did not run to its end: its code failed, or it has none (an undeployed account).
+ * Non-generic transactions (tick-tock, split, merge) never receive an internal message, so they read as aborted.
  */
 function aborted(tx: Transaction): boolean {
   return tx.description.type !== 'generic' || tx.description.aborted
@@ -84,7 +85,7 @@ function aborted(tx: Transaction): boolean {
 /** The transaction's computation succeeded and its actions (the messages it sends) were carried out. */
 function ranToTheEnd(tx: Transaction): boolean {
   const d = tx.description
-  if (d.type !== 'generic' || d.aborted) return false
+  if (d.type !== 'generic' || aborted(tx)) return false
   return d.computePhase.type === 'vm' && d.computePhase.success && (d.actionPhase?.success ?? false)
 }
 

@@ -8,7 +8,7 @@
 import { Elysia } from 'elysia'
 
 // Every metering header (SPEC's six, and the 429's reset time and Retry-After), and the request id.
-export const EXPOSED_HEADERS = [
+const EXPOSED_HEADERS = [
   'x-request-id',
   'x-ratelimit-limit',
   'x-ratelimit-remaining',
