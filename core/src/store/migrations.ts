@@ -225,7 +225,8 @@ export const MIGRATIONS: Migration[] = [
         await sql`alter table nonces alter column chain_id drop not null`.execute(db)
         return
       }
-      // SQLite cannot drop a NOT NULL in place: the table is copied into one without it.
+      // SQLite cannot drop a NOT NULL in place: the table is copied into one without it. Its columns are version 1's,
+      // written out again rather than shared: a migration must not change when a later one does.
       await db.schema
         .createTable('nonces_v9')
         .addColumn('nonce', 'text', (c) => c.primaryKey())
