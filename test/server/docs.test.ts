@@ -43,6 +43,25 @@ describe('public endpoints', () => {
     expect(errors.every((schema) => schema.$ref === '#/components/schemas/ErrorEnvelope')).toBe(true)
   })
 
+  test('every response names the headers it carries, and a real answer carries them', async () => {
+    const doc = (await h.get('/openapi.json', { key: null })).body
+    const ops = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, m]) => Object.entries(m).map(([method, op]) => ({ path, method, op })))
+    for (const { op } of ops)
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        const names = Object.keys(response.headers ?? {})
+        expect(names).toContain('X-Request-Id')
+        if (op.operationId in OPERATIONS) expect(names).toContain('X-RateLimit-Remaining')
+        expect(names.includes('Retry-After')).toBe(status === '429')
+        for (const ref of Object.values<any>(response.headers)) expect(doc.components.headers[ref.$ref.split('/').pop()]).toBeDefined()
+      }
+    const listed = Object.keys(doc.paths['/v2/opportunities/'].get.responses['200'].headers)
+    const r = await h.get('/v2/opportunities/')
+    expect(r.status).toBe(200)
+    // The monthly limit and remaining are sent only where a cap is set, as their descriptions say.
+    const capped = r.headers.get('x-monthly-limit') !== null
+    for (const name of listed.filter((n) => capped || !/^X-Monthly-(Limit|Remaining)$/.test(n))) expect(r.headers.get(name)).not.toBeNull()
+  })
+
   test('/docs renders the operations without a key', async () => {
     const r = await h.get('/docs', { key: null })
     expect(r.status).toBe(200)

@@ -65,6 +65,36 @@ function referToErrorEnvelope(paths: Record<string, Record<string, any>>): Recor
   return envelope ? { [ERROR_ENVELOPE]: envelope } : {}
 }
 
+const header = (description: string, type: 'integer' | 'string' = 'integer') => ({ description, schema: { type } })
+
+/** DECISIONS.md's metering headers: on every answer to a valid key, a 429 adding when to come back. */
+const HEADERS = {
+  'X-Request-Id': header("This request's id, which the logs carry: the X-Request-Id sent (its first 64 characters, keeping letters, digits, _ . and -), else a new UUID.", 'string'),
+  'X-RateLimit-Limit': header('Hourly cost-unit budget of the key.'),
+  'X-RateLimit-Remaining': header('Cost units remaining this hour.'),
+  'X-RateLimit-Used': header('Cost units consumed this hour.'),
+  'X-Monthly-Limit': header('Monthly cost-unit cap; sent only where a cap is set.'),
+  'X-Monthly-Usage': header('Cost units consumed this month (UTC calendar month).'),
+  'X-Monthly-Remaining': header('Cost units remaining this month; sent only where a cap is set.'),
+  'Retry-After': header('Seconds until the exhausted window resets.'),
+  'X-RateLimit-Reset': header('End of the exhausted window, in epoch seconds.'),
+}
+const METERED = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Used', 'X-Monthly-Limit', 'X-Monthly-Usage', 'X-Monthly-Remaining']
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` })
+
+/**
+ * Every response names its headers: the request id always, the metering headers on a metered operation's answers
+ * (a 401 carries them when the key is valid but not the kind the route takes; a missing or unknown key has no usage
+ * to report, so they stay optional), and a 429's reset time.
+ */
+function describeResponseHeaders(paths: Record<string, Record<string, any>>) {
+  for (const operation of Object.values(paths).flatMap((methods) => Object.values(methods)))
+    for (const [status, response] of Object.entries<any>(operation.responses ?? {})) {
+      const names = ['X-Request-Id', ...(operation['x-cost-units'] === undefined ? [] : METERED), ...(status === '429' ? ['Retry-After', 'X-RateLimit-Reset'] : [])]
+      response.headers = { ...response.headers, ...Object.fromEntries(names.map((name) => [name, headerRef(name)])) }
+    }
+}
+
 /**
  * `/openapi.json` and `/docs` for the composed app. The generator is imported on the first request
  * (it is a fair share of the cold start otherwise) and its document kept: routes do not change after start.
@@ -76,11 +106,12 @@ export function apiDocs(version: string, app: () => AnyElysia) {
       const { paths, components } = toOpenAPISchema(app() as never)
       describeJsonBodies(app(), paths as Record<string, Record<string, any>>)
       const shared = referToErrorEnvelope(paths as Record<string, Record<string, any>>)
+      describeResponseHeaders(paths as Record<string, Record<string, any>>)
       return {
         openapi: '3.1.0',
         info: { ...DOCUMENTATION.info, version },
         paths,
-        components: { ...DOCUMENTATION.components, schemas: { ...components.schemas, ...shared } },
+        components: { ...DOCUMENTATION.components, schemas: { ...components.schemas, ...shared }, headers: HEADERS },
       } as Spec
     }))
   return new Elysia({ name: 'earn/docs' })
