@@ -209,7 +209,9 @@ export function createStore(options: StoreOptions): Store {
       await db.insertInto('nonces').values(n).execute()
     },
     async deleteExpiredNonces(before, limit) {
-      const expired = db.selectFrom('nonces').select('nonce').where('expiresAt', '<', before).limit(limit)
+      const oldest = db.selectFrom('nonces').select('nonce').where('expiresAt', '<', before).limit(limit)
+      // Concurrent agreements on PostgreSQL take different rows rather than wait on each other's; SQLite has one writer.
+      const expired = engine === 'postgres' ? oldest.forUpdate().skipLocked() : oldest
       const { numDeletedRows } = await db.deleteFrom('nonces').where('nonce', 'in', expired).executeTakeFirst()
       return Number(numDeletedRows)
     },
