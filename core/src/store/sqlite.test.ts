@@ -2,6 +2,7 @@ import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Database } from 'bun:sqlite'
 import { sql } from 'kysely'
 import { MIGRATIONS } from './migrations.ts'
 import { openSqlite } from './sqlite.ts'
@@ -69,5 +70,25 @@ test("migration 9 copies SQLite's nonces into a table whose chain_id may be null
     expect(indexes.rows.map((r) => r.name)).toContain('nonces_expiry')
   } finally {
     await db.destroy()
+  }
+})
+
+test('key usage is written whole or not at all, however many batches it takes', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
+  const path = join(dir, 'earn.sqlite')
+  const store = createStore({ engine: 'sqlite', path })
+  try {
+    await store.migrate(0)
+    // A row past the first batch of 1000 fails, as a lost connection or a timeout would.
+    const raw = new Database(path)
+    raw.exec("create trigger fail_last before insert on key_usage when new.key_id = 'key_1000' begin select raise(abort, 'failed'); end")
+    raw.close()
+    const rows = Array.from({ length: 1001 }, (_, i) => ({ keyId: `key_${i}`, month: '2031-01', used: 1, hour: 1, hourUsed: 1 }))
+    await expect(store.addKeyUsage(rows)).rejects.toThrow('failed')
+    // The caller sends them again after a failure: the first batch must not have stayed.
+    expect(await store.loadKeyUsage('2031-01')).toEqual([])
+  } finally {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
   }
 })

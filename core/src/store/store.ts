@@ -285,22 +285,26 @@ export function createStore(options: StoreOptions): Store {
 
     loadKeyUsage: (month) => db.selectFrom('keyUsage').selectAll().where('month', '=', month).execute(),
     async addKeyUsage(rows) {
-      for (let i = 0; i < rows.length; i += USAGE_BATCH) {
-        // Raw SQL names the old row (key_usage) and the proposed one (excluded): both engines read
-        // every right-hand side against the old row, so `hour` and `hour_used` see the same values.
-        await db
-          .insertInto('keyUsage')
-          .values(rows.slice(i, i + USAGE_BATCH))
-          .onConflict((oc) =>
-            oc.columns(['keyId', 'month']).doUpdateSet({
-              used: sql`key_usage.used + excluded.used`,
-              hourUsed: sql`case when excluded.hour = key_usage.hour then key_usage.hour_used + excluded.hour_used
-                when excluded.hour > key_usage.hour then excluded.hour_used else key_usage.hour_used end`,
-              hour: sql`case when excluded.hour > key_usage.hour then excluded.hour else key_usage.hour end`,
-            }),
-          )
-          .execute()
-      }
+      // One transaction: the caller sends the increments again after a failure, so a batch committed before it
+      // would be counted twice.
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < rows.length; i += USAGE_BATCH) {
+          // Raw SQL names the old row (key_usage) and the proposed one (excluded): both engines read
+          // every right-hand side against the old row, so `hour` and `hour_used` see the same values.
+          await trx
+            .insertInto('keyUsage')
+            .values(rows.slice(i, i + USAGE_BATCH))
+            .onConflict((oc) =>
+              oc.columns(['keyId', 'month']).doUpdateSet({
+                used: sql`key_usage.used + excluded.used`,
+                hourUsed: sql`case when excluded.hour = key_usage.hour then key_usage.hour_used + excluded.hour_used
+                  when excluded.hour > key_usage.hour then excluded.hour_used else key_usage.hour_used end`,
+                hour: sql`case when excluded.hour > key_usage.hour then excluded.hour else key_usage.hour end`,
+              }),
+            )
+            .execute()
+        }
+      })
     },
   }
 }
