@@ -57,11 +57,11 @@ export async function createHarness(options: HarnessOptions = {}) {
   const org = await createOrganization({ store, clock }, { name: 'Test org', ...options.org })
   const { distributorId } = await createDistributor({ store, clock }, { orgId: org.orgId, name: 'Test distributor' })
 
-  async function request(method: string, path: string, init: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) {
+  async function request(method: string, path: string, init: { key?: string | null; body?: unknown; rawBody?: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string> } = {}) {
     const headers: Record<string, string> = { ...init.headers }
     const key = init.key === undefined ? org.secretKey : init.key
     if (key) headers['x-api-key'] = key
-    let body: string | undefined = init.rawBody
+    let body: string | Uint8Array<ArrayBuffer> | undefined = init.rawBody
     if (init.body !== undefined) body = JSON.stringify(init.body)
     if (body !== undefined) headers['content-type'] ??= 'application/json'
     const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }))

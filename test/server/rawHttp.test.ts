@@ -73,6 +73,17 @@ describe('Host', () => {
     }
   })
 
+  test('an invalid Host, or more than one, is a 400 envelope saying which', async () => {
+    for (const host of ['a b', 'a@b', 'a/v2/opportunities']) {
+      const r = await raw(`GET /v2/opportunities/ HTTP/1.1\nHost: ${host}\nX-API-Key: ${key}\nConnection: close\n`)
+      const body = json(r)
+      expectEnvelope(body, 400, 'INVALID_ARGUMENT')
+      expect([body.context, body.error]).toEqual([{ host: 'invalid' }, expect.stringContaining(`Host header "${host}" is not a host`)])
+    }
+    const twice = await raw(`GET /v2/opportunities/ HTTP/1.1\nHost: 127.0.0.1\nHost: example.com\nX-API-Key: ${key}\nConnection: close\n`)
+    expect([twice.status, json(twice).context]).toEqual([400, { host: 'repeated' }])
+  })
+
   test('a short Host (a proxy upstream named `api`, or one with the default port) reaches the trailing-slash routes', async () => {
     for (const host of ['api', 'a', 'api:80']) {
       const r = await raw(`GET /v2/opportunities/ HTTP/1.1\nHost: ${host}\nX-API-Key: ${key}\nConnection: close\n`)

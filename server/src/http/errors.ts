@@ -20,7 +20,15 @@ function allowedLiterals(schema: unknown): string | undefined {
 /** `context` keyed by field name, from Elysia's (TypeBox) validation error. */
 function validationContext(error: ValidationError): Record<string, string> {
   const context: Record<string, string> = {}
-  for (const e of error.all) {
+  let all: ValidationError['all']
+  try {
+    all = error.all
+  } catch {
+    // Elysia describes each failing value by printing it, which a value nested deep enough overflows. Bodies are
+    // held to 16 levels before validation; this keeps any other such value a 400 rather than a 500.
+    return { [error.type]: 'is not valid' }
+  }
+  for (const e of all) {
     if (!('path' in e)) continue
     const field = e.path.replace(/^\//, '').replaceAll('/', '.') || error.type
     const allowed = allowedLiterals('schema' in e ? e.schema : undefined)

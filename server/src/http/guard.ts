@@ -7,7 +7,7 @@ import { ApiError, InvalidArgumentError, UnauthorizedError } from '@earn/core'
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
 import { meterHeaders } from '@earn/core/metering/meter'
 import type { Deps } from '../deps.ts'
-import { BODY_TOO_LARGE, MALFORMED_JSON, NulInBody, PayloadTooLargeError } from './parse.ts'
+import { BODY_TOO_LARGE, MALFORMED_JSON, NulInBody, PayloadTooLargeError, UnreadableBody } from './parse.ts'
 import { pathOf, requestState } from './request.ts'
 
 const UNAUTHORIZED_TEXT = {
@@ -28,6 +28,7 @@ export class RateLimitedError extends ApiError {
 export async function guard(
   deps: Deps,
   id: OperationId,
+  parameters: readonly string[],
   ctx: { request: Request; set: { headers: Record<string, unknown> }; body?: unknown; params?: Record<string, unknown> },
 ) {
   const state = requestState(ctx.request)
@@ -58,11 +59,12 @@ export async function guard(
     })
   if (ctx.body === BODY_TOO_LARGE) throw new PayloadTooLargeError()
   if (ctx.body === MALFORMED_JSON) throw new InvalidArgumentError('request body is not valid JSON', { body: 'malformed JSON' })
+  if (ctx.body instanceof UnreadableBody) throw new InvalidArgumentError(ctx.body.message, { [ctx.body.field]: ctx.body.problem })
   if (ctx.body instanceof NulInBody) throw nulError(ctx.body.field)
   const query = ctx.request.url.indexOf('?')
   // A NUL reaches a URL only percent-encoded; no path segment or query value takes one.
   if (ctx.request.url.includes('%00')) throw nulError(query >= 0 && ctx.request.url.slice(query).includes('%00') ? 'query' : 'path')
-  if (query >= 0) refuseRepeats(ctx.request.url.slice(query + 1))
+  if (query >= 0) checkQuery(ctx.request.url.slice(query + 1), parameters)
   refuseUndecodablePath(ctx.request.url, query, ctx.params)
 }
 
@@ -89,13 +91,26 @@ function decodes(segment: string): boolean {
   }
 }
 
-/** Every query parameter takes one value (lists are comma-separated): a repeated key would silently keep one. */
-function refuseRepeats(search: string) {
+/**
+ * Every query parameter is one the operation takes, given once (lists are comma-separated): validation would drop an
+ * unknown one and keep one value of a repeated one, answering a question the client did not ask.
+ */
+function checkQuery(search: string, parameters: readonly string[]) {
   const seen = new Set<string>()
   for (const key of new URLSearchParams(search).keys()) {
+    if (!parameters.includes(key)) throw unknownParameter(key, parameters)
     if (seen.has(key)) throw new InvalidArgumentError(`query parameter ${key} is given more than once; give it once (lists are comma-separated)`, { [key]: 'repeated' })
     seen.add(key)
   }
+}
+
+function unknownParameter(key: string, parameters: readonly string[]) {
+  // `chainIds[]=1` is how several clients send a list by default.
+  const base = key.endsWith('[]') ? key.slice(0, -2) : undefined
+  if (base !== undefined && parameters.includes(base))
+    return new InvalidArgumentError(`query parameter ${key}: send ${base} once, a list comma-separated (${base}=a,b)`, { [key]: `unknown; send ${base}` })
+  const takes = parameters.length ? `it takes ${parameters.join(', ')}` : 'it takes none'
+  return new InvalidArgumentError(`query parameter ${key} is not one this operation takes; ${takes}`, { [key]: 'unknown' })
 }
 
 const nulError = (field: string) =>

@@ -1,12 +1,18 @@
 /**
- * Every request must name its host: RFC 9112 (3.2) makes an HTTP/1.1 request without `Host` a 400. Bun hands such
- * a request (an empty `Host`, or HTTP/1.0 without one) a relative URL, on which finding the path by position, as
- * routing does, goes wrong.
+ * Every request must name one valid host: RFC 9112 (3.2) makes an HTTP/1.1 request without `Host`, with several or
+ * with an invalid one a 400. Bun hands a request without a usable one (an empty or invalid `Host`, or HTTP/1.0
+ * without one) a relative URL, on which finding the path by position, as routing does, goes wrong.
  */
 import { InvalidArgumentError } from '@earn/core'
 import { Elysia } from 'elysia'
 
 export const hostRequired = new Elysia({ name: 'earn/host' }).onRequest(({ request }) => {
-  if (request.url.charCodeAt(0) === 47 /* '/' */)
+  const host = request.headers.get('host')
+  if (request.url.charCodeAt(0) === 47 /* '/' */) {
+    // Bun gives a Host it cannot use (`a b`, `a/b`, `a@b`) the same relative URL as none.
+    if (host) throw new InvalidArgumentError(`the Host header ${JSON.stringify(host.slice(0, 64))} is not a host; send the server's host name and port`, { host: 'invalid' })
     throw new InvalidArgumentError('the request has no Host header; send one (HTTP/1.1 requires it)', { host: 'missing' })
+  }
+  // Several Host lines arrive joined by a comma, which no host name holds (RFC 9112 3.2: one Host, else 400).
+  if (host?.includes(',')) throw new InvalidArgumentError('the request has more than one Host header; send one', { host: 'repeated' })
 })

@@ -3,6 +3,7 @@
  * guard that runs before validation. Every API route spreads one of these.
  */
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
+import type { TObject } from '@sinclair/typebox'
 import type { Deps } from '../deps.ts'
 import { ErrorEnvelopeSchema } from './envelope.ts'
 import { guard } from './guard.ts'
@@ -17,13 +18,20 @@ const errorResponses = {
   503: ErrorEnvelopeSchema,
 }
 
-export function operation<const Responses extends Record<number, unknown>>(
+/**
+ * `query`, when the operation takes one, is its schema: the route validates it, and the guard refuses a parameter the
+ * schema does not name (a misspelt filter, `chainIds[]`), which validation would silently drop.
+ */
+export function operation<const Responses extends Record<number, unknown>, const Query extends TObject | undefined = undefined>(
   deps: Deps,
   id: OperationId,
-  doc: { summary: string; tags: string[]; description?: string; responses: Responses },
+  doc: { summary: string; tags: string[]; description?: string; responses: Responses; query?: Query },
 ) {
   const policy = OPERATIONS[id]
+  const parameters = Object.keys(doc.query?.properties ?? {})
+  const query = (doc.query ? { query: doc.query } : {}) as Query extends TObject ? { query: Query } : {}
   return {
+    ...query,
     detail: {
       operationId: id,
       summary: doc.summary,
@@ -36,6 +44,6 @@ export function operation<const Responses extends Record<number, unknown>>(
     response: { ...errorResponses, ...doc.responses },
     // Destructured, not passed whole: Elysia reads a hook's parameters to decide what to prepare for
     // each request, and a bare `ctx` makes it prepare everything (cookies included) on every request.
-    transform: ({ request, set, body, params }: Parameters<typeof guard>[2]) => guard(deps, id, { request, set, body, params }),
+    transform: ({ request, set, body, params }: Parameters<typeof guard>[3]) => guard(deps, id, parameters, { request, set, body, params }),
   }
 }

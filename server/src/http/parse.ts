@@ -1,6 +1,6 @@
 /**
- * Request bodies are read here, and every way one can be wrong (malformed JSON, a NUL character in a string, over
- * 1 MiB) leaves as a marker for the guard, which answers 401 for a bad key first and puts the metering headers on
+ * Request bodies are read here, and every way one can be wrong (malformed JSON, bytes that are not UTF-8, a NUL
+ * character in a string, nesting past 16 levels, a content coding, over 1 MiB) leaves as a marker for the guard, which answers 401 for a bad key first and puts the metering headers on
  * the answer. A body of another type is kept as text, never parsed as a form: the route's schema then refuses it
  * with "send JSON", also after the key check.
  */
@@ -16,7 +16,33 @@ export class NulInBody {
   constructor(readonly field: string) {}
 }
 
-/** Where a NUL sits in a parsed body (`a.b.0`), if anywhere. A walk with its own stack: JSON may nest deeper than ours. */
+/** A JSON body the server cannot read as sent: compressed, another charset, bytes that are not UTF-8, too deep. */
+export class UnreadableBody {
+  constructor(
+    readonly field: 'content-encoding' | 'content-type' | 'body',
+    readonly problem: string,
+    readonly message: string,
+  ) {}
+}
+
+/**
+ * No body of ours nests past a few levels. Without a bound, a small deep value in a field the schema checks costs
+ * Elysia's validation error seconds and gigabytes to describe (it prints the value indented), or overflows its stack.
+ */
+export const MAX_BODY_DEPTH = 16
+
+function nestsDeeperThan(body: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[body, 0]]
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, depth] = next
+    if (typeof value !== 'object' || value === null) continue
+    if (depth === limit) return true
+    for (const child of Object.values(value)) if (typeof child === 'object' && child !== null) pending.push([child, depth + 1])
+  }
+  return false
+}
+
+/** Where the first NUL in document order sits in a parsed body (`a.b.0`), if anywhere. */
 function nulAt(body: unknown): string | undefined {
   const pending: [unknown, string][] = [[body, '']]
   for (let next = pending.pop(); next; next = pending.pop()) {
@@ -53,13 +79,13 @@ export function isJson(contentType: string | null | undefined): boolean {
 }
 
 /**
- * The body as text, or `undefined` past the limit. A declared length is known before reading (Bun holds the body to
+ * The body's bytes, or `undefined` past the limit. A declared length is known before reading (Bun holds the body to
  * it); a chunked body is read only up to the limit, so a client cannot make the server buffer more.
  */
-async function readBody(request: Request): Promise<string | undefined> {
+async function readBody(request: Request): Promise<Uint8Array | undefined> {
   const declared = request.headers.get('content-length')
-  if (declared !== null) return Number(declared) > MAX_BODY_BYTES ? undefined : request.text()
-  if (!request.body) return ''
+  if (declared !== null) return Number(declared) > MAX_BODY_BYTES ? undefined : request.bytes()
+  if (!request.body) return new Uint8Array()
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
@@ -71,20 +97,46 @@ async function readBody(request: Request): Promise<string | undefined> {
     }
     chunks.push(chunk.value)
   }
-  return Buffer.concat(chunks).toString('utf8')
+  return Buffer.concat(chunks)
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+const lenient = new TextDecoder('utf-8')
+
+/** Why a JSON body cannot be read as sent, before decoding it: a content coding, or a charset other than UTF-8. */
+function unreadableAsSent(request: Request): UnreadableBody | undefined {
+  const coding = request.headers.get('content-encoding')?.trim().toLowerCase()
+  if (coding && coding !== 'identity')
+    return new UnreadableBody('content-encoding', `${coding} is not supported; send the body uncompressed`, `request bodies are read uncompressed; send the body without content-encoding ${coding}`)
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers.get('content-type') ?? '')?.[1]?.toLowerCase()
+  if (charset && charset !== 'utf-8' && charset !== 'utf8')
+    return new UnreadableBody('content-type', `charset ${charset} is not supported; send UTF-8`, `JSON bodies are read as UTF-8; send the body in UTF-8, not ${charset}`)
+  return undefined
 }
 
 // Parse hooks run only for requests with a body, so a GET pays nothing for the size check.
 export const bodyParsing = new Elysia({ name: 'earn/body-parsing' }).onParse({ as: 'global' }, async ({ request, contentType }) => {
-  const text = await readBody(request)
-  if (text === undefined) return BODY_TOO_LARGE
-  if (!isJson(contentType)) return text
+  const bytes = await readBody(request)
+  if (bytes === undefined) return BODY_TOO_LARGE
+  // Another media type is refused by the route's schema ("send JSON"), whatever its bytes.
+  if (!isJson(contentType)) return lenient.decode(bytes)
+  const unreadable = unreadableAsSent(request)
+  if (unreadable) return unreadable
+  let text: string
+  try {
+    // JSON is UTF-8 (RFC 8259 8.1): a lenient decoder would store U+FFFD in place of what the client meant.
+    text = utf8.decode(bytes)
+  } catch {
+    return new UnreadableBody('body', 'is not valid UTF-8', 'request body is not valid UTF-8; JSON bodies must be sent in UTF-8')
+  }
   let body: unknown
   try {
     body = text === '' ? MALFORMED_JSON : JSON.parse(text)
   } catch {
     return MALFORMED_JSON
   }
+  if (nestsDeeperThan(body, MAX_BODY_DEPTH))
+    return new UnreadableBody('body', `nests deeper than ${MAX_BODY_DEPTH} levels`, `request body nests deeper than ${MAX_BODY_DEPTH} levels; no field takes such a value`)
   // JSON can carry a NUL only as the escape \u0000, so bodies without one are not walked.
   const nul = text.includes('\\u0000') ? nulAt(body) : undefined
   return nul === undefined ? body : new NulInBody(nul)

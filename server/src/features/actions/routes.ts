@@ -59,8 +59,8 @@ export const actionRoutes = (deps: Deps) => {
       },
     )
     .get('/verify', ({ query, request }) => verifyAttribution(actions, { orgId: orgOf(request), chainId: query.chainId, txHash: query.txHash }), {
-      query: VerifyQuery,
       ...operation(deps, 'actions.verify', {
+        query: VerifyQuery,
         summary: 'Verify the attribution tag of a mined transaction',
         description:
           "verified is true when the tag is ours and valid for the action's wallet and chain, and that wallet made the action: it sent the transaction (EVM: to the action's vault, which reported shares moved for it) or, as a contract wallet, called the vault itself inside another sender's transaction. Otherwise false; 404 when the transaction carries no tag. A move counts only for the tag on the call that made it: for a contract wallet's deposit sent by someone else, the wallet's own call to the vault, read from a call trace (debug_traceTransaction); where the chain's RPC gives none, 503. A transaction carrying several tags (a bundle of several wallets' deposits) has each that holds recorded; the answer is the calling organization's own, else the first that holds, else the first found.",

@@ -14,8 +14,8 @@ export const activityRoutes = (deps: Deps) => {
   const activity = { store: deps.store, ecosystems: deps.ecosystems }
   return new Elysia()
     .get('/v2/wallets/activity', ({ query, request }) => walletActivity(activity, { orgId: orgOf(request), query }), {
-      query: WalletActivityQuery,
       ...operation(deps, 'activity.wallets', {
+        query: WalletActivityQuery,
         summary: 'Activity of wallets',
         description:
           "This organization's actions for up to 1000 wallets: deposits and withdrawals built through its keys, and their " +
@@ -29,8 +29,8 @@ export const activityRoutes = (deps: Deps) => {
       ({ params, query, request }) => distributorActivity(activity, { orgId: orgOf(request), distributorId: params.distributorId, query }),
       {
         params: DistributorParams,
-        query: DistributorActivityQuery,
         ...operation(deps, 'activity.distributor', {
+          query: DistributorActivityQuery,
           summary: 'Activity of a distributor',
           description:
             "The distributor's built and verified actions and the wallets that signed up through it, merged. opportunityId " +

@@ -19,8 +19,7 @@ export const membershipRoutes = (deps: Deps) => {
   }
   return new Elysia({ prefix: '/v2/membership' })
     .get('/', ({ query }) => checkMembership(membership, { address: query.address, walletEcosystem: query.walletEcosystem ?? 'evm' }), {
-      query: CheckQuery,
-      ...operation(deps, 'membership.check', { summary: 'Check membership', tags, responses: { 200: MembershipStatus } }),
+      ...operation(deps, 'membership.check', { query: CheckQuery, summary: 'Check membership', tags, responses: { 200: MembershipStatus } }),
     })
     .post('/agreement', ({ body, request }) => issueAgreement(membership, { ...body, orgId: orgOf(request) }), {
       body: AgreementBody,

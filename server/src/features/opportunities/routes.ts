@@ -10,8 +10,8 @@ export const opportunityRoutes = (deps: Deps) => {
   const catalog = { store: deps.store, ecosystems: deps.ecosystems }
   return new Elysia({ prefix: '/v2/opportunities' })
     .get('/', ({ query }) => listOpportunities(catalog, query), {
-      query: OpportunityListQuery,
       ...operation(deps, 'opportunities.list', {
+        query: OpportunityListQuery,
         summary: 'List opportunities',
         description:
           'Filters: chainIds (comma-separated), depositToken (address; case-insensitive on EVM), tvlGreaterThan (USD). ' +

@@ -20,8 +20,7 @@ export const portfolioRoutes = (deps: Deps) => {
   const catalog = { store: deps.store, ecosystems: deps.ecosystems }
   const options = (id: Extract<OperationId, `portfolio.${string}`>, summary: string) => ({
     params: PortfolioParams,
-    query: PortfolioQuery,
-    ...operation(deps, id, { summary, description: DESCRIPTION, tags, responses: { 200: PortfolioResult, 503: ErrorEnvelopeSchema } }),
+    ...operation(deps, id, { summary, description: DESCRIPTION, tags, query: PortfolioQuery, responses: { 200: PortfolioResult, 503: ErrorEnvelopeSchema } }),
   })
   return new Elysia()
     .get(

@@ -43,8 +43,8 @@ export const streamRoutes = (deps: Deps) => {
       },
     )
     .get('/', ({ query, request }) => listStreams(streams, { orgId: orgOf(request), query }), {
-      query: StreamListQuery,
       ...operation(deps, 'streams.list', {
+        query: StreamListQuery,
         summary: "List the organization's streams",
         description: 'Newest first; state filters on the state as read now (completed: past endTime). page from 1, limit up to 100 (default 20).',
         tags,

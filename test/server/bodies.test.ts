@@ -1,0 +1,98 @@
+/**
+ * JSON bodies the server cannot take as sent: nested past 16 levels, bytes that are not UTF-8, compressed, another
+ * charset. Each is a 400 envelope saying what to send instead, after the key check (so with the metering headers),
+ * before any handler runs. And query parameters the operation does not take.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { gzipSync } from 'node:zlib'
+import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
+
+let h: Harness
+beforeAll(async () => {
+  h = await createHarness()
+})
+afterAll(() => h.close())
+
+const AGREEMENT = '/v2/membership/agreement'
+const fields = { address: '0x000000000000000000000000000000000000dEaD', walletEcosystem: 'evm', url: 'https://app.example.com' }
+const nested = (levels: number, open: string, close: string, inner: string) => `${open.repeat(levels)}${inner}${close.repeat(levels)}`
+
+describe('bodies nested past 16 levels', () => {
+  test('are a 400 naming the body, answered at once, where a deep value in a checked field took seconds or a 500', async () => {
+    const cases = [
+      `{"address":${nested(20_000, '{"a":', '}', '1')},"walletEcosystem":"evm","url":"https://app.example.com"}`,
+      `{"address":${nested(5_000, '[', ']', '')},"walletEcosystem":"evm","url":"https://app.example.com"}`,
+      `{"unknownField":${nested(17, '[', ']', '1')},"address":"0x000000000000000000000000000000000000dEaD","walletEcosystem":"evm","url":"https://app.example.com"}`,
+    ]
+    for (const rawBody of cases) {
+      const started = performance.now()
+      const r = await h.request('POST', AGREEMENT, { rawBody })
+      expect(performance.now() - started).toBeLessThan(1_000)
+      expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+      expect([r.body.context, r.body.error]).toEqual([{ body: 'nests deeper than 16 levels' }, expect.stringContaining('nests deeper than 16 levels')])
+      expect(r.headers.get('x-ratelimit-used')).toMatch(/^\d+$/)
+    }
+  })
+
+  test('sixteen levels are taken (an unknown field is ignored, as ever)', async () => {
+    const rawBody = JSON.stringify({ ...fields, unknownField: 'PLACEHOLDER' }).replace('"PLACEHOLDER"', nested(15, '[', ']', '1'))
+    const r = await h.request('POST', AGREEMENT, { rawBody })
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.nonce).toBeString()
+  })
+})
+
+describe('bodies not sent as UTF-8 JSON', () => {
+  test('bytes that are not UTF-8 are a 400, not stored with replacement characters', async () => {
+    const text = JSON.stringify({ ...fields, url: 'https://app.example.com/PLACEHOLDER' })
+    const [before, after] = text.split('PLACEHOLDER') as [string, string]
+    const rawBody = new Uint8Array([...new TextEncoder().encode(before), 0xff, 0xfe, ...new TextEncoder().encode(after)])
+    const r = await h.request('POST', AGREEMENT, { rawBody })
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect([r.body.context, r.body.error]).toEqual([{ body: 'is not valid UTF-8' }, expect.stringContaining('must be sent in UTF-8')])
+    // The same body as UTF-8 is taken.
+    const ok = await h.request('POST', AGREEMENT, { rawBody: `${before}%FF${after}` })
+    expect(ok.status, ok.text).toBe(200)
+  })
+
+  test('a compressed body or another charset is a 400 saying to send it uncompressed, in UTF-8', async () => {
+    const json = JSON.stringify(fields)
+    const gzip = await h.request('POST', AGREEMENT, { rawBody: new Uint8Array(gzipSync(json)), headers: { 'content-encoding': 'gzip' } })
+    expectEnvelope(gzip.body, 400, 'INVALID_ARGUMENT')
+    expect(gzip.body.context).toEqual({ 'content-encoding': 'gzip is not supported; send the body uncompressed' })
+    expect(gzip.headers.get('x-ratelimit-used')).toMatch(/^\d+$/)
+
+    const utf16 = new Uint8Array(Buffer.from(json, 'utf16le'))
+    const wide = await h.request('POST', AGREEMENT, { rawBody: utf16, headers: { 'content-type': 'application/json; charset=UTF-16LE' } })
+    expectEnvelope(wide.body, 400, 'INVALID_ARGUMENT')
+    expect(wide.body.context).toEqual({ 'content-type': 'charset utf-16le is not supported; send UTF-8' })
+
+    const sent: Record<string, string>[] = [{ 'content-type': 'application/json; charset=utf-8' }, { 'content-type': 'application/json;charset="UTF-8"', 'content-encoding': 'identity' }]
+    for (const headers of sent) {
+      const r = await h.request('POST', AGREEMENT, { rawBody: json, headers })
+      expect(r.status, r.text).toBe(200)
+    }
+  })
+})
+
+describe('query parameters the operation does not take', () => {
+  test('a misspelt filter, or a list in the `name[]` form, is a 400 naming it, where it was dropped and the list unfiltered', async () => {
+    const misspelt = await h.get('/v2/opportunities/?tvlGreaterthan=1000000000')
+    expectEnvelope(misspelt.body, 400, 'INVALID_ARGUMENT')
+    expect(misspelt.body.context).toEqual({ tvlGreaterthan: 'unknown' })
+    expect(misspelt.body.error).toBe('query parameter tvlGreaterthan is not one this operation takes; it takes chainIds, depositToken, tvlGreaterThan, page, limit')
+    expect(misspelt.headers.get('x-ratelimit-used')).toMatch(/^\d+$/)
+
+    const brackets = await h.get('/v2/opportunities/?chainIds[]=8453')
+    expectEnvelope(brackets.body, 400, 'INVALID_ARGUMENT')
+    expect(brackets.body.context).toEqual({ 'chainIds[]': 'unknown; send chainIds' })
+    expect(brackets.body.error).toContain('chainIds=a,b')
+
+    const none = await h.get('/v2/opportunities/3fa85f64-5717-4562-b3fc-2c963f66afa6?page=1')
+    expect([none.status, none.body.context, none.body.error]).toEqual([400, { page: 'unknown' }, expect.stringContaining('it takes none')])
+
+    // The parameters an operation takes still pass.
+    for (const path of ['/v2/opportunities/?chainIds=8453&page=1&limit=10', '/v2/opportunities/?limit=5', '/v2/opportunities/'])
+      expect((await h.get(path)).status).toBe(200)
+  })
+})
