@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import postgres from 'postgres'
+import { createStore } from '@earn/core'
 import { MIGRATIONS } from '@earn/core/store/migrations'
 import { DATABASE_URL, freshSchema, postgresAvailable } from './services.ts'
 
@@ -24,6 +25,22 @@ if (await postgresAvailable()) {
         await sql.end()
         expect(rows.map((r) => r.version)).toEqual(all)
       } finally {
+        await drop()
+      }
+    })
+
+    test('a schema migrated by a newer release is refused, naming both versions', async () => {
+      const { schema, drop } = await freshSchema()
+      const store = createStore({ engine: 'postgres', url: DATABASE_URL, schema, maxConnections: 2 })
+      try {
+        await store.migrate(Date.now())
+        const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version
+        const sql = postgres(DATABASE_URL, { max: 1, connection: { search_path: schema } })
+        await sql`insert into schema_migrations (version, name, applied_at) values (${latest + 1}, 'from a newer release', 0)`
+        await sql.end()
+        await expect(store.migrate(Date.now())).rejects.toThrow(`newer than this release knows (${latest})`)
+      } finally {
+        await store.close()
         await drop()
       }
     })

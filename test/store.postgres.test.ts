@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { createStore } from '@earn/core'
+import { createStore, storeUnavailable } from '@earn/core'
 import { runStoreSuite } from '@earn/core/store/store.suite'
 import { randomUUID } from 'node:crypto'
 import postgres from 'postgres'
@@ -44,5 +44,82 @@ if (await postgresAvailable()) {
       expect(await store.getNonce(nonces[0]!.nonce)).toBeDefined()
       expect(await store.getNonce(nonces[1]!.nonce)).toBeUndefined()
     })
+  })
+
+  describe('store: postgres, two imports at once', () => {
+    test('creating the same new opportunity: one creates it, the other updates it, neither fails', async () => {
+      const { schema, drop } = await freshSchema()
+      const [a, b] = [0, 1].map(() => createStore({ engine: 'postgres', url: DATABASE_URL, schema }))
+      try {
+        await a!.migrate(Date.now())
+        await Promise.all([a!.ping(), b!.ping()])
+        for (let round = 0; round < 5; round++) {
+          const row = {
+            id: randomUUID(), ecosystem: 'evm', chainId: '1', vaultAddress: '0x' + 'aa'.repeat(20), listing: '{"name":"x"}', chainFacts: null,
+            tvl: 0, refreshedAt: null, refreshError: null, delistedAt: null, createdAt: 1, updatedAt: 1,
+          }
+          const results = await Promise.all([a!.upsertOpportunities([{ row, depositTokens: ['0xa'] }]), b!.upsertOpportunities([{ row, depositTokens: ['0xa'] }])])
+          expect(results.map((r) => r[0]!.result).sort()).toEqual(['created', 'updated'])
+          expect((await a!.getOpportunity(row.id))?.listing).toBe('{"name":"x"}')
+        }
+      } finally {
+        await Promise.all([a!.close(), b!.close()])
+        await drop()
+      }
+    })
+  })
+
+  describe('store: postgres, a connection PostgreSQL closes', () => {
+    test('inside a transaction: the call fails as unreachable, the transaction is rolled back, the process and the pool go on', async () => {
+      const { schema, drop } = await freshSchema()
+      const store = createStore({ engine: 'postgres', url: DATABASE_URL, schema })
+      const admin = postgres(DATABASE_URL, { max: 2, onnotice: () => {} })
+      const uncaught: unknown[] = []
+      const record = (e: unknown) => uncaught.push(e)
+      process.on('uncaughtException', record)
+      try {
+        await store.migrate(Date.now())
+        const now = Date.now()
+        const address = '0x00000000000000000000000000000000000000a1'
+        const nonce = { nonce: randomUUID(), orgId: 'org', ecosystem: 'evm', address, message: 'm', chainId: '1', domain: 'example.com', uri: 'https://example.com', issuedAt: now, expiresAt: now + 60_000, consumedAt: null }
+        await store.insertNonce(nonce)
+        const member = { ecosystem: 'evm', address, orgId: 'org', distributorId: null, chainId: '1', createdAt: now }
+        // Another session's uncommitted row for the same wallet holds the store's INSERT inside its transaction.
+        const held = Promise.withResolvers<number>()
+        const release = Promise.withResolvers<void>()
+        const holder = admin
+          .begin(async (trx) => {
+            await trx.unsafe(`insert into ${schema}.members (ecosystem, address, org_id, created_at) values ('evm', $1, 'other', 0)`, [address])
+            held.resolve((await trx`select pg_backend_pid() as pid`)[0]!.pid)
+            await release.promise
+            throw new Error('roll back')
+          })
+          .catch(() => {})
+        const holderPid = await held.promise
+        const creating = store.createMemberWithNonce(nonce.nonce, member, now)
+        let victim: number | undefined
+        for (let i = 0; i < 100 && victim === undefined; i++) {
+          victim = (await admin`select pid from pg_stat_activity where ${holderPid}::int = any(pg_blocking_pids(pid))`)[0]?.pid
+          if (victim === undefined) await Bun.sleep(20)
+        }
+        expect(victim).toBeNumber()
+        await admin`select pg_terminate_backend(${victim!})`
+        const failed = await creating.then(() => undefined, (e: unknown) => e)
+        expect(storeUnavailable(failed)).toBe('unreachable')
+        release.resolve()
+        await holder
+        // postgres.js threw from a timer here, writing to the closed connection's socket: the process ended.
+        await Bun.sleep(200)
+        expect(uncaught).toEqual([])
+        expect((await store.getNonce(nonce.nonce))?.consumedAt).toBeNull()
+        expect(await store.createMemberWithNonce(nonce.nonce, member, now + 1)).toEqual({ ok: true, member })
+      } finally {
+        process.off('uncaughtException', record)
+        const closed = await Promise.race([store.close().then(() => 'closed'), Bun.sleep(8_000).then(() => 'hung')])
+        await admin.end()
+        await drop()
+        expect(closed).toBe('closed')
+      }
+    }, 30_000)
   })
 } else describe.skip('store: postgres (PostgreSQL not reachable)', () => {})

@@ -30,6 +30,8 @@ export interface Config {
   corsOrigins: '*' | readonly string[] | null
   /** Seconds between catalog refreshes (the chain facts of every opportunity). */
   catalogRefreshSeconds: number
+  /** Seconds a SIGTERM waits, in all, for requests in flight and a catalog refresh before the store is closed. */
+  shutdownGraceSeconds: number
   /**
    * Where token streams are funded, per chain id (`STREAM_TREASURIES=chainId=address,...`). Addresses as
    * written: the chain's ecosystem checks them when a stream uses them. A chain without one takes no token streams.
@@ -74,6 +76,7 @@ function ecosystems(env: Config['env']): EcosystemId[] {
   const raw = env.ECOSYSTEMS
   if (raw === undefined || raw.trim() === '') return [...ECOSYSTEM_IDS]
   const ids = raw.split(',').map((s) => s.trim()).filter(Boolean)
+  if (ids.length === 0) throw new ConfigError('ECOSYSTEMS', `names no ecosystem; give some of ${ECOSYSTEM_IDS.join(', ')} (comma-separated), or leave it unset for all`)
   for (const id of ids)
     if (!isEcosystemId(id)) throw new ConfigError('ECOSYSTEMS', `unknown ecosystem "${id}"; known: ${ECOSYSTEM_IDS.join(', ')}`)
   return [...new Set(ids)] as EcosystemId[]
@@ -111,13 +114,33 @@ function corsOrigins(env: Config['env']): Config['corsOrigins'] {
   })
 }
 
+function flag(env: Config['env'], name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase()
+  if (raw === undefined || raw === '') return fallback
+  if (raw === '1' || raw === 'true') return true
+  if (raw === '0' || raw === 'false') return false
+  throw new ConfigError(name, `expected 1 or 0 (true or false), got "${env[name]}"`)
+}
+
+/** A host name or an IP address to listen on; Bun's own errors for others name neither the variable nor the fault. */
+function host(env: Config['env']): string {
+  const raw = env.HOST
+  if (raw === undefined || raw === '') return '127.0.0.1'
+  const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/.test(raw)
+  const valid = ipv4
+    ? raw.split('.').every((octet) => Number(octet) <= 255)
+    : /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(raw) || (raw.includes(':') && /^[0-9A-Fa-f:.]+$/.test(raw))
+  if (!valid) throw new ConfigError('HOST', `"${raw}" is not a host name or an IP address (e.g. 127.0.0.1, 0.0.0.0, ::)`)
+  return raw
+}
+
 export function parseConfig(env: Config['env']): Config {
   const secret = env.ATTRIBUTION_SECRET
   if (secret !== undefined && secret !== '' && secret.length < 16)
     throw new ConfigError('ATTRIBUTION_SECRET', 'must be at least 16 characters')
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
-    host: env.HOST || '127.0.0.1',
+    host: host(env),
     dataDir: env.DATA_DIR || './.data',
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 10_000, 0, 600_000),
@@ -127,9 +150,10 @@ export function parseConfig(env: Config['env']): Config {
     attributionSecret: secret || undefined,
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 2, 0, 5),
     membershipMissCacheMs: integer(env, 'MEMBERSHIP_MISS_CACHE_MS', 1000, 0, 5000),
-    logRequests: env.LOG_REQUESTS !== '0',
+    logRequests: flag(env, 'LOG_REQUESTS', true),
     corsOrigins: corsOrigins(env),
     catalogRefreshSeconds: integer(env, 'CATALOG_REFRESH_SECONDS', 300, 5, 86_400),
+    shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 3_600),
     streamTreasuries: streamTreasuries(env),
     env,
   }

@@ -24,7 +24,7 @@ import {
   systemClock,
   type Tier,
 } from '@earn/core'
-import { openStore } from './compose.ts'
+import { migrateStore, openStore } from './compose.ts'
 import { loadEcosystems } from './ecosystems.ts'
 
 const USAGE = `usage: bun run cli <command> [options] [--json]
@@ -66,6 +66,40 @@ export function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
     else flags[name] = true
   }
   return { words, flags }
+}
+
+/** Each command's options and how many words follow it: anything else is a usage error, never silently dropped. */
+const COMMANDS: Record<string, { options: string[]; operands?: string }> = {
+  'org create': { options: ['name', 'tier', 'hourly-budget', 'monthly-budget'] },
+  'org list': { options: [] },
+  'distributor create': { options: ['org', 'name'] },
+  'distributor list': { options: ['org'] },
+  'key create': { options: ['org', 'kind', 'hourly-budget', 'monthly-budget'] },
+  'key list': { options: ['org'] },
+  'key rotate': { options: ['id', 'key'] },
+  'key revoke': { options: ['id', 'key'] },
+  'key budget': { options: ['id', 'key', 'hourly-budget', 'monthly-budget'] },
+  'opportunity import': { options: [], operands: 'FILE' },
+  'opportunity list': { options: [] },
+  'opportunity delist': { options: [], operands: 'ID' },
+  'opportunity relist': { options: [], operands: 'ID' },
+}
+
+/** The command line, checked against its command: a misspelt option or a second id would otherwise do less than asked. */
+export function parseCommand(argv: string[]): { command: string; operand?: string; flags: Flags } {
+  const { words, flags } = parseArgs(argv)
+  const command = words.slice(0, 2).join(' ')
+  const spec = COMMANDS[command]
+  if (!spec) throw new UsageError(words.length ? `unknown command "${words.join(' ')}"` : 'no command given')
+  const unknown = Object.keys(flags).filter((name) => name !== 'json' && !spec.options.includes(name))
+  if (unknown.length) {
+    const takes = spec.options.length ? `it takes ${spec.options.map((o) => `--${o}`).join(', ')}` : 'it takes none'
+    throw new UsageError(`unknown option ${unknown.map((o) => `--${o}`).join(', ')} for "${command}"; ${takes}`)
+  }
+  const operands = words.slice(2)
+  if (operands.length > (spec.operands ? 1 : 0))
+    throw new UsageError(spec.operands ? `"${command}" takes one ${spec.operands}, not ${operands.length}: run it once for each` : `"${command}" takes no ${operands.length > 1 ? 'words' : 'word'} after it (got ${operands.join(' ')})`)
+  return { command, operand: operands[0], flags }
 }
 
 function text(flags: Flags, name: string, required: true): string
@@ -129,9 +163,8 @@ async function listCatalog(deps: CliDeps) {
 
 /** Runs one command; returns what it prints (as JSON with --json, else as lines). */
 export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown> {
-  const { words, flags } = parseArgs(argv)
-  const [group, verb] = words
-  switch (`${group} ${verb}`) {
+  const { command, operand, flags } = parseCommand(argv)
+  switch (command) {
     case 'org create': {
       const tier = (text(flags, 'tier') ?? 'standard') as Tier
       if (tier !== 'standard' && tier !== 'premium') throw new UsageError('--tier must be standard or premium')
@@ -177,7 +210,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
       return setKeyBudgets(deps, ref, { hourlyBudget, monthlyBudget })
     }
     case 'opportunity import': {
-      const path = words[2]
+      const path = operand
       if (!path) throw new UsageError('opportunity import needs the catalog file: opportunity import FILE')
       if (!deps.ecosystems) throw new UsageError('opportunity import needs the chain configuration')
       return importCatalog({ store: deps.store, clock: deps.clock, ecosystems: deps.ecosystems }, await readJsonFile(path))
@@ -186,12 +219,11 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
       return listCatalog(deps)
     case 'opportunity delist':
     case 'opportunity relist': {
-      const id = words[2]
-      if (!id) throw new UsageError(`opportunity ${verb} needs the opportunity id: opportunity ${verb} ID`)
-      return setOpportunityDelisted(deps, id, verb === 'delist')
+      if (!operand) throw new UsageError(`${command} needs the opportunity id: ${command} ID`)
+      return setOpportunityDelisted(deps, operand, command === 'opportunity delist')
     }
     default:
-      throw new UsageError(group ? `unknown command "${words.join(' ')}"` : 'no command given')
+      throw new UsageError(`unknown command "${command}"`)
   }
 }
 
@@ -226,9 +258,11 @@ if (import.meta.main) {
     if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
       console.log(USAGE)
     } else {
+      // A usage error is told before the store is opened or migrated.
+      parseCommand(argv)
       const config = parseConfig(process.env)
       store = openStore(config)
-      await store.migrate(systemClock.now())
+      await migrateStore(store, systemClock)
       const ecosystems = loadEcosystems(config)
       print(await runCommand({ store, clock: systemClock, ecosystems }, argv.filter((a) => a !== '--json')), json)
     }
@@ -238,7 +272,8 @@ if (import.meta.main) {
     if (json) console.error(JSON.stringify({ error: message }))
     else console.error(`error: ${message}${e instanceof UsageError ? `\n\n${USAGE}` : ''}`)
   } finally {
-    await store?.close()
+    // A store that never answered (a PostgreSQL host dropping packets) never finishes closing either.
+    if (store) await Promise.race([store.close(), Bun.sleep(2000)])
   }
   process.exit(exitCode)
 }

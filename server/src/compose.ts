@@ -46,13 +46,20 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
     })
   // Loaded only when configured: the embedded default does not pay for the Redis client at start.
   const { createRedisMeter } = await import('@earn/core/metering/redis')
-  const redis = createRedisMeter({ url: config.redisUrl })
+  // The client's own last connection error says why (WRONGPASS, a refused port) where a command only hears "offline";
+  // kept, not logged as it comes: a client that cannot connect reports every retry, several a second.
+  let connectionError: Error | undefined
+  const redis = createRedisMeter({ url: config.redisUrl, onError: (e) => (connectionError = e) })
   const meter = createResilientMeter({
     primary: redis,
     fallback: createMemoryMeter(),
     onChange: (state, cause) =>
       state === 'fallback'
-        ? logger.error({ msg: 'meter: redis unreachable; metering per process until it is back', error: errorText(cause) })
+        ? logger.error({
+            msg: 'meter: redis unreachable; metering per process until it is back',
+            error: errorText(cause),
+            ...(connectionError ? { connection: errorText(connectionError) } : {}),
+          })
         : logger.info({ msg: 'meter: redis reachable again; shared metering resumed' }),
   })
   const up = await Promise.race([redis.connected.then(() => true), Bun.sleep(REDIS_START_WAIT_MS).then(() => false)])
@@ -61,11 +68,27 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
   return meter
 }
 
+/** How long a start or a CLI command waits for the store's first answer (a PostgreSQL host that drops packets never refuses). */
+export const STORE_START_WAIT_MS = 30_000
+
+/** Migrates the store, or fails within `STORE_START_WAIT_MS` saying the store did not answer. */
+export async function migrateStore(store: Store, clock: Clock, waitMs = STORE_START_WAIT_MS): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const silent = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the ${store.engine === 'postgres' ? 'database at DATABASE_URL' : 'embedded store'} did not answer within ${waitMs / 1000} s`)), waitMs)
+  })
+  try {
+    await Promise.race([store.migrate(clock.now()), silent])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 export async function composeDeps(config: Config): Promise<Deps> {
   const clock = systemClock
   const logger = createJsonLogger()
   const store = openStore(config)
-  await store.migrate(clock.now())
+  await migrateStore(store, clock)
   const meter = await openMeter(config, { store, clock, logger })
   return {
     config,

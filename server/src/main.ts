@@ -7,8 +7,15 @@ import { createApp } from './app.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
 import { composeDeps } from './compose.ts'
 
-const SHUTDOWN_GRACE_MS = 10_000
 const PLUGIN_WARM_DELAY_MS = 1000
+
+/** One line for a start that cannot go on: the cause and its code (ENOTDIR, SQLITE_CANTOPEN, EADDRINUSE), no stack. */
+function startupError(step: string, e: unknown): never {
+  const code = (e as { code?: unknown } | null)?.code
+  const message = e instanceof Error ? e.message.split('\n', 1)[0]! : String(e)
+  console.error(`startup error: ${step}: ${message}${typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`)
+  process.exit(1)
+}
 
 async function main() {
   let config
@@ -21,13 +28,17 @@ async function main() {
     }
     throw e
   }
-  const deps = await composeDeps(config)
+  const deps = await composeDeps(config).catch((e) => startupError(config.databaseUrl ? 'opening the database' : `opening the embedded store in ${config.dataDir}`, e))
   const app = createApp(deps)
   // Bun's own limit would answer an empty 413 before the app sees the request. The app reads at most
   // MAX_BODY_BYTES of any body (http/parse.ts) and answers the rest with its envelope, so Bun's limit only has to
   // stay out of its way. development off whatever NODE_ENV says: an error that escaped the app must never get
   // Bun's page of source lines.
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, development: false })
+  try {
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, development: false })
+  } catch (e) {
+    startupError(`listening on ${config.host}:${config.port} (HOST, PORT)`, e)
+  }
   const server = app.server!
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
   deps.logger.info({ msg: 'listening', url: baseUrl, store: deps.store.engine, meter: deps.meter.kind, ecosystems: deps.ecosystems.ids })
@@ -52,17 +63,24 @@ async function main() {
 
   let stopping = false
   const shutdown = async (signal: string, exitCode = 0) => {
-    if (stopping) return
+    if (stopping) {
+      // A second signal is the operator insisting: stop now, as a kill would (usage since the last write is lost).
+      deps.logger.info({ msg: 'stopping now', signal })
+      process.exit(exitCode || 1)
+    }
     stopping = true
     deps.logger.info({ msg: 'shutting down', signal })
+    // One grace period for everything a stop waits on, so an orchestrator's kill does not skip the usage write.
+    const deadline = Bun.sleep(config.shutdownGraceSeconds * 1000).then(() => true)
     // stop(false) refuses new connections and resolves when requests in flight have finished.
     const drained = server.stop(false)
-    const timedOut = await Promise.race([drained.then(() => false), Bun.sleep(SHUTDOWN_GRACE_MS).then(() => true)])
+    const timedOut = await Promise.race([drained.then(() => false), deadline])
     if (timedOut) await server.stop(true)
-    await refresher.stop()
+    // A catalog refresh reading a chain that hangs could hold the stop for minutes (two RPC timeouts per vault).
+    const refreshEnded = await Promise.race([refresher.stop().then(() => true), deadline.then(() => false)])
     await deps.meter.close()
     await deps.store.close()
-    deps.logger.info({ msg: 'stopped', drained: !timedOut })
+    deps.logger.info({ msg: 'stopped', drained: !timedOut, ...(refreshEnded ? {} : { refresh: 'abandoned' }) })
     process.exit(exitCode)
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))

@@ -135,4 +135,24 @@ describe('opportunity import and list', () => {
       expect(await server.stop()).toBe(0)
     }
   })
+
+  test('a SIGTERM while a refresh reads a chain that never answers stops within the grace period, writing usage first', async () => {
+    const DATA_DIR = dataDir()
+    const evmOnly = join(DATA_DIR, 'evm.json')
+    writeFileSync(evmOnly, JSON.stringify(localCatalog()))
+    expect((await runCli(['opportunity', 'import', evmOnly], { DATA_DIR, ...chain.env(await closedPortUrl()) })).code).toBe(0)
+    // Accepts every request and never answers: each read would wait out two 60 s timeouts.
+    const hung = Bun.serve({ port: 0, hostname: '127.0.0.1', idleTimeout: 0, fetch: () => new Promise<Response>(() => {}) })
+    try {
+      const server = await startServer({ DATA_DIR, ...chain.env(`http://127.0.0.1:${hung.port}/`), EVM_RPC_TIMEOUT_MS: '60000', SHUTDOWN_GRACE_SECONDS: '1' })
+      for (let i = 0; i < 100 && hung.pendingRequests === 0; i++) await Bun.sleep(50)
+      expect(hung.pendingRequests).toBeGreaterThan(0)
+      const started = performance.now()
+      expect(await server.stop('SIGTERM')).toBe(0)
+      expect(performance.now() - started).toBeLessThan(8_000)
+      expect(server.output()).toContain('"msg":"stopped","drained":true,"refresh":"abandoned"')
+    } finally {
+      await hung.stop(true)
+    }
+  })
 })

@@ -1,12 +1,15 @@
-/** What the CLI prints when the store refuses a command: the store's error named and explained, not a raw String(e). */
+/**
+ * What the CLI prints when the store refuses a command (the store's error named and explained, not a raw String(e)),
+ * and when the command line asks for something it does not do.
+ */
 import { expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { errorMessage } from '@earn/server/cli'
+import { errorMessage, parseCommand, UsageError } from '@earn/server/cli'
+import { runCli } from '../process.ts'
 import { thrown } from '../thrown.ts'
-
 
 test('a store busy past its timeout reads as such; other store errors keep their code', () => {
   const dir = mkdtempSync(join(tmpdir(), 'earn-cli-errors-'))
@@ -26,6 +29,36 @@ test('a store busy past its timeout reads as such; other store errors keep their
   } finally {
     waiter.close()
     holder.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a misspelt option or an extra word is a usage error, not a command that does less than asked', async () => {
+  const refused: [string[], string][] = [
+    [['org', 'create', '--name', 'Acme', '--teir', 'premium'], 'unknown option --teir for "org create"; it takes --name, --tier, --hourly-budget, --monthly-budget'],
+    [['org', 'create', '--name', 'Capped', '--monthly-budjet', '1000'], 'unknown option --monthly-budjet'],
+    [['key', 'create', '--org', 'O', '--kind', 'secret', '--hourly_budget', '5'], 'unknown option --hourly_budget'],
+    [['opportunity', 'delist', 'ID1', 'ID2'], '"opportunity delist" takes one ID, not 2: run it once for each'],
+    [['org', 'list', 'extra', '--bogus'], 'unknown option --bogus for "org list"; it takes none'],
+    [['org', 'list', 'extra'], '"org list" takes no word after it (got extra)'],
+    [['org'], 'unknown command "org"'],
+  ]
+  for (const [argv, message] of refused) {
+    const error = thrown(() => parseCommand(argv))
+    expect(error).toBeInstanceOf(UsageError)
+    expect((error as Error).message).toContain(message)
+  }
+  expect(parseCommand(['opportunity', 'delist', 'ID1', '--json'])).toEqual({ command: 'opportunity delist', operand: 'ID1', flags: { json: true } })
+  expect(parseCommand(['key', 'rotate', '--id', 'A'])).toEqual({ command: 'key rotate', operand: undefined, flags: { id: 'A' } })
+
+  // Exit code 2, before the store is opened: the data directory is never created.
+  const dir = mkdtempSync(join(tmpdir(), 'earn-cli-usage-'))
+  try {
+    const dataDir = join(dir, 'never')
+    const r = await runCli(['org', 'create', '--name', 'Acme', '--teir', 'premium', '--json'], { DATA_DIR: dataDir })
+    expect([r.code, JSON.parse(r.stderr).error]).toEqual([2, expect.stringContaining('unknown option --teir')])
+    expect(await Bun.file(join(dataDir, 'earn.sqlite')).exists()).toBe(false)
+  } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 })

@@ -1,6 +1,6 @@
 /**
  * A store that cannot serve now (a statement past PostgreSQL's statement timeout behind a lock, a connection
- * refused, SQLite's write lock held past its busy timeout) is the database's state, not the request's: the API
+ * refused, SQLite's write lock held past its busy timeout, a full disk, a database that takes no writes) is the database's state, not the request's: the API
  * answers 503 with the envelope and retry advice, the operator's log says why, and the next request, once the
  * database is free, is served. Real PostgreSQL, real SQLite, a real refused connection.
  */
@@ -16,9 +16,10 @@ import { DATABASE_URL, freshSchema, postgresAvailable } from '../services.ts'
 import { thrown } from '../thrown.ts'
 
 const wallet = '0x' + 'ab'.repeat(20)
+const withPostgres = await postgresAvailable()
 
 
-describe.skipIf(!(await postgresAvailable()))('PostgreSQL statement timeout', () => {
+describe.skipIf(!withPostgres)('PostgreSQL statement timeout', () => {
   let h: Harness
   let store: Store
   let drop: () => Promise<void>
@@ -84,6 +85,51 @@ describe('which store failures are the database being unavailable', () => {
     expect(storeUnavailable(constraint)).toBeUndefined()
     expect(storeUnavailable(new Error('any'))).toBeUndefined()
     expect(storeUnavailable(undefined)).toBeUndefined()
+  })
+
+  test("SQLite's disk full or a file it may not write is unwritable", () => {
+    const path = join(dir, 'full.sqlite')
+    const a = new Database(path)
+    a.exec('create table t (x blob)')
+    // max_page_count makes the database full at its current size, as a full disk would.
+    const pages = (a.query('pragma page_count').get() as { page_count: number }).page_count
+    a.exec(`pragma max_page_count = ${pages}`)
+    const full = thrown(() => a.run('insert into t values (?)', [new Uint8Array(64 * 1024)]))
+    a.close()
+    const readonly = new Database(path, { readonly: true })
+    const refused = thrown(() => readonly.exec('insert into t values (1)'))
+    readonly.close()
+    expect([storeUnavailable(full), (full as { code?: string }).code]).toEqual(['unwritable', 'SQLITE_FULL'])
+    expect([storeUnavailable(refused), (refused as { code?: string }).code]).toEqual(['unwritable', 'SQLITE_READONLY'])
+  })
+
+  test.skipIf(!withPostgres)('a PostgreSQL that takes no writes (a standby after a failover) is unwritable', async () => {
+    const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+    const error = await sql
+      .begin('read only', (trx) => trx`create temporary table t_readonly (x int)`)
+      .then(() => undefined, (e: unknown) => e)
+    await sql.end()
+    expect([storeUnavailable(error), (error as { code?: string }).code]).toEqual(['unwritable', '25006'])
+  })
+
+  test('an unwritable store is a 503 saying so, and its request may be sent again', async () => {
+    const path = join(dir, 'full-store.sqlite')
+    const a = new Database(path)
+    a.exec('create table t (x blob)')
+    a.exec(`pragma max_page_count = ${(a.query('pragma page_count').get() as { page_count: number }).page_count}`)
+    const full = thrown(() => a.run('insert into t values (?)', [new Uint8Array(64 * 1024)]))
+    a.close()
+    // A disk cannot be filled for one test here: the store's write throws the error a full SQLite disk threw above.
+    const real = createStore({ engine: 'sqlite', path: ':memory:' })
+    const h = await createHarness({ store: { ...real, insertNonce: () => Promise.reject(full) }, logger: { info: () => {}, error: () => {} } })
+    try {
+      const r = await h.post('/v2/membership/agreement', { address: wallet, walletEcosystem: 'evm', url: 'https://app.example.com' })
+      expectEnvelope(r.body, 503, 'UNAVAILABLE')
+      expect(r.body.context).toEqual({ database: 'unwritable' })
+      expect(r.body.error).toStartWith('the database cannot take writes now (its disk is full, or it is read-only); retry')
+    } finally {
+      await real.close()
+    }
   })
 
   test('a PostgreSQL server that refuses the connection is unreachable', async () => {

@@ -2,7 +2,8 @@
  * Keeping the catalog's chain facts fresh, off the request path. One pass reads every vault; a vault
  * whose chain fails keeps its last facts (the failure is noted and logged), and facts are written only while the
  * entry still holds the listing they were read for. The scheduler runs a pass,
- * waits the interval, runs the next: passes never overlap, and stopping waits for the one in flight.
+ * waits the interval, runs the next: passes never overlap, and stopping ends the one in flight after the vaults it is
+ * reading.
  */
 import type { Clock } from '../clock.ts'
 import type { EcosystemRegistry } from '../registry.ts'
@@ -33,7 +34,8 @@ const CONCURRENCY = 8
 
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e)).slice(0, 300)
 
-export async function refreshCatalog(deps: RefreshDeps): Promise<RefreshSummary> {
+/** `signal`: once aborted, no further group of vaults is started (a stopping server waits only for those in flight). */
+export async function refreshCatalog(deps: RefreshDeps, signal?: AbortSignal): Promise<RefreshSummary> {
   const loaded = new Set<string>(deps.ecosystems.ids)
   const rows = (await deps.store.allOpportunities()).filter((r) => loaded.has(r.ecosystem))
   const summary: RefreshSummary = { refreshed: 0, failed: 0 }
@@ -56,14 +58,14 @@ export async function refreshCatalog(deps: RefreshDeps): Promise<RefreshSummary>
       await deps.store.setOpportunityRefreshError(listing.id, row.listing, error, deps.clock.now()).catch(() => {})
     }
   }
-  for (let i = 0; i < rows.length; i += CONCURRENCY) await Promise.all(rows.slice(i, i + CONCURRENCY).map(one))
+  for (let i = 0; i < rows.length && !signal?.aborted; i += CONCURRENCY) await Promise.all(rows.slice(i, i + CONCURRENCY).map(one))
   return summary
 }
 
 export interface CatalogRefresher {
   /** Runs a pass now (besides the schedule); resolves with its summary. */
   refreshNow(): Promise<RefreshSummary>
-  /** Stops the schedule and waits for a pass in flight. */
+  /** Stops the schedule, and a pass in flight after the vaults it is reading; resolves when that pass ends. */
   stop(): Promise<void>
 }
 
@@ -71,9 +73,10 @@ export interface CatalogRefresher {
 export function startCatalogRefresher(deps: RefreshDeps, intervalMs: number): CatalogRefresher {
   let timer: ReturnType<typeof setTimeout> | undefined
   let stopped = false
+  const stopping = new AbortController()
   let inFlight: Promise<RefreshSummary> | undefined
   const pass = (): Promise<RefreshSummary> => {
-    inFlight ??= refreshCatalog(deps)
+    inFlight ??= refreshCatalog(deps, stopping.signal)
       .then((s) => {
         if (s.refreshed || s.failed) deps.logger.info({ msg: 'catalog refreshed', ...s })
         return s
@@ -96,6 +99,7 @@ export function startCatalogRefresher(deps: RefreshDeps, intervalMs: number): Ca
     refreshNow: pass,
     async stop() {
       stopped = true
+      stopping.abort()
       clearTimeout(timer)
       await inFlight
     },

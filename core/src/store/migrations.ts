@@ -258,29 +258,19 @@ const ADVISORY_LOCK_ID = 724_201_611
 
 /** Applies every migration not yet recorded; returns the versions this call applied. */
 export async function migrate(db: Kysely<Database>, engine: Engine, now: number): Promise<number[]> {
+  if (engine === 'postgres')
+    return db.transaction().execute(async (trx) => {
+      // An index built over a large table, or the wait for another process migrating, outlasts a request's timeout.
+      await sql`set local statement_timeout = 0`.execute(trx)
+      await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK_ID})`.execute(trx)
+      return applyPending(trx, engine, now)
+    })
+  // SQLite: BEGIN IMMEDIATE takes the write lock before the first read, so two processes cannot both find a
+  // migration missing (Kysely's transaction begins deferred).
   return db.connection().execute(async (conn) => {
-    await sql.raw(engine === 'sqlite' ? 'begin immediate' : 'begin').execute(conn)
+    await sql.raw('begin immediate').execute(conn)
     try {
-      if (engine === 'postgres') {
-        // An index built over a large table, or the wait for another process migrating, outlasts a request's timeout.
-        await sql`set local statement_timeout = 0`.execute(conn)
-        await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK_ID})`.execute(conn)
-      }
-      await conn.schema
-        .createTable('schema_migrations')
-        .ifNotExists()
-        .addColumn('version', 'integer', (c) => c.primaryKey())
-        .addColumn('name', 'text', (c) => c.notNull())
-        .addColumn('applied_at', 'bigint', (c) => c.notNull())
-        .execute()
-      const done = new Set((await conn.selectFrom('schemaMigrations').select('version').execute()).map((r) => r.version))
-      const applied: number[] = []
-      for (const m of MIGRATIONS) {
-        if (done.has(m.version)) continue
-        await m.up(conn, engine, now)
-        await conn.insertInto('schemaMigrations').values({ version: m.version, name: m.name, appliedAt: now }).execute()
-        applied.push(m.version)
-      }
+      const applied = await applyPending(conn, engine, now)
       await sql.raw('commit').execute(conn)
       return applied
     } catch (e) {
@@ -288,4 +278,29 @@ export async function migrate(db: Kysely<Database>, engine: Engine, now: number)
       throw e
     }
   })
+}
+
+async function applyPending(conn: Kysely<Database>, engine: Engine, now: number): Promise<number[]> {
+  await conn.schema
+    .createTable('schema_migrations')
+    .ifNotExists()
+    .addColumn('version', 'integer', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('applied_at', 'bigint', (c) => c.notNull())
+    .execute()
+  const done = new Set((await conn.selectFrom('schemaMigrations').select('version').execute()).map((r) => r.version))
+  // An older release on a newer schema would write rows the newer code reads differently (a verification without
+  // `verifies` stands for its whole transaction): refused, not run.
+  const known = MIGRATIONS[MIGRATIONS.length - 1]!.version
+  const newest = Math.max(0, ...done)
+  if (newest > known)
+    throw new Error(`the store's schema is at version ${newest}, newer than this release knows (${known}): run a release at least as new as the one that migrated it`)
+  const applied: number[] = []
+  for (const m of MIGRATIONS) {
+    if (done.has(m.version)) continue
+    await m.up(conn, engine, now)
+    await conn.insertInto('schemaMigrations').values({ version: m.version, name: m.name, appliedAt: now }).execute()
+    applied.push(m.version)
+  }
+  return applied
 }

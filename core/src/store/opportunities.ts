@@ -84,11 +84,12 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
 
   /** One opportunity and its deposit-token index, inside the caller's transaction. */
   async function upsertIn(trx: Kysely<Database>, { row, depositTokens, tvlWith }: OpportunityUpsert): Promise<UpsertOutcome> {
-    const existing = await trx.selectFrom('opportunities').selectAll().where('id', '=', row.id).executeTakeFirst()
+    // Inserted first, not looked up first: two imports creating one id at once on PostgreSQL would both find no row,
+    // and the second insert would fail. The conflict waits for the other transaction and leaves its row to update.
+    const inserted = await trx.insertInto('opportunities').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst()
+    const existing = inserted.numInsertedOrUpdatedRows === 1n ? undefined : await trx.selectFrom('opportunities').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
     let keptFacts = false
-    if (!existing) {
-      await trx.insertInto('opportunities').values(row).execute()
-    } else {
+    if (existing) {
       const sameVault = existing.chainId === row.chainId && existing.vaultAddress === row.vaultAddress && existing.ecosystem === row.ecosystem
       const keep = row.chainFacts === null && sameVault
       keptFacts = keep && existing.chainFacts !== null

@@ -3,6 +3,8 @@
  * deployment never pays for importing the PostgreSQL client at start.
  */
 import {
+  type CompiledQuery,
+  type DatabaseConnection,
   type DatabaseIntrospector,
   type Dialect,
   type Driver,
@@ -10,6 +12,8 @@ import {
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
+  type QueryResult,
+  type TransactionSettings,
 } from 'kysely'
 
 export interface PostgresOptions {
@@ -26,9 +30,99 @@ export interface PostgresOptions {
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000
 
+type Sql = import('postgres').Sql
+type TransactionSql = import('postgres').TransactionSql
+
+/** postgres.js's codes for a connection that is gone; the server rolled back whatever it held. */
+const LOST = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'])
+const lost = (e: unknown) => LOST.has(String((e as { code?: unknown } | null)?.code))
+const ROLLBACK = Symbol('rollback')
+
+/**
+ * One Kysely connection over postgres.js, with no connection reserved from the pool: a statement outside a
+ * transaction goes to the pool (`sql.unsafe`), a transaction runs in `sql.begin`. kysely-postgres-js reserves a
+ * connection for everything, and postgres.js 3.4.9 writes to a reserved connection's socket after PostgreSQL has
+ * closed it (a failover, a restart, `pg_terminate_backend`): the ROLLBACK Kysely then sends, or the next statement on
+ * the connection released to the pool, throws from a timer and ends the process. Here, once a transaction's
+ * connection is lost, nothing more is sent on it: its statements fail at once, and its rollback is PostgreSQL's own.
+ */
+class PostgresJsConnection implements DatabaseConnection {
+  #tx: TransactionSql | undefined
+  #end: { resolve(): void; reject(reason: unknown): void } | undefined
+  #finished: Promise<unknown> | undefined
+  #lost: unknown
+
+  constructor(private readonly sql: Sql) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.#lost !== undefined) throw this.#lost
+    try {
+      const result = await (this.#tx ?? this.sql).unsafe(query.sql, query.parameters as never[])
+      const { command, count } = result
+      const changed = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'
+      return { rows: Array.from(result) as R[], ...(changed ? { numAffectedRows: BigInt(count) } : {}) }
+    } catch (e) {
+      if (this.#tx && lost(e)) this.#lost = e
+      throw e
+    }
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries are not used by this store')
+  }
+
+  begin(settings: TransactionSettings): Promise<void> {
+    const ready = Promise.withResolvers<void>()
+    const end = (this.#end = Promise.withResolvers<void>())
+    this.#lost = undefined
+    const options = settings.isolationLevel ? `isolation level ${settings.isolationLevel}` : ''
+    this.#finished = this.sql.begin(options, async (tx) => {
+      this.#tx = tx
+      ready.resolve()
+      // Settled by commit (resolve) or rollback (reject): postgres.js then sends COMMIT or ROLLBACK itself.
+      await end.promise
+    })
+    // Rejected before the callback (BEGIN failed), or whenever the connection closes, even between statements.
+    this.#finished.catch((e: unknown) => {
+      if (e !== ROLLBACK) this.#lost ??= e
+      ready.reject(e)
+    })
+    return ready.promise
+  }
+
+  async commit(): Promise<void> {
+    try {
+      if (this.#lost !== undefined) throw this.#lost
+      this.#end!.resolve()
+      await this.#finished
+    } finally {
+      this.#reset()
+    }
+  }
+
+  async rollback(): Promise<void> {
+    try {
+      // A lost connection's transaction is already rolled back by PostgreSQL; `end` stays unsettled, so postgres.js
+      // is never asked to send ROLLBACK on it.
+      if (this.#lost !== undefined) return
+      this.#end!.reject(ROLLBACK)
+      await this.#finished!.catch((e: unknown) => {
+        if (e !== ROLLBACK) throw e
+      })
+    } finally {
+      this.#reset()
+    }
+  }
+
+  #reset() {
+    this.#tx = this.#end = this.#finished = this.#lost = undefined
+  }
+}
+
 async function connect(options: PostgresOptions): Promise<Driver> {
-  const [{ PostgresJSDialect }, { default: postgres }] = await Promise.all([import('kysely-postgres-js'), import('postgres')])
-  const client = postgres(options.url, {
+  const { default: postgres } = await import('postgres')
+  const sql = postgres(options.url, {
     max: options.maxConnections ?? 10,
     onnotice: () => {},
     connection: {
@@ -40,9 +134,17 @@ async function connect(options: PostgresOptions): Promise<Driver> {
     // int8 columns hold epoch milliseconds and budgets, all far below 2^53.
     types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
   })
-  const driver = new PostgresJSDialect({ postgres: client }).createDriver()
-  await driver.init()
-  return driver
+  return {
+    init: async () => {},
+    acquireConnection: async () => new PostgresJsConnection(sql),
+    beginTransaction: (c, settings) => (c as PostgresJsConnection).begin(settings),
+    commitTransaction: (c) => (c as PostgresJsConnection).commit(),
+    rollbackTransaction: (c) => (c as PostgresJsConnection).rollback(),
+    releaseConnection: async () => {},
+    // A connection PostgreSQL closed under a statement keeps postgres.js's end() waiting for good: past the timeout,
+    // every connection is dropped instead.
+    destroy: () => sql.end({ timeout: 5 }),
+  }
 }
 
 export class LazyPostgresDialect implements Dialect {

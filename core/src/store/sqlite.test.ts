@@ -92,3 +92,23 @@ test('key usage is written whole or not at all, however many batches it takes', 
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('a store migrated by a newer release is refused, naming both versions, and left as it is', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
+  const path = join(dir, 'earn.sqlite')
+  const store = createStore({ engine: 'sqlite', path })
+  try {
+    await store.migrate(0)
+    const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version
+    const raw = new Database(path)
+    raw.run('insert into schema_migrations (version, name, applied_at) values (?, ?, 0)', [latest + 1, 'from a newer release'])
+    raw.close()
+    await expect(store.migrate(0)).rejects.toThrow(`the store's schema is at version ${latest + 1}, newer than this release knows (${latest})`)
+    const check = new Database(path)
+    expect(check.query('select max(version) as v from schema_migrations').get()).toEqual({ v: latest + 1 })
+    check.close()
+  } finally {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

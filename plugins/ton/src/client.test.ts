@@ -25,6 +25,18 @@ describe('connectTon', () => {
     expect(() => connectTon({ TON_API_URL: '  ' }).provider(somewhere)).toThrow(UnavailableError)
   })
 
+  test('a value that is not an http(s) URL throws at once, naming the variable and not the value', () => {
+    const refused: [Record<string, string>, string][] = [
+      [{ TON_API_URL: 'not a url SECRETKEY' }, 'TON_API_URL is not a valid URL'],
+      [{ TON_API_URL: 'ftp://x/SECRETKEY/api/v2/jsonRPC' }, 'TON_API_URL must be an http(s) URL, not ftp:'],
+      [{ TON_API_URL: 'https://toncenter.com/api/v2/jsonRPC', TON_INDEX_URL: 'also not a url' }, 'TON_INDEX_URL is not a valid URL'],
+    ]
+    for (const [env, message] of refused) {
+      expect(() => connectTon(env)).toThrow(message)
+      expect(() => connectTon(env)).not.toThrow('SECRETKEY')
+    }
+  })
+
   test('with a URL it hands out TonClient providers', () => {
     const provider = connectTon({ TON_API_URL: 'http://127.0.0.1:1/jsonRPC', TON_API_KEY: 'k' }).provider(somewhere)
     expect(typeof provider.get).toBe('function')

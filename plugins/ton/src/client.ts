@@ -51,12 +51,26 @@ export function createTonClient(provider: ProviderFactory, options: TonClientOpt
  * Reads `TON_API_URL` (a toncenter-style JSON-RPC endpoint), optional `TON_API_KEY`, and optional
  * `TON_INDEX_URL` (a toncenter v3 index, for finding transactions by hash; by default derived from
  * `TON_API_URL` when that ends in `/api/v2/jsonRPC`). Nothing is contacted here; without a URL the
- * server still starts and only TON calls that need the chain fail.
+ * server still starts and only TON calls that need the chain fail; a value that is not an http(s) URL throws.
  */
+/** An http(s) URL, or a refusal naming the variable: a typo must stop the start, not read as a network outage. */
+function httpUrl(name: string, value: string | undefined): string | undefined {
+  if (!value) return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(value)
+  } catch {
+    // The value itself stays out of the message: endpoint URLs often carry an API key.
+    throw new Error(`${name} is not a valid URL; expected an http(s) toncenter endpoint`)
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`${name} must be an http(s) URL, not ${parsed.protocol}`)
+  return value
+}
+
 export function connectTon(env: ChainEnv): TonChainClient {
-  const endpoint = env.TON_API_URL?.trim()
+  const endpoint = httpUrl('TON_API_URL', env.TON_API_URL?.trim())
   const apiKey = env.TON_API_KEY?.trim() || undefined
-  const indexUrl = env.TON_INDEX_URL?.trim() || (endpoint ? indexUrlFrom(endpoint) : undefined)
+  const indexUrl = httpUrl('TON_INDEX_URL', env.TON_INDEX_URL?.trim()) || (endpoint ? indexUrlFrom(endpoint) : undefined)
   let tonClient: TonClient | undefined
   const api = () => {
     // The deployment's configuration, not the request, is what is missing: a server-side 503, as on Solana.

@@ -63,6 +63,12 @@ function toApiError(code: string | number, error: unknown, request: Request): Ap
   return undefined
 }
 
+const STORE_STATE = {
+  busy: 'the database is busy',
+  unreachable: 'the database is unreachable',
+  unwritable: 'the database cannot take writes now (its disk is full, or it is read-only)',
+} as const
+
 export const errorHandling = (logger: Logger) =>
   new Elysia({ name: 'earn/errors' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
     const state = requestState(request)
@@ -71,7 +77,7 @@ export const errorHandling = (logger: Logger) =>
     if (store) {
       // The operator's to see (which store, which code); the client only learns to come back.
       logger.error({ msg: 'store unavailable', requestId: state?.id, reason: store, error: loggableError(error).error })
-      api = new UnavailableError(`the database is ${store === 'busy' ? 'busy' : 'unreachable'}; retry with exponential backoff (request id ${state?.id ?? 'unknown'})`, { database: store })
+      api = new UnavailableError(`${STORE_STATE[store]}; retry with exponential backoff (request id ${state?.id ?? 'unknown'})`, { database: store })
     }
     if (!api) {
       logger.error({ msg: 'unhandled error', requestId: state?.id, ...loggableError(error) })
