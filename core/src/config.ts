@@ -129,7 +129,7 @@ function host(env: Config['env']): string {
   const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/.test(raw)
   const valid = ipv4
     ? raw.split('.').every((octet) => Number(octet) <= 255)
-    : /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(raw) || (raw.includes(':') && /^[0-9A-Fa-f:.]+$/.test(raw))
+    : /^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$/.test(raw) || (raw.includes(':') && /^[0-9A-Fa-f:.]+$/.test(raw))
   if (!valid) throw new ConfigError('HOST', `"${raw}" is not a host name or an IP address (e.g. 127.0.0.1, 0.0.0.0, ::)`)
   return raw
 }

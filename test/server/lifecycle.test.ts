@@ -92,6 +92,24 @@ describe('server process', () => {
     await expect(startServer({ DATA_DIR: dir, NONCE_TTL_SECONDS: 'soon' }, 5000)).rejects.toThrow(/NONCE_TTL_SECONDS/)
   })
 
+  test('a start that cannot open its store or listen stops with one line naming the step and the cause, no stack', async () => {
+    const taken = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('busy') })
+    try {
+      const failures: [Record<string, string>, RegExp][] = [
+        [{ DATA_DIR: '/etc/hostname/earn' }, /^startup error: opening the embedded store in \/etc\/hostname\/earn: ENOTDIR: not a directory.*$/m],
+        [{ DATA_DIR: dir, PORT: String(taken.port) }, new RegExp(`^startup error: listening on 127\\.0\\.0\\.1:${taken.port} \\(HOST, PORT\\): .*$`, 'm')],
+      ]
+      for (const [env, line] of failures) {
+        const error = await startServer(env, 10_000).then(() => undefined, (e: Error) => e.message)
+        expect(error).toMatch(line)
+        expect(error).toContain('exited with 1')
+        expect(error).not.toMatch(/^\s+at /m)
+      }
+    } finally {
+      await taken.stop(true)
+    }
+  })
+
   test("a chain plugin's bad variable stops the server when the plugin loads, naming the variable", async () => {
     const server = await startServer({ DATA_DIR: dir, EVM_LOGS_BLOCK_RANGE: 'many' })
     const deadline = Date.now() + 15_000

@@ -1,0 +1,32 @@
+import { expect, test } from 'bun:test'
+import { ConfigError, parseConfig } from './config.ts'
+
+const refusal = (env: Record<string, string>) => {
+  try {
+    parseConfig(env)
+  } catch (e) {
+    if (e instanceof ConfigError) return e.message
+    throw e
+  }
+  return undefined
+}
+
+test('HOST takes host names (a container name too) and IP addresses, and refuses what Bun could not listen on', () => {
+  for (const host of ['localhost', '0.0.0.0', '127.0.0.1', '::', '::1', 'api', 'earn_api', 'api.internal.example']) expect(parseConfig({ HOST: host }).host).toBe(host)
+  expect(parseConfig({}).host).toBe('127.0.0.1')
+  for (const host of [' ', 'a b', '256.1.1.1', 'a/b', 'a@b', '-api']) expect(refusal({ HOST: host })).toStartWith('HOST: ')
+})
+
+test('ECOSYSTEMS must name one; LOG_REQUESTS is a switch', () => {
+  expect(refusal({ ECOSYSTEMS: ',' })).toStartWith('ECOSYSTEMS: names no ecosystem')
+  expect(parseConfig({ ECOSYSTEMS: 'ton, evm' }).ecosystems).toEqual(['ton', 'evm'])
+  const logs = (value: string) => parseConfig({ LOG_REQUESTS: value }).logRequests
+  expect([logs('1'), logs('true'), logs('TRUE'), logs(''), logs('0'), logs('false')]).toEqual([true, true, true, true, false, false])
+  expect(refusal({ LOG_REQUESTS: 'maybe' })).toBe('LOG_REQUESTS: expected 1 or 0 (true or false), got "maybe"')
+})
+
+test('SHUTDOWN_GRACE_SECONDS is a whole number of seconds up to an hour', () => {
+  expect(parseConfig({}).shutdownGraceSeconds).toBe(10)
+  expect(parseConfig({ SHUTDOWN_GRACE_SECONDS: '0' }).shutdownGraceSeconds).toBe(0)
+  expect(refusal({ SHUTDOWN_GRACE_SECONDS: '3601' })).toStartWith('SHUTDOWN_GRACE_SECONDS: must be between 0 and 3600')
+})
