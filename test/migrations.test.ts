@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import postgres from 'postgres'
-import { createStore } from '@earn/core'
+import { createStore, systemClock } from '@earn/core'
+import { migrateStore } from '@earn/server/compose'
 import { MIGRATIONS } from '@earn/core/store/migrations'
 import { DATABASE_URL, freshSchema, postgresAvailable } from './services.ts'
 
@@ -25,6 +26,26 @@ if (await postgresAvailable()) {
         await sql.end()
         expect(rows.map((r) => r.version)).toEqual(all)
       } finally {
+        await drop()
+      }
+    })
+
+    test("a start waits out another process's migration: only the store's first answer is bounded", async () => {
+      const { schema, drop } = await freshSchema()
+      const store = createStore({ engine: 'postgres', url: DATABASE_URL, schema, maxConnections: 2 })
+      const other = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+      try {
+        // Another replica holds the migration lock for longer than the wait for a first answer.
+        await other`select pg_advisory_lock(724201611)`
+        const released = Bun.sleep(1_500).then(() => other`select pg_advisory_unlock(724201611)`)
+        const started = performance.now()
+        await migrateStore(store, systemClock, 500)
+        expect(performance.now() - started).toBeGreaterThan(1_000)
+        await released
+        expect((await store.migrate(Date.now())).length).toBe(0)
+      } finally {
+        await other.end()
+        await store.close()
         await drop()
       }
     })

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { createStore, storeUnavailable } from '@earn/core'
+import { LazyPostgresDialect } from '@earn/core/store/postgresDialect'
 import { runStoreSuite } from '@earn/core/store/store.suite'
 import { randomUUID } from 'node:crypto'
 import postgres from 'postgres'
@@ -70,6 +71,32 @@ if (await postgresAvailable()) {
   })
 
   describe('store: postgres, a connection PostgreSQL closes', () => {
+    test('before COMMIT: the commit fails as unreachable, and the rollback Kysely sends then is a no-op', async () => {
+      const { schema, drop } = await freshSchema()
+      const driver = new LazyPostgresDialect({ url: DATABASE_URL, schema }).createDriver()
+      const admin = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+      try {
+        await driver.init()
+        const connection = await driver.acquireConnection()
+        await driver.beginTransaction(connection, {})
+        const query = (text: string) => connection.executeQuery<{ pid: number }>({ sql: text, parameters: [], query: undefined as never, queryId: undefined as never })
+        const { pid } = (await query('select pg_backend_pid() as pid')).rows[0]!
+        await admin`select pg_terminate_backend(${pid})`
+        await Bun.sleep(100)
+        const failed = await driver.commitTransaction(connection).then(() => undefined, (e: unknown) => e)
+        expect(storeUnavailable(failed)).toBe('unreachable')
+        // Kysely's own sequence after a failed commit: it rolls back, and that must not hide the commit's error.
+        await driver.rollbackTransaction(connection)
+        await driver.releaseConnection(connection)
+        const next = await driver.acquireConnection()
+        expect((await next.executeQuery<{ one: number }>({ sql: 'select 1 as one', parameters: [], query: undefined as never, queryId: undefined as never })).rows).toEqual([{ one: 1 }])
+      } finally {
+        await driver.destroy()
+        await admin.end()
+        await drop()
+      }
+    }, 20_000)
+
     test('inside a transaction: the call fails as unreachable, the transaction is rolled back, the process and the pool go on', async () => {
       const { schema, drop } = await freshSchema()
       const store = createStore({ engine: 'postgres', url: DATABASE_URL, schema })

@@ -15,6 +15,7 @@ test('HOST takes host names (a container name too) and IP addresses, and refuses
   for (const host of ['localhost', '0.0.0.0', '127.0.0.1', '::', '::1', 'api', 'earn_api', 'api.internal.example']) expect(parseConfig({ HOST: host }).host).toBe(host)
   expect(parseConfig({}).host).toBe('127.0.0.1')
   for (const host of [' ', 'a b', '256.1.1.1', 'a/b', 'a@b', '-api']) expect(refusal({ HOST: host })).toStartWith('HOST: ')
+  expect(refusal({ HOST: '[::1]' })).toBe('HOST: write an IPv6 address without brackets (::1)')
 })
 
 test('ECOSYSTEMS must name one; LOG_REQUESTS is a switch', () => {

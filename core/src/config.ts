@@ -130,6 +130,7 @@ function host(env: Config['env']): string {
   const valid = ipv4
     ? raw.split('.').every((octet) => Number(octet) <= 255)
     : /^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$/.test(raw) || (raw.includes(':') && /^[0-9A-Fa-f:.]+$/.test(raw))
+  if (!valid && /^\[.*\]$/.test(raw)) throw new ConfigError('HOST', `write an IPv6 address without brackets (${raw.slice(1, -1)})`)
   if (!valid) throw new ConfigError('HOST', `"${raw}" is not a host name or an IP address (e.g. 127.0.0.1, 0.0.0.0, ::)`)
   return raw
 }

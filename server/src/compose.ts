@@ -71,17 +71,21 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
 /** How long a start or a CLI command waits for the store's first answer (a PostgreSQL host that drops packets never refuses). */
 export const STORE_START_WAIT_MS = 30_000
 
-/** Migrates the store, or fails within `STORE_START_WAIT_MS` saying the store did not answer. */
+/**
+ * Migrates the store once it answers, or fails within `STORE_START_WAIT_MS` saying it did not. Only the first answer
+ * is bounded: a migration may build an index over a large table or wait for another process migrating.
+ */
 export async function migrateStore(store: Store, clock: Clock, waitMs = STORE_START_WAIT_MS): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const silent = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`the ${store.engine === 'postgres' ? 'database at DATABASE_URL' : 'embedded store'} did not answer within ${waitMs / 1000} s`)), waitMs)
   })
   try {
-    await Promise.race([store.migrate(clock.now()), silent])
+    await Promise.race([store.ping(), silent])
   } finally {
     clearTimeout(timer)
   }
+  await store.migrate(clock.now())
 }
 
 export async function composeDeps(config: Config): Promise<Deps> {

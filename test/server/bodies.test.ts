@@ -67,7 +67,11 @@ describe('bodies not sent as UTF-8 JSON', () => {
     expectEnvelope(wide.body, 400, 'INVALID_ARGUMENT')
     expect(wide.body.context).toEqual({ 'content-type': 'charset utf-16le is not supported; send UTF-8' })
 
-    const sent: Record<string, string>[] = [{ 'content-type': 'application/json; charset=utf-8' }, { 'content-type': 'application/json;charset="UTF-8"', 'content-encoding': 'identity' }]
+    const sent: Record<string, string>[] = [
+      { 'content-type': 'application/json; charset=utf-8' },
+      { 'content-type': 'application/json;charset="UTF-8"', 'content-encoding': 'identity' },
+      { 'content-type': 'application/json; charset=us-ascii' },
+    ]
     for (const headers of sent) {
       const r = await h.request('POST', AGREEMENT, { rawBody: json, headers })
       expect(r.status, r.text).toBe(200)
@@ -90,6 +94,13 @@ describe('query parameters the operation does not take', () => {
 
     const none = await h.get('/v2/opportunities/3fa85f64-5717-4562-b3fc-2c963f66afa6?page=1')
     expect([none.status, none.body.context, none.body.error]).toEqual([400, { page: 'unknown' }, expect.stringContaining('it takes none')])
+
+    const unnamed = await h.get('/v2/opportunities/?=1')
+    expect([unnamed.status, unnamed.body.error]).toEqual([400, expect.stringMatching(/^a query parameter without a name \(`\?=…`\) is not one this operation takes/)])
+
+    // A removed endpoint says it was removed whatever its caller sends.
+    const removed = await h.post('/v1/actions/attribute?x=1', {})
+    expect([removed.status, removed.body.context]).toEqual([404, { endpoint: 'removed' }])
 
     // The parameters an operation takes still pass.
     for (const path of ['/v2/opportunities/?chainIds=8453&page=1&limit=10', '/v2/opportunities/?limit=5', '/v2/opportunities/'])

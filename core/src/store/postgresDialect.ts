@@ -104,8 +104,9 @@ class PostgresJsConnection implements DatabaseConnection {
   async rollback(): Promise<void> {
     try {
       // A lost connection's transaction is already rolled back by PostgreSQL; `end` stays unsettled, so postgres.js
-      // is never asked to send ROLLBACK on it.
-      if (this.#lost !== undefined) return
+      // is never asked to send ROLLBACK on it. Nor is there anything left after a failed commit (Kysely rolls back
+      // then too): PostgreSQL ended that transaction, and commit() has reset the connection.
+      if (this.#lost !== undefined || this.#end === undefined) return
       this.#end!.reject(ROLLBACK)
       await this.#finished!.catch((e: unknown) => {
         if (e !== ROLLBACK) throw e

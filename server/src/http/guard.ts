@@ -28,7 +28,7 @@ export class RateLimitedError extends ApiError {
 export async function guard(
   deps: Deps,
   id: OperationId,
-  parameters: readonly string[],
+  parameters: readonly string[] | null,
   ctx: { request: Request; set: { headers: Record<string, unknown> }; body?: unknown; params?: Record<string, unknown> },
 ) {
   const state = requestState(ctx.request)
@@ -95,10 +95,10 @@ function decodes(segment: string): boolean {
  * Every query parameter is one the operation takes, given once (lists are comma-separated): validation would drop an
  * unknown one and keep one value of a repeated one, answering a question the client did not ask.
  */
-function checkQuery(search: string, parameters: readonly string[]) {
+function checkQuery(search: string, parameters: readonly string[] | null) {
   const seen = new Set<string>()
   for (const key of new URLSearchParams(search).keys()) {
-    if (!parameters.includes(key)) throw unknownParameter(key, parameters)
+    if (parameters && !parameters.includes(key)) throw unknownParameter(key, parameters)
     if (seen.has(key)) throw new InvalidArgumentError(`query parameter ${key} is given more than once; give it once (lists are comma-separated)`, { [key]: 'repeated' })
     seen.add(key)
   }
@@ -110,7 +110,8 @@ function unknownParameter(key: string, parameters: readonly string[]) {
   if (base !== undefined && parameters.includes(base))
     return new InvalidArgumentError(`query parameter ${key}: send ${base} once, a list comma-separated (${base}=a,b)`, { [key]: `unknown; send ${base}` })
   const takes = parameters.length ? `it takes ${parameters.join(', ')}` : 'it takes none'
-  return new InvalidArgumentError(`query parameter ${key} is not one this operation takes; ${takes}`, { [key]: 'unknown' })
+  const named = key === '' ? 'a query parameter without a name (`?=…`)' : `query parameter ${key}`
+  return new InvalidArgumentError(`${named} is not one this operation takes; ${takes}`, { [key]: 'unknown' })
 }
 
 const nulError = (field: string) =>

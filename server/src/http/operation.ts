@@ -25,10 +25,11 @@ const errorResponses = {
 export function operation<const Responses extends Record<number, unknown>, const Query extends TObject | undefined = undefined>(
   deps: Deps,
   id: OperationId,
-  doc: { summary: string; tags: string[]; description?: string; responses: Responses; query?: Query },
+  doc: { summary: string; tags: string[]; description?: string; responses: Responses; query?: Query; anyQuery?: true },
 ) {
   const policy = OPERATIONS[id]
-  const parameters = Object.keys(doc.query?.properties ?? {})
+  // `anyQuery`: a removed endpoint answers "removed" whatever its caller sends.
+  const parameters = doc.anyQuery ? null : Object.keys(doc.query?.properties ?? {})
   const query = (doc.query ? { query: doc.query } : {}) as Query extends TObject ? { query: Query } : {}
   return {
     ...query,

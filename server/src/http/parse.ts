@@ -109,7 +109,8 @@ function unreadableAsSent(request: Request): UnreadableBody | undefined {
   if (coding && coding !== 'identity')
     return new UnreadableBody('content-encoding', `${coding} is not supported; send the body uncompressed`, `request bodies are read uncompressed; send the body without content-encoding ${coding}`)
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers.get('content-type') ?? '')?.[1]?.toLowerCase()
-  if (charset && charset !== 'utf-8' && charset !== 'utf8')
+  // ASCII is UTF-8's first 128 code points: the strict decoder still refuses any other byte.
+  if (charset && !['utf-8', 'utf8', 'us-ascii', 'ascii'].includes(charset))
     return new UnreadableBody('content-type', `charset ${charset} is not supported; send UTF-8`, `JSON bodies are read as UTF-8; send the body in UTF-8, not ${charset}`)
   return undefined
 }

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.ts'
 import { operation } from '../../http/operation.ts'
 
 export const legacyRoutes = (deps: Deps) => {
-  const op = operation(deps, 'actions.attribute', { summary: 'Removed: attribution is automatic', tags: ['Actions'], responses: {} })
+  const op = operation(deps, 'actions.attribute', { summary: 'Removed: attribution is automatic', tags: ['Actions'], responses: {}, anyQuery: true })
   return new Elysia().post(
     '/v1/actions/attribute',
     () => {
