@@ -11,7 +11,8 @@
  * p99 < 50 ms.
  *
  * Knobs: DURATION_SECONDS (10), WARMUP_SECONDS (2), CONNECTIONS (64), WALLETS (4096), SERVERS (1: server processes,
- * the connections spread over them), PROFILE_DIR (unset: else a CPU profile of the batched server is written there).
+ * the connections spread over them), PROFILE_DIR (unset: else a CPU profile of the batched server is written there),
+ * SERVER_ONLY (set: the batched server's row alone, for before/after runs of a change).
  * "Chain reads" are the contract reads anvil answered (each sub-call of a Multicall3 aggregate3 counts one);
  * anvil's capacity is measured alone, straight to anvil, with aggregate3 calls of the batch size the server's
  * calls had, at concurrency 1, 2, 4 and 8, the best taken.
@@ -112,6 +113,12 @@ async function main() {
       return run
     }
     const batched = await runWith([process.execPath, ...(process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : []), 'server/src/main.ts'])
+    if (process.env.SERVER_ONLY) {
+      // A/B runs of the server alone (before and after a change), without the rows it is compared with.
+      const ok = batched.load.statuses[200] ?? 0
+      console.log(`server only: ${fmt(perSecond(ok, batched.load.elapsedMs))} req/s  p50 ${fmt(percentile(batched.load.latencies, 50), 1)} ms  p99 ${fmt(percentile(batched.load.latencies, 99), 1)} ms  RPC calls/request ${fmt(batched.rpc.rpcCalls / Math.max(1, ok), 3)}`)
+      return
+    }
     const naive = await runWith([process.execPath, 'bench/naiveServer.ts'])
     const readsOnly = await runWith([process.execPath, 'bench/readsOnlyServer.ts'], { READS_ONLY_SECOND_TOKEN: chain.vault })
 
