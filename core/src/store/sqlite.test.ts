@@ -73,42 +73,41 @@ test("migration 9 copies SQLite's nonces into a table whose chain_id may be null
   }
 })
 
-test('key usage is written whole or not at all, however many batches it takes', async () => {
+/** A migrated store on a file of its own, and a raw connection to that file for what the store would not do. */
+async function onMigratedFile(use: (store: ReturnType<typeof createStore>, raw: () => Database) => Promise<void>) {
   const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
   const path = join(dir, 'earn.sqlite')
   const store = createStore({ engine: 'sqlite', path })
+  const opened: Database[] = []
   try {
     await store.migrate(0)
+    await use(store, () => {
+      const db = new Database(path)
+      opened.push(db)
+      return db
+    })
+  } finally {
+    for (const db of opened) db.close()
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+test('key usage is written whole or not at all, however many batches it takes', () =>
+  onMigratedFile(async (store, raw) => {
     // A row past the first batch of 1000 fails, as a lost connection or a timeout would.
-    const raw = new Database(path)
-    raw.exec("create trigger fail_last before insert on key_usage when new.key_id = 'key_1000' begin select raise(abort, 'failed'); end")
-    raw.close()
+    raw().exec("create trigger fail_last before insert on key_usage when new.key_id = 'key_1000' begin select raise(abort, 'failed'); end")
     const rows = Array.from({ length: 1001 }, (_, i) => ({ keyId: `key_${i}`, month: '2031-01', used: 1, hour: 1, hourUsed: 1 }))
     await expect(store.addKeyUsage(rows)).rejects.toThrow('failed')
     // The caller sends them again after a failure: the first batch must not have stayed.
     expect(await store.loadKeyUsage('2031-01')).toEqual([])
-  } finally {
-    await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
-})
+  }))
 
-test('a store migrated by a newer release is refused, naming both versions, and left as it is', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
-  const path = join(dir, 'earn.sqlite')
-  const store = createStore({ engine: 'sqlite', path })
-  try {
-    await store.migrate(0)
+test('a store migrated by a newer release is refused, naming both versions, and left as it is', () =>
+  onMigratedFile(async (store, raw) => {
     const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version
-    const raw = new Database(path)
-    raw.run('insert into schema_migrations (version, name, applied_at) values (?, ?, 0)', [latest + 1, 'from a newer release'])
-    raw.close()
+    const db = raw()
+    db.run('insert into schema_migrations (version, name, applied_at) values (?, ?, 0)', [latest + 1, 'from a newer release'])
     await expect(store.migrate(0)).rejects.toThrow(`the store's schema is at version ${latest + 1}, newer than this release knows (${latest})`)
-    const check = new Database(path)
-    expect(check.query('select max(version) as v from schema_migrations').get()).toEqual({ v: latest + 1 })
-    check.close()
-  } finally {
-    await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
-})
+    expect(db.query('select max(version) as v from schema_migrations').get()).toEqual({ v: latest + 1 })
+  }))
