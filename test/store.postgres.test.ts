@@ -47,6 +47,17 @@ if (await postgresAvailable()) {
     })
   })
 
+  describe('store: postgres, a database that takes no writes', () => {
+    test('a read-only transaction (a standby after a failover) is unwritable, a 503 like the other unavailable states', async () => {
+      const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+      const error = await sql
+        .begin('read only', (trx) => trx`create temporary table t_readonly (x int)`)
+        .then(() => undefined, (e: unknown) => e)
+      await sql.end()
+      expect([storeUnavailable(error), (error as { code?: string }).code]).toEqual(['unwritable', '25006'])
+    })
+  })
+
   describe('store: postgres, two imports at once', () => {
     test('creating the same new opportunity: one creates it, the other updates it, neither fails', async () => {
       const { schema, drop } = await freshSchema()
