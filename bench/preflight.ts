@@ -6,7 +6,9 @@
  * machine), anvil's own multicall read capacity, and a hello-world Elysia server.
  *
  * Prints requests per second, p50 and p99, RPC calls per request (counted by a proxy in front of anvil), chain reads
- * per second against anvil's capacity, and the ratios to the naive build and to hello-world.
+ * per second against anvil's capacity, the server process's CPU per request, and the ratios to the naive build and
+ * to hello-world. The load comes from raw sockets (load.ts `socketClosedLoop`): the load generator shares the two
+ * cores with the servers it measures, so it should take as little of them as it can.
  * Targets: reads/s >= 0.7 of anvil's multicall capacity, <= 0.05 RPC calls per request, >= 5x the naive build,
  * p99 < 50 ms.
  *
@@ -24,9 +26,9 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { createStore } from '@earn/core'
 import { encodeFunctionData, parseAbi, type Address } from 'viem'
 import { localCatalog, startLocalChain, type LocalChain } from '../test/actions/localChain.ts'
-import { closedLoop, percentile, perSecond, type LoadResult } from './load.ts'
+import { percentile, perSecond, requestBytes, socketClosedLoop, type LoadResult } from './load.ts'
 import { multicallCapacity } from './multicallCapacity.ts'
-import { runCli, spawnServer, type Spawned, waitForChecks } from './processes.ts'
+import { cpuMs, listenOverflows, runCli, spawnServer, type Spawned, waitForChecks } from './processes.ts'
 import { aggregate3Abi, startRpcCounter, type RpcCounts } from './rpcCounter.ts'
 
 const ROOT = join(import.meta.dir, '..')
@@ -66,22 +68,34 @@ async function fund(chain: LocalChain, wallets: Address[]) {
 interface Run {
   load: LoadResult
   rpc: RpcCounts
+  /** CPU the server processes used during the measured run (user + system, all threads). */
+  serverCpuMs: number
+  /** Connections the kernel dropped from a full listen queue meanwhile (each waits ~1 s for its SYN to be sent again). */
+  listenOverflows?: number
 }
 
 async function depositLoad(servers: Spawned[], secretKey: string, distributorId: string, opportunityId: string, wallets: Address[], token: Address, counter: ReturnType<typeof startRpcCounter>): Promise<Run> {
-  // Each connection stays with one server process, the connections spread evenly over them.
-  const urls = servers.map((s) => `${s.url}/v2/actions/deposit/${opportunityId}`)
+  // Each connection stays with one server process, the connections spread evenly over them; the requests are
+  // made as bytes before the run (see socketClosedLoop).
+  const origins = servers.map((s) => s.url)
   const headers = { 'content-type': 'application/json', 'x-api-key': secretKey }
-  const bodies = wallets.map((userAddress) => JSON.stringify({ userAddress, tokenIn: token, amount: AMOUNT.toString(), distributorId }))
-  const send = async (i: number, worker: number) => {
-    const r = await fetch(urls[worker % urls.length]!, { method: 'POST', headers, body: bodies[i % bodies.length] })
-    await r.arrayBuffer()
-    return r.status
-  }
-  await closedLoop({ connections: CONNECTIONS, durationMs: WARMUP_MS, send })
+  const requests = origins.map((origin) =>
+    wallets.map((userAddress) =>
+      requestBytes(`${origin}/v2/actions/deposit/${opportunityId}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ userAddress, tokenIn: token, amount: AMOUNT.toString(), distributorId }),
+      }),
+    ),
+  )
+  const loop = (durationMs: number) =>
+    socketClosedLoop({ origins, connections: CONNECTIONS, durationMs, request: (i, worker) => requests[worker % origins.length]![i % wallets.length]! })
+  await loop(WARMUP_MS)
   counter.take()
-  const load = await closedLoop({ connections: CONNECTIONS, durationMs: DURATION_MS, send })
-  return { load, rpc: counter.take() }
+  const serverCpu = () => servers.reduce((sum, s) => sum + cpuMs(s.pid), 0)
+  const cpuBefore = serverCpu()
+  const load = await loop(DURATION_MS)
+  return { load, rpc: counter.take(), serverCpuMs: serverCpu() - cpuBefore }
 }
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
@@ -107,7 +121,9 @@ async function main() {
       const started = await Promise.all(Array.from({ length: SERVERS }, () => spawnServer(cmd, { ...env, ...extraEnv }, ROOT)))
       servers.push(...started)
       await Promise.all(started.map((s) => waitForChecks(s, ['ecosystems'])))
+      const overflowsBefore = listenOverflows()
       const run = await depositLoad(started, org.secretKey, distributorId, chain.directId, wallets, chain.token, counter)
+      run.listenOverflows = listenOverflows() - overflowsBefore
       await Promise.all(started.map((s) => s.stop()))
       servers.length = 0
       return run
@@ -116,7 +132,7 @@ async function main() {
     if (process.env.SERVER_ONLY) {
       // A/B runs of the server alone (before and after a change), without the rows it is compared with.
       const ok = batched.load.statuses[200] ?? 0
-      console.log(`server only: ${fmt(perSecond(ok, batched.load.elapsedMs))} req/s  p50 ${fmt(percentile(batched.load.latencies, 50), 1)} ms  p99 ${fmt(percentile(batched.load.latencies, 99), 1)} ms  RPC calls/request ${fmt(batched.rpc.rpcCalls / Math.max(1, ok), 3)}`)
+      console.log(`server only: ${fmt(perSecond(ok, batched.load.elapsedMs))} req/s  p50 ${fmt(percentile(batched.load.latencies, 50), 1)} ms  p99 ${fmt(percentile(batched.load.latencies, 99), 1)} ms  RPC calls/request ${fmt(batched.rpc.rpcCalls / Math.max(1, ok), 3)}  server CPU ${fmt((batched.serverCpuMs * 1000) / Math.max(1, ok))} µs/request`)
       return
     }
     const naive = await runWith([process.execPath, 'bench/naiveServer.ts'])
@@ -124,15 +140,8 @@ async function main() {
 
     const hello = await spawnServer([process.execPath, 'bench/hello.ts'], {}, ROOT)
     servers.push(hello)
-    const helloLoad = await closedLoop({
-      connections: CONNECTIONS,
-      durationMs: DURATION_MS,
-      send: async () => {
-        const r = await fetch(`${hello.url}/`)
-        await r.arrayBuffer()
-        return r.status
-      },
-    })
+    const helloRequest = requestBytes(`${hello.url}/`, { method: 'GET' })
+    const helloLoad = await socketClosedLoop({ origins: [hello.url], connections: CONNECTIONS, durationMs: DURATION_MS, request: () => helloRequest })
     await hello.stop()
     servers.pop()
 
@@ -143,6 +152,7 @@ async function main() {
       const ok = r.load.statuses[200] ?? 0
       const rps = perSecond(ok, r.load.elapsedMs)
       const bad = Object.entries(r.load.statuses).filter(([s]) => s !== '200')
+      const dropped = r.listenOverflows ? `  listen queue overflows ${r.listenOverflows}` : ''
       return {
         name,
         ok,
@@ -154,7 +164,8 @@ async function main() {
         readsPerSecond: perSecond(r.rpc.reads, r.load.elapsedMs),
         readsPerRequest: r.rpc.reads / Math.max(1, ok),
         readsPerCall: r.rpc.reads / Math.max(1, r.rpc.ethCalls),
-        errors: bad.length ? ` non-200: ${bad.map(([s, n]) => `${s}x${n}`).join(', ')}` : '',
+        cpuPerRequest: (r.serverCpuMs * 1000) / Math.max(1, ok),
+        errors: (bad.length ? ` non-200: ${bad.map(([s, n]) => `${s}x${n}`).join(', ')}` : '') + dropped,
       }
     }
     const b = summary('batched (server)', batched)
@@ -164,7 +175,7 @@ async function main() {
     const line = (s: ReturnType<typeof summary>) =>
       `  ${s.name.padEnd(25)} ${fmt(s.rps).padStart(7)} req/s  p50 ${fmt(s.p50, 1)} ms  p99 ${fmt(s.p99, 1)} ms  ` +
       `RPC calls/request ${fmt(s.rpcPerRequest, 3)} (HTTP ${fmt(s.httpPerRequest, 3)})  chain reads ${fmt(s.readsPerSecond)}/s ` +
-      `(${fmt(s.readsPerRequest, 2)}/request, ${fmt(s.readsPerCall, 1)}/eth_call)${s.errors}`
+      `(${fmt(s.readsPerRequest, 2)}/request, ${fmt(s.readsPerCall, 1)}/eth_call)  server CPU ${fmt(s.cpuPerRequest)} µs/request${s.errors}`
     const ratio = b.readsPerSecond / capacity.best.readsPerSecond
     const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED')
     console.log(`preflight bench: deposit builds for ${fmt(WALLETS)} distinct member wallets, ${CONNECTIONS} connections, ${DURATION_MS / 1000} s per run (after ${WARMUP_MS / 1000} s warm-up), anvil behind a counting proxy`)

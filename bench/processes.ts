@@ -1,7 +1,27 @@
 /** Server processes for benches: the tests' spawner (ready when a process logs its listening URL). */
+import { readFileSync } from 'node:fs'
 import { spawnListening, type ServerProcess } from '../test/process.ts'
 
-export type Spawned = Pick<ServerProcess, 'url' | 'stop'>
+export type Spawned = Pick<ServerProcess, 'url' | 'pid' | 'stop'>
+
+// USER_HZ: 100 on every Linux build this runs on (sysconf is not reachable from Bun without FFI).
+const CLOCK_TICKS = 100
+
+/** CPU milliseconds (user + system, all threads) a process has used so far, from /proc (Linux). */
+export function cpuMs(pid: number): number {
+  // The fields after the command name (which may hold spaces, so split after its closing parenthesis).
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  const ticks = Number(fields[11]) + Number(fields[12]) // utime, stime
+  return (ticks * 1000) / CLOCK_TICKS
+}
+/**
+ * Connections the kernel has dropped because a listen queue was full (TcpExt ListenOverflows, Linux). A dropped
+ * connection's SYN is sent again after ~1 s, which shows as a one-second request in a bench.
+ */
+export function listenOverflows(): number {
+  const [names, values] = readFileSync('/proc/net/netstat', 'utf8').split('\n')
+  return Number(values!.split(' ')[names!.split(' ').indexOf('ListenOverflows')])
+}
 
 export const spawnServer = (cmd: string[], env: Record<string, string>, cwd: string): Promise<Spawned> =>
   spawnListening(cmd, env, { cwd })

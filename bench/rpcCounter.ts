@@ -21,6 +21,7 @@ export interface RpcCounts {
 const zero = (): RpcCounts => ({ httpRequests: 0, rpcCalls: 0, ethCalls: 0, reads: 0, methods: {} })
 
 const AGGREGATE3 = '82ad56cb'
+const UPSTREAM_CONNECTIONS = 32
 const ARRAY_AT_0X20 = '20'.padStart(64, '0')
 
 /**
@@ -44,6 +45,18 @@ function readsIn(data: Hex | undefined): number {
 
 export function startRpcCounter(target: string) {
   let counts = zero()
+  // At most UPSTREAM_CONNECTIONS calls to anvil at once, the rest queued. Bun's fetch keeps 64 connections to a host
+  // alive and opens (then closes) a new one for every call above that: the naive build's ~250 calls in flight made
+  // ~1,000 connections a second to anvil, whose listen queue (128) then overflowed, and a dropped connection waits
+  // ~1 s to try again. That cost belongs to this proxy, not to the build it measures.
+  let inFlight = 0
+  const queue: (() => void)[] = []
+  const slot = () => (inFlight < UPSTREAM_CONNECTIONS ? (inFlight++, Promise.resolve()) : new Promise<void>((resolve) => queue.push(resolve)))
+  const release = () => {
+    const next = queue.shift()
+    if (next) next()
+    else inFlight--
+  }
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
@@ -59,8 +72,13 @@ export function startRpcCounter(target: string) {
         counts.ethCalls++
         counts.reads += readsIn((c.params?.[0] as { data?: Hex; input?: Hex } | undefined)?.data ?? (c.params?.[0] as { input?: Hex } | undefined)?.input)
       }
-      const upstream = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-      return new Response(await upstream.arrayBuffer(), { status: upstream.status, headers: { 'content-type': 'application/json' } })
+      await slot()
+      try {
+        const upstream = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+        return new Response(await upstream.arrayBuffer(), { status: upstream.status, headers: { 'content-type': 'application/json' } })
+      } finally {
+        release()
+      }
     },
   })
   return {

@@ -5,6 +5,7 @@ const ROOT = join(import.meta.dir, '..')
 
 export interface ServerProcess {
   url: string
+  pid: number
   output(): string
   stop(signal?: NodeJS.Signals): Promise<number>
 }
@@ -43,6 +44,7 @@ export async function spawnListening(
     if (m) {
       return {
         url: m[1]!,
+        pid: proc.pid,
         output: () => out,
         async stop(signal = 'SIGTERM') {
           proc.kill(signal)
