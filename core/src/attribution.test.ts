@@ -37,6 +37,11 @@ describe('attribution tags', () => {
     expect(verifyTag(secret, 'earn:v1:x', subject)).toBe(false)
   })
 
+  test("a stream funding tag (earn:v1:stream:<stream>:<mac>) is not an action tag", () => {
+    expect(parseTag(`earn:v1:stream:${subject.actionId}:${'ab'.repeat(16)}`)).toBeUndefined()
+    expect(() => attributionTag(secret, { ...subject, distributorId: 'stream' })).toThrow()
+  })
+
   test('ids with a colon cannot make a tag (it would not parse back)', () => {
     expect(() => attributionTag(secret, { ...subject, distributorId: 'a:b' })).toThrow()
   })

@@ -7,7 +7,11 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 
 export const TAG_PREFIX = 'earn:v1:'
-const MAC_HEX_LENGTH = 32
+/** The word after the prefix that marks a stream funding tag (`earn:v1:stream:<streamId>:<mac>`). */
+export const STREAM_KIND = 'stream'
+/** The MAC's length in a tag: 16 bytes of the HMAC, in lowercase hex. */
+export const TAG_MAC_HEX_LENGTH = 32
+const MAC_HEX_LENGTH = TAG_MAC_HEX_LENGTH
 
 export interface TagSubject {
   distributorId: string
@@ -34,6 +38,7 @@ function mac(secret: string, s: TagSubject): string {
 export function attributionTag(secret: string, s: TagSubject): string {
   // The tag is split on ':', so its parts must not contain one (ids are UUIDs; this guards the invariant).
   if (s.distributorId.includes(':') || s.actionId.includes(':')) throw new Error('tag ids must not contain ":"')
+  if (s.distributorId === STREAM_KIND) throw new Error(`"${STREAM_KIND}" names stream funding tags, not a distributor`)
   return `${TAG_PREFIX}${s.distributorId}:${s.actionId}:${mac(secret, s)}`
 }
 
@@ -43,6 +48,8 @@ export function parseTag(tag: string): ParsedTag | undefined {
   const parts = tag.slice(TAG_PREFIX.length).split(':')
   if (parts.length !== 3) return undefined
   const [distributorId, actionId, m] = parts as [string, string, string]
+  // Stream funding tags share the prefix (streams/tag.ts) and the shape: `stream` where the distributor would be.
+  if (distributorId === STREAM_KIND) return undefined
   if (!distributorId || !actionId || !new RegExp(`^[0-9a-f]{${MAC_HEX_LENGTH}}$`).test(m)) return undefined
   return { distributorId, actionId, mac: m }
 }

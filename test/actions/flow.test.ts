@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createOrganization, importCatalog } from '@earn/core'
-import { encodeFunctionData, erc20Abi, type Address, type Hex } from 'viem'
+import { encodeFunctionData, erc20Abi, stringToHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { deploySmartWallet, mintToken, sendThroughWallet, sendUnsigned, setNativeBalance, testVaultAbi } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
@@ -141,6 +141,24 @@ describe('direct deposit, verify, withdraw', () => {
     expect(answers).toEqual([true, false, false])
     const recorded = db.actions("kind = 'verify' and wallet = ?", member.address.toLowerCase())
     expect(recorded.map((v) => [v.token, v.amount, v.verifies])).toEqual([[chain.token.toLowerCase(), '1', r.body.actionId]])
+  })
+
+  test("bytes the wallet appends after the built deposit (an ERC-8021 builder code) leave its tag verifiable", async () => {
+    const member = await fundedMember(h, chain, 10n ** 6n)
+    const r = await h.post(`/v2/actions/deposit/${chain.directId}`, { userAddress: member.address, tokenIn: chain.token, amount: '1000000', distributorId: h.distributorId })
+    expect(r.status, r.text).toBe(200)
+    const [approve, deposit] = r.body.transactions as Json[]
+    await sendAll(member, [approve!])
+    // ERC-8021: the codes in ASCII ("bc_abc123": its first letters are hex digits too, as a MAC's), their length,
+    // the schema id, then the 16-byte marker. viem's `dataSuffix` appends bytes the same way.
+    const suffix = `${stringToHex('bc_abc123').slice(2)}0900${'8021'.repeat(8)}`
+    const sent = await sendUnsigned(chain.anvil, member, { ...deposit!.transaction, data: `${deposit!.transaction.data}${suffix}` })
+    expect(sent.status).toBe('success')
+    const v = await h.get(`/v2/actions/verify?chainId=31337&txHash=${sent.transactionHash}`)
+    expect(v.status, v.text).toBe(200)
+    expect(v.body).toMatchObject({ verified: true, metadata: { actionId: r.body.actionId } })
+    // The tag as built, without the bytes after it.
+    expect(v.body.tag).toMatch(new RegExp(`^earn:v1:${h.distributorId}:${r.body.actionId}:[0-9a-f]{32}$`))
   })
 
   test('a tampered tag is found but not verified; a copied tag sent by another wallet is not verified', async () => {

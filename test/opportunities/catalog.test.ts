@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { CatalogError, createStore, importCatalog, manualClock, refreshCatalog, startCatalogRefresher } from '@earn/core'
-import { evmClientFromPublicClients } from '@earn/plugin-evm'
+import { connect, evmClientFromPublicClients } from '@earn/plugin-evm'
 import { createPublicClient, http } from 'viem'
 import { closedPortUrl, sendUnsigned } from '../chains/evm.ts'
 import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
@@ -213,6 +213,36 @@ describe('import and refresh', () => {
     expect(first.failed).toBe(0)
     expect((await online.get('/v2/opportunities/')).body.total).toBe(2)
     await offline.close()
+  })
+
+  test('an entry imported pending with decimals the chain contradicts is served with the chain\'s once refreshed', async () => {
+    const down = createPublicClient({ transport: http(await closedPortUrl(), { retryCount: 0 }) })
+    const offline = await createHarness({ clock, clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: down }) } })
+    // tUSD has 6 decimals on chain; where the chain answers, this file is refused (above).
+    const wrong = entry()
+    wrong.depositTokens = [{ ...wrong.depositTokens[0], decimals: 18 }]
+    const imported = await importCatalog({ store: offline.store, ecosystems: offline.deps.ecosystems, clock }, { opportunities: [wrong] })
+    expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['pending'])
+
+    const online = await createHarness({ store: offline.store, clock, clients: { evm: chain.evmClient() } })
+    logged.length = 0
+    expect(await refreshCatalog({ store: online.store, ecosystems: online.deps.ecosystems, clock, logger })).toEqual({ refreshed: 1, failed: 0 })
+    const { opportunity } = (await online.get(`/v2/opportunities/${chain.directId}`)).body
+    expect(opportunity.baseToken.decimals).toBe(6)
+    expect(opportunity.depositTokens[0]).toMatchObject({ symbol: 'tUSD', decimals: 6 })
+    expect(logged).toContainEqual(expect.objectContaining({ level: 'error', msg: 'catalog entry disagrees with the chain', opportunityId: chain.directId }))
+    await offline.close()
+  })
+
+  test('a catalog of many vaults reads at import through the production client, where viem knows no Multicall3 there', async () => {
+    // Chain 31337 has no Multicall3 in viem's definitions, so viem sends its code with each batch (deployless),
+    // and nodes cap that as init code: 60 entries in one batch were refused ("max initcode size exceeded").
+    const production = await createHarness({ clock, clients: { evm: connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${chain.anvil.url}` }) } })
+    const many = Array.from({ length: 120 }, () => entry({ id: crypto.randomUUID() }))
+    const imported = await importCatalog({ store: production.store, ecosystems: production.deps.ecosystems, clock }, { opportunities: many })
+    expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(many.map(() => 'read'))
+    expect((await production.get('/v2/opportunities/?limit=500')).body.total).toBe(120)
+    await production.close()
   })
 
   test('the refresher runs on its schedule until stopped', async () => {

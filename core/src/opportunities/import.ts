@@ -12,7 +12,7 @@ import { findApiError } from '../errors.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
 import { parseCatalog } from './catalog.ts'
-import { disagreements, readChainFacts } from './chain.ts'
+import { disagreements, inGroups, readChainFacts } from './chain.ts'
 import { CatalogError } from './errors.ts'
 import { encodeOpportunity, tvlOf } from './records.ts'
 import type { ChainFacts, Listing } from './schema.ts'
@@ -128,7 +128,7 @@ async function pendingProblems(deps: CatalogDeps, listing: Listing, pending: str
 
 export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{ opportunities: ImportedOpportunity[] }> {
   const listings = await parseCatalog(deps.ecosystems, file)
-  const read = await Promise.all(listings.map((l) => factsFor(deps, l)))
+  const read = await inGroups(listings, (l) => factsFor(deps, l))
   const found = await Promise.all(
     listings.map(async (l, i) => {
       const r = read[i]!

@@ -33,6 +33,17 @@ export function decodeOpportunity(row: OpportunityRecord): CatalogOpportunity {
 /** The receipt token's decimals: the chain's word where it gave one; else the file's; else the asset's (a share without a decimals offset). */
 export const receiptDecimals = (listing: Listing, facts: ChainFacts): number => facts.receiptDecimals ?? listing.receiptToken.decimals ?? facts.decimals
 
+/**
+ * A deposit token's decimals: the chain's where it read them (the vault's asset, or the token's own `decimals()`),
+ * else the file's. An import refuses a file that disagrees when the chain answers; an entry imported while it did
+ * not (pending, or re-imported over kept facts) is refreshed later, and its amounts must not be shown in the file's
+ * scale meanwhile (the refresh logs the disagreement for the operator).
+ */
+export function depositTokenDecimals(facts: ChainFacts, token: Listing['depositTokens'][number]): number {
+  if (token.address === facts.baseToken) return facts.decimals
+  return facts.tokenDecimals?.[token.address] ?? token.decimals
+}
+
 export const tvlOf = (listing: Listing, facts: ChainFacts) => tvlUsd(BigInt(facts.totalAssets), facts.decimals, listing.baseTokenPriceUsd)
 
 export function encodeOpportunity(listing: Listing, facts: ChainFacts | null, now: number): OpportunityRecord {

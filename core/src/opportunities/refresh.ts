@@ -8,7 +8,7 @@
 import type { Clock } from '../clock.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
-import { disagreements, readChainFacts } from './chain.ts'
+import { disagreements, inGroups, readChainFacts } from './chain.ts'
 import { decodeOpportunity, tvlOf } from './records.ts'
 
 /** Structurally the server's logger; core does not import it. */
@@ -29,8 +29,6 @@ export interface RefreshSummary {
   failed: number
 }
 
-// Vaults read at once: enough to overlap RPC latency without a burst against one node.
-const CONCURRENCY = 8
 
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e)).slice(0, 300)
 
@@ -44,7 +42,8 @@ export async function refreshCatalog(deps: RefreshDeps, signal?: AbortSignal): P
     try {
       const facts = await readChainFacts(await deps.ecosystems.get(listing.ecosystem), listing)
       const disagree = disagreements(listing, facts)
-      // The chain is the authority; a file that disagrees is logged for the operator to fix.
+      // The chain is the authority (the API shows its decimals: records.ts depositTokenDecimals); a file that
+      // disagrees is logged for the operator to fix.
       if (disagree.length) deps.logger.error({ msg: 'catalog entry disagrees with the chain', opportunityId: listing.id, disagree })
       const update = { listing: row.listing, chainFacts: JSON.stringify(facts), tvl: tvlOf(listing, facts), refreshedAt: deps.clock.now() }
       if (await deps.store.setOpportunityChainFacts(listing.id, update)) summary.refreshed++
@@ -58,7 +57,7 @@ export async function refreshCatalog(deps: RefreshDeps, signal?: AbortSignal): P
       await deps.store.setOpportunityRefreshError(listing.id, row.listing, error, deps.clock.now()).catch(() => {})
     }
   }
-  for (let i = 0; i < rows.length && !signal?.aborted; i += CONCURRENCY) await Promise.all(rows.slice(i, i + CONCURRENCY).map(one))
+  await inGroups(rows, one, signal)
   return summary
 }
 

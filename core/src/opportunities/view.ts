@@ -1,6 +1,6 @@
 /** An opportunity as the API shows it: the listing and the chain facts together, addresses in display form. */
 import { type Ecosystem, type EcosystemId, formatToken } from '../ecosystem.ts'
-import { receiptDecimals, type LiveOpportunity } from './records.ts'
+import { depositTokenDecimals, receiptDecimals, type LiveOpportunity } from './records.ts'
 import type { Opportunity } from './schema.ts'
 
 export function toOpportunity(o: LiveOpportunity, plugin: Ecosystem<EcosystemId, unknown>): Opportunity {
@@ -22,7 +22,7 @@ export function toOpportunity(o: LiveOpportunity, plugin: Ecosystem<EcosystemId,
       decimals: receiptDecimals(listing, facts),
       chainId: listing.chainId,
     },
-    depositTokens: listing.depositTokens.map((t) => ({ ...t, address: show(t.address) })),
+    depositTokens: listing.depositTokens.map((t) => ({ ...t, address: show(t.address), decimals: depositTokenDecimals(facts, t) })),
     tvl: o.tvl,
     estimatedApr: listing.estimatedApr,
     minDepositAmountUsd: listing.minDepositAmountUsd,

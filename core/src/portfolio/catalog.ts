@@ -3,7 +3,7 @@
  * (deposit, base and receipt tokens, plus each chain's own coin), each once per chain.
  */
 import { type EcosystemId, NATIVE_TOKEN } from '../ecosystem.ts'
-import { decodeOpportunity, isLive, receiptDecimals, type LiveOpportunity } from '../opportunities/records.ts'
+import { decodeOpportunity, depositTokenDecimals, isLive, receiptDecimals, type LiveOpportunity } from '../opportunities/records.ts'
 import type { Store } from '../store/store.ts'
 import { NATIVE_COINS } from './native.ts'
 
@@ -51,7 +51,7 @@ export function catalogTokens(ecosystem: EcosystemId, opportunities: readonly Li
   // The catalog's own names first: a listed native token (say POL on Polygon) names the coin better than the table.
   for (const { listing, facts } of opportunities) {
     const chainId = listing.chainId
-    for (const t of listing.depositTokens) add({ chainId, address: t.address, symbol: t.symbol, decimals: t.decimals })
+    for (const t of listing.depositTokens) add({ chainId, address: t.address, symbol: t.symbol, decimals: depositTokenDecimals(facts, t) })
     add({ chainId, address: facts.baseToken, symbol: listing.baseToken.symbol, decimals: facts.decimals })
     add({ chainId, address: facts.receiptToken, symbol: listing.receiptToken.symbol, decimals: receiptDecimals(listing, facts) }, true)
   }

@@ -6,10 +6,10 @@
  * the message apart from an attribution tag's `distributorId|actionId|wallet|chainId`.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { TAG_PREFIX } from '../attribution.ts'
+import { STREAM_KIND, TAG_MAC_HEX_LENGTH, TAG_PREFIX } from '../attribution.ts'
 
-const STREAM_TAG_PREFIX = `${TAG_PREFIX}stream:`
-const MAC_HEX_LENGTH = 32
+const STREAM_TAG_PREFIX = `${TAG_PREFIX}${STREAM_KIND}:`
+const MAC_HEX_LENGTH = TAG_MAC_HEX_LENGTH
 const MAC_SHAPE = new RegExp(`^[0-9a-f]{${MAC_HEX_LENGTH}}$`)
 
 export interface StreamTagSubject {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createPublicClient, http, type Address } from 'viem'
-import { connect, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
+import { connect, DEPLOYLESS_BATCH_BYTES, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
 import { parseRpcUrls } from './env.ts'
 
 describe('connect', () => {
@@ -32,7 +32,8 @@ describe('connect', () => {
     expect(c?.chain?.id).toBe(987654321)
     expect(c?.chain?.contracts?.multicall3).toBeUndefined()
     // No Multicall3 address to trust there, so batched calls carry its code along.
-    expect(c?.batch?.multicall).toMatchObject({ deployless: true })
+    // At most 768 bytes of calls a batch, as viem counts them: init code is capped at 49,152 bytes.
+    expect(c?.batch?.multicall).toMatchObject({ deployless: true, batchSize: DEPLOYLESS_BATCH_BYTES })
   })
 
   test.each([

@@ -79,6 +79,13 @@ export interface EvmClientOptions {
 export const MULTICALL_WAIT_MS = 1
 /** Calldata bytes per Multicall3 call: room for ~450 balanceOf reads, far under any node's eth_call gas cap. */
 export const MULTICALL_BATCH_BYTES = 16_384
+/**
+ * The same where viem sends Multicall3's creation code with each call (deployless), which nodes cap as init code at
+ * 49,152 bytes. viem counts only the calls' own bytes, while aggregate3 spends ~190 bytes on each call whatever its
+ * size: 768 bytes of 4-byte calls (`asset()`, `decimals()`) encode to ~37 KB, the creation code included. At 16 KiB
+ * a catalog import of ~60 vaults was one call the node refused ("max initcode size exceeded").
+ */
+export const DEPLOYLESS_BATCH_BYTES = 768
 
 /**
  * Reads `EVM_RPC_URLS` (`chainId=url,chainId=url`) and `EVM_SWAP_ROUTERS` (`chainId=address,...`), empty or absent
@@ -176,7 +183,7 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
     batch: {
       multicall: {
         wait: MULTICALL_WAIT_MS,
-        batchSize: MULTICALL_BATCH_BYTES,
+        batchSize: chain.contracts?.multicall3 === undefined ? DEPLOYLESS_BATCH_BYTES : MULTICALL_BATCH_BYTES,
         deployless: chain.contracts?.multicall3 === undefined,
       },
     },
@@ -211,7 +218,14 @@ export function callBatcher(client: EvmClient, chainId: string, publicClient: Pu
       return probe
     }
     batcher = multicall
-      ? createCallBatcher(publicClient, { waitMs: settings.wait ?? 0, maxBytes: settings.batchSize ?? 1024, multicall3, post: client.rpcPost(chainId) })
+      ? createCallBatcher(publicClient, {
+          waitMs: settings.wait ?? 0,
+          // This batcher calls a deployed Multicall3 (known or found), never sends its code: the deployless size
+          // limit is viem's, for the calls it batches where none is found.
+          maxBytes: settings.deployless ? MULTICALL_BATCH_BYTES : (settings.batchSize ?? 1024),
+          multicall3,
+          post: client.rpcPost(chainId),
+        })
       : null
     client.state.batchers.set(chainId, batcher)
   }

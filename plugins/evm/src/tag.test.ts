@@ -83,6 +83,28 @@ describe('appendTag / findTag', () => {
     expect(findTag(concatHex([deposit, stringToHex(TAG), '0x0100']))).toBeNull()
   })
 
+  test('a whole tag (both ids and a 32-digit MAC) is read without what the wallet appended after it', () => {
+    const whole = `earn:v1:${crypto.randomUUID()}:${crypto.randomUUID()}:${'0123456789abcdef'.repeat(2)}`
+    const built = appendTag(deposit, whole)
+    const appended: Hex[] = [
+      // ERC-8021 builder code: ASCII codes (starting with hex letters), length, schema id, marker.
+      `${built}${stringToHex('bc_abc123').slice(2)}0900${'8021'.repeat(8)}`,
+      concatHex([built, stringToHex(' junk')]),
+      concatHex([built, stringToHex(':x')]),
+      concatHex([built, '0xff00']),
+      concatHex([built, stringToHex('beef')]),
+    ]
+    for (const data of appended) expect(findTag(data), data).toBe(whole)
+    // A tag without a whole MAC is found as it stands at the end (its MAC check refuses it), and is none before binary.
+    const short = whole.slice(0, -1)
+    expect(findTag(appendTag(deposit, short))).toBe(short)
+    expect(findTag(concatHex([appendTag(deposit, short), '0xff']))).toBeNull()
+    // A zero-ended run still comes first, then the input's first whole tag: a later one does not replace it.
+    const other = `${whole.slice(0, -32)}${'f'.repeat(32)}`
+    expect(findTag(concatHex([stringToHex(whole), '0xff', stringToHex(other), '0xff']))).toBe(whole)
+    expect(findTag(concatHex([stringToHex(other), '0xff', stringToHex(whole), '0x00']))).toBe(whole)
+  })
+
   test('a sender filling calldata with prefixes gets an answer at once: the search is linear', () => {
     // 1 MiB of prefixes: the search that tested every prefix against the rest took minutes on this much.
     const prefixes = 'earn:v1:'.repeat(128 * 1024)

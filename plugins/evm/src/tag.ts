@@ -3,7 +3,7 @@
  * Solidity ABI decoder reads only the arguments it expects and ignores trailing bytes, so the vault behaves
  * exactly as without the tag, while anyone reading the transaction finds it at the end.
  */
-import { ApiError } from '@earn/core'
+import { ApiError, TAG_MAC_HEX_LENGTH } from '@earn/core'
 import { bytesToString, hexToBytes, stringToBytes, type Hex } from 'viem'
 
 export const TAG_PREFIX = 'earn:v1:'
@@ -23,12 +23,17 @@ export function appendTag(calldata: Hex, tag: string): Hex {
 /**
  * The tag a transaction's input carries, or null. A direct call carries it at the very end: the first `earn:v1:`
  * from which every remaining byte is tag alphabet. ABI words before it are mostly unprintable, so the tag cannot be
- * confused with an argument, and whatever a sender appended after a real tag is returned with it (the server's MAC
- * check then refuses it).
+ * confused with an argument.
  *
  * A contract wallet (a Safe's `execTransaction`, an ERC-4337 `handleOps`, an EIP-7702 batch) carries the built call
  * as a `bytes` argument instead, which the ABI pads with zero bytes and may follow with more arguments. Only when the
  * input has no tag at its end, the first `earn:v1:` run that a zero byte ends is the tag.
+ *
+ * A wallet may also append bytes of its own after the call (viem's `dataSuffix`, ERC-8021 builder codes), which the
+ * vault ignores as it ignores the tag. Only when neither rule finds a tag, the input's first run that begins with a
+ * whole tag (`earn:v1:<id>:<id>:<32 hex>`) yields that tag. In every case a run that begins with a whole tag yields
+ * the tag alone: bytes after its MAC are not part of it (they cannot make a tag verify that would not; a tag
+ * without a whole MAC is returned as found, and its MAC check refuses it).
  *
  * Each run of tag alphabet is searched once for the prefix: linear in the input, whatever a sender puts in it
  * (testing every prefix found against the rest of the input was quadratic, and calldata is the sender's to choose).
@@ -36,17 +41,25 @@ export function appendTag(calldata: Hex, tag: string): Hex {
 export function findTag(input: Hex): string | null {
   const bytes = hexToBytes(input)
   let nested: string | null = null
+  let suffixed: string | null = null
   for (let end = bytes.length; end > 0; ) {
     let start = end
     while (start > 0 && isTagByte(bytes[start - 1]!)) start--
     const tag = tagIn(bytes, start, end)
-    // Runs are visited from the end, so the last one kept is the input's first.
-    if (tag !== null && end === bytes.length) return tag
-    if (tag !== null && bytes[end] === 0) nested = tag
+    if (tag !== null) {
+      const whole = WHOLE_TAG.exec(tag)?.[0]
+      if (end === bytes.length) return whole ?? tag
+      // Runs are visited from the end, so the last one kept is the input's first.
+      if (bytes[end] === 0) nested = whole ?? tag
+      if (whole) suffixed = whole
+    }
     end = start === end ? end - 1 : start
   }
-  return nested
+  return nested ?? suffixed
 }
+
+/** A whole tag at the start of a run: both ids (no ':' in either) and the MAC's 32 hex digits, as core makes them. */
+const WHOLE_TAG = new RegExp(`^${TAG_PREFIX}[^:]+:[^:]+:[0-9a-f]{${TAG_MAC_HEX_LENGTH}}`)
 
 /** The tag in the run `bytes[start, end)`: from its first prefix to the run's end, or null. */
 function tagIn(bytes: Uint8Array, start: number, end: number): string | null {
