@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createDistributor, createOrganization, importCatalog } from '@earn/core'
-import { evmClientFromPublicClients } from '@earn/plugin-evm'
+import { connect, evmClientFromPublicClients } from '@earn/plugin-evm'
 import { randomUUID } from 'node:crypto'
 import { createPublicClient, getAddress, http } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
@@ -195,6 +195,15 @@ describe('deposit: every rejection before the chain is asked, in the ruled order
       context: ['tokenIn'],
       error: /native is not routed/,
     },
+    {
+      name: 'swap mode with slippageBps 10000: nothing guaranteed whatever the quote, said before the chain',
+      path: deposit(() => chain.swapId),
+      body: () => depositBody({ tokenIn: chain.otherToken, mode: 'swap', slippageBps: 10_000 }),
+      code: 400,
+      status: 'INVALID_ARGUMENT',
+      context: ['slippageBps'],
+      error: /guarantees nothing/,
+    },
     ...['0', '-5', '1.5', '1e6', ' 1', '0x10', '', (2n ** 256n).toString()].map(
       (amount): Case => ({ name: `amount ${JSON.stringify(amount)}`, path: deposit(), body: () => depositBody({ amount }), code: 400, status: 'INVALID_ARGUMENT', context: ['amount'] }),
     ),
@@ -281,6 +290,15 @@ describe('withdraw: every rejection, in the ruled order', () => {
       context: ['tokenOut'],
       error: /native is not routed/,
     },
+    {
+      name: 'tokenOut another token with slippageBps 10000: nothing guaranteed whatever the quote, said before the chain',
+      path: withdraw(() => chain.swapId),
+      body: () => withdrawBody({ tokenOut: chain.otherToken, slippageBps: 10_000 }),
+      code: 400,
+      status: 'INVALID_ARGUMENT',
+      context: ['slippageBps'],
+      error: /guarantees nothing/,
+    },
     { name: 'amount 0', path: withdraw(), body: () => withdrawBody({ amount: '0' }), code: 400, status: 'INVALID_ARGUMENT', context: ['amount'] },
     { name: 'amount not an integer', path: withdraw(), body: () => withdrawBody({ amount: '2.5' }), code: 400, status: 'INVALID_ARGUMENT', context: ['amount'] },
   ]
@@ -326,6 +344,60 @@ describe('the chain does not answer', () => {
       expect(r.text).not.toContain('127.0.0.1')
     }
     expect(db.actions().length).toBe(recorded)
+  })
+
+  test('a node that stops answering after the preflight: 503 once the gas measure times out, no estimates waited for after it', async () => {
+    const asked: string[] = []
+    const hangs = new Set(['eth_simulateV1', 'eth_estimateGas'])
+    // Everything answered by anvil until the build's gas is measured; the measure's calls are never answered.
+    const stalling = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const body = await req.text()
+        const parsed = JSON.parse(body) as Json
+        const methods = (Array.isArray(parsed) ? parsed : [parsed]).map((c: Json) => c.method as string)
+        asked.push(...methods)
+        if (methods.some((m) => hangs.has(m))) return new Promise<Response>(() => {})
+        return fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      },
+    })
+    const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=http://127.0.0.1:${stalling.port}`, EVM_RPC_TIMEOUT_MS: '300' })
+    const stalled = await createHarness({ store: db.store, clients: { evm: client } })
+    const recorded = db.actions().length
+    const r = await stalled.post(`/v2/actions/deposit/${chain.directId}`, depositBody({ distributorId: stalled.distributorId }))
+    expect(r.status, r.text).toBe(503)
+    expectEnvelope(r.body, 503, 'UNAVAILABLE')
+    expect(asked).toContain('eth_simulateV1')
+    // Before, each step's estimate then waited out the timeout and its retry too: ~4x the timeout a build.
+    expect(asked).not.toContain('eth_estimateGas')
+    expect(db.actions().length).toBe(recorded)
+    stalling.stop(true)
+  })
+
+  test('a node whose eth_call answer is no data (null, a number, odd hex) is a 503 too, not a token refused', async () => {
+    for (const result of [null, 5, '0x12']) {
+      // A node behind which something broke: everything else answered by anvil, eth_call answered with `result`.
+      const garbling = Bun.serve({
+        port: 0,
+        hostname: '127.0.0.1',
+        async fetch(req) {
+          const call = (await req.json()) as Json
+          if (Array.isArray(call) || call.method !== 'eth_call')
+            return fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) })
+          return Response.json({ jsonrpc: '2.0', id: call.id, result })
+        },
+      })
+      const client = createPublicClient({ chain: anvilChain, transport: http(`http://127.0.0.1:${garbling.port}`, { retryCount: 0 }), batch: { multicall: true } })
+      const garbled = await createHarness({ store: db.store, clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: client }) } })
+      const recorded = db.actions().length
+      const r = await garbled.post(`/v2/actions/deposit/${chain.directId}`, depositBody({ distributorId: garbled.distributorId }))
+      expect(r.status, `${result}: ${r.text}`).toBe(503)
+      expectEnvelope(r.body, 503, 'UNAVAILABLE')
+      expect(r.body.context).toEqual({ chainId: chain.anvil.chainId })
+      expect(db.actions().length).toBe(recorded)
+      garbling.stop(true)
+    }
   })
 })
 

@@ -127,4 +127,23 @@ function walk(open: (typeof engines)[number][1]) {
     expect(deep.status, deep.text.slice(0, 200)).toBe(400)
     expect(deep.body.context).toEqual({ [`address${'.0'.repeat(depth)}`]: 'contains a NUL character' })
   })
+
+  test('a lone surrogate escape in a string or a key is a 400 naming where; a pair (an emoji) is a character', async () => {
+    const agreement = (raw: string) => h.request('POST', '/v2/membership/agreement', { rawBody: raw })
+    // Stored as UTF-8, a lone surrogate would come back as U+FFFD: not what the client sent.
+    for (const [raw, field] of [
+      ['{"address":"0x1\\ud800"}', 'address'],
+      ['{"address":"\\uDC00x"}', 'address'],
+      ['{"address":["ok","\\udbff"]}', 'address.1'],
+      ['{"x\\ud800":1}', 'x\ud800'],
+    ] as const) {
+      const r = await agreement(raw)
+      expect(r.status, `${raw}: ${r.text}`).toBe(400)
+      expect(r.body).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT', context: { [field]: 'contains a lone surrogate' } })
+    }
+    // A well-formed pair passes the body check: the schema then judges the value itself.
+    const pair = await agreement('{"address":"\\ud83d\\udca5"}')
+    expect(pair.status, pair.text).toBe(400)
+    expect(JSON.stringify(pair.body.context)).not.toContain('surrogate')
+  })
 }

@@ -30,7 +30,7 @@
  * - Each step's `metadata.gasLimitSource` says which: 'estimated' (measured for this request), 'measured-once'
  *   (an earlier or concurrent request's measure) or 'default'.
  */
-import { BaseError, MethodNotFoundRpcError, MethodNotSupportedRpcError, RpcRequestError, type Address, type Hex, type PublicClient } from 'viem'
+import { BaseError, HttpRequestError, MethodNotFoundRpcError, MethodNotSupportedRpcError, RpcRequestError, TimeoutError, type Address, type Hex, type PublicClient } from 'viem'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { chainUnavailable, classifyRpcError } from './rpc.ts'
 import { shared } from './shared.ts'
@@ -116,7 +116,7 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
 /** Measures the steps not measured yet and records them (see the policy above); resolves to the keys it measured. */
 async function measure(client: EvmClient, chainId: string, from: Address, calls: GasCall[], keys: string[]): Promise<Set<string>> {
   const publicClient = requirePublicClient(client, chainId)
-  const simulated = client.state.cannotSimulate.has(chainId) ? 'unsupported' : await simulate(publicClient, from, calls)
+  const simulated = client.state.cannotSimulate.has(chainId) ? 'unsupported' : await simulate(publicClient, chainId, from, calls)
   if (simulated === 'unsupported') client.state.cannotSimulate.add(chainId)
   const gas = await Promise.all(
     calls.map((call, i) => {
@@ -141,7 +141,7 @@ async function measure(client: EvmClient, chainId: string, from: Address, calls:
  * 'failed' where a call failed (or the RPC did). `maxUsedGas` (the peak before refunds) is what a limit must cover;
  * nodes that omit it give `gasUsed`.
  */
-async function simulate(publicClient: PublicClient, from: Address, calls: GasCall[]): Promise<bigint[] | 'unsupported' | 'failed'> {
+async function simulate(publicClient: PublicClient, chainId: string, from: Address, calls: GasCall[]): Promise<bigint[] | 'unsupported' | 'failed'> {
   try {
     const [block] = await publicClient.simulateBlocks({
       blocks: [{ calls: calls.map((c) => ({ from, to: c.to, data: c.data })) }],
@@ -150,9 +150,17 @@ async function simulate(publicClient: PublicClient, from: Address, calls: GasCal
     if (results.length !== calls.length || results.some((r) => r.status !== 'success')) return 'failed'
     return results.map((r) => (r as { maxUsedGas?: bigint }).maxUsedGas ?? r.gasUsed)
   } catch (error) {
-    // Down or refusing, the per-step estimate below still works where it can.
-    return lacksMethod(error) ? 'unsupported' : 'failed'
+    if (lacksMethod(error)) return 'unsupported'
+    // No answer at all: the estimates would wait out the same timeout again (a build took ~4x it), so the chain is
+    // down now. A node that answered with an error may only refuse the simulation: the estimates below still try.
+    if (noAnswer(error)) throw chainUnavailable(chainId, error)
+    return 'failed'
   }
+}
+
+/** The request timed out or found no node (no HTTP answer at all), as opposed to an answer that is an error. */
+function noAnswer(error: unknown): boolean {
+  return error instanceof BaseError && error.walk((e) => e instanceof TimeoutError || (e instanceof HttpRequestError && e.status === undefined)) !== null
 }
 
 /** The RPC does not have the method (JSON-RPC -32601, or a provider's own words for it). */

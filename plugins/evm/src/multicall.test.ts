@@ -1,7 +1,6 @@
 /** The Multicall3 batcher: its hand-written aggregate3 coding against viem's, and its calls against anvil. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import {
-  AbiDecodingZeroDataError,
   createPublicClient,
   encodeFunctionData,
   encodeFunctionResult,
@@ -14,7 +13,8 @@ import {
 } from 'viem'
 import { closedPortUrl, deployHostile, deployToken, mintToken, recordingProxy, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
 import { balanceOfData, decodeUint256, SELECTORS } from './calldata.ts'
-import { classifyRpcError } from './rpc.ts'
+import { thrown } from '../../../test/thrown.ts'
+import { classifyRpcError, MalformedAnswerError } from './rpc.ts'
 import { createCallBatcher, decodeAggregate3, encodeAggregate3 } from './multicall.ts'
 
 const A = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as Address
@@ -40,7 +40,7 @@ describe('aggregate3 coding equals viem’s', () => {
     }
   })
 
-  test('answers decode as viem encodes them; a short or empty answer is refused', () => {
+  test("answers decode as viem encodes them; an answer of another shape is the node's fault (unavailable)", () => {
     const results = [
       { success: true, returnData: `0x${'00'.repeat(31)}2a` as Hex },
       { success: false, returnData: '0x08c379a0' as Hex },
@@ -50,8 +50,12 @@ describe('aggregate3 coding equals viem’s', () => {
     const encoded = encodeFunctionResult({ abi: multicall3Abi, functionName: 'aggregate3', result: results })
     expect(decodeAggregate3(encoded, results.length)).toEqual(results)
     expect(() => decodeAggregate3(encoded, 3)).toThrow('4 results for 3 calls')
-    expect(() => decodeAggregate3(encoded.slice(0, encoded.length - 64) as Hex, results.length)).toThrow()
-    expect(() => decodeAggregate3('0x', 1)).toThrow(AbiDecodingZeroDataError)
+    const malformed = [encoded.slice(0, encoded.length - 64), '0x', '0x12', null, 5, { data: encoded }, `${encoded}0`, `${encoded.slice(0, -2)}zz`, encoded.slice(2)]
+    for (const answer of malformed) {
+      const error = thrown(() => decodeAggregate3(answer, results.length))
+      expect(error, String(answer).slice(0, 20)).toBeInstanceOf(MalformedAnswerError)
+      expect(classifyRpcError(error)).toBe('unavailable')
+    }
   })
 })
 

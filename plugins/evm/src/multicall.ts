@@ -7,17 +7,9 @@
  * a failed sub-call throws `RawContractError` with its revert data, empty return data is `undefined`, and an
  * eth_call the chain did not answer fails every call of its batch with the transport's error.
  */
-import {
-  AbiDecodingDataSizeTooSmallError,
-  AbiDecodingZeroDataError,
-  BaseError,
-  RawContractError,
-  RpcRequestError,
-  type Address,
-  type Hex,
-  type PublicClient,
-} from 'viem'
+import { BaseError, RawContractError, RpcRequestError, type Address, type Hex, type PublicClient } from 'viem'
 import type { JsonRpcPost } from './post.ts'
+import { MalformedAnswerError } from './rpc.ts'
 
 export interface CallBatcher {
   /** The call's return data (`undefined` when empty), answered from the next aggregate3 call. */
@@ -72,28 +64,33 @@ export function encodeAggregate3(calls: readonly { to: Address; data: Hex }[]): 
   return `${AGGREGATE3}${word(0x20)}${word(calls.length)}${heads.join('')}${tails.join('')}`
 }
 
-/** aggregate3's `(bool success, bytes returnData)[]`, checked against the number of calls sent. */
-export function decodeAggregate3(result: Hex | undefined, count: number): { success: boolean; returnData: Hex }[] {
-  if (result === undefined || result === '0x') throw new AbiDecodingZeroDataError()
+/**
+ * aggregate3's `(bool success, bytes returnData)[]`, checked against the number of calls sent. An answer of another
+ * shape (empty: no Multicall3 where one was expected) is the node's fault, not any sub-call's: `MalformedAnswerError`.
+ */
+export function decodeAggregate3(result: unknown, count: number): { success: boolean; returnData: Hex }[] {
+  if (typeof result !== 'string' || !HEX.test(result)) throw new MalformedAnswerError(`eth_call answered ${typeof result === 'string' ? 'a string that is not hex data' : String(result)}`)
+  if (result === '0x') throw new MalformedAnswerError('aggregate3 answered no data (no Multicall3 at its address?)')
   const hex = result.slice(2)
   const at = (byte: number) => {
-    if (hex.length < (byte + 32) * 2) throw new AbiDecodingDataSizeTooSmallError({ data: result, params: [], size: hex.length / 2 })
+    if (hex.length < (byte + 32) * 2) throw new MalformedAnswerError(`aggregate3 answered ${hex.length / 2} bytes, too few for ${count} results`)
     return Number.parseInt(hex.slice(byte * 2, byte * 2 + 64), 16)
   }
   const array = at(0)
-  if (at(array) !== count) throw new Error(`aggregate3 answered ${at(array)} results for ${count} calls`)
+  if (at(array) !== count) throw new MalformedAnswerError(`aggregate3 answered ${at(array)} results for ${count} calls`)
   const start = array + 32
   const results: { success: boolean; returnData: Hex }[] = []
   for (let i = 0; i < count; i++) {
     const tuple = start + at(start + 32 * i)
     const bytes = tuple + at(tuple + 32)
     const length = at(bytes)
-    if (hex.length < (bytes + 32 + length) * 2)
-      throw new AbiDecodingDataSizeTooSmallError({ data: result, params: [], size: hex.length / 2 })
+    if (hex.length < (bytes + 32 + length) * 2) throw new MalformedAnswerError(`aggregate3 answered ${hex.length / 2} bytes, too few for ${count} results`)
     results.push({ success: at(tuple) === 1, returnData: `0x${hex.slice((bytes + 32) * 2, (bytes + 32 + length) * 2)}` })
   }
   return results
 }
+
+const HEX = /^0x(?:[0-9a-fA-F]{2})*$/
 
 /**
  * The node ran the call and it failed as a whole: out of gas or memory, which with every sub-call allowed to fail
@@ -122,9 +119,9 @@ export function createCallBatcher(publicClient: PublicClient, options: CallBatch
         return
       }
       const params = [{ to: multicall3, data: encodeAggregate3(calls) }, 'latest'] as const
-      let answer: Hex
+      let answer: unknown
       try {
-        answer = (await (options.post ? options.post('eth_call', [...params]) : publicClient.request({ method: 'eth_call', params: [...params] }))) as Hex
+        answer = await (options.post ? options.post('eth_call', [...params]) : publicClient.request({ method: 'eth_call', params: [...params] }))
       } catch (error) {
         if (!failedInExecution(error)) throw error
         if (calls.length === 1) return calls[0]!.reject(new RawContractError({ data: '0x' }))

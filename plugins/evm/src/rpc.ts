@@ -33,6 +33,17 @@ const EXECUTION_FAILED =
 
 export type RpcFailure = 'refused' | 'unavailable'
 
+/**
+ * A node's answer that answers nothing: an eth_call result that is not hex data, or a Multicall3 answer of the wrong
+ * shape (empty, short, another number of results). The node failed, as one that did not answer: no contract refused
+ * anything, so it must not read as a token that is not one.
+ */
+export class MalformedAnswerError extends BaseError {
+  constructor(details: string) {
+    super('the RPC answered with malformed data', { details, name: 'MalformedAnswerError' })
+  }
+}
+
 /** `refused` when the chain ran the call and the contract said no; `unavailable` when the chain did not answer. */
 export function classifyRpcError(error: unknown): RpcFailure | undefined {
   if (!(error instanceof BaseError)) return undefined
@@ -46,7 +57,8 @@ export function classifyRpcError(error: unknown): RpcFailure | undefined {
       e instanceof TimeoutError ||
       e instanceof WebSocketRequestError ||
       e instanceof SocketClosedError ||
-      e instanceof RpcError,
+      e instanceof RpcError ||
+      e instanceof MalformedAnswerError,
   )
   if (transport) return 'unavailable'
   // Raised after a successful eth_call: a Multicall3 sub-call that failed, or return data that is empty or short.

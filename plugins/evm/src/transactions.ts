@@ -30,6 +30,12 @@ function swappable(input: string, field: 'tokenIn' | 'tokenOut'): Address {
   return parse(input, field)
 }
 
+/** A swap's slippage, refused before the chain is asked where no quote could help: 10000 guarantees nothing. */
+function checkSwapSlippage(slippageBps: number): void {
+  checkSlippageBps(slippageBps)
+  if (slippageBps === 10_000) throw nothingGuaranteed(slippageBps)
+}
+
 function plan(client: EvmClient, p: BuildParameters): { ctx: BuildContext; plan: Plan } {
   const ctx = context(client, p)
   if (p.amount <= 0n) throw new InvalidArgumentError('amount must be greater than zero', { amount: 'must be > 0' })
@@ -37,14 +43,14 @@ function plan(client: EvmClient, p: BuildParameters): { ctx: BuildContext; plan:
     // An ERC-4626 asset is always an ERC-20, so `native` is never it.
     const tokenOut = p.tokenOut === undefined ? ctx.asset : swappable(p.tokenOut, 'tokenOut')
     if (tokenOut === ctx.asset) return { ctx, plan: { kind: 'withdraw' } }
-    checkSlippageBps(p.slippageBps)
+    checkSwapSlippage(p.slippageBps)
     return { ctx, plan: { kind: 'swap-out', tokenOut, router: routerFor(client, ctx.chainId, 'tokenOut') } }
   }
   if (p.mode === 'swap') {
     const tokenIn = swappable(p.tokenIn, 'tokenIn')
     // Swapping the asset for itself is a direct deposit.
     if (tokenIn === ctx.asset) return { ctx, plan: { kind: 'direct' } }
-    checkSlippageBps(p.slippageBps)
+    checkSwapSlippage(p.slippageBps)
     return { ctx, plan: { kind: 'swap-in', tokenIn, router: routerFor(client, ctx.chainId, 'tokenIn') } }
   }
   if (p.tokenIn === NATIVE_TOKEN || parse(p.tokenIn, 'tokenIn') !== ctx.asset)

@@ -7,7 +7,7 @@ import { ApiError, InvalidArgumentError, UnauthorizedError } from '@earn/core'
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
 import { meterHeaders } from '@earn/core/metering/meter'
 import type { Deps } from '../deps.ts'
-import { BODY_TOO_LARGE, MALFORMED_JSON, NulInBody, PayloadTooLargeError, UnreadableBody } from './parse.ts'
+import { BadStringInBody, BODY_TOO_LARGE, MALFORMED_JSON, PayloadTooLargeError, UnreadableBody } from './parse.ts'
 import { pathOf, requestState } from './request.ts'
 
 const UNAUTHORIZED_TEXT = {
@@ -60,7 +60,7 @@ export async function guard(
   if (ctx.body === BODY_TOO_LARGE) throw new PayloadTooLargeError()
   if (ctx.body === MALFORMED_JSON) throw new InvalidArgumentError('request body is not valid JSON', { body: 'malformed JSON' })
   if (ctx.body instanceof UnreadableBody) throw new InvalidArgumentError(ctx.body.message, { [ctx.body.field]: ctx.body.problem })
-  if (ctx.body instanceof NulInBody) throw nulError(ctx.body.field)
+  if (ctx.body instanceof BadStringInBody) throw ctx.body.problem === 'nul' ? nulError(ctx.body.field) : loneSurrogateError(ctx.body.field)
   const query = ctx.request.url.indexOf('?')
   // A NUL reaches a URL only percent-encoded; no path segment or query value takes one.
   if (ctx.request.url.includes('%00')) throw nulError(query >= 0 && ctx.request.url.slice(query).includes('%00') ? 'query' : 'path')
@@ -116,3 +116,7 @@ function unknownParameter(key: string, parameters: readonly string[]) {
 
 const nulError = (field: string) =>
   new InvalidArgumentError(`${field} contains a NUL character (\\u0000), which no field accepts`, { [field]: 'contains a NUL character' })
+const loneSurrogateError = (field: string) =>
+  new InvalidArgumentError(`${field} contains a lone surrogate (a \\ud800-\\udfff escape without its pair), which is no character`, {
+    [field]: 'contains a lone surrogate',
+  })

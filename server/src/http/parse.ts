@@ -1,6 +1,6 @@
 /**
  * Request bodies are read here, and every way one can be wrong (malformed JSON, bytes that are not UTF-8, a NUL
- * character in a string, nesting past 16 levels, a content coding, over 1 MiB) leaves as a marker for the guard, which answers 401 for a bad key first and puts the metering headers on
+ * character or a lone surrogate in a string, nesting past 16 levels, a content coding, over 1 MiB) leaves as a marker for the guard, which answers 401 for a bad key first and puts the metering headers on
  * the answer. A body of another type is kept as text, never parsed as a form: the route's schema then refuses it
  * with "send JSON", also after the key check.
  */
@@ -11,9 +11,15 @@ export const MAX_BODY_BYTES = 1024 * 1024
 export const MALFORMED_JSON = Symbol('malformed JSON')
 export const BODY_TOO_LARGE = Symbol('body too large')
 
-/** A body with a NUL character in a string: no field takes one, and PostgreSQL cannot store one in text. */
-export class NulInBody {
-  constructor(readonly field: string) {}
+/**
+ * A body with a string no field takes: a NUL character (PostgreSQL cannot store one in text), or a lone surrogate
+ * (an unpaired `\ud800`-`\udfff` escape, which is no character: stored as UTF-8 it would become U+FFFD).
+ */
+export class BadStringInBody {
+  constructor(
+    readonly field: string,
+    readonly problem: 'nul' | 'lone surrogate',
+  ) {}
 }
 
 /** A JSON body the server cannot read as sent: compressed, another charset, bytes that are not UTF-8, too deep. */
@@ -42,24 +48,37 @@ function nestsDeeperThan(body: unknown, limit: number): boolean {
   return false
 }
 
-/** Where the first NUL in document order sits in a parsed body (`a.b.0`), if anywhere. */
-function nulAt(body: unknown): string | undefined {
+/** Where the first string (value or key) that `bad` finds sits in a parsed body, in document order (`a.b.0`). */
+function badStringAt(body: unknown, bad: (s: string) => boolean): string | undefined {
   const pending: [unknown, string][] = [[body, '']]
   for (let next = pending.pop(); next; next = pending.pop()) {
     const [value, path] = next
     if (typeof value === 'string') {
-      if (value.includes('\0')) return path || 'body'
+      if (bad(value)) return path || 'body'
     } else if (typeof value === 'object' && value !== null) {
-      // Reversed onto the stack, so the first NUL in document order is the one named.
+      // Reversed onto the stack, so the first one in document order is the one named.
       for (const [key, child] of Object.entries(value).reverse()) {
         const at = path ? `${path}.${key}` : key
-        if (key.includes('\0')) return at
+        if (bad(key)) return at
         pending.push([child, at])
       }
     }
   }
   return undefined
 }
+
+/** A NUL, or a lone surrogate: JSON carries either only as an escape, so bodies without one are not walked. */
+function badString(text: string, body: unknown): BadStringInBody | undefined {
+  const nul = text.includes('\\u0000') ? badStringAt(body, (s) => s.includes('\0')) : undefined
+  if (nul !== undefined) return new BadStringInBody(nul, 'nul')
+  const lone = LONE_SURROGATE_ESCAPE.test(text) ? badStringAt(body, (s) => LONE_SURROGATE.test(s)) : undefined
+  return lone === undefined ? undefined : new BadStringInBody(lone, 'lone surrogate')
+}
+
+// Any escape of a surrogate: paired ones are well-formed, and the walk tells them apart.
+const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
+// A high surrogate not followed by a low one, or a low one not preceded by a high one (code units: no `u` flag).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 export class PayloadTooLargeError extends ApiError {
   constructor() {
@@ -138,7 +157,5 @@ export const bodyParsing = new Elysia({ name: 'earn/body-parsing' }).onParse({ a
   }
   if (nestsDeeperThan(body, MAX_BODY_DEPTH))
     return new UnreadableBody('body', `nests deeper than ${MAX_BODY_DEPTH} levels`, `request body nests deeper than ${MAX_BODY_DEPTH} levels; no field takes such a value`)
-  // JSON can carry a NUL only as the escape \u0000, so bodies without one are not walked.
-  const nul = text.includes('\\u0000') ? nulAt(body) : undefined
-  return nul === undefined ? body : new NulInBody(nul)
+  return badString(text, body) ?? body
 })
