@@ -31,6 +31,9 @@ export class ApiError extends Error {
   }
 }
 
+/** A client's value quoted in an error message, cut where it is long: a 5,000-character id need not come back whole. */
+export const quoted = (value: string, max = 80): string => (value.length > max ? `${value.slice(0, max)}… (${value.length} characters)` : value)
+
 export class InvalidArgumentError extends ApiError {
   constructor(message: string, context: ErrorContext = {}, options?: ErrorOptions) {
     super('INVALID_ARGUMENT', message, context, options)

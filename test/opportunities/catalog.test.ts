@@ -63,6 +63,24 @@ describe('catalog validation', () => {
     expect(dear).toEqual([expect.stringMatching(/^opportunities\[0\] \([^)]+\): baseTokenPriceUsd: Expected number to be less or equal to 1000000000000000/)])
   })
 
+  test('a file with more than 50 problems lists the first 50 and says there are more', async () => {
+    const caught = async (file: unknown) => {
+      const e = await importCatalog(deps(), file).then(() => undefined, (error: unknown) => error)
+      expect(e).toBeInstanceOf(CatalogError)
+      return e as CatalogError
+    }
+    // Shape problems are not counted past the first 50.
+    const unpriced = await caught({ opportunities: Array.from({ length: 100 }, () => entry({ id: crypto.randomUUID(), estimatedApr: 'high' })) })
+    expect(unpriced.problems).toHaveLength(50)
+    expect(unpriced.message).toStartWith('the catalog has more than 50 problems; the first 50:')
+    // The ecosystem's problems are all counted.
+    const elsewhere = await caught({ opportunities: Array.from({ length: 60 }, () => entry({ id: crypto.randomUUID(), vaultAddress: '0x1234' })) })
+    expect(elsewhere.problems).toHaveLength(50)
+    expect(elsewhere.message).toStartWith('the catalog has 60 problems; the first 50:')
+    const one = await caught({ opportunities: [entry({ vaultAddress: '0x1234' })] })
+    expect(one.message).toStartWith('the catalog has 1 problem:')
+  })
+
   test('what only the ecosystem knows: loaded ecosystem, its chain ids, every address', async () => {
     const found = await problems({
       opportunities: [

@@ -77,6 +77,10 @@ describe('GET /v2/opportunities/{opportunityId}', () => {
       expectEnvelope(r.body, 404, 'NOT_FOUND')
       expect(r.body.context).toEqual({ opportunityId: 'unknown opportunity' })
     }
+    // A long id is quoted cut, not echoed whole.
+    const long = await h.get(`/v2/opportunities/${'a'.repeat(5000)}`)
+    expect(long.status).toBe(404)
+    expect(long.body.error).toBe(`opportunity ${'a'.repeat(80)}… (5000 characters) not found; list them with GET /v2/opportunities/`)
     const r = await h.get(`/v2/opportunities/${chain.directId}`, { key: null })
     expect(r.status).toBe(401)
     expectEnvelope(r.body, 401, 'UNAUTHORIZED')

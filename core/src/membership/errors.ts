@@ -1,4 +1,4 @@
-import { ConflictError, InvalidArgumentError, NotFoundError } from '../errors.ts'
+import { ConflictError, InvalidArgumentError, NotFoundError, quoted } from '../errors.ts'
 
 export class MembershipExistsError extends ConflictError {
   constructor(address: string) {
@@ -8,7 +8,7 @@ export class MembershipExistsError extends ConflictError {
 
 export class DistributorNotFoundError extends NotFoundError {
   constructor(distributorId: string) {
-    super(`distributor ${distributorId} not found for this organization`, { distributorId: 'unknown distributor' })
+    super(`distributor ${quoted(distributorId)} not found for this organization`, { distributorId: 'unknown distributor' })
   }
 }
 

@@ -26,15 +26,18 @@ function entryLabel(file: unknown, index: number): string {
   return typeof entry?.id === 'string' ? `opportunities[${index}] (${entry.id})` : `opportunities[${index}]`
 }
 
-function shapeProblems(file: unknown): string[] {
-  const problems: string[] = []
+/** The file's shape problems, the first MAX_PROBLEMS of them; `more` when it has others (not counted). */
+function shapeProblems(file: unknown): { problems: string[]; more: boolean } {
+  const problems = new Set<string>()
   for (const error of Value.Errors(CatalogFile, file)) {
     const m = error.path.match(/^\/opportunities\/(\d+)(\/.*)?$/)
-    problems.push(m ? `${entryLabel(file, Number(m[1]))}: ${fieldOf(m[2] ?? '') || 'entry'}: ${error.message}` : `${fieldOf(error.path) || 'file'}: ${error.message}`)
-    if (problems.length >= MAX_PROBLEMS) break
+    // TypeBox reports a union's branches one by one; one line per field is enough.
+    const problem = m ? `${entryLabel(file, Number(m[1]))}: ${fieldOf(m[2] ?? '') || 'entry'}: ${error.message}` : `${fieldOf(error.path) || 'file'}: ${error.message}`
+    if (problems.has(problem)) continue
+    if (problems.size === MAX_PROBLEMS) return { problems: [...problems], more: true }
+    problems.add(problem)
   }
-  // TypeBox reports a union's branches one by one; one line per field is enough.
-  return [...new Set(problems)]
+  return { problems: [...problems], more: false }
 }
 
 /** The reason an address does not parse, in the words the plugin used. */
@@ -92,7 +95,7 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
 /** The file's entries as listings (canonical addresses), or a `CatalogError` naming every problem. */
 export async function parseCatalog(ecosystems: EcosystemRegistry, file: unknown): Promise<Listing[]> {
   const shape = shapeProblems(file)
-  if (shape.length) throw new CatalogError(shape)
+  if (shape.problems.length) throw new CatalogError(shape.problems, shape.more ? Infinity : shape.problems.length)
   const entries = (file as CatalogFile).opportunities
   const problems: string[] = []
   const seen = new Map<string, number>()
@@ -105,6 +108,6 @@ export async function parseCatalog(ecosystems: EcosystemRegistry, file: unknown)
     const listing = await entryListing(ecosystems, { ...entry, id }, label, problems)
     if (listing) listings.push(listing)
   }
-  if (problems.length) throw new CatalogError(problems.slice(0, MAX_PROBLEMS))
+  if (problems.length) throw new CatalogError(problems.slice(0, MAX_PROBLEMS), problems.length)
   return listings
 }

@@ -12,6 +12,19 @@ test('TVL is total assets in whole tokens times the catalog price, to the cent',
   expect(tvlUsd(10n ** 70n, 18, 1)).toBeCloseTo(1e52, -40)
 })
 
+test('half-cents round up, the price read as the decimal it is written as (no binary fraction below it)', () => {
+  // Floating-point gave 1 and 2.68, 1.01 and 0.28 here: the binary values of 1.005, 0.285 fall either side.
+  expect(tvlUsd(1_005_000n, 6, 1)).toBe(1.01)
+  expect(tvlUsd(2_675_000n, 6, 1)).toBe(2.68)
+  expect(tvlUsd(1_015_000n, 6, 1)).toBe(1.02)
+  expect(tvlUsd(1n, 0, 0.285)).toBe(0.29)
+  expect(tvlUsd(10n ** 24n + 5n * 10n ** 15n, 18, 1)).toBe(1_000_000.01)
+  expect(tvlUsd(1_004_999n, 6, 1)).toBe(1)
+  // Prices in exponent form: 1.5e-7 USD a token, and a large one.
+  expect(tvlUsd(10n ** 9n, 0, 1.5e-7)).toBe(150)
+  expect(tvlUsd(2n, 0, 1e21)).toBe(2e21)
+})
+
 test("the receipt token's decimals must match the chain's where both say; where the chain does not, the file stands", () => {
   const listing = { baseToken: { symbol: 'USDC' }, receiptToken: { symbol: 'mUSDC', decimals: 6 }, depositTokens: [] } as unknown as Listing
   const facts = { baseToken: '0xa', receiptToken: '0xb', decimals: 6, totalAssets: '0' }

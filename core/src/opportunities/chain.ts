@@ -65,12 +65,24 @@ export function disagreements(listing: Listing, facts: ChainFacts): string[] {
 }
 
 /**
- * USD value of `totalAssets` smallest units at `priceUsd` per whole token, to the cent. Integer
- * arithmetic up to the whole-and-fraction split, so a uint256 of assets does not lose its magnitude.
+ * USD value of `totalAssets` smallest units at `priceUsd` per whole token, to the cent, half-cents rounded up. The
+ * price is taken as the decimal it is written as (0.285, not the binary fraction nearest it) and the product is
+ * exact, in integers: only the answer, in cents, becomes a floating-point number.
  */
 export function tvlUsd(totalAssets: bigint, decimals: number, priceUsd: number): number {
-  const unit = 10n ** BigInt(decimals)
-  const whole = Number(totalAssets / unit)
-  const fraction = Number(totalAssets % unit) / Number(unit)
-  return Math.round((whole + fraction) * priceUsd * 100) / 100
+  const price = exactDecimal(priceUsd)
+  const numerator = totalAssets * price.digits * 100n
+  const denominator = 10n ** BigInt(decimals + price.scale)
+  const cents = (numerator + denominator / 2n) / denominator
+  // Read from its decimal form: the double nearest the exact amount (cents / 100 in floating point is not always).
+  return Number(`${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`)
+}
+
+/** A finite non-negative number as `digits / 10^scale`, from its shortest decimal form (`1.5e-7`: 15 / 10^8). */
+function exactDecimal(n: number): { digits: bigint; scale: number } {
+  const [mantissa, exponent = '0'] = String(n).split('e')
+  const [whole, fraction = ''] = mantissa!.split('.')
+  const scale = fraction.length - Number(exponent)
+  const digits = BigInt(whole! + fraction)
+  return scale >= 0 ? { digits, scale } : { digits: digits * 10n ** BigInt(-scale), scale: 0 }
 }

@@ -1,8 +1,8 @@
-import { InvalidArgumentError, NotFoundError } from '../errors.ts'
+import { InvalidArgumentError, NotFoundError, quoted } from '../errors.ts'
 
 export class OpportunityNotFoundError extends NotFoundError {
   constructor(opportunityId: string) {
-    super(`opportunity ${opportunityId} not found; list them with GET /v2/opportunities/`, { opportunityId: 'unknown opportunity' })
+    super(`opportunity ${quoted(opportunityId)} not found; list them with GET /v2/opportunities/`, { opportunityId: 'unknown opportunity' })
   }
 }
 
@@ -24,7 +24,12 @@ export class InvalidFilterError extends InvalidArgumentError {
 
 /** Every problem of a catalog file at once, each naming the entry and the field, so one edit fixes them all. */
 export class CatalogError extends InvalidArgumentError {
-  constructor(readonly problems: string[]) {
-    super(`the catalog has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n  ${problems.join('\n  ')}`, { problems })
+  /** `total`: how many were found, where only the first are listed (Infinity: more, not counted). */
+  constructor(
+    readonly problems: string[],
+    total = problems.length,
+  ) {
+    const count = total === problems.length ? `${total} problem${total === 1 ? '' : 's'}` : `${Number.isFinite(total) ? total : 'more than ' + problems.length} problems; the first ${problems.length}`
+    super(`the catalog has ${count}:\n  ${problems.join('\n  ')}`, { problems })
   }
 }
