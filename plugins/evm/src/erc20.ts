@@ -95,8 +95,22 @@ export async function tokenLabel(client: EvmClient, chainId: string, token: Addr
         return Number(value)
       }),
     ])
-    return { address: token, display: format(token), symbol, decimals }
+    return { address: token, display: format(token), symbol: symbol === undefined ? undefined : shownSymbol(symbol), decimals }
   })
+}
+
+const MAX_SYMBOL = 32
+
+/**
+ * A symbol as a description may show it: the token's contract writes it, so a line break or other control character
+ * could stage text of its own in what a person reads before signing ("…\nApproved: nothing"). Those go, and a long
+ * one is cut; an empty result is no symbol (the amount is then described by address).
+ */
+function shownSymbol(symbol: string): string | undefined {
+  // Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
+  const clean = symbol.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\s]+/g, ' ').trim()
+  if (clean === '') return undefined
+  return clean.length > MAX_SYMBOL ? `${clean.slice(0, MAX_SYMBOL).trimEnd()}…` : clean
 }
 
 /** "1.5 tUSD", or the smallest units and the address when the token does not say what it is. */
