@@ -166,6 +166,17 @@ describe('batched calls on anvil', () => {
       })
       const [a, b] = await Promise.all([batcher.call(bareToken, balanceOfData(A)), batcher.call(bareToken, balanceOfData(B))])
       expect([decodeUint256(a), decodeUint256(b)]).toEqual([3n, 0n])
+
+      // viem batches them itself there (deployless, as `connect` sets it up), and one call's failure failed its whole
+      // batch: honest reads beside a return bomb answered "not an ERC-20". A failed call is asked again alone.
+      const bomb = await deployHostile(bare, 'TestReturnBomb')
+      const deployless = createPublicClient({ chain: bare.chain, transport: http(bare.url), batch: { multicall: { wait: 5, deployless: true } } })
+      const viaViem = createCallBatcher(deployless, { waitMs: 5, maxBytes: 16_384, multicall3: async () => null })
+      const honest = Array.from({ length: 4 }, (_, i) => viaViem.call(bareToken, balanceOfData(i % 2 ? A : B)))
+      const bad = viaViem.call(bomb, balanceOfData(A))
+      expect((await Promise.all(honest)).map(decodeUint256)).toEqual([0n, 3n, 0n, 3n])
+      // Alone, the bomb's megabytes are just its own answer.
+      expect(await bad.then(() => 'answered', (error: unknown) => classifyRpcError(error))).not.toBe('unavailable')
     } finally {
       await bare.stop()
     }

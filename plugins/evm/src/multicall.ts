@@ -9,7 +9,7 @@
  */
 import { BaseError, RawContractError, RpcRequestError, type Address, type Hex, type PublicClient } from 'viem'
 import type { JsonRpcPost } from './post.ts'
-import { MalformedAnswerError } from './rpc.ts'
+import { classifyRpcError, MalformedAnswerError } from './rpc.ts'
 
 export interface CallBatcher {
   /** The call's return data (`undefined` when empty), answered from the next aggregate3 call. */
@@ -115,7 +115,16 @@ export function createCallBatcher(publicClient: PublicClient, options: CallBatch
     try {
       const multicall3 = await options.multicall3()
       if (multicall3 === null) {
-        for (const c of calls) publicClient.call({ to: c.to, data: c.data }).then((r) => c.resolve(r.data), c.reject)
+        // viem then batches them itself (deployless), and one call's failure fails every call of its batch: a call
+        // that failed is asked again alone, unless the chain did not answer at all.
+        for (const c of calls)
+          publicClient.call({ to: c.to, data: c.data }).then(
+            (r) => c.resolve(r.data),
+            (error: unknown) =>
+              classifyRpcError(error) === 'unavailable'
+                ? c.reject(error)
+                : publicClient.call({ to: c.to, data: c.data, batch: false }).then((r) => c.resolve(r.data), c.reject),
+          )
         return
       }
       const params = [{ to: multicall3, data: encodeAggregate3(calls) }, 'latest'] as const
