@@ -78,9 +78,11 @@ export async function socketClosedLoop(p: {
         else reject(error)
       }
       const send = (socket: { write(b: Uint8Array): number }) => {
+        const request = p.request(next++, worker)
         sentAt = performance.now()
         awaiting = true
-        socket.write(p.request(next++, worker))
+        // Requests here are small; one the socket took only in part would need a drain handler this loop lacks.
+        if (socket.write(request) !== request.length) finish(new Error(`a ${request.length}-byte request did not fit the socket's buffer at once`))
       }
       const open = () =>
         Bun.connect({

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Clock } from './clock.ts'
-import { InvalidArgumentError, NotFoundError } from './errors.ts'
+import { InvalidArgumentError, NotFoundError, quoted } from './errors.ts'
 import { generateKey, hashKey, type KeyKind, keyStart, newId } from './keys.ts'
 import type { ApiKeyRecord, Organization, Tier } from './store/schema.ts'
 import type { Store } from './store/store.ts'
@@ -117,7 +117,7 @@ export async function createFirstOrganization(
 }
 
 export async function createDistributor(deps: AdminDeps, p: { orgId: string; name?: string }) {
-  if (!(await deps.store.getOrganization(p.orgId))) throw new NotFoundError(`organization ${p.orgId} not found`, { org: p.orgId })
+  if (!(await deps.store.getOrganization(p.orgId))) throw new NotFoundError(`organization ${quoted(p.orgId)} not found`, { org: quoted(p.orgId) })
   const distributorId = randomUUID()
   await deps.store.createDistributor({ id: distributorId, orgId: p.orgId, name: p.name?.trim() || 'default', createdAt: deps.clock.now() })
   return { distributorId }

@@ -31,8 +31,21 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * `text` cut to at most `max` characters with an ellipsis. Characters are code points, so a cut never splits a
+ * surrogate pair (a lone half is what the server refuses in a body; it must not send one either).
+ */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text
+  const points = Array.from(text)
+  return points.length <= max ? text : `${points.slice(0, max).join('').trimEnd()}…`
+}
+
 /** A client's value quoted in an error message, cut where it is long: a 5,000-character id need not come back whole. */
-export const quoted = (value: string, max = 80): string => (value.length > max ? `${value.slice(0, max)}… (${value.length} characters)` : value)
+export function quoted(value: string, max = 80): string {
+  const cut = cutText(value, max)
+  return cut === value ? value : `${cut} (${Array.from(value).length} characters)`
+}
 
 export class InvalidArgumentError extends ApiError {
   constructor(message: string, context: ErrorContext = {}, options?: ErrorOptions) {

@@ -1,9 +1,9 @@
-import { ConflictError, InvalidArgumentError, NotFoundError } from '../errors.ts'
+import { ConflictError, InvalidArgumentError, NotFoundError, quoted } from '../errors.ts'
 
 /** Unknown, and another organization's: the same answer, so ids of other organizations reveal nothing. */
 export class StreamNotFoundError extends NotFoundError {
   constructor(streamId: string) {
-    super(`stream ${streamId} not found; list yours with GET /v2/streams`, { streamId: 'unknown stream' })
+    super(`stream ${quoted(streamId)} not found; list yours with GET /v2/streams`, { streamId: 'unknown stream' })
   }
 }
 

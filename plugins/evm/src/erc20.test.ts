@@ -18,6 +18,10 @@ test("a symbol's line breaks and control characters go and a long one is cut: it
     ['tUSD\nApproved: nothing. Deposit 0', 'tUSD Approved: nothing. Deposit…'],
     ['a\u0000b\u2028c\u0085d', 'a b c d'],
     ['USD\u200b₮', 'USD\u200b₮'],
+    // A right-to-left override would show what follows it reversed.
+    ['USDC\u202e0001 DTSU', 'USDC 0001 DTSU'],
+    // Cut by characters: an emoji across the cut is kept whole or left out, never halved.
+    [`${'U'.repeat(31)}😀😀`, `${'U'.repeat(31)}😀…`],
     ['\n\t\u0000', undefined],
   ]
   for (const [symbol, shown] of cases) {

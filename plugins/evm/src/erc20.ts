@@ -2,7 +2,7 @@
  * ERC-20 reads a build needs besides the balance: the allowance (read live, like the balance, and through the
  * same batched and shared path) and the symbol and decimals that make step descriptions readable.
  */
-import { InvalidArgumentError } from '@earn/core'
+import { cutText, InvalidArgumentError } from '@earn/core'
 import { decodeFunctionResult, erc20Abi, formatUnits, type Address, type Hex } from 'viem'
 import { format } from './address.ts'
 import { allowanceData, approveData, readCall, readUint256, SELECTORS } from './calldata.ts'
@@ -107,10 +107,10 @@ const MAX_SYMBOL = 32
  * one is cut; an empty result is no symbol (the amount is then described by address).
  */
 function shownSymbol(symbol: string): string | undefined {
-  // Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
-  const clean = symbol.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\s]+/g, ' ').trim()
-  if (clean === '') return undefined
-  return clean.length > MAX_SYMBOL ? `${clean.slice(0, MAX_SYMBOL).trimEnd()}…` : clean
+  // Control characters, line and paragraph separators, and the bidirectional marks and overrides that would show
+  // the text after them reversed (U+202E); runs of them and of white space become one space.
+  const clean = symbol.replace(/[\p{Cc}\p{Zl}\p{Zp}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\s]+/gu, ' ').trim()
+  return clean === '' ? undefined : cutText(clean, MAX_SYMBOL)
 }
 
 /** "1.5 tUSD", or the smallest units and the address when the token does not say what it is. */

@@ -177,6 +177,23 @@ describe('batched calls on anvil', () => {
       expect((await Promise.all(honest)).map(decodeUint256)).toEqual([0n, 3n, 0n, 3n])
       // Alone, the bomb's megabytes are just its own answer.
       expect(await bad.then(() => 'answered', (error: unknown) => classifyRpcError(error))).not.toBe('unavailable')
+
+      // A call's own revert in a batch that answered is final: not asked again (one eth_call for both).
+      const proxy = recordingProxy(bare.url)
+      try {
+        const counted = createCallBatcher(createPublicClient({ chain: bare.chain, transport: http(proxy.url), batch: { multicall: { wait: 5, deployless: true } } }), {
+          waitMs: 5,
+          maxBytes: 16_384,
+          multicall3: async () => null,
+        })
+        const transfer = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [A, 1n] })
+        const [held, refused] = await Promise.allSettled([counted.call(bareToken, balanceOfData(A)), counted.call(bareToken, transfer)])
+        expect(held.status === 'fulfilled' && decodeUint256(held.value)).toBe(3n)
+        expect(refused.status === 'rejected' && classifyRpcError(refused.reason)).toBe('refused')
+        expect(proxy.count('eth_call')).toBe(1)
+      } finally {
+        await proxy.stop()
+      }
     } finally {
       await bare.stop()
     }

@@ -115,13 +115,14 @@ export function createCallBatcher(publicClient: PublicClient, options: CallBatch
     try {
       const multicall3 = await options.multicall3()
       if (multicall3 === null) {
-        // viem then batches them itself (deployless), and one call's failure fails every call of its batch: a call
-        // that failed is asked again alone, unless the chain did not answer at all.
+        // viem then batches them itself (deployless), and a batch that fails as a whole (one call's return bomb) fails
+        // every call in it: such a call is asked again alone. A call's own revert (`RawContractError`, its return
+        // data) and a chain that did not answer are final.
         for (const c of calls)
           publicClient.call({ to: c.to, data: c.data }).then(
             (r) => c.resolve(r.data),
             (error: unknown) =>
-              classifyRpcError(error) === 'unavailable'
+              classifyRpcError(error) === 'unavailable' || (error instanceof BaseError && error.walk((e) => e instanceof RawContractError))
                 ? c.reject(error)
                 : publicClient.call({ to: c.to, data: c.data, batch: false }).then((r) => c.resolve(r.data), c.reject),
           )

@@ -1,0 +1,17 @@
+import { expect, test } from 'bun:test'
+import { cutText, quoted } from './errors.ts'
+
+test('a long value is quoted cut at 80 characters with its length; a short one whole', () => {
+  expect(quoted('short')).toBe('short')
+  expect(quoted('a'.repeat(80))).toBe('a'.repeat(80))
+  expect(quoted('a'.repeat(5000))).toBe(`${'a'.repeat(80)}… (5000 characters)`)
+})
+
+test('cuts count code points: a surrogate pair is never split, and its length counts it once', () => {
+  const emoji = '😀'
+  expect(quoted(`${'a'.repeat(79)}${emoji}x`)).toBe(`${'a'.repeat(79)}${emoji}… (81 characters)`)
+  expect(cutText(`${emoji.repeat(3)}`, 2)).toBe(`${emoji.repeat(2)}…`)
+  // 40 emoji are 80 UTF-16 units but 40 characters: not cut.
+  expect(cutText(emoji.repeat(40), 40)).toBe(emoji.repeat(40))
+  for (const cut of [quoted(`${'a'.repeat(79)}${emoji}`), cutText(`x${emoji}`, 1)]) expect(cut).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
+})
