@@ -53,6 +53,8 @@ export interface EvmClientState {
   readonly batchers: Map<string, CallBatcher | null>
   /** A wallet's vault flows summed over history deep enough to be settled (see `portfolio.ts`). */
   readonly settledFlows: Map<string, SettledFlows>
+  /** `chainId|address` of the contracts the catalog names, read as its vaults and tokens (see `vouch`). */
+  readonly vouched: Set<string>
 }
 
 /** Deposited and withdrawn assets over the blocks up to `through`, inclusive. */
@@ -156,7 +158,7 @@ function baseClient(
     swapRouter: (chainId) => routers[chainId],
     now,
     logsBlockRange,
-    state: { inFlight: new Map(), gasMeasured: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map() },
+    state: { inFlight: new Map(), gasMeasured: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map(), vouched: new Set() },
   }
 }
 
@@ -188,6 +190,14 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
       },
     },
   }) as PublicClient
+}
+
+/**
+ * Marks contracts the operator's catalog names (a vault, its asset, its deposit tokens), as the catalog's reads
+ * find them: the batcher then reads them together, and reads of any other contract (one a caller names) apart.
+ */
+export function vouch(client: EvmClient, chainId: string, addresses: readonly string[]): void {
+  for (const a of addresses) client.state.vouched.add(`${chainId}|${a.toLowerCase()}`)
 }
 
 /** Where Multicall3 is deployed on nearly every EVM chain (the same address everywhere, by a keyless deployment). */
@@ -225,6 +235,10 @@ export function callBatcher(client: EvmClient, chainId: string, publicClient: Pu
           maxBytes: settings.deployless ? MULTICALL_BATCH_BYTES : (settings.batchSize ?? 1024),
           multicall3,
           post: client.rpcPost(chainId),
+          vouched: (to) => {
+            const address = to.toLowerCase()
+            return client.state.vouched.has(`${chainId}|${address}`) || client.swapRouter(chainId)?.toLowerCase() === address
+          },
         })
       : null
     client.state.batchers.set(chainId, batcher)

@@ -16,6 +16,8 @@ import { balanceOfData, decodeUint256, SELECTORS } from './calldata.ts'
 import { thrown } from '../../../test/thrown.ts'
 import { classifyRpcError, MalformedAnswerError } from './rpc.ts'
 import { createCallBatcher, decodeAggregate3, encodeAggregate3 } from './multicall.ts'
+import { createJsonRpcPost } from './post.ts'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 
 const A = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as Address
 const B = '0x0000000000000000000000000000000000414243' as Address
@@ -151,6 +153,40 @@ describe('batched calls on anvil', () => {
     for (const o of outcomes) {
       expect(o.status).toBe('rejected')
       expect(classifyRpcError((o as PromiseRejectedResult).reason)).toBe('unavailable')
+    }
+  })
+
+  test("a contract nobody vouches for is read in a batch of its own: one that never answers fails only its own calls", async () => {
+    const held = await anvil.publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [A] })
+    // Stands for a caller's token that runs past the node's time limit: any eth_call naming it is never answered.
+    const slow = privateKeyToAccount(generatePrivateKey()).address
+    const hanging = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const body = await req.text()
+        if (body.toLowerCase().includes(slow.slice(2).toLowerCase())) return new Promise<Response>(() => {})
+        return fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      },
+    })
+    try {
+      const url = `http://127.0.0.1:${hanging.port}`
+      const batcher = createCallBatcher(createPublicClient({ chain: anvil.chain, transport: http(url) }), {
+        waitMs: 5,
+        maxBytes: 16_384,
+        multicall3: async () => anvil.chain.contracts.multicall3.address,
+        post: createJsonRpcPost({ url, timeoutMs: 300, retryCount: 0 }),
+        vouched: (to) => to.toLowerCase() === token.toLowerCase(),
+      })
+      const honest = Array.from({ length: 6 }, (_, i) => batcher.call(token, balanceOfData(i % 2 ? A : B)))
+      const bad = [batcher.call(slow, balanceOfData(A)), batcher.call(slow, SELECTORS.decimals)]
+      expect((await Promise.all(honest)).map(decodeUint256)).toEqual([0n, held, 0n, held, 0n, held])
+      for (const outcome of await Promise.allSettled(bad)) {
+        expect(outcome.status).toBe('rejected')
+        expect(classifyRpcError((outcome as PromiseRejectedResult).reason)).toBe('unavailable')
+      }
+    } finally {
+      hanging.stop(true)
     }
   })
 

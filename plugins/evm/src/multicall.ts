@@ -30,6 +30,12 @@ export interface CallBatcherOptions {
   multicall3(): Promise<Address | null>
   /** How the aggregate3 eth_call is sent (see `post.ts`); without one, through the public client. */
   post?: JsonRpcPost
+  /**
+   * Whether a contract is one the operator vouches for (the catalog's vaults and tokens, the swap routers). Calls
+   * to any other (a swap's `tokenIn`, named by a caller) go in a batch of their own contract's: one that runs slowly,
+   * or past the node's time limit, then delays or fails only the calls that name it. Unset: every call shares one.
+   */
+  vouched?(to: Address): boolean
 }
 
 interface Pending {
@@ -102,8 +108,6 @@ function failedInExecution(error: unknown): boolean {
 }
 
 export function createCallBatcher(publicClient: PublicClient, options: CallBatcherOptions): CallBatcher {
-  let batch: Pending[] = []
-  let bytes = 0
   let timer: ReturnType<typeof setTimeout> | undefined
   let sent = 0
 
@@ -152,14 +156,18 @@ export function createCallBatcher(publicClient: PublicClient, options: CallBatch
     }
   }
 
+  // Every batch that has not left, the vouched calls' under '' and each other contract's under its address.
+  const batches = new Map<string, { calls: Pending[]; bytes: number }>()
+  const leave = (key: string) => {
+    const b = batches.get(key)!
+    batches.delete(key)
+    sent++
+    void send(b.calls)
+  }
   const flush = () => {
     clearTimeout(timer)
     timer = undefined
-    const calls = batch
-    batch = []
-    bytes = 0
-    sent++
-    if (calls.length) void send(calls)
+    for (const key of [...batches.keys()]) leave(key)
   }
 
   return {
@@ -169,9 +177,15 @@ export function createCallBatcher(publicClient: PublicClient, options: CallBatch
     call(to, data) {
       return new Promise((resolve, reject) => {
         const size = (data.length - 2) / 2
-        if (batch.length && bytes + size > options.maxBytes) flush()
-        batch.push({ to, data, resolve, reject })
-        bytes += size
+        const key = options.vouched === undefined || options.vouched(to) ? '' : to.toLowerCase()
+        let b = batches.get(key)
+        if (b && b.bytes + size > options.maxBytes) {
+          leave(key)
+          b = undefined
+        }
+        if (!b) batches.set(key, (b = { calls: [], bytes: 0 }))
+        b.calls.push({ to, data, resolve, reject })
+        b.bytes += size
         timer ??= setTimeout(flush, options.waitMs)
       })
     },

@@ -28,6 +28,17 @@ describe('balance.vault (anvil)', () => {
     expect((await vault(chain.client(), p)).totalAssets).toBe(parseUnits('12.5', 6))
   })
 
+  test('the vault and its asset, once read for the catalog, are vouched for: the batcher reads them with the others', async () => {
+    const client = chain.client()
+    const key = (a: string) => `${chain.anvil.chainId}|${a.toLowerCase()}`
+    expect(client.state.vouched.has(key(chain.vault))).toBe(false)
+    await vault(client, { chainId: chain.anvil.chainId, vaultAddress: chain.vault })
+    expect([client.state.vouched.has(key(chain.vault)), client.state.vouched.has(key(chain.asset))]).toEqual([true, true])
+    // A vault that is refused vouches for nothing.
+    await expect(vault(client, { chainId: chain.anvil.chainId, vaultAddress: chain.asset.replace(/.$/, (c) => (c === '0' ? '1' : '0')) })).rejects.toThrow()
+    expect(client.state.vouched.size).toBe(2)
+  })
+
   test("a vault with a decimals offset: its shares' own decimals, beside the asset's", async () => {
     const offset = await deployOffsetVault(chain.anvil, chain.asset)
     expect(await vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: offset })).toMatchObject({ decimals: 6, receiptDecimals: 18 })

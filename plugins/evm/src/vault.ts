@@ -2,10 +2,10 @@
  * What the chain knows about an ERC-4626 vault, for the catalog: its asset, the asset's decimals, its own (share)
  * decimals and the assets it holds. The reads ride the client's Multicall3 batching, so enriching a catalog costs few round trips.
  */
-import { InvalidArgumentError, type VaultParameters, type VaultState } from '@earn/core'
+import { InvalidArgumentError, NATIVE_TOKEN, type VaultParameters, type VaultState } from '@earn/core'
 import { type Address, erc20Abi, erc4626Abi, type PublicClient, RawContractError } from 'viem'
 import { parse } from './address.ts'
-import { requirePublicClient, type EvmClient } from './client.ts'
+import { requirePublicClient, vouch, type EvmClient } from './client.ts'
 import { ask } from './rpc.ts'
 
 export async function vault(client: EvmClient, p: VaultParameters): Promise<VaultState> {
@@ -40,6 +40,7 @@ export async function vault(client: EvmClient, p: VaultParameters): Promise<Vaul
     },
   )
   const tokenDecimals = await tokensDecimals(p.chainId, publicClient, p.tokens ?? [])
+  vouch(client, p.chainId, [address, asset, ...(p.tokens ?? []).filter((t) => t !== NATIVE_TOKEN)])
   return {
     baseToken: asset.toLowerCase(),
     receiptToken: address,
