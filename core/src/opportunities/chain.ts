@@ -40,6 +40,14 @@ export async function readChainFacts(
   }
 }
 
+/**
+ * A deposit token's decimals as the chain read them: the vault's asset's, or the token's own `decimals()` (null: it
+ * answered none, so it is no token); undefined where the chain was not asked.
+ */
+export function chainDecimals(facts: ChainFacts, token: string): number | null | undefined {
+  return token === facts.baseToken ? facts.decimals : facts.tokenDecimals?.[token]
+}
+
 /** Where the file and the chain disagree about the vault's tokens: the file is wrong (or names another vault). */
 export function disagreements(listing: Listing, facts: ChainFacts): string[] {
   const out: string[] = []
@@ -52,15 +60,13 @@ export function disagreements(listing: Listing, facts: ChainFacts): string[] {
   if (listing.receiptToken.address !== undefined && listing.receiptToken.address !== facts.receiptToken)
     out.push(`receiptToken.address: the file says ${listing.receiptToken.address}, the vault's share token is ${facts.receiptToken}`)
   // The API shows deposit tokens by address: the vault's asset listed again must not carry other decimals.
-  for (const [i, t] of listing.depositTokens.entries())
-    if (t.address === facts.baseToken && t.decimals !== facts.decimals)
-      out.push(`depositTokens[${i}].decimals: the file says ${t.decimals} for the vault's asset ${t.address}, the chain says ${facts.decimals}`)
-    else if (t.address !== facts.baseToken && facts.tokenDecimals?.[t.address] !== undefined) {
-      // The API and the portfolio show amounts of the token with the file's decimals.
-      const onChain = facts.tokenDecimals[t.address]
-      if (onChain === null) out.push(`depositTokens[${i}].address: ${t.address} answers no decimals() on chain ${listing.chainId}, so it is no token there`)
-      else if (onChain !== t.decimals) out.push(`depositTokens[${i}].decimals: the file says ${t.decimals} for ${t.address}, the chain says ${onChain}`)
-    }
+  for (const [i, t] of listing.depositTokens.entries()) {
+    const onChain = chainDecimals(facts, t.address)
+    if (onChain === null) out.push(`depositTokens[${i}].address: ${t.address} answers no decimals() on chain ${listing.chainId}, so it is no token there`)
+    // The API and the portfolio show the token's amounts in the chain's scale (records.ts depositTokenDecimals).
+    else if (onChain !== undefined && onChain !== t.decimals)
+      out.push(`depositTokens[${i}].decimals: the file says ${t.decimals} for ${t.address === facts.baseToken ? "the vault's asset " : ''}${t.address}, the chain says ${onChain}`)
+  }
   return out
 }
 

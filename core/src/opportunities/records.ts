@@ -1,6 +1,6 @@
 /** The catalog's rows to and from what the opportunities module works with (rows hold JSON text). */
 import type { OpportunityRecord } from '../store/schema.ts'
-import { tvlUsd } from './chain.ts'
+import { chainDecimals, tvlUsd } from './chain.ts'
 import type { ChainFacts, Listing } from './schema.ts'
 
 export interface CatalogOpportunity {
@@ -40,8 +40,7 @@ export const receiptDecimals = (listing: Listing, facts: ChainFacts): number => 
  * scale meanwhile (the refresh logs the disagreement for the operator).
  */
 export function depositTokenDecimals(facts: ChainFacts, token: Listing['depositTokens'][number]): number {
-  if (token.address === facts.baseToken) return facts.decimals
-  return facts.tokenDecimals?.[token.address] ?? token.decimals
+  return chainDecimals(facts, token.address) ?? token.decimals
 }
 
 export const tvlOf = (listing: Listing, facts: ChainFacts) => tvlUsd(BigInt(facts.totalAssets), facts.decimals, listing.baseTokenPriceUsd)
