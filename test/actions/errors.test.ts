@@ -256,7 +256,7 @@ describe('deposit: a swap-mode tokenIn that is no token', () => {
       ])
       expect(bad!.status, bad!.text).toBe(400)
       expectEnvelope(bad!.body, 400, 'INVALID_ARGUMENT')
-      expect(bad!.body.error).toContain('is not an ERC-20 contract')
+      expect(bad!.body.error).toContain(`token ${getAddress(tokenIn)} is not an ERC-20 contract`)
       expect(Object.keys(bad!.body.context)).toEqual(['tokenIn'])
       expect(honest.map((r) => r.status)).toEqual([200, 200, 200])
     }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { randomUUID } from 'node:crypto'
 import { importCatalog } from '@earn/core'
 import { evmClientFromPublicClients } from '@earn/plugin-evm'
-import { createPublicClient, http } from 'viem'
+import { createPublicClient, getAddress, http } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
 import { anvilChain, deployToken, mintToken, recordingProxy, sendUnsigned } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
@@ -116,6 +116,8 @@ describe('the swap', () => {
       tokenOut: expect.stringContaining('cannot price'),
     })
     expect(r.body.error).toContain('not available for this token')
+    // Addresses in text a person reads are in their checksum form, as everywhere else in responses.
+    expect(r.body.context.tokenOut).toContain(getAddress(lonely))
   })
 
   test('a server with no swap router for the chain refuses swaps both ways, naming the token field', async () => {

@@ -224,6 +224,8 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect((await store.listOpportunities({ ...base, ecosystems: ['evm', 'ton'] })).total).toBe(4)
       const page2 = await store.listOpportunities({ ...base, offset: 1, limit: 1 })
       expect(page2).toEqual({ rows: [rows[2]!], total: 3 })
+      // A page past the end still says how many match.
+      expect(await store.listOpportunities({ ...base, offset: 3, limit: 2 })).toEqual({ rows: [], total: 3 })
       expect((await store.listOpportunities({ ...base, depositTokens: [usdc] })).rows.map((r) => r.id).sort()).toEqual([rows[0]!.id, rows[2]!.id].sort())
       expect((await store.listOpportunities({ ...base, tvlGreaterThan: 300 })).rows.map((r) => r.id)).toEqual([rows[1]!.id])
       expect((await store.listOpportunities({ ...base, tvlGreaterThan: 10, depositTokens: [usdc] })).total).toBe(2)
@@ -317,6 +319,34 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect((await store.getOpportunity(a.id))?.delistedAt).toBeNull()
       expect((await store.listOpportunities(q)).total).toBe(2)
       expect(await store.setOpportunityDelisted(randomUUID(), true, T0)).toBe(false)
+    })
+
+    test('opportunities: a page and its total agree while refreshes move TVLs across the filter', async () => {
+      const chain = `5${Math.floor(Math.random() * 1e9)}`
+      const rows = Array.from({ length: 12 }, () => opportunity({ chainId: chain, tvl: 0 }))
+      for (const r of rows) await store.upsertOpportunity(r, [])
+      const q = { ecosystems: ['evm'], chainIds: [chain], tvlGreaterThan: 100, offset: 0, limit: 50 }
+      let stop = false
+      // Refreshes committing all the while, each moving one row across tvlGreaterThan: a total counted apart from
+      // the page (another statement, another snapshot) disagrees with it now and then.
+      const refreshers = Array.from({ length: 2 }, async (_, w) => {
+        for (let n = w; !stop; n += 2) {
+          // Every pass over the rows flips them all: each write moves its row into or out of the filter.
+          const r = rows[n % rows.length]!
+          await store.setOpportunityChainFacts(r.id, { listing: r.listing, chainFacts: '{}', tvl: Math.floor(n / rows.length) % 2 ? 1000 : 0, refreshedAt: T0 + n })
+        }
+      })
+      const disagreements: string[] = []
+      try {
+        for (let i = 0; i < 1000; i++) {
+          const { rows: page, total } = await store.listOpportunities(q)
+          if (page.length !== total) disagreements.push(`${page.length} rows, total ${total}`)
+        }
+      } finally {
+        stop = true
+        await Promise.all(refreshers)
+      }
+      expect(disagreements).toEqual([])
     })
 
     test('settings: the first writer wins, concurrently too', async () => {

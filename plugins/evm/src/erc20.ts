@@ -56,7 +56,7 @@ export async function approveRefused(client: EvmClient, p: Omit<AllowanceParamet
 }
 
 export function notErc20(chainId: string, token: string, field: string): InvalidArgumentError {
-  return new InvalidArgumentError(`token ${token} is not an ERC-20 contract on chain ${chainId}`, {
+  return new InvalidArgumentError(`token ${format(token)} is not an ERC-20 contract on chain ${chainId}`, {
     [field]: `no ERC-20 at this address on chain ${chainId}`,
   })
 }

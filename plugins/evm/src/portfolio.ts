@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError, type AssetsParameters, type FlowsParameters, type VaultFlows } from '@earn/core'
 import { erc4626Abi, parseAbiItem, type Address, type PublicClient } from 'viem'
-import { parse } from './address.ts'
+import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask } from './rpc.ts'
 import { share } from './shared.ts'
@@ -52,7 +52,7 @@ export function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): v
 }
 
 function notAVault(chainId: string, vault: Address): never {
-  throw new InvalidArgumentError(`${vault} is not an ERC-4626 vault on chain ${chainId}`, {
+  throw new InvalidArgumentError(`${format(vault)} is not an ERC-4626 vault on chain ${chainId}`, {
     vaultAddress: `no ERC-4626 convertToAssets() at this address on chain ${chainId}`,
   })
 }

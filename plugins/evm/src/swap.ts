@@ -5,6 +5,7 @@
  */
 import { InvalidArgumentError } from '@earn/core'
 import { encodeFunctionData, parseAbi, type Address } from 'viem'
+import { format } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, type TokenLabel } from './erc20.ts'
 import { ask } from './rpc.ts'
@@ -50,7 +51,7 @@ export async function quote(
       chainId,
       () => publicClient.readContract({ address: router, abi: swapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, path] }),
       () => {
-        throw unavailable(chainId, `the swap router cannot price ${path[0]} in ${path[1]} (no pool, or an empty one)`, field)
+        throw unavailable(chainId, `the swap router cannot price ${format(path[0])} in ${format(path[1])} (no pool, or an empty one)`, field)
       },
     ),
   )

@@ -177,7 +177,7 @@ async function swapWithdraw(
     tokenLabel(client, ctx.chainId, ctx.vault),
   ])
   if (redeemed === undefined)
-    throw new InvalidArgumentError(`${ctx.vault} answers no ERC-4626 previewRedeem() on chain ${ctx.chainId}`, { vaultAddress: 'not an ERC-4626 vault' })
+    throw new InvalidArgumentError(`${format(ctx.vault)} answers no ERC-4626 previewRedeem() on chain ${ctx.chainId}`, { vaultAddress: 'not an ERC-4626 vault' })
   const quoted = await quote(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, 'tokenOut')
   const minOut = minimumOut(quoted, slippageBps)
   if (minOut === 0n) throw nothingGuaranteed(slippageBps)

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
-import { parseUnits } from 'viem'
+import { getAddress, parseUnits } from 'viem'
 import { closedPortUrl, deployOffsetVault, deploySmartWallet, deployWideDecimals } from '../../../test/chains/evm.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
@@ -51,7 +51,7 @@ describe('balance.vault (anvil)', () => {
     const overWide = await deployWideDecimals(chain.anvil, wide)
     const e = await vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: overWide }).catch((x: unknown) => x)
     expect(e).toBeInstanceOf(InvalidArgumentError)
-    expect((e as InvalidArgumentError).context).toEqual({ vaultAddress: `its asset ${wide.toLowerCase()} has no decimals() a uint8 holds` })
+    expect((e as InvalidArgumentError).context).toEqual({ vaultAddress: `its asset ${getAddress(wide)} has no decimals() a uint8 holds` })
   })
 
   test('a token, a contract of another kind or an empty address is a 400 naming vaultAddress', async () => {
@@ -60,6 +60,7 @@ describe('balance.vault (anvil)', () => {
       const e = await vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: address }).catch((e: unknown) => e)
       expect(e).toBeInstanceOf(InvalidArgumentError)
       expect(e).toMatchObject({ status: 400, context: { vaultAddress: expect.stringContaining('ERC-4626') } })
+      expect((e as Error).message).toBe(`${getAddress(address)} is not an ERC-4626 vault on chain ${chain.anvil.chainId}`)
     }
     await expect(vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: '0x12' })).rejects.toBeInstanceOf(InvalidAddressError)
   })

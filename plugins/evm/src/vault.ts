@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, NATIVE_TOKEN, type VaultParameters, type VaultState } from '@earn/core'
 import { type Address, erc20Abi, erc4626Abi, type PublicClient, RawContractError } from 'viem'
-import { parse } from './address.ts'
+import { format, parse } from './address.ts'
 import { requirePublicClient, vouch, type EvmClient } from './client.ts'
 import { ask } from './rpc.ts'
 
@@ -12,7 +12,7 @@ export async function vault(client: EvmClient, p: VaultParameters): Promise<Vaul
   const address = parse(p.vaultAddress, 'vaultAddress')
   const publicClient = requirePublicClient(client, p.chainId)
   const notAVault = () => {
-    throw new InvalidArgumentError(`${address} is not an ERC-4626 vault on chain ${p.chainId}`, {
+    throw new InvalidArgumentError(`${format(address)} is not an ERC-4626 vault on chain ${p.chainId}`, {
       vaultAddress: `no ERC-4626 asset() and totalAssets() at this address on chain ${p.chainId}`,
     })
   }
@@ -34,8 +34,8 @@ export async function vault(client: EvmClient, p: VaultParameters): Promise<Vaul
     p.chainId,
     () => readDecimals(publicClient, asset),
     () => {
-      throw new InvalidArgumentError(`the asset of vault ${address} on chain ${p.chainId} is not an ERC-20 token`, {
-        vaultAddress: `its asset ${asset.toLowerCase()} has no decimals() a uint8 holds`,
+      throw new InvalidArgumentError(`the asset of vault ${format(address)} on chain ${p.chainId} is not an ERC-20 token`, {
+        vaultAddress: `its asset ${format(asset)} has no decimals() a uint8 holds`,
       })
     },
   )
