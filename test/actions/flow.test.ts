@@ -59,12 +59,13 @@ describe('direct deposit, verify, withdraw', () => {
       userAddress: wallet.address.toLowerCase(),
       tokenIn: chain.token,
       amount: amount.toString(),
-      distributorId: h.distributorId,
+      // In capitals: a UUID reads the same either way, and the tag and the action carry its stored form.
+      distributorId: h.distributorId.toUpperCase(),
       referralCode: 'spring-promo',
     })
     expect(r.status).toBe(200)
     expect(r.body.actionId).toMatch(/^[0-9a-f-]{36}$/)
-        expect(r.body.transactions.map((t: Json) => t.type)).toEqual(['approve', 'deposit'])
+    expect(r.body.transactions.map((t: Json) => t.type)).toEqual(['approve', 'deposit'])
     const [approve, deposit] = r.body.transactions as Json[]
     expect(approve!.transaction.to.toLowerCase()).toBe(chain.token.toLowerCase())
     expect(deposit!.transaction.value).toBe('0')

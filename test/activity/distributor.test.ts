@@ -50,7 +50,8 @@ beforeAll(async () => {
   clock.set(T0 + 1000)
   await signUp(alice, h.distributorId)
   clock.set(T0 + 3000)
-  await signUp(bob, h.distributorId)
+  // A UUID reads the same in either case: bob's signup, naming the distributor in capitals, is still its own.
+  await signUp(bob, h.distributorId.toUpperCase())
   // A signup without a distributor is nobody's.
   await signUp(carol)
   actions = [
@@ -69,6 +70,7 @@ describe('GET /v2/distributors/{distributorId}/activity', () => {
   test('actions and signups merged, newest first (publishable key)', async () => {
     const r = await activity(h.distributorId, '', h.org.publishableKey)
     expect(r.status, r.text).toBe(200)
+    expect((await activity(h.distributorId.toUpperCase(), '', h.org.publishableKey)).body).toEqual(r.body)
     expect(r.body.pagination).toEqual({ page: 1, limit: 20, total: 5, totalPages: 1, hasNext: false, hasPrevious: false })
     expect(r.body.activities.map((a: { type: string; walletAddress: string }) => [a.type, a.walletAddress])).toEqual([
       ['verify', alice.address],

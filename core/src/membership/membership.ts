@@ -117,9 +117,12 @@ export async function createMembership(deps: MembershipDeps, p: CreateMembership
   const { ecosystem, address } = await resolveWallet(deps, p.walletEcosystem, p.address)
   const id = ecosystem.plugin.id
   if (await deps.members.isMember(id, address, { fresh: true })) throw new MembershipExistsError(ecosystem.plugin.address.format(address))
+  let distributorId: string | null = null
   if (p.distributorId !== undefined) {
     const distributor = await deps.store.getDistributor(p.distributorId)
     if (!distributor || distributor.orgId !== p.orgId) throw new DistributorNotFoundError(p.distributorId)
+    // The stored form: the distributor's signups are found by it.
+    distributorId = distributor.id
   }
 
   const nonce = await deps.store.getNonce(p.nonce)
@@ -147,7 +150,7 @@ export async function createMembership(deps: MembershipDeps, p: CreateMembership
   // Time has passed during verification (an RPC call, maybe); the transaction re-checks expiry at commit time.
   const result = await deps.store.createMemberWithNonce(
     nonce.nonce,
-    { ecosystem: id, address, orgId: p.orgId, distributorId: p.distributorId ?? null, chainId: nonce.chainId, createdAt: now },
+    { ecosystem: id, address, orgId: p.orgId, distributorId, chainId: nonce.chainId, createdAt: now },
     deps.clock.now(),
   )
   if (!result.ok) {

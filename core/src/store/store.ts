@@ -201,7 +201,8 @@ export function createStore(options: StoreOptions): Store {
     async createDistributor(d) {
       await db.insertInto('distributors').values(d).execute()
     },
-    getDistributor: (id) => db.selectFrom('distributors').selectAll().where('id', '=', id).executeTakeFirst(),
+    // Ids are UUIDs, written lowercase, and a UUID reads the same in either case (RFC 9562): so does the lookup.
+    getDistributor: (id) => db.selectFrom('distributors').selectAll().where('id', '=', id.toLowerCase()).executeTakeFirst(),
     listDistributors: (orgId) =>
       db.selectFrom('distributors').selectAll().where('orgId', '=', orgId).orderBy('createdAt').execute(),
 
