@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { CatalogError, createStore, importCatalog, manualClock, refreshCatalog, startCatalogRefresher } from '@earn/core'
 import { connect, evmClientFromPublicClients } from '@earn/plugin-evm'
 import { createPublicClient, http } from 'viem'
-import { closedPortUrl, sendUnsigned } from '../chains/evm.ts'
+import { closedPortUrl, deployVault, mintToken, sendUnsigned } from '../chains/evm.ts'
 import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
 import { createHarness, type Harness, type Json } from '../harness.ts'
 import { fundedMember } from '../actions/members.ts'
@@ -212,6 +212,64 @@ describe('import and refresh', () => {
     expect((await h.store.getOpportunity(chain.directId))?.refreshError).toMatch(/did not answer/)
     expect(logged.filter((l) => l.level === 'error').map((l) => l.opportunityId).sort()).toEqual([chain.directId, chain.swapId].sort())
     expect(JSON.stringify(logged)).not.toContain('127.0.0.1')
+  })
+
+  test("a chain whose RPC never answers holds up only its own vaults' refresh", async () => {
+    // Accepts every request and never answers.
+    const hung = Bun.serve({ port: 0, hostname: '127.0.0.1', idleTimeout: 0, fetch: () => new Promise<Response>(() => {}) })
+    const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${chain.anvil.url},8453=http://127.0.0.1:${hung.port}/`, EVM_RPC_TIMEOUT_MS: '60000' })
+    const two = await createHarness({ clock, clients: { evm: client } })
+    let refresh: Promise<unknown> | undefined
+    try {
+      // Two groups' worth of entries on the hung chain, stored before the anvil one (a pass reads in that order).
+      for (let i = 0; i < 16; i++) {
+        const id = crypto.randomUUID()
+        const vaultAddress = `0x${String(i + 1).padStart(40, '0')}`
+        const listing = entry({ id, chainId: '8453', vaultAddress })
+        const row = { id, ecosystem: 'evm', chainId: '8453', vaultAddress, listing: JSON.stringify(listing), chainFacts: null, tvl: 0, refreshedAt: null, refreshError: null, delistedAt: null, createdAt: 1, updatedAt: 1 }
+        await two.store.upsertOpportunity(row, [])
+      }
+      const vault = await deployVault(chain.anvil, chain.token)
+      const id = crypto.randomUUID()
+      await importCatalog({ store: two.store, ecosystems: two.deps.ecosystems, clock }, { opportunities: [entry({ id, vaultAddress: vault })] })
+      await mintToken(chain.anvil, chain.token, vault, 7n * 10n ** 6n)
+      refresh = refreshCatalog({ store: two.store, ecosystems: two.deps.ecosystems, clock, logger })
+      let tvl = 0
+      for (let i = 0; i < 100 && tvl === 0; i++) {
+        await Bun.sleep(50)
+        tvl = (await two.store.getOpportunity(id))!.tvl
+      }
+      expect(tvl).toBe(7)
+      expect(hung.pendingRequests).toBeGreaterThan(0)
+    } finally {
+      // Closing the hung server's connections fails its reads, and the pass ends.
+      await hung.stop(true)
+      await refresh
+      await two.close()
+    }
+  })
+
+  test("a vault whose asset changed keeps its last facts, the change noted: the entry's price is the old asset's", async () => {
+    const other = await createHarness({ clock, clients: { evm: chain.evmClient() } })
+    try {
+      const vault = await deployVault(chain.anvil, chain.token)
+      const id = crypto.randomUUID()
+      await importCatalog({ store: other.store, ecosystems: other.deps.ecosystems, clock }, { opportunities: [entry({ id, vaultAddress: vault })] })
+      const before = (await other.get(`/v2/opportunities/${id}`)).body.opportunity
+      // Upgraded in place: the same address now answers another asset (tEUR, 18 decimals), holding 5 of it.
+      const euroVault = await deployVault(chain.anvil, chain.otherToken)
+      await chain.anvil.testClient.setCode({ address: vault, bytecode: (await chain.anvil.publicClient.getCode({ address: euroVault }))! })
+      await mintToken(chain.anvil, chain.otherToken, vault, 5n * 10n ** 18n)
+      logged.length = 0
+      clock.advance(60_000)
+      expect(await refreshCatalog({ store: other.store, ecosystems: other.deps.ecosystems, clock, logger })).toEqual({ refreshed: 0, failed: 1 })
+      expect((await other.get(`/v2/opportunities/${id}`)).body.opportunity).toEqual(before)
+      expect((await other.store.getOpportunity(id))?.refreshError).toBe(
+        `the vault's asset is now ${chain.otherToken.toLowerCase()}, not ${chain.token.toLowerCase()} as the catalog entry prices it; import the entry again with the new asset and its price`,
+      )
+    } finally {
+      await other.close()
+    }
   })
 
   test('an entry imported while its chain is down is pending (not served) until the refresher reads it', async () => {

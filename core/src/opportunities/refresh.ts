@@ -1,7 +1,8 @@
 /**
  * Keeping the catalog's chain facts fresh, off the request path. One pass reads every vault; a vault
  * whose chain fails keeps its last facts (the failure is noted and logged), and facts are written only while the
- * entry still holds the listing they were read for. The scheduler runs a pass,
+ * entry still holds the listing they were read for. Each chain's vaults are read apart from the others': a chain
+ * whose RPC hangs holds up only its own. The scheduler runs a pass,
  * waits the interval, runs the next: passes never overlap, and stopping ends the one in flight after the vaults it is
  * reading.
  */
@@ -10,6 +11,7 @@ import type { EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
 import { disagreements, inGroups, readChainFacts } from './chain.ts'
 import { decodeOpportunity, tvlOf } from './records.ts'
+import type { ChainFacts, Listing } from './schema.ts'
 
 /** Structurally the server's logger; core does not import it. */
 export interface RefreshLog {
@@ -41,6 +43,8 @@ export async function refreshCatalog(deps: RefreshDeps, signal?: AbortSignal): P
     const { listing } = decodeOpportunity(row)
     try {
       const facts = await readChainFacts(await deps.ecosystems.get(listing.ecosystem), listing)
+      const moved = assetMoved(listing, row.chainFacts, facts)
+      if (moved) throw new Error(moved)
       const disagree = disagreements(listing, facts)
       // The chain is the authority (the API shows its decimals: records.ts depositTokenDecimals); a file that
       // disagrees is logged for the operator to fix.
@@ -57,8 +61,26 @@ export async function refreshCatalog(deps: RefreshDeps, signal?: AbortSignal): P
       await deps.store.setOpportunityRefreshError(listing.id, row.listing, error, deps.clock.now()).catch(() => {})
     }
   }
-  await inGroups(rows, one, signal)
+  const byChain = new Map<string, typeof rows>()
+  for (const r of rows) {
+    const key = `${r.ecosystem}|${r.chainId}`
+    const same = byChain.get(key)
+    if (same) same.push(r)
+    else byChain.set(key, [r])
+  }
+  await Promise.all([...byChain.values()].map((chainRows) => inGroups(chainRows, one, signal)))
   return summary
+}
+
+/**
+ * The vault's asset is now another token than the one the entry prices (the file's, else the one read before: an
+ * upgraded vault): its facts would be valued at the old token's price and shown with its symbol, so they are not
+ * taken. The entry keeps its last facts, and the operator imports it again.
+ */
+function assetMoved(listing: Listing, stored: string | null, facts: ChainFacts): string | undefined {
+  const priced = listing.baseToken.address ?? (stored === null ? undefined : (JSON.parse(stored) as ChainFacts).baseToken)
+  if (priced === undefined || priced === facts.baseToken) return undefined
+  return `the vault's asset is now ${facts.baseToken}, not ${priced} as the catalog entry prices it; import the entry again with the new asset and its price`
 }
 
 export interface CatalogRefresher {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import { erc4626Abi, parseUnits, type Address } from 'viem'
-import { closedPortUrl, mintToken, recordingProxy } from '../../../test/chains/evm.ts'
-import { connect } from './client.ts'
+import { closedPortUrl, deployHostile, mintToken, recordingProxy } from '../../../test/chains/evm.ts'
+import { connect, vouch } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { assets, flows, FLOWS_SETTLED_DEPTH, recall, remember } from './portfolio.ts'
 import { build } from './transactions.ts'
@@ -51,10 +51,21 @@ describe('balance.assets (anvil)', () => {
       const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}` })
       const values = await Promise.all([1n, 10n ** 6n, 10n ** 9n].map((shares) => assets(client, { ...where(), shares })))
       expect(values).toEqual(await Promise.all([1n, 10n ** 6n, 10n ** 9n].map(convertToAssets)))
-      expect(proxy.requests).toEqual([['eth_call']])
+      // The client asks once whether Multicall3 is at its usual address (anvil's chain definition names none).
+      expect(proxy.requests).toEqual([['eth_getCode'], ['eth_call']])
     } finally {
       await proxy.stop()
     }
+  })
+
+  test("a vault that fails its whole batch (a return bomb) fails its own valuation only, not the others' beside it", async () => {
+    const bomb = await deployHostile(chain.anvil, 'TestReturnBomb')
+    const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${chain.anvil.url}` })
+    // Both vouched, as the catalog's vaults are once read: one batch, the harder case.
+    vouch(client, chain.anvil.chainId, [chain.vault, bomb])
+    const [good, bad] = await Promise.allSettled([chain.vault, bomb].map((vaultAddress) => assets(client, { chainId: chain.anvil.chainId, vaultAddress, shares: 10n ** 6n })))
+    expect(good?.status === 'fulfilled' && good.value).toBe(await convertToAssets(10n ** 6n))
+    expect(bad?.status === 'rejected' && bad.reason).toBeInstanceOf(InvalidArgumentError)
   })
 
   test('an address that is not a vault is a 400 naming vaultAddress; a malformed one an InvalidAddressError', async () => {

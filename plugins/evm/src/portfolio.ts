@@ -1,11 +1,12 @@
 /**
  * What a wallet's vault position is worth and how it got there, for the portfolio. Value is the ERC-4626 vault's
- * own `convertToAssets`, read through the client's batched path (every position of a portfolio leaves in one
- * Multicall3 call). Flows are the vault's own `Deposit` and `Withdraw` events whose `owner` is the wallet.
+ * own `convertToAssets`, read through the plugin's Multicall3 batcher (every position of a portfolio leaves in one
+ * call, and a vault that fails its whole batch fails its own read only). Flows are the vault's own `Deposit` and `Withdraw` events whose `owner` is the wallet.
  */
 import { InvalidArgumentError, type AssetsParameters, type FlowsParameters, type VaultFlows } from '@earn/core'
-import { erc4626Abi, parseAbiItem, type Address, type PublicClient } from 'viem'
+import { encodeFunctionData, erc4626Abi, parseAbiItem, type Address, type PublicClient } from 'viem'
 import { format, parse } from './address.ts'
+import { readUint256 } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask } from './rpc.ts'
 import { share } from './shared.ts'
@@ -65,7 +66,7 @@ export async function assets(client: EvmClient, p: AssetsParameters): Promise<bi
   return share(client, `${p.chainId}|convertToAssets|${vault}|${p.shares}`, () =>
     ask(
       p.chainId,
-      () => publicClient.readContract({ address: vault, abi: erc4626Abi, functionName: 'convertToAssets', args: [p.shares] }),
+      () => readUint256(client, p.chainId, publicClient, vault, encodeFunctionData({ abi: erc4626Abi, functionName: 'convertToAssets', args: [p.shares] })),
       () => notAVault(p.chainId, vault),
     ),
   )

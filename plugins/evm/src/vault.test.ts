@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import { getAddress, parseUnits } from 'viem'
-import { closedPortUrl, deployOffsetVault, deploySmartWallet, deployWideDecimals } from '../../../test/chains/evm.ts'
-import { connect } from './client.ts'
+import { closedPortUrl, deployHostile, deployOffsetVault, deploySmartWallet, deployWideDecimals } from '../../../test/chains/evm.ts'
+import { connect, vouch } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { build } from './transactions.ts'
 import { vault } from './vault.ts'
@@ -63,6 +63,31 @@ describe('balance.vault (anvil)', () => {
       expect((e as Error).message).toBe(`${getAddress(address)} is not an ERC-4626 vault on chain ${chain.anvil.chainId}`)
     }
     await expect(vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: '0x12' })).rejects.toBeInstanceOf(InvalidAddressError)
+  })
+
+  test('a vault that fails its whole batch (a return bomb, a gas burner) fails its own reads only, not the vaults read beside it', async () => {
+    const [bomb, burner] = [await deployHostile(chain.anvil, 'TestReturnBomb'), await deployHostile(chain.anvil, 'TestGasBurner')]
+    // Unvouched (a first import), and vouched (vaults a catalog listed once read well, then changed): the latter share
+    // the honest vault's batch, the harder case.
+    for (const vouched of [false, true]) {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${chain.anvil.url}` })
+      if (vouched) vouch(client, chain.anvil.chainId, [chain.vault, chain.asset, bomb, burner])
+      const [good, ...hostile] = await Promise.allSettled([chain.vault, bomb, burner].map((vaultAddress) => vault(client, { chainId: chain.anvil.chainId, vaultAddress })))
+      expect(good?.status === 'fulfilled' && good.value.baseToken).toBe(chain.asset.toLowerCase())
+      expect(hostile.length).toBe(2)
+      for (const h of hostile) expect(h.status === 'rejected' && h.reason).toBeInstanceOf(InvalidArgumentError)
+    }
+  })
+
+  test('an RPC that serves another chain is a 503 naming both chains, whatever the address holds there; nothing is vouched', async () => {
+    const elsewhere = connect({ EVM_RPC_URLS: `8453=${chain.anvil.url}` })
+    // The vault is one on the chain the RPC serves; the asset is no vault anywhere.
+    for (const vaultAddress of [chain.vault, chain.asset]) {
+      const e = await vault(elsewhere, { chainId: '8453', vaultAddress }).catch((x: unknown) => x)
+      expect(e).toBeInstanceOf(UnavailableError)
+      expect((e as UnavailableError).message).toBe(`the RPC configured for EVM chain 8453 serves chain ${chain.anvil.chainId}`)
+    }
+    expect(elsewhere.state.vouched.size).toBe(0)
   })
 
   test('a chain that is down is a 503', async () => {

@@ -1,16 +1,41 @@
 /**
  * What the chain knows about an ERC-4626 vault, for the catalog: its asset, the asset's decimals, its own (share)
- * decimals and the assets it holds. The reads ride the client's Multicall3 batching, so enriching a catalog costs few round trips.
+ * decimals and the assets it holds. The reads ride the plugin's Multicall3 batcher (calldata.ts `readCall`), so
+ * enriching a catalog costs few round trips, and a vault that fails its whole batch (a return bomb, a gas burner)
+ * fails its own reads only: with viem's batching, every vault read beside it failed as "not an ERC-4626 vault".
  */
 import { InvalidArgumentError, NATIVE_TOKEN, type VaultParameters, type VaultState } from '@earn/core'
-import { type Address, erc20Abi, erc4626Abi, type PublicClient, RawContractError } from 'viem'
+import { type Address, decodeFunctionResult, encodeFunctionData, erc4626Abi, type Hex, type PublicClient, RawContractError } from 'viem'
 import { format, parse } from './address.ts'
+import { decodeUint256, readCall, readUint256, SELECTORS } from './calldata.ts'
 import { requirePublicClient, vouch, type EvmClient } from './client.ts'
-import { ask } from './rpc.ts'
+import { ask, assertServesChain } from './rpc.ts'
+
+const ASSET_DATA = encodeFunctionData({ abi: erc4626Abi, functionName: 'asset' })
+const TOTAL_ASSETS_DATA = encodeFunctionData({ abi: erc4626Abi, functionName: 'totalAssets' })
+
+/** One view call of a vault or token, through the chain's batcher; `read(to, data)`. */
+type Read = (to: Address, data: Hex) => Promise<Hex | undefined>
 
 export async function vault(client: EvmClient, p: VaultParameters): Promise<VaultState> {
   const address = parse(p.vaultAddress, 'vaultAddress')
   const publicClient = requirePublicClient(client, p.chainId)
+  // Asked beside the reads: an RPC URL that serves another chain (vaults often share an address across chains) would
+  // have that chain's facts stored as this one's. Its failure is the answer, whatever the reads met there.
+  const served = assertServesChain(publicClient, p.chainId)
+  const state = readVault(client, p, address, publicClient).catch(async (error: unknown) => {
+    await served
+    throw error
+  })
+  state.catch(() => {})
+  await served
+  const facts = await state
+  vouch(client, p.chainId, [address, facts.baseToken, ...(p.tokens ?? []).filter((t) => t !== NATIVE_TOKEN)])
+  return facts
+}
+
+async function readVault(client: EvmClient, p: VaultParameters, address: Address, publicClient: PublicClient): Promise<VaultState> {
+  const read: Read = (to, data) => readCall(client, p.chainId, publicClient, to, data)
   const notAVault = () => {
     throw new InvalidArgumentError(`${format(address)} is not an ERC-4626 vault on chain ${p.chainId}`, {
       vaultAddress: `no ERC-4626 asset() and totalAssets() at this address on chain ${p.chainId}`,
@@ -21,26 +46,26 @@ export async function vault(client: EvmClient, p: VaultParameters): Promise<Vaul
       p.chainId,
       () =>
         Promise.all([
-          publicClient.readContract({ address, abi: erc4626Abi, functionName: 'asset' }),
-          publicClient.readContract({ address, abi: erc4626Abi, functionName: 'totalAssets' }),
+          // An empty answer decodes as nothing (AbiDecodingZeroDataError): a refusal, as viem's readContract makes it.
+          read(address, ASSET_DATA).then((data) => decodeFunctionResult({ abi: erc4626Abi, functionName: 'asset', data: data ?? '0x' })),
+          readUint256(client, p.chainId, publicClient, address, TOTAL_ASSETS_DATA),
         ]),
       notAVault,
     ),
     // EIP-4626 vaults carry ERC-20 metadata, but one without `decimals()` is still a vault: its shares are then
     // described with the file's decimals, or the asset's.
-    ask<number | undefined>(p.chainId, () => readDecimals(publicClient, address), () => undefined),
+    ask<number | undefined>(p.chainId, () => readDecimals(read, address), () => undefined),
   ])
   const decimals = await ask(
     p.chainId,
-    () => readDecimals(publicClient, asset),
+    () => readDecimals(read, asset),
     () => {
       throw new InvalidArgumentError(`the asset of vault ${format(address)} on chain ${p.chainId} is not an ERC-20 token`, {
         vaultAddress: `its asset ${format(asset)} has no decimals() a uint8 holds`,
       })
     },
   )
-  const tokenDecimals = await tokensDecimals(p.chainId, publicClient, p.tokens ?? [])
-  vouch(client, p.chainId, [address, asset, ...(p.tokens ?? []).filter((t) => t !== NATIVE_TOKEN)])
+  const tokenDecimals = await tokensDecimals(p.chainId, read, p.tokens ?? [])
   return {
     baseToken: asset.toLowerCase(),
     receiptToken: address,
@@ -52,23 +77,23 @@ export async function vault(client: EvmClient, p: VaultParameters): Promise<Vaul
 }
 
 /** Each token's `decimals()`, in one batch; null where the address answers none (no ERC-20 there). */
-async function tokensDecimals(chainId: string, publicClient: PublicClient, tokens: readonly string[]): Promise<Record<string, number | null> | undefined> {
+async function tokensDecimals(chainId: string, read: Read, tokens: readonly string[]): Promise<Record<string, number | null> | undefined> {
   if (!tokens.length) return undefined
   const answers = await Promise.all(
     tokens.map((token) =>
-      ask<number | null>(chainId, () => readDecimals(publicClient, parse(token, 'token')), () => null),
+      ask<number | null>(chainId, () => readDecimals(read, parse(token, 'token')), () => null),
     ),
   )
   return Object.fromEntries(tokens.map((token, i) => [token, answers[i]!]))
 }
 
 /**
- * `decimals()` as ERC-20 types it, a uint8. viem decodes the word without checking its range, so a contract
- * answering 300 would be stored as 300 and break every view of the entry: such an answer is no decimals at all,
- * a refusal as a revert is (`RawContractError`, which `ask` hands to the caller's fallback).
+ * `decimals()` as ERC-20 types it, a uint8. The word is read whole, so a contract answering 300 is not taken as
+ * 300 (it would break every view of the entry): such an answer is no decimals at all, a refusal as a revert is
+ * (`RawContractError`, which `ask` hands to the caller's fallback).
  */
-async function readDecimals(publicClient: PublicClient, address: Address): Promise<number> {
-  const decimals = await publicClient.readContract({ address, abi: erc20Abi, functionName: 'decimals' })
-  if (!Number.isInteger(decimals) || decimals < 0 || decimals > 255) throw new RawContractError({ data: '0x' })
-  return decimals
+async function readDecimals(read: Read, address: Address): Promise<number> {
+  const decimals = decodeUint256(await read(address, SELECTORS.decimals))
+  if (decimals > 255n) throw new RawContractError({ data: '0x' })
+  return Number(decimals)
 }
