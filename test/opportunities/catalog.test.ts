@@ -4,7 +4,8 @@
  * the refresher, which keeps the last facts when the chain fails.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { CatalogError, createStore, importCatalog, manualClock, refreshCatalog, startCatalogRefresher } from '@earn/core'
+import { CatalogError, ConfigError, createStore, importCatalog, manualClock, parseConfig, refreshCatalog, startCatalogRefresher } from '@earn/core'
+import { loadEcosystems } from '@earn/server/ecosystems'
 import { connect, evmClientFromPublicClients } from '@earn/plugin-evm'
 import { createPublicClient, http } from 'viem'
 import { closedPortUrl, deployVault, mintToken, sendUnsigned } from '../chains/evm.ts'
@@ -212,6 +213,15 @@ describe('import and refresh', () => {
     expect((await h.store.getOpportunity(chain.directId))?.refreshError).toMatch(/did not answer/)
     expect(logged.filter((l) => l.level === 'error').map((l) => l.opportunityId).sort()).toEqual([chain.directId, chain.swapId].sort())
     expect(JSON.stringify(logged)).not.toContain('127.0.0.1')
+  })
+
+  test('a plugin that refuses its variables fails the pass, and no entry carries that as its refresh error', async () => {
+    // As a server's refresher meets it: its first pass starts before the plugins are loaded (and refused).
+    const misconfigured = loadEcosystems(parseConfig({ EVM_RPC_URLS: `${chain.anvil.chainId}=${chain.anvil.url}`, EVM_RPC_TIMEOUT_MS: 'abc' }))
+    const before = await h.store.getOpportunity(chain.directId)
+    const e = await refreshCatalog({ store: h.store, ecosystems: misconfigured, clock, logger }).catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(ConfigError)
+    expect(await h.store.getOpportunity(chain.directId)).toEqual(before)
   })
 
   test("a chain whose RPC never answers holds up only its own vaults' refresh", async () => {

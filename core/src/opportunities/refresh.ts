@@ -7,6 +7,7 @@
  * reading.
  */
 import type { Clock } from '../clock.ts'
+import { ConfigError } from '../config.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
 import { disagreements, inGroups, readChainFacts } from './chain.ts'
@@ -55,6 +56,9 @@ export async function refreshCatalog(deps: RefreshDeps, signal?: AbortSignal): P
       // dropped; the import wrote what it knew, and the next pass reads the new listing.
       else deps.logger.info({ msg: 'catalog entry changed during the refresh; read again on the next pass', opportunityId: listing.id })
     } catch (e) {
+      // A plugin that refuses its variables is the deployment's fault, not the vault's: it fails the pass (and stops
+      // the server, whose start checks the plugins), and no entry carries it as its refresh error.
+      if (e instanceof ConfigError) throw e
       summary.failed++
       const error = firstLine(e)
       deps.logger.error({ msg: 'catalog refresh failed; keeping the last values', opportunityId: listing.id, chainId: listing.chainId, error })
