@@ -110,6 +110,19 @@ describe('the swap', () => {
     )
   })
 
+  test('an amount the pool cannot price (its arithmetic overflows) is 400 naming amount, not a missing pool', async () => {
+    const whale = await fundedMember(h, chain, 0n)
+    const huge = 2n ** 255n
+    await mintToken(chain.anvil, chain.otherToken, whale.address, huge)
+    const r = await refused(
+      h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ userAddress: whale.address, mode: 'swap', tokenIn: chain.otherToken, amount: huge.toString() })),
+      400,
+      'INVALID_ARGUMENT',
+      { amount: 'too large for the pool to price; swap less' },
+    )
+    expect(r.body.error).toContain('too large to swap')
+  })
+
   test('a withdrawal into a token the router has no pool for is 400 naming tokenOut', async () => {
     const lonely = await deployToken(chain.anvil, { name: 'Lonely', symbol: 'LON', decimals: 18 })
     const r = await refused(h.post(`/v2/actions/withdraw/${chain.swapId}`, withdrawBody({ tokenOut: lonely })), 400, 'INVALID_ARGUMENT', {

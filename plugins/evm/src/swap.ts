@@ -36,7 +36,11 @@ export function routerFor(client: EvmClient, chainId: string, field: SwapField):
   return router
 }
 
-/** What the router pays for `amountIn` now; a router without a pool for the pair reverts, which is a 400. */
+/**
+ * What the router pays for `amountIn` now. The router reverts for a pair it has no pool for, and also for an amount
+ * its arithmetic overflows on (a uint256 product of amount and reserves): both are 400s, told apart by asking the
+ * price of one unit, on the refusal's path only.
+ */
 export async function quote(
   client: EvmClient,
   chainId: string,
@@ -46,15 +50,22 @@ export async function quote(
   field: SwapField,
 ): Promise<bigint> {
   const publicClient = requirePublicClient(client, chainId)
-  const amounts = await shareUnsent(client, chainId, publicClient, `${chainId}|quote|${router}|${path.join('>')}|${amountIn}`, () =>
-    ask(
-      chainId,
-      () => publicClient.readContract({ address: router, abi: swapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, path] }),
-      () => {
-        throw unavailable(chainId, `the swap router cannot price ${format(path[0])} in ${format(path[1])} (no pool, or an empty one)`, field)
-      },
-    ),
-  )
+  const amountsOut = (amount: bigint) =>
+    shareUnsent(client, chainId, publicClient, `${chainId}|quote|${router}|${path.join('>')}|${amount}`, () =>
+      ask<readonly bigint[] | undefined>(
+        chainId,
+        () => publicClient.readContract({ address: router, abi: swapRouterAbi, functionName: 'getAmountsOut', args: [amount, path] }),
+        () => undefined,
+      ),
+    )
+  const amounts = await amountsOut(amountIn)
+  if (amounts === undefined) {
+    if (amountIn > 1n && (await amountsOut(1n)) !== undefined)
+      throw new InvalidArgumentError(`amount is too large to swap: the swap router cannot price ${amountIn} of ${format(path[0])}`, {
+        amount: 'too large for the pool to price; swap less',
+      })
+    throw unavailable(chainId, `the swap router cannot price ${format(path[0])} in ${format(path[1])} (no pool, or an empty one)`, field)
+  }
   const out = amounts.at(-1) ?? 0n
   if (out === 0n)
     throw new InvalidArgumentError(`amount is too small to swap: the pool pays nothing for ${amountIn}`, { amount: 'too small to swap; swap more' })
