@@ -21,6 +21,15 @@ describe('the error envelope', () => {
     expect(Object.keys(r.body.context).sort()).toEqual(['address', 'url'])
   })
 
+  test('a body that is no JSON object is 400 naming body, whatever else it is', async () => {
+    for (const [raw, sent] of [['null', 'null'], ['[]', 'an array'], ['[{"address":"0x0"}]', 'an array'], ['true', 'a boolean'], ['5', 'a number'], ['"x"', 'a string']]) {
+      const r = await h.request('POST', '/v2/membership/agreement', { rawBody: raw! })
+      expect(r.status, raw).toBe(400)
+      expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+      expect(r.body.context).toEqual({ body: `is ${sent}; must be a JSON object` })
+    }
+  })
+
   test('a value outside a set of literals is 400 naming the values allowed', async () => {
     const r = await h.post('/v2/streams', { type: 'bogus' })
     expect(r.status).toBe(400)

@@ -3,6 +3,7 @@
  * (404), the opportunity exists (404; a delisted one takes withdrawals only), the distributor exists and is the caller's (404). Then, per
  * endpoint, mode, token and amount (400), and the balance preflight, the first chain call.
  */
+import { addressProblems } from '../addressProblems.ts'
 import { ApiError, InvalidArgumentError } from '../errors.ts'
 import { type Ecosystem, type EcosystemId, formatToken, parseToken } from '../ecosystem.ts'
 import { DistributorNotFoundError } from '../membership/errors.ts'
@@ -47,9 +48,11 @@ async function memberWallet(deps: CheckDeps, ecosystem: LoadedEcosystem | undefi
     const wallet = parseField(ecosystem.plugin, userAddress, 'userAddress', 'wallet')
     return (await deps.lookups.isMember(ecosystem.plugin.id, wallet)) ? wallet : undefined
   }
-  const candidates = (await deps.ecosystems.all()).filter((e) => e.plugin.address.isValid(userAddress))
+  const loaded = await deps.ecosystems.all()
+  const candidates = loaded.filter((e) => e.plugin.address.isValid(userAddress))
+  // Each ecosystem's own reason, as a known opportunity's would give it (a checksum typo is named as one).
   if (!candidates.length)
-    throw new InvalidArgumentError(`userAddress is not a wallet address of ${deps.ecosystems.ids.join(', ')}`, { userAddress: 'not an address' })
+    throw new InvalidArgumentError(`userAddress is not a wallet address of ${addressProblems(loaded, userAddress)}`, { userAddress: 'not an address' })
   for (const e of candidates) {
     const wallet = e.plugin.address.parse(userAddress)
     if (await deps.lookups.isMember(e.plugin.id, wallet)) return wallet

@@ -22,7 +22,7 @@ export class BadStringInBody {
   ) {}
 }
 
-/** A JSON body the server cannot read as sent: compressed, another charset, bytes that are not UTF-8, too deep. */
+/** A JSON body the server cannot read as sent: compressed, another charset, bytes that are not UTF-8, too deep, no object. */
 export class UnreadableBody {
   constructor(
     readonly field: 'content-encoding' | 'content-type' | 'body',
@@ -154,6 +154,11 @@ export const bodyParsing = new Elysia({ name: 'earn/body-parsing' }).onParse({ a
     body = text === '' ? MALFORMED_JSON : JSON.parse(text)
   } catch {
     return MALFORMED_JSON
+  }
+  // Every body the API takes is an object; one that is not would be reported as each of its fields missing.
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    const sent = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`
+    return new UnreadableBody('body', `is ${sent}; must be a JSON object`, `the request body must be a JSON object, not ${sent}`)
   }
   if (nestsDeeperThan(body, MAX_BODY_DEPTH))
     return new UnreadableBody('body', `nests deeper than ${MAX_BODY_DEPTH} levels`, `request body nests deeper than ${MAX_BODY_DEPTH} levels; no field takes such a value`)
