@@ -6,6 +6,7 @@ import {
   type AdminDeps,
   ApiError,
   ConfigError,
+  type Config,
   createDistributor,
   createOrganization,
   type EcosystemRegistry,
@@ -62,6 +63,8 @@ export function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
     }
     const [name, inline] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
     if (inline !== undefined) flags[name] = inline
+    // A switch: the word after it is the command's (`opportunity import --json FILE`), never its value.
+    else if (name === 'json') flags[name] = true
     else if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) flags[name] = argv[++i]!
     else flags[name] = true
   }
@@ -91,6 +94,7 @@ export function parseCommand(argv: string[]): { command: string; operand?: strin
   const command = words.slice(0, 2).join(' ')
   const spec = COMMANDS[command]
   if (!spec) throw new UsageError(words.length ? `unknown command "${words.join(' ')}"` : 'no command given')
+  if (flags.json !== undefined && flags.json !== true) throw new UsageError('--json takes no value: give it alone')
   const unknown = Object.keys(flags).filter((name) => name !== 'json' && !spec.options.includes(name))
   if (unknown.length) {
     const takes = spec.options.length ? `it takes ${spec.options.map((o) => `--${o}`).join(', ')}` : 'it takes none'
@@ -231,8 +235,17 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
  * What the operator reads when a command fails: our errors in their own words; the store's (bun:sqlite's
  * SQLiteError, postgres.js's PostgresError) named as the store's, with their code; anything else as it is.
  */
+/** The store could not be opened or migrated: the message names the variable that says where it is. */
+export class StoreOpenError extends Error {
+  constructor(config: Pick<Config, 'databaseUrl' | 'dataDir'>, cause: unknown) {
+    const where = config.databaseUrl ? 'the database (DATABASE_URL)' : `the embedded store in ${config.dataDir} (DATA_DIR)`
+    const why = cause instanceof Error && errorMessage(cause) === String(cause) ? cause.message.split('\n', 1)[0]! : errorMessage(cause)
+    super(`cannot open ${where}: ${why}`, { cause })
+  }
+}
+
 export function errorMessage(e: unknown): string {
-  if (e instanceof ApiError || e instanceof UsageError || e instanceof ConfigError) return e.message
+  if (e instanceof ApiError || e instanceof UsageError || e instanceof ConfigError || e instanceof StoreOpenError) return e.message
   const code = (e as { code?: unknown } | null)?.code
   if (!(e instanceof Error) || typeof code !== 'string' || (e.name !== 'SQLiteError' && e.name !== 'PostgresError')) return String(e)
   if (code.startsWith('SQLITE_BUSY')) return `the store is busy: another process held its write lock past the 5 s busy timeout; run the command again (${code})`
@@ -261,8 +274,12 @@ if (import.meta.main) {
       // A usage error is told before the store is opened or migrated.
       parseCommand(argv)
       const config = parseConfig(process.env)
-      store = openStore(config)
-      await migrateStore(store, systemClock)
+      try {
+        store = openStore(config)
+        await migrateStore(store, systemClock)
+      } catch (e) {
+        throw new StoreOpenError(config, e)
+      }
       const ecosystems = loadEcosystems(config)
       print(await runCommand({ store, clock: systemClock, ecosystems }, argv.filter((a) => a !== '--json')), json)
     }

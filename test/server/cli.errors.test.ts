@@ -33,6 +33,24 @@ test('a store busy past its timeout reads as such; other store errors keep their
   }
 })
 
+test('a store that cannot be opened is named by the variable that says where it is', async () => {
+  const unreachable = await runCli(['org', 'list', '--json'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/test' })
+  expect(unreachable.code).toBe(1)
+  expect(JSON.parse(unreachable.stderr).error).toMatch(/^cannot open the database \(DATABASE_URL\): .*ECONNREFUSED/)
+  const dir = mkdtempSync(join(tmpdir(), 'earn-cli-open-'))
+  try {
+    // A file where the data directory should be.
+    const notADir = join(dir, 'file')
+    await Bun.write(notADir, 'x')
+    const r = await runCli(['org', 'list'], { DATA_DIR: join(notADir, 'data') })
+    expect(r.code).toBe(1)
+    expect(r.stderr).toStartWith(`error: cannot open the embedded store in ${join(notADir, 'data')} (DATA_DIR): `)
+    expect(r.stderr).not.toContain('    at ')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test('a misspelt option or an extra word is a usage error, not a command that does less than asked', async () => {
   const refused: [string[], string][] = [
     [['org', 'create', '--name', 'Acme', '--teir', 'premium'], 'unknown option --teir for "org create"; it takes --name, --tier, --hourly-budget, --monthly-budget'],
@@ -49,6 +67,9 @@ test('a misspelt option or an extra word is a usage error, not a command that do
     expect((error as Error).message).toContain(message)
   }
   expect(parseCommand(['opportunity', 'delist', 'ID1', '--json'])).toEqual({ command: 'opportunity delist', operand: 'ID1', flags: { json: true } })
+  // --json is a switch: the word after it is the command's.
+  expect(parseCommand(['opportunity', 'import', '--json', 'catalog.json'])).toEqual({ command: 'opportunity import', operand: 'catalog.json', flags: { json: true } })
+  expect((thrown(() => parseCommand(['org', 'list', '--json=yes'])) as Error).message).toBe('--json takes no value: give it alone')
   expect(parseCommand(['key', 'rotate', '--id', 'A'])).toEqual({ command: 'key rotate', operand: undefined, flags: { id: 'A' } })
 
   // Exit code 2, before the store is opened: the data directory is never created.
