@@ -50,7 +50,8 @@ describe('catalog validation', () => {
     delete bad.name
     const found = await problems({ opportunities: [entry(), bad, { ...entry({ id: crypto.randomUUID() }), extra: 1 }] })
     expect(found).toContain('opportunities[1] (not-a-uuid): id: Expected string to match \'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$\'')
-    expect(found.some((p) => p.startsWith('opportunities[1] (not-a-uuid): name:'))).toBe(true)
+    // One line for the missing field, not one for missing and another for not a string.
+    expect(found.filter((p) => p.startsWith('opportunities[1] (not-a-uuid): name:'))).toEqual(['opportunities[1] (not-a-uuid): name: Expected required property'])
     expect(found.some((p) => p.startsWith('opportunities[1] (not-a-uuid): estimatedApr:'))).toBe(true)
     expect(found.some((p) => /^opportunities\[2\] \([^)]+\): extra: /.test(p))).toBe(true)
     expect(await problems({ opportunities: 'none' })).toEqual(['opportunities: Expected array'])
@@ -58,6 +59,12 @@ describe('catalog validation', () => {
     expect(early.map((p) => p.replace(/ \([^)]+\)/, ''))).toEqual([
       expect.stringMatching(/^opportunities\[0\]: eventsFromBlock: Expected integer to be greater or equal to 0/),
       expect.stringMatching(/^opportunities\[1\]: eventsFromBlock: Expected integer/),
+    ])
+    const blank = await problems({ opportunities: [entry({ name: '   ', protocol: ' ', eventsFromBlock: 1e300 })] })
+    expect(blank.map((p) => p.replace(/ \([^)]+\)/, '').split(': ').slice(0, 2).join(': '))).toEqual([
+      'opportunities[0]: name',
+      'opportunities[0]: protocol',
+      'opportunities[0]: eventsFromBlock',
     ])
     // A price past 1e15 USD could make a uint256 of assets worth more than a number holds.
     const dear = await problems({ opportunities: [entry({ baseTokenPriceUsd: 1e16 })] })
@@ -78,6 +85,10 @@ describe('catalog validation', () => {
     const elsewhere = await caught({ opportunities: Array.from({ length: 60 }, () => entry({ id: crypto.randomUUID(), vaultAddress: '0x1234' })) })
     expect(elsewhere.problems).toHaveLength(50)
     expect(elsewhere.message).toStartWith('the catalog has 60 problems; the first 50:')
+    // So are the chain's: 60 entries whose vault is a token.
+    const tokens = await caught({ opportunities: Array.from({ length: 60 }, () => entry({ id: crypto.randomUUID(), vaultAddress: chain.token })) })
+    expect(tokens.problems).toHaveLength(50)
+    expect(tokens.message).toStartWith('the catalog has 60 problems; the first 50:')
     const one = await caught({ opportunities: [entry({ vaultAddress: '0x1234' })] })
     expect(one.message).toStartWith('the catalog has 1 problem:')
   })

@@ -11,7 +11,8 @@ import type { EcosystemRegistry } from '../registry.ts'
 import { CatalogError } from './errors.ts'
 import { CatalogFile, type CatalogEntry, type Listing } from './schema.ts'
 
-const MAX_PROBLEMS = 50
+/** Problems a refused catalog lists: a long file with one repeated mistake would otherwise print thousands of lines. */
+export const MAX_PROBLEMS = 50
 
 /** `/opportunities/2/depositTokens/0/address` -> `depositTokens[0].address` */
 function fieldOf(path: string): string {
@@ -28,16 +29,17 @@ function entryLabel(file: unknown, index: number): string {
 
 /** The file's shape problems, the first MAX_PROBLEMS of them; `more` when it has others (not counted). */
 function shapeProblems(file: unknown): { problems: string[]; more: boolean } {
-  const problems = new Set<string>()
+  // By field: TypeBox reports a union's branches one by one, and a missing field as missing and then as not of its
+  // type; the first line says it.
+  const problems = new Map<string, string>()
   for (const error of Value.Errors(CatalogFile, file)) {
     const m = error.path.match(/^\/opportunities\/(\d+)(\/.*)?$/)
-    // TypeBox reports a union's branches one by one; one line per field is enough.
-    const problem = m ? `${entryLabel(file, Number(m[1]))}: ${fieldOf(m[2] ?? '') || 'entry'}: ${error.message}` : `${fieldOf(error.path) || 'file'}: ${error.message}`
-    if (problems.has(problem)) continue
-    if (problems.size === MAX_PROBLEMS) return { problems: [...problems], more: true }
-    problems.add(problem)
+    const field = m ? `${entryLabel(file, Number(m[1]))}: ${fieldOf(m[2] ?? '') || 'entry'}` : fieldOf(error.path) || 'file'
+    if (problems.has(field)) continue
+    if (problems.size === MAX_PROBLEMS) return { problems: [...problems.values()], more: true }
+    problems.set(field, `${field}: ${error.message}`)
   }
-  return { problems: [...problems], more: false }
+  return { problems: [...problems.values()], more: false }
 }
 
 /** The reason an address does not parse, in the words the plugin used. */

@@ -11,7 +11,7 @@ import type { Clock } from '../clock.ts'
 import { findApiError } from '../errors.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
-import { parseCatalog } from './catalog.ts'
+import { MAX_PROBLEMS, parseCatalog } from './catalog.ts'
 import { disagreements, inGroups, readChainFacts } from './chain.ts'
 import { CatalogError } from './errors.ts'
 import { encodeOpportunity, tvlOf } from './records.ts'
@@ -137,7 +137,7 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
     }),
   )
   const problems = listings.flatMap((l, i) => found[i]!.map((d) => `opportunities[${i}] (${l.id}): ${d}`))
-  if (problems.length) throw new CatalogError(problems)
+  if (problems.length) throw new CatalogError(problems.slice(0, MAX_PROBLEMS), problems.length)
 
   const now = deps.clock.now()
   const factsOf = (i: number) => {

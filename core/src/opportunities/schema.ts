@@ -120,11 +120,12 @@ const CatalogVaultToken = Type.Object(
 export const CatalogEntry = Type.Object(
   {
     id: Type.String({ pattern: UUID_PATTERN }),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    // Something a person can read: not only spaces.
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     ecosystem: Type.String(),
     chainId: Type.String({ minLength: 1 }),
-    protocol: Type.String({ minLength: 1, maxLength: 100 }),
+    protocol: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }),
     vaultAddress: Type.String({ minLength: 1 }),
     baseToken: CatalogVaultToken,
     receiptToken: CatalogVaultToken,
@@ -139,6 +140,8 @@ export const CatalogEntry = Type.Object(
     eventsFromBlock: Type.Optional(
       Type.Integer({
         minimum: 0,
+        // A block number a number holds exactly (1e300 passes as an integer, and no chain is past its head).
+        maximum: Number.MAX_SAFE_INTEGER,
         description:
           "EVM: the vault's deployment block (or any block before its first deposit); the portfolio scans the vault's events from there instead of from block 0",
       }),
