@@ -160,4 +160,20 @@ describe('gas where the simulated sequence fails for this request alone', () => 
     await chain.sendAll(owner, honest)
     expect(await chain.read.balance(vault, owner.address)).toBeGreaterThan(0n)
   })
+
+  test('behind two such wallets, an honest build still measures its own sequence rather than take the default', async () => {
+    const vault = await deployOffsetVault(chain.anvil, chain.asset)
+    const client = chain.client()
+    const [empty, alsoEmpty] = [await chain.user(0n), await chain.user(0n)]
+    const owner = await chain.user(parseUnits('2', 6))
+    const deposit = (who: typeof owner) => {
+      const p = chain.deposit({ owner: who, amount: parseUnits('1', 6) })
+      return { ...p, opportunity: { ...p.opportunity, id: 'offset-2', vaultAddress: vault.toLowerCase(), receiptToken: vault.toLowerCase() } }
+    }
+    // The first empty wallet's measure fails, the second's (joined by the honest build) too; the honest one's holds.
+    const built = await Promise.all([empty, alsoEmpty, owner].map((who) => build(client, deposit(who))))
+    expect(built.map((steps) => steps[1]!.metadata?.gasLimitSource)).toEqual(['default', 'default', 'estimated'])
+    await chain.sendAll(owner, built[2]!)
+    expect(await chain.read.balance(vault, owner.address)).toBeGreaterThan(0n)
+  })
 })

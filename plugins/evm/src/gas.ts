@@ -20,8 +20,10 @@
  *   the token blocks, a wallet short of funds, which is measured before the preflight refuses it): nothing is
  *   recorded for the steps it did not measure, so it cannot fix a default on the opportunity's honest builds, which
  *   share those steps. The builds that joined such a measure share one more, from the wallet of whichever of them
- *   asks first, and the next build measures them too. A sequence that fails for every wallet is measured on every build, whose transactions would
- *   revert on chain anyway.
+ *   asks first, and so on until a measure holds or each has measured from its own wallet: a build takes the default
+ *   only where its own sequence failed (an audit had an honest build behind two short wallets' take it, and its
+ *   deposit into a 350 000-gas vault revert). A wave's honest builds behind k failing ones cost k + 1 measures. A
+ *   sequence that fails for every wallet is measured on every build, whose transactions would revert on chain anyway.
  * - A measure is taken in one state and reused in others, so the limit (`reusedGasLimit`) covers the dearest state
  *   a step can meet: the measure may be after refunds (nodes without `maxUsedGas` report `gasUsed`), and the slots
  *   the step writes may all have been non-zero when measured and all be zero later (a wallet's first deposit, a
@@ -94,16 +96,15 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
   const measured = client.state.gasMeasured
   const keys = calls.map((c) => `${chainId}|gas|${c.step}|${c.subject}`)
   let fresh = new Set<string>()
-  if (keys.some((k) => !measured.has(k))) {
-    const result = await shared(client, `${chainId}|measure|${keys.join(',')}`, () => measure(client, chainId, from, calls, keys))
-    if (result.first) fresh = result.value
-    // The measure joined was another wallet's, and its sequence failed (maybe its own doing: a wallet short of funds
-    // is measured before the preflight refuses it). One of the builds that joined it measures again from its own
-    // wallet, and the others wait for that, rather than take the default, which a dearer vault would revert on: at
-    // most two measures a wave.
-    else if (keys.some((k) => !measured.has(k))) {
-      const retry = await shared(client, `${chainId}|remeasure|${keys.join(',')}`, () => measure(client, chainId, from, calls, keys))
-      if (retry.first) fresh = retry.value
+  // A measure joined was another wallet's, and where its sequence failed (maybe its own doing: a wallet short of
+  // funds is measured before the preflight refuses it), one of the builds that joined it measures from its own wallet
+  // and the others join that, round after round, rather than take the default, which a dearer vault reverts on. A
+  // build leaves once a measure holds or it has measured itself, so each round has one fewer waiting.
+  for (let round = 0; keys.some((k) => !measured.has(k)); round++) {
+    const result = await shared(client, `${chainId}|measure${round}|${keys.join(',')}`, () => measure(client, chainId, from, calls, keys))
+    if (result.first) {
+      fresh = result.value
+      break
     }
   }
   return keys.map((key, i) => {
