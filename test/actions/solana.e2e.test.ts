@@ -10,7 +10,7 @@
  * chain is `localnet`, the id the Solana plugin and its tests use for a local cluster.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { CatalogError, importCatalog } from '@earn/core'
+import { CatalogError, createStore, importCatalog } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
 import {
   address,
@@ -26,6 +26,7 @@ import { getAddMemoInstruction } from '@solana-program/memo'
 import { getTransferSolInstruction } from '@solana-program/system'
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { localCatalog } from './localChain.ts'
+import { DATABASE_URL, freshSchema } from '../services.ts'
 import { deploySampleSolana, startSolana, type SampleSolana, type SolanaChain } from '../chains/solana.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 
@@ -164,6 +165,23 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
     const r = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${memoOnly}`)
     expect(r.status, r.text).toBe(200)
     expect(r.body).toMatchObject({ tag, verified: false, metadata: { actionId, opportunityId: SOLANA_SAMPLE_ENTRY.id } })
+  })
+
+  test('a memo tag whose ids no action could have (a NUL character, which PostgreSQL text refuses) is not verified, on both engines', async () => {
+    const memo = `earn:v1:dist:act\u0000ion:${'a'.repeat(32)}`
+    const signature = await chain.send([getAddMemoInstruction({ memo }), getTransferSolInstruction({ source: user, destination: chain.payer.address, amount: 1_000n })], user)
+    const { schema, drop } = await freshSchema()
+    const onPostgres = await createHarness({ store: createStore({ engine: 'postgres', url: DATABASE_URL, schema }), clients: { solana: solana.connect({ SOLANA_RPC_URL: chain.url }) } })
+    try {
+      for (const server of [h, onPostgres]) {
+        const r = await server.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${signature}`)
+        expect(r.status, r.text).toBe(200)
+        expect(r.body).toEqual({ tag: memo, verified: false, metadata: { distributorId: 'dist', actionId: 'act\u0000ion', opportunityId: null } })
+      }
+    } finally {
+      await onPostgres.close()
+      await drop()
+    }
   })
 
   test('a deposit larger than the balance is 400 insufficient token balance', async () => {

@@ -14,6 +14,9 @@ import type { ActionRecord } from '../store/schema.ts'
 import type { ActionDeps } from './build.ts'
 import { NoAttributionTagError, UnsupportedChainError } from './errors.ts'
 import type { VerifyResult } from './schema.ts'
+import { UUID_PATTERN } from '../opportunities/schema.ts'
+
+const ACTION_ID = new RegExp(UUID_PATTERN)
 
 export interface VerifyParameters {
   orgId: string
@@ -150,7 +153,9 @@ async function answerFor(deps: ActionDeps, ecosystem: LoadedEcosystem, p: Verify
   const parsed = parseTag(tag)
   if (!parsed) return { result: { tag, verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } }, orgId: undefined }
 
-  const action = await deps.store.getAction(parsed.actionId)
+  // Action ids are UUIDs: any other id (a memo or comment can carry anything, a NUL that PostgreSQL text refuses
+  // included) names no action, and is not asked of the store.
+  const action = ACTION_ID.test(parsed.actionId) ? await deps.store.getAction(parsed.actionId) : undefined
   const moved = action && (await holds(deps, ecosystem, tag, action, p.chainId, read, taken))
   let verified = moved !== undefined
   // Activity lists verified deposits, one transaction per built deposit (the first verified), with what it moved: a
