@@ -31,3 +31,11 @@ test('SHUTDOWN_GRACE_SECONDS is a whole number of seconds up to an hour', () => 
   expect(parseConfig({ SHUTDOWN_GRACE_SECONDS: '0' }).shutdownGraceSeconds).toBe(0)
   expect(refusal({ SHUTDOWN_GRACE_SECONDS: '3601' })).toStartWith('SHUTDOWN_GRACE_SECONDS: must be between 0 and 3600')
 })
+
+test('ATTRIBUTION_SECRET: at least 16 characters, no surrounding whitespace, not only whitespace; empty is unset', () => {
+  expect(parseConfig({ ATTRIBUTION_SECRET: 'a-long-enough-secret' }).attributionSecret).toBe('a-long-enough-secret')
+  expect(parseConfig({ ATTRIBUTION_SECRET: '' }).attributionSecret).toBeUndefined()
+  expect(refusal({ ATTRIBUTION_SECRET: 'short' })).toBe('ATTRIBUTION_SECRET: must be at least 16 characters')
+  for (const secret of [' '.repeat(16), '\t'.repeat(16), '0123456789abcdef\n', ' 0123456789abcdef'])
+    expect(refusal({ ATTRIBUTION_SECRET: secret })).toBe('ATTRIBUTION_SECRET: must not begin or end with whitespace (a trailing newline, say), nor be only whitespace')
+})

@@ -139,6 +139,10 @@ export function parseConfig(env: Config['env']): Config {
   const secret = env.ATTRIBUTION_SECRET
   if (secret !== undefined && secret !== '' && secret.length < 16)
     throw new ConfigError('ATTRIBUTION_SECRET', 'must be at least 16 characters')
+  // A stray newline from a secrets file would give this process other MACs than its peers', and spaces alone are a
+  // guessable key: both are refused rather than used.
+  if (secret !== undefined && secret !== '' && (secret.trim() !== secret || secret.trim() === ''))
+    throw new ConfigError('ATTRIBUTION_SECRET', 'must not begin or end with whitespace (a trailing newline, say), nor be only whitespace')
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: host(env),

@@ -62,7 +62,7 @@ function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, s
   if (!parsed) throw new FundingRejectedError('its tag is not a stream funding tag')
   if (parsed.streamId !== stream.id) throw new FundingRejectedError(`its funding tag names another stream (${parsed.streamId})`)
   if (!verifyStreamTag(secret, tag, { streamId: stream.id, wallet: creator, chainId: stream.chainId }))
-    throw new FundingRejectedError('its funding tag does not verify for this stream, creator and chain')
+    throw new FundingRejectedError("its funding tag does not verify for this stream, creator and chain (or this server's ATTRIBUTION_SECRET changed since the stream was created)")
   // What counts is what the chain says left the creator, not who sent the transaction: a contract wallet (a Safe,
   // an ERC-4337 account) moves its tokens inside a transaction an owner or a bundler sends. The tag on the
   // creator's own transfer call ties them to this stream.
