@@ -19,6 +19,9 @@ describe('the error envelope', () => {
     expect(r.status).toBe(400)
     expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
     expect(Object.keys(r.body.context).sort()).toEqual(['address', 'url'])
+    // Missing is said as such, not as a value of the wrong type.
+    expect(r.body.context.address).toBe('is required')
+    expect(r.body.context.url).not.toBe('is required')
   })
 
   test('a body that is no JSON object is 400 naming body, whatever else it is', async () => {

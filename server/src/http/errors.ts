@@ -34,7 +34,9 @@ function validationContext(error: ValidationError): Record<string, string> {
     const allowed = allowedLiterals('schema' in e ? e.schema : undefined)
     // A path segment that does not percent-decode reaches validation as null.
     const undecodable = error.type === 'params' && 'value' in e && e.value === null
-    context[field] ??= undecodable ? 'is not valid percent-encoding' : allowed ? `must be one of ${allowed}` : (e.summary ?? e.message)
+    // Elysia words a missing field as a wrong type ("to be string but found: undefined").
+    const missing = field !== error.type && 'value' in e && e.value === undefined
+    context[field] ??= undecodable ? 'is not valid percent-encoding' : missing ? 'is required' : allowed ? `must be one of ${allowed}` : (e.summary ?? e.message)
   }
   return context
 }
