@@ -1,5 +1,9 @@
 import { expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { NewAction } from '../store/schema.ts'
 import { ACTION_BATCH, createStore } from '../store/store.ts'
 import { createActionRecorder } from './recorder.ts'
@@ -38,6 +42,37 @@ test('a failed insert fails every caller of its batch; more rows than one statem
   const ok = createActionRecorder({ insertActions: async (rows) => void sizes.push(rows.length) })
   await Promise.all(Array.from({ length: ACTION_BATCH + 5 }, () => ok.record(row())))
   expect(sizes).toEqual([ACTION_BATCH, 5])
+})
+
+test('a batch the store cannot take now (its write lock held past the timeout) fails every caller at once, not row after row', async () => {
+  // A real SQLITE_BUSY, from a second connection to a file whose write lock the first holds.
+  const dir = mkdtempSync(join(tmpdir(), 'earn-recorder-'))
+  const holder = new Database(join(dir, 'earn.sqlite'), { create: true })
+  const waiter = new Database(join(dir, 'earn.sqlite'))
+  let busy: unknown
+  try {
+    holder.exec('pragma journal_mode = wal; begin immediate')
+    waiter.exec('pragma busy_timeout = 0')
+    waiter.exec('begin immediate')
+  } catch (e) {
+    busy = e
+  } finally {
+    waiter.close()
+    holder.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  expect((busy as { code?: string }).code).toStartWith('SQLITE_BUSY')
+  let calls = 0
+  const recorder = createActionRecorder({
+    insertActions: async () => {
+      calls++
+      throw busy
+    },
+  })
+  const results = await Promise.allSettled(Array.from({ length: 5 }, () => recorder.record(row())))
+  expect(results.map((r) => r.status === 'rejected' && r.reason)).toEqual(Array(5).fill(busy))
+  // Each row again would have waited out the busy timeout once more, the event loop blocked each time.
+  expect(calls).toBe(1)
 })
 
 test('a row its batch cannot store fails only its own caller: the others are stored', async () => {

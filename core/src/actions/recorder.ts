@@ -3,9 +3,10 @@
  * action is lost could never verify), but one commit per request costs more than the rest of the store work
  * together. So the rows of builds finishing in the same turn of the event loop go in one INSERT, and each
  * build resumes when that commit has landed. A batch that fails is tried again row by row, so a row only ever
- * fails its own build.
+ * fails its own build; one the store could not take at all (busy, unreachable) fails every build in it.
  */
 import { ACTION_BATCH, type Store } from '../store/store.ts'
+import { storeUnavailable } from '../store/unavailable.ts'
 import type { NewAction } from '../store/schema.ts'
 
 export interface ActionRecorder {
@@ -31,7 +32,12 @@ export function createActionRecorder(store: Pick<Store, 'insertActions'>): Actio
       await store.insertActions(batch.map((w) => w.row))
       for (const w of batch) w.resolve()
     } catch (e) {
-      if (batch.length === 1) return batch[0]!.reject(e)
+      // A store that cannot take writes now (busy past its timeout, unreachable) would refuse each row again, one
+      // timeout after another (on SQLite each blocks the event loop): the whole batch fails at once, a 503 each.
+      if (batch.length === 1 || storeUnavailable(e)) {
+        for (const w of batch) w.reject(e)
+        return
+      }
       // One bad row must not fail the builds it happened to share a commit with: each row again on its own.
       await Promise.all(
         batch.map((w) =>
