@@ -108,6 +108,50 @@ if (await postgresAvailable()) {
       }
     }, 20_000)
 
+    test('connections closed over and over (pg_terminate_backend in a loop): no unhandled error, and each statement answers or fails within seconds', async () => {
+      const { schema, drop } = await freshSchema()
+      // Its own name, so that only its connections are terminated.
+      const applicationName = `earn-test-${randomUUID()}`
+      const store = createStore({ engine: 'postgres', url: DATABASE_URL, schema, applicationName })
+      const admin = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+      const unhandled: unknown[] = []
+      const record = (e: unknown) => unhandled.push(e)
+      process.on('unhandledRejection', record)
+      process.on('uncaughtException', record)
+      try {
+        await store.migrate(Date.now())
+        let slowest = 0
+        let failed = 0
+        for (let round = 0; round < 2; round++) {
+          const statements = Array.from({ length: 1500 }, async (_, i) => {
+            await Bun.sleep(i % 300)
+            const started = performance.now()
+            await store.getSetting(`s${i}`).catch(() => failed++)
+            slowest = Math.max(slowest, performance.now() - started)
+          })
+          for (let k = 0; k < 150; k++) {
+            await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${applicationName}`
+            await Bun.sleep(1)
+          }
+          await Promise.all(statements)
+        }
+        // The terminations did hit statements (those fail)...
+        expect(failed).toBeGreaterThan(0)
+        // ...yet none waited out postgres.js's reconnect backoff (up to 20 s by default), and nothing was left
+        // unhandled: postgres.js's own query for array types at each connection's start rejected unhandled, which
+        // ends a Bun process.
+        expect(slowest).toBeLessThan(5_000)
+        expect(unhandled).toEqual([])
+        expect(await store.getSetting('after')).toBeUndefined()
+      } finally {
+        process.off('unhandledRejection', record)
+        process.off('uncaughtException', record)
+        await store.close()
+        await admin.end()
+        await drop()
+      }
+    }, 60_000)
+
     test('inside a transaction: the call fails as unreachable, the transaction is rolled back, the process and the pool go on', async () => {
       const { schema, drop } = await freshSchema()
       const store = createStore({ engine: 'postgres', url: DATABASE_URL, schema })

@@ -26,6 +26,8 @@ export interface PostgresOptions {
    * for as long as the lock lasts. Migrations lift it for their own transaction.
    */
   statementTimeoutMs?: number
+  /** How the connections name themselves to PostgreSQL (`pg_stat_activity.application_name`); `earn-api` by default. */
+  applicationName?: string
 }
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000
@@ -126,8 +128,17 @@ async function connect(options: PostgresOptions): Promise<Driver> {
   const sql = postgres(options.url, {
     max: options.maxConnections ?? 10,
     onnotice: () => {},
+    // postgres.js reads the server's array types on each new connection, in a query no caller awaits: a connection
+    // PostgreSQL closes during it (a failover, pg_terminate_backend) rejected it unhandled, which ends a Bun process,
+    // and left the connection's first statement waiting. No column here is an array.
+    fetch_types: false,
+    // postgres.js waits before reconnecting, up to 20 s once connections have closed a few times in a row (a failover,
+    // a burst of pg_terminate_backend): every statement queued behind them then hung as long. At most 1 s here; a
+    // database that stays away fails each statement (a 503) rather than holding it.
+    backoff: (retries: number) => Math.min(retries * 0.1, 1),
     connection: {
       statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+      application_name: options.applicationName ?? 'earn-api',
       // A transaction left open (a process paused mid-way) would hold its locks, and every writer behind them, for good.
       idle_in_transaction_session_timeout: 60_000,
       ...(options.schema ? { search_path: options.schema } : {}),
