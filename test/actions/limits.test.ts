@@ -9,7 +9,7 @@ import { importCatalog } from '@earn/core'
 import { randomUUID } from 'node:crypto'
 import { erc20Abi, erc4626Abi, type Address } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
-import { deployLimitedVault, deployOffsetVault, mintToken, sendUnsigned, testLimitedVaultAbi } from '../chains/evm.ts'
+import { deployLimitedVault, deployOffsetVault, deployToken, deployVault, mintToken, sendUnsigned, testLimitedVaultAbi } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
 import { fundedMember } from './members.ts'
@@ -87,7 +87,7 @@ describe('the vault limits a deposit or a redeem', () => {
   test('a paused vault: no deposit and no redeem, each refused with the 0 it reports', async () => {
     await setLimits(MAX, MAX, true)
     await refused(await deposit(limitedId, 10n ** 6n), /takes no deposits.*\(its maxDeposit is 0\)/, { amount: 'the vault takes none now', maxDeposit: '0' })
-    await refused(await withdraw(limitedId, 10n ** 6n), /redeems none.*\(its maxRedeem is 0\)/, { amount: 'the vault takes none now', maxRedeem: '0' })
+    await refused(await withdraw(limitedId, 10n ** 6n), /redeems none.*\(its maxRedeem is 0\)/, { amount: 'the vault redeems none now', maxRedeem: '0' })
   })
 
   test('a redeem limit: above it is refused with its maxRedeem; up to it, the withdrawal mines', async () => {
@@ -120,6 +120,32 @@ describe('the vault limits a deposit or a redeem', () => {
     expect(r.body.context.maxDeposit).toBe('1000000')
     expect(BigInt(r.body.context.minAmountOut)).toBeGreaterThan(10n ** 6n)
     await setLimits(MAX, MAX, false)
+  })
+
+  test("an amount the vault's preview reverts for (its conversion overflows): refused naming amount, not built to revert on chain", async () => {
+    // A token of 18 decimals the member holds all 2^256 - 1 of, deposited whole: redeeming them overflows the vault's
+    // arithmetic (totalAssets + 1 times the shares), so its previewRedeem and its redeem revert alike.
+    const big = await deployToken(chain.anvil, { name: 'Big', symbol: 'BIG', decimals: 18 })
+    const vault = await deployVault(chain.anvil, big)
+    const id = randomUUID()
+    const direct = localCatalog().opportunities.find((o) => o.id === chain.directId)!
+    const entry = { ...direct, id, name: 'Big vault', vaultAddress: vault, baseToken: { symbol: 'BIG', address: big, decimals: 18 }, receiptToken: { symbol: 'vBIG', decimals: 18 }, depositTokens: [{ address: big, symbol: 'BIG', decimals: 18 }] }
+    await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
+    await mintToken(chain.anvil, big, member.address, MAX)
+    const all = await h.post(`/v2/actions/deposit/${id}`, { userAddress: member.address, tokenIn: big, amount: MAX.toString(), distributorId: h.distributorId })
+    expect(all.status, all.text).toBe(200)
+    await sendAll(all.body.transactions)
+    const recorded = db.actions().length
+    await refused(await withdraw(id, MAX), /^the vault refuses to redeem \d+ shares now: its previewRedeem reverts for them, as the redeem would$/, {
+      amount: 'refused by the vault (its previewRedeem reverts); withdraw less',
+    })
+    // The offset vault (12 more decimals in its shares) converts a deposit of 2^220 past 2^256.
+    await sendAll((await deposit(offsetId, 10n ** 6n)).body.transactions)
+    await mintToken(chain.anvil, chain.token, member.address, 2n ** 220n)
+    await refused(await deposit(offsetId, 2n ** 220n), /^the vault refuses a deposit of \d+ smallest units now: its previewDeposit reverts for it, as the deposit would$/, {
+      amount: 'refused by the vault (its previewDeposit reverts); deposit less',
+    })
+    expect(db.actions().length).toBe(recorded + 1)
   })
 
   test('shares that redeem for nothing: the withdrawal is refused, not built to burn them for no assets', async () => {

@@ -3,29 +3,49 @@
  * ERC-4626 vault reverts a deposit above `maxDeposit` or a redeem above `maxRedeem`, after the wallet has signed
  * the approve; at a share price that mints nothing for the amount, a deposit takes the assets for no shares. The
  * build refuses these, saying what the vault takes. A vault that does not answer a view is not refused on its
- * account (not every vault implements the limits): the build goes on as before.
+ * account (not every vault implements the limits): the build goes on as before. A preview that reverts with a reason
+ * (a Panic, an error) is an answer: ERC-4626 lets `previewDeposit`/`previewRedeem` revert only where the deposit or
+ * redeem itself would (an amount whose conversion overflows), so the build is refused rather than handed out to revert.
  */
 import { InvalidArgumentError } from '@earn/core'
-import type { Hex } from 'viem'
+import { BaseError, type Hex } from 'viem'
 import { maxDepositData, maxRedeemData, previewDepositData, previewRedeemData, readUint256 } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask } from './rpc.ts'
 import { shareUnsent } from './shared.ts'
 import type { BuildContext } from './steps.ts'
 
-/** The vault's answer to a uint256 view, or undefined where it has none (reverted, or no data). */
-function vaultView(client: EvmClient, ctx: BuildContext, data: Hex): Promise<bigint | undefined> {
+const REVERTED = Symbol('reverted with a reason')
+
+/** Revert data that says something: at least an error selector. A bare revert is how a contract lacking the function answers. */
+function revertReason(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false
+  return error.walk((e) => /^0x[0-9a-fA-F]{8}/.test(String((e as { data?: unknown }).data))) !== null
+}
+
+/**
+ * The vault's answer to a uint256 view: undefined where it has none (no data, or a revert without a reason), REVERTED
+ * where it reverted with one.
+ */
+function vaultView(client: EvmClient, ctx: BuildContext, data: Hex): Promise<bigint | undefined | typeof REVERTED> {
   const publicClient = requirePublicClient(client, ctx.chainId)
   return shareUnsent(client, ctx.chainId, publicClient, `${ctx.chainId}|vaultView|${ctx.vault}|${data}`, () =>
-    ask<bigint | undefined>(ctx.chainId, () => readUint256(client, ctx.chainId, publicClient, ctx.vault, data), () => undefined),
+    ask<bigint | undefined | typeof REVERTED>(
+      ctx.chainId,
+      () => readUint256(client, ctx.chainId, publicClient, ctx.vault, data),
+      (error) => (revertReason(error) ? REVERTED : undefined),
+    ),
   )
 }
+
+/** A limit that reverted is no limit the build can state: the preview, asked beside it, speaks for the amount. */
+const limitOf = (answer: bigint | undefined | typeof REVERTED) => (answer === REVERTED ? undefined : answer)
 
 /** Refuses an amount above the vault's limit for the wallet, naming the limit (`what` says what it takes). */
 function withinLimit(amount: bigint, max: bigint | undefined, limit: 'maxDeposit' | 'maxRedeem', what: { none: string; atMost: string }): void {
   if (max === undefined || amount <= max) return
   throw new InvalidArgumentError(max === 0n ? `${what.none} (its ${limit} is 0)` : `${what.atMost} ${max} ${limit === 'maxDeposit' ? 'smallest units' : 'shares'} from this wallet now (its ${limit})`, {
-    amount: max === 0n ? 'the vault takes none now' : `at most ${max} now`,
+    amount: max === 0n ? (limit === 'maxDeposit' ? 'the vault takes none now' : 'the vault redeems none now') : `at most ${max} now`,
     [limit]: max.toString(),
   })
 }
@@ -36,13 +56,18 @@ function withinLimit(amount: bigint, max: bigint | undefined, limit: 'maxDeposit
  * `amount` is in another token, and "at most N" of it would be read in the wrong units.
  */
 export async function checkDepositTaken(client: EvmClient, ctx: BuildContext, assets: bigint, options: { swapped?: boolean } = {}): Promise<void> {
-  const [max, shares] = await Promise.all([vaultView(client, ctx, maxDepositData(ctx.owner)), vaultView(client, ctx, previewDepositData(assets))])
+  const [maxAnswer, shares] = await Promise.all([vaultView(client, ctx, maxDepositData(ctx.owner)), vaultView(client, ctx, previewDepositData(assets))])
+  const max = limitOf(maxAnswer)
   if (options.swapped && max !== undefined && max > 0n && assets > max)
     throw new InvalidArgumentError(
       `the swap's guaranteed output, ${assets} smallest units of the vault's asset, is more than the vault takes from this wallet now (its maxDeposit, ${max}); swap less`,
       { amount: `swaps into more of the asset than the vault takes now (maxDeposit ${max})`, maxDeposit: max.toString(), minAmountOut: assets.toString() },
     )
   withinLimit(assets, max, 'maxDeposit', { none: 'the vault takes no deposits from this wallet now: paused, full or closed to it', atMost: 'the vault takes at most' })
+  if (shares === REVERTED)
+    throw new InvalidArgumentError(`the vault refuses a deposit of ${assets} smallest units now: its previewDeposit reverts for it, as the deposit would`, {
+      amount: 'refused by the vault (its previewDeposit reverts); deposit less',
+    })
   if (shares === 0n)
     throw new InvalidArgumentError("this amount would mint no shares at the vault's share price now; deposit more", { amount: 'mints 0 shares' })
 }
@@ -53,7 +78,11 @@ export async function checkDepositTaken(client: EvmClient, ctx: BuildContext, as
  */
 export async function checkRedeemTaken(client: EvmClient, ctx: BuildContext, shares: bigint): Promise<bigint | undefined> {
   const [max, assets] = await Promise.all([vaultView(client, ctx, maxRedeemData(ctx.owner)), vaultView(client, ctx, previewRedeemData(shares))])
-  withinLimit(shares, max, 'maxRedeem', { none: "the vault redeems none of this wallet's shares now: paused or locked", atMost: 'the vault redeems at most' })
+  withinLimit(shares, limitOf(max), 'maxRedeem', { none: "the vault redeems none of this wallet's shares now: paused or locked", atMost: 'the vault redeems at most' })
+  if (assets === REVERTED)
+    throw new InvalidArgumentError(`the vault refuses to redeem ${shares} shares now: its previewRedeem reverts for them, as the redeem would`, {
+      amount: 'refused by the vault (its previewRedeem reverts); withdraw less',
+    })
   if (assets === 0n) throw new InvalidArgumentError('these shares redeem for nothing now', { amount: 'redeems for 0 of the asset' })
   return assets
 }
