@@ -5,7 +5,7 @@
  * deposits verifiable against the vault they were built for. (The CLI commands as processes: cli.test.ts.)
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
-import { importCatalog, manualClock, setOpportunityDelisted } from '@earn/core'
+import { CatalogError, importCatalog, manualClock, setOpportunityDelisted } from '@earn/core'
 import { erc20Abi, getAddress, type Address } from 'viem'
 import { sendUnsigned } from '../chains/evm.ts'
 import { localCatalog } from '../actions/localChain.ts'
@@ -94,13 +94,13 @@ test('delisting an opportunity the catalog does not hold is a 404 naming it', as
   expect(e).toMatchObject({ code: 'NOT_FOUND', message: `opportunity ${missing} is not in the catalog; see opportunity list` })
 })
 
-test('moved by a re-import to another vault, its deposits built for the old vault still verify, once each', async () => {
+test('moved to another vault, its deposits built for the old vault still verify, once each; an import refuses such a move', async () => {
   const { h, chain } = env
   const id = crypto.randomUUID()
   const [direct, swap] = localCatalog().opportunities
   const catalog = (vaultAddress: string) => ({ opportunities: [{ ...direct!, id, name: 'Moving vault', vaultAddress }] })
-  const importAt = async (vault: string) => {
-    const imported = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock }, catalog(vault))
+  const importAt = async (vault: string, store = h.store) => {
+    const imported = await importCatalog({ store, ecosystems: h.deps.ecosystems, clock }, catalog(vault))
     expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['read'])
     clock.advance(2_001)
   }
@@ -115,8 +115,21 @@ test('moved by a re-import to another vault, its deposits built for the old vaul
   const verifiedBefore = await h.get(`/v2/actions/verify?chainId=31337&txHash=${firstHash}`)
   expect(verifiedBefore.body).toMatchObject({ verified: true, metadata: { opportunityId: id, actionId: first.body.actionId } })
 
-  // The operator moves the opportunity to the other vault; the second deposit, built for the first, is mined after.
-  await importAt(swap!.vaultAddress)
+  // An import refuses to move it off the vault its deposits went into: its holders would lose their withdrawals.
+  const refused = await importAt(swap!.vaultAddress).catch((e: unknown) => e)
+  expect(refused).toBeInstanceOf(CatalogError)
+  expect((refused as CatalogError).problems).toEqual([
+    `opportunities[0] (${id}): vaultAddress: moves this opportunity off the vault its deposits went into (${direct!.vaultAddress.toLowerCase()} on chain 31337); ` +
+      'their holders could no longer withdraw or see their positions through it. List the new vault under a new id (and delist this one to close it to deposits)',
+  ])
+  // Delisted too: its holders still withdraw through it.
+  await h.store.setOpportunityDelisted(id, true, clock.now())
+  expect(await importAt(swap!.vaultAddress).catch((e: unknown) => e)).toBeInstanceOf(CatalogError)
+  await h.store.setOpportunityDelisted(id, false, clock.now())
+  // Yet a move can still meet deposits for the old vault: one imported before any was recorded, while another
+  // process builds from its 2 s lookup cache. As such an import: the second deposit, built for the first vault, is
+  // mined after the move.
+  await importAt(swap!.vaultAddress, { ...h.store, hasDepositsInto: async () => false })
   expect((await h.get(`/v2/opportunities/${id}`)).body.opportunity).toMatchObject({ id })
   const secondHash = (await sendAll(wallet, second.body.transactions)).at(-1)!
   for (const [hash, action] of [

@@ -126,11 +126,30 @@ async function pendingProblems(deps: CatalogDeps, listing: Listing, pending: str
   ]
 }
 
+/**
+ * An import may point an id at another vault, but not off one deposits were built into, listed or delisted:
+ * withdrawals and the portfolio find a holder's position through the opportunity's vault, so its holders would lose
+ * both (an audit's delisted entry, moved, answered its holders' withdrawals "insufficient token balance").
+ */
+async function strandingProblems(deps: CatalogDeps, listing: Listing): Promise<string[]> {
+  const stored = await deps.store.getOpportunity(listing.id)
+  if (!stored) return []
+  const field =
+    stored.ecosystem !== listing.ecosystem ? 'ecosystem' : stored.chainId !== listing.chainId ? 'chainId' : stored.vaultAddress !== listing.vaultAddress ? 'vaultAddress' : undefined
+  if (field === undefined || !(await deps.store.hasDepositsInto(listing.id, stored.vaultAddress))) return []
+  return [
+    `${field}: moves this opportunity off the vault its deposits went into (${stored.vaultAddress} on chain ${stored.chainId}); their holders ` +
+      'could no longer withdraw or see their positions through it. List the new vault under a new id (and delist this one to close it to deposits)',
+  ]
+}
+
 export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{ opportunities: ImportedOpportunity[] }> {
   const listings = await parseCatalog(deps.ecosystems, file)
   const read = await inGroups(listings, (l) => factsFor(deps, l))
   const found = await Promise.all(
     listings.map(async (l, i) => {
+      const stranding = await strandingProblems(deps, l)
+      if (stranding.length) return stranding
       const r = read[i]!
       if ('facts' in r) return disagreements(l, r.facts).concat(await untakenOffers(deps, l, r.facts))
       return 'refused' in r ? [r.refused] : pendingProblems(deps, l, r.pending)

@@ -349,6 +349,17 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(disagreements).toEqual([])
     })
 
+    test('hasDepositsInto: deposits of that opportunity into that vault, or naming no vault (before migration 7)', async () => {
+      const opportunityId = randomUUID()
+      const base = { orgId: 'o', distributorId: 'd', ecosystem: 'evm', chainId: '1', wallet: 'w', opportunityId, token: 't', amount: '1', referralCode: null, txHash: null, createdAt: T0 }
+      expect(await store.hasDepositsInto(opportunityId, '0xa')).toBe(false)
+      await store.insertActions([{ ...base, id: randomUUID(), kind: 'withdraw', vault: '0xa' }, { ...base, id: randomUUID(), kind: 'deposit', vault: '0xb' }])
+      expect([await store.hasDepositsInto(opportunityId, '0xa'), await store.hasDepositsInto(opportunityId, '0xb')]).toEqual([false, true])
+      await store.insertActions([{ ...base, id: randomUUID(), kind: 'deposit', vault: null }])
+      expect(await store.hasDepositsInto(opportunityId, '0xa')).toBe(true)
+      expect(await store.hasDepositsInto(randomUUID(), '0xb')).toBe(false)
+    })
+
     test('settings: the first writer wins, concurrently too', async () => {
       const name = `s_${randomUUID()}`
       expect(await store.getSetting(name)).toBeUndefined()

@@ -84,6 +84,11 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
   insertActions(rows: readonly NewAction[]): Promise<void>
   getAction(id: string): Promise<ActionRecord | undefined>
   /**
+   * Whether deposits were built for the opportunity into this vault (or before actions named their vault). A scan:
+   * asked only when an import moves an opportunity, and an index would cost every build's insert.
+   */
+  hasDepositsInto(opportunityId: string, vault: string): Promise<boolean>
+  /**
    * Records a verified transaction of a built action (`verifies`), once: true when this transaction is the one
    * recorded for that action, now or before (the same transaction verified again); false when another transaction
    * was recorded for it first, concurrently too.
@@ -256,6 +261,17 @@ export function createStore(options: StoreOptions): Store {
       await insertActionRows(rows)
     },
     getAction: (id) => db.selectFrom('actions').selectAll().where('id', '=', id).executeTakeFirst(),
+    async hasDepositsInto(opportunityId, vault) {
+      const found = await db
+        .selectFrom('actions')
+        .select('id')
+        .where('opportunityId', '=', opportunityId)
+        .where('kind', '=', 'deposit')
+        .where((eb) => eb.or([eb('vault', '=', vault), eb('vault', 'is', null)]))
+        .limit(1)
+        .executeTakeFirst()
+      return found !== undefined
+    },
     async recordVerification(a) {
       // A row recorded before verifications named their action (verifies null) stands for its whole transaction.
       const legacy = await db
