@@ -42,7 +42,7 @@ const USAGE = `usage: bun run cli <command> [options] [--json]
       (default: use the organization's budget again)
   opportunity import FILE      load or update the catalog from a JSON file (see README, "Catalog")
   opportunity list
-  opportunity delist ID        off the list and closed to deposits; holders still withdraw, past actions verify
+  opportunity delist ID        off the list and closed to deposits (running servers' builds within 2 s); holders still withdraw, past actions verify
   opportunity relist ID        list it again (an import never changes either)
 
 Environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded SQLite, default ./.data), as for bun run start;
