@@ -82,10 +82,17 @@ const approveDraft = (p: ApprovalParameters, step: { to: bigint; standalone: boo
   metadata: { spender: p.spender, amount: step.to.toString() },
 })
 
+/**
+ * For a step that spends what an earlier step brings (the swap's output, the redeem's assets): it would spend the
+ * wallet's own balance of that token instead where that step failed, so its description says to send it only after.
+ */
+export const afterNote = (after: string | undefined, token: TokenLabel) =>
+  after === undefined ? '' : `; send only once the ${after} has succeeded: the ${token.symbol ?? token.display} comes from it`
+
 /** ERC-4626 `deposit(assets, owner)` with the attribution tag appended. */
 export const depositDraft = (
   ctx: BuildContext,
-  p: { assets: bigint; asset: TokenLabel; vault: TokenLabel; standalone: boolean; metadata?: Record<string, unknown> },
+  p: { assets: bigint; asset: TokenLabel; vault: TokenLabel; standalone: boolean; metadata?: Record<string, unknown>; after?: string },
 ): Draft => ({
   type: 'deposit',
   step: 'deposit',
@@ -93,7 +100,7 @@ export const depositDraft = (
   to: ctx.vault,
   data: appendTag(depositData(p.assets, ctx.owner), ctx.tag),
   standalone: p.standalone,
-  description: `Deposit ${describeAmount(p.assets, p.asset)} into ${vaultName(p.vault)}`,
+  description: `Deposit ${describeAmount(p.assets, p.asset)} into ${vaultName(p.vault)}${afterNote(p.after, p.asset)}`,
   metadata: { assets: p.assets.toString(), ...p.metadata },
 })
 

@@ -74,6 +74,8 @@ describe('build: swap deposit', () => {
     const depositCall = encodeFunctionData({ abi: erc4626Abi, functionName: 'deposit', args: [minOut, owner.address] })
     expect(tx(deposit).data).toBe(`${depositCall}${stringToHex(tag).slice(2)}`)
     expect(deposit.metadata).toMatchObject({ quotedAmountOut: quoted.toString(), minAmountOut: minOut.toString() })
+    // Where the swap failed, the deposit would take tUSD the wallet already held: its description says to wait for it.
+    expect(deposit.description).toEndWith('; send only once the swap has succeeded: the tUSD comes from it')
 
     // The deadline above is years away, so it is also valid on anvil's clock.
     const expectedShares = await chain.read.previewDeposit(minOut)
@@ -169,7 +171,7 @@ describe('build: swap withdrawal', () => {
       functionName: 'swapExactTokensForTokens',
       args: [redeemed, minOut, [chain.asset, chain.other], owner.address, BigInt(now / 1000 + SWAP_DEADLINE_SECONDS)],
     })
-    expect(swap.description).toBe(`Swap ${formatUnits(redeemed, 6)} tUSD for at least ${formatUnits(minOut, 18)} tETH`)
+    expect(swap.description).toBe(`Swap ${formatUnits(redeemed, 6)} tUSD for at least ${formatUnits(minOut, 18)} tETH; send only once the redeem has succeeded: the tUSD comes from it`)
     // Simulated as one sequence, so the swap behind the redeem is measured too.
     expect(steps.map((s) => s.metadata?.gasLimitSource)).toEqual(['estimated', 'estimated', 'estimated'])
 

@@ -10,7 +10,7 @@ import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, type TokenLabel } from './erc20.ts'
 import { ask } from './rpc.ts'
 import { shareUnsent } from './shared.ts'
-import type { BuildContext, Draft } from './steps.ts'
+import { afterNote, type BuildContext, type Draft } from './steps.ts'
 
 export const swapRouterAbi = parseAbi([
   'function getAmountsOut(uint256 amountIn, address[] path) view returns (uint256[] amounts)',
@@ -105,6 +105,8 @@ export interface SwapStepParameters {
   slippageBps: number
   /** False when the router's approval must be mined first. */
   standalone: boolean
+  /** The earlier step whose output it sells (a redeem), said in its description (see `afterNote`). */
+  after?: string
 }
 
 export function swapDraft(client: EvmClient, ctx: BuildContext, p: SwapStepParameters): Draft {
@@ -121,7 +123,7 @@ export function swapDraft(client: EvmClient, ctx: BuildContext, p: SwapStepParam
       args: [p.amountIn, p.minOut, [...path], ctx.owner, deadline],
     }),
     standalone: p.standalone,
-    description: `Swap ${describeAmount(p.amountIn, p.sell)} for at least ${describeAmount(p.minOut, p.buy)}`,
+    description: `Swap ${describeAmount(p.amountIn, p.sell)} for at least ${describeAmount(p.minOut, p.buy)}${afterNote(p.after, p.sell)}`,
     metadata: {
       router: p.router,
       path: [...path],

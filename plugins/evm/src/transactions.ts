@@ -140,6 +140,7 @@ async function swapDeposit(
       vault,
       standalone: false,
       metadata: { quotedAmountOut: quoted.toString(), minAmountOut: minOut.toString() },
+      after: 'swap',
     }),
   ])
 }
@@ -185,6 +186,6 @@ async function swapWithdraw(
   return finish(client, ctx, [
     withdrawDraft(ctx, { shares, asset, vault }),
     ...routerApprove,
-    swapDraft(client, ctx, { router, sell: asset, buy: out, amountIn: redeemed, quoted, minOut, slippageBps, standalone: false }),
+    swapDraft(client, ctx, { router, sell: asset, buy: out, amountIn: redeemed, quoted, minOut, slippageBps, standalone: false, after: 'redeem' }),
   ])
 }
