@@ -33,9 +33,10 @@ async function main() {
   // Bun's own limit would answer an empty 413 before the app sees the request. The app reads at most
   // MAX_BODY_BYTES of any body (http/parse.ts) and answers the rest with its envelope, so Bun's limit only has to
   // stay out of its way. development off whatever NODE_ENV says: an error that escaped the app must never get
-  // Bun's page of source lines.
+  // Bun's page of source lines. reusePort off (Elysia turns it on): a second server started on the same port would
+  // otherwise listen beside the first, each taking part of the other's requests with its own store.
   try {
-    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, development: false })
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, development: false, reusePort: false })
   } catch (e) {
     startupError(`listening on ${config.host}:${config.port} (HOST, PORT)`, e)
   }

@@ -110,6 +110,25 @@ describe('server process', () => {
     }
   })
 
+  test('a second server on a port an Earn server holds stops at start, rather than share the port and half its requests', async () => {
+    const first = await startServer({ DATA_DIR: dir })
+    const otherDir = mkdtempSync(join(tmpdir(), 'earn-second-'))
+    try {
+      const port = new URL(first.url).port
+      const error = await startServer({ DATA_DIR: otherDir, PORT: port }, 10_000).then(
+        async (second) => {
+          await second.stop('SIGTERM')
+          return undefined
+        },
+        (e: Error) => e.message,
+      )
+      expect(error).toMatch(new RegExp(`^startup error: listening on 127\\.0\\.0\\.1:${port} \\(HOST, PORT\\): .*$`, 'm'))
+    } finally {
+      await first.stop('SIGTERM')
+      rmSync(otherDir, { recursive: true, force: true })
+    }
+  })
+
   test("a chain plugin's bad variable stops the server when the plugin loads, naming the variable", async () => {
     const server = await startServer({ DATA_DIR: dir, EVM_LOGS_BLOCK_RANGE: 'many' })
     const deadline = Date.now() + 15_000
