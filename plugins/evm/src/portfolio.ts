@@ -1,7 +1,8 @@
 /**
  * What a wallet's vault position is worth and how it got there, for the portfolio. Value is the ERC-4626 vault's
  * own `convertToAssets`, read through the plugin's Multicall3 batcher (every position of a portfolio leaves in one
- * call, and a vault that fails its whole batch fails its own read only). Flows are the vault's own `Deposit` and `Withdraw` events whose `owner` is the wallet.
+ * call, and a vault that fails its whole batch fails its own read only). Flows are the vault's own `Deposit` and
+ * `Withdraw` events whose `owner` is the wallet.
  */
 import { InvalidArgumentError, type AssetsParameters, type FlowsParameters, type VaultFlows } from '@earn/core'
 import { encodeFunctionData, erc4626Abi, parseAbiItem, type Address, type PublicClient } from 'viem'
