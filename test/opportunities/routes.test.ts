@@ -147,6 +147,15 @@ describe('GET /v2/opportunities/', () => {
     expect(all.body.opportunities.length).toBeGreaterThan(0)
   })
 
+  test('a tvlGreaterThan past what a double holds is still a number: above every TVL (none listed), or below every one (all)', async () => {
+    const all = await h.get('/v2/opportunities/')
+    const above = await h.get(`/v2/opportunities/?tvlGreaterThan=1${'0'.repeat(309)}`)
+    expect([above.status, above.body.total]).toEqual([200, 0])
+    const below = await h.get('/v2/opportunities/?tvlGreaterThan=-1e400')
+    expect([below.status, below.body.total]).toEqual([200, all.body.total])
+    expect(all.body.total).toBeGreaterThan(0)
+  })
+
   test('a filter that does not parse is 400 naming it', async () => {
     const cases: [string, string][] = [
       ['chainIds=', 'chainIds'],
@@ -157,6 +166,9 @@ describe('GET /v2/opportunities/', () => {
       ['depositToken=0x1234', 'depositToken'],
       ['tvlGreaterThan=lots', 'tvlGreaterThan'],
       ['tvlGreaterThan=Infinity', 'tvlGreaterThan'],
+      ['tvlGreaterThan=1e', 'tvlGreaterThan'],
+      ['tvlGreaterThan=--1', 'tvlGreaterThan'],
+      ['tvlGreaterThan=.', 'tvlGreaterThan'],
       ['tvlGreaterThan=', 'tvlGreaterThan'],
       ['page=0', 'page'],
       ['page=1.5', 'page'],

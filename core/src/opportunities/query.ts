@@ -50,10 +50,10 @@ export async function parseListQuery(ecosystems: EcosystemRegistry, q: Opportuni
   }
   if (q.tvlGreaterThan !== undefined) {
     const raw = q.tvlGreaterThan.trim()
+    if (!/^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i.test(raw)) throw new InvalidFilterError('tvlGreaterThan', 'must be a USD amount, a finite number')
+    // A number past what a double holds (1e309) is still a finite amount: above every TVL, or below every one.
     const n = Number(raw)
-    if (raw === '' || !/^[0-9.eE+-]+$/.test(raw) || !Number.isFinite(n))
-      throw new InvalidFilterError('tvlGreaterThan', 'must be a USD amount, a finite number')
-    filter.tvlGreaterThan = n
+    filter.tvlGreaterThan = n === Infinity ? Number.MAX_VALUE : n === -Infinity ? -Number.MAX_VALUE : n
   }
   return filter
 }
