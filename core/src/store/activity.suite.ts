@@ -172,5 +172,36 @@ export function runActivityStoreSuite(name: string, make: () => Promise<{ store:
       // Another organization sees nothing under the same distributor id.
       expect(await store.listDistributorActivity({ orgId: `org_${randomUUID()}`, distributorId: dist, offset: 0, limit: 10 })).toEqual({ rows: [], total: 0 })
     })
+
+    test('a page and its total agree while builds are recorded', async () => {
+      const org = `org_${randomUUID()}`
+      const dist = randomUUID()
+      const w = wallet()
+      let stop = false
+      let n = 0
+      // Builds committing all the while: a total counted apart from the page (another statement, another
+      // snapshot) counts rows the page did not see now and then.
+      const recorders = Array.from({ length: 2 }, async () => {
+        while (!stop) await store.insertActions([action({ orgId: org, wallet: w, distributorId: dist, createdAt: T0 + ++n })])
+      })
+      const disagreements: string[] = []
+      try {
+        for (let i = 0; i < 400; i++) {
+          const mine = await store.listWalletActivity({ orgId: org, wallets: new Map([['evm', [w]]]), offset: 0, limit: 100_000 })
+          if (mine.rows.length !== mine.total) disagreements.push(`wallet: ${mine.rows.length} rows, total ${mine.total}`)
+          const its = await store.listDistributorActivity({ orgId: org, distributorId: dist, offset: 0, limit: 100_000 })
+          if (its.rows.length !== its.total) disagreements.push(`distributor: ${its.rows.length} rows, total ${its.total}`)
+        }
+      } finally {
+        stop = true
+        await Promise.all(recorders)
+      }
+      expect(disagreements).toEqual([])
+      expect(n).toBeGreaterThan(0)
+      // Past the end: no rows, and the total still counts them all.
+      const past = await store.listWalletActivity({ orgId: org, wallets: new Map([['evm', [w]]]), offset: 100_000, limit: 10 })
+      expect(past).toEqual({ rows: [], total: n })
+      expect((await store.listDistributorActivity({ orgId: org, distributorId: dist, offset: 100_000, limit: 10 })).total).toBe(n)
+    })
   })
 }

@@ -3,7 +3,7 @@
  * row is a recorded action (built deposit or withdrawal, verified transaction) or, for a distributor, a signup (a
  * member registered through it). Newest first; ties broken by id so pages never overlap or skip.
  */
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely'
 import type { Database } from './schema.ts'
 
 /** The action kinds activity shows. */
@@ -94,23 +94,34 @@ export function activityQueries(db: Kysely<Database>): ActivityStore {
 
   const count = async (q: { executeTakeFirstOrThrow(): Promise<Count> }) => Number((await q.executeTakeFirstOrThrow()).n)
 
+  // The count rides on the page's own statement: two statements would each see their own snapshot, and a build
+  // recorded between them would answer a total the page does not hold. A page past the end has no row to carry
+  // the count; nothing on it can disagree with one counted apart.
+  async function newestFirst(of: SelectQueryBuilder<Database & { activity: ActivityRow }, 'activity', ActivityRow>, f: ActivityPageRequest): Promise<ActivityPage> {
+    const page = await of
+      .select((eb) => eb.fn.countAll<Count['n']>().over().as('matchingTotal'))
+      .orderBy('createdAt', 'desc')
+      .orderBy('id', 'desc')
+      .offset(f.offset)
+      .limit(f.limit)
+      .execute()
+    const rows = page.map(({ matchingTotal: _, ...row }) => row)
+    if (page.length || f.offset === 0) return { rows, total: page.length ? Number(page[0]!.matchingTotal) : 0 }
+    return { rows, total: await count(of.clearSelect().select((eb) => eb.fn.countAll<Count['n']>().as('n'))) }
+  }
+
   return {
     async listWalletActivity(f) {
       // SQL has no empty IN list: no wallets match nothing.
       if (![...f.wallets.values()].some((a) => a.length)) return { rows: [], total: 0 }
-      const matching = () =>
-        actions(f.orgId).where((eb) =>
-          eb.or(
-            [...f.wallets]
-              .filter(([, addresses]) => addresses.length)
-              .map(([ecosystem, addresses]) => eb.and([eb('ecosystem', '=', ecosystem), eb('wallet', 'in', [...addresses])])),
-          ),
-        )
-      const [rows, total] = await Promise.all([
-        matching().select(actionColumns).$castTo<ActivityRow>().orderBy('createdAt', 'desc').orderBy('id', 'desc').offset(f.offset).limit(f.limit).execute(),
-        count(matching().select((eb) => eb.fn.countAll<Count['n']>().as('n'))),
-      ])
-      return { rows, total }
+      const matching = actions(f.orgId).where((eb) =>
+        eb.or(
+          [...f.wallets]
+            .filter(([, addresses]) => addresses.length)
+            .map(([ecosystem, addresses]) => eb.and([eb('ecosystem', '=', ecosystem), eb('wallet', 'in', [...addresses])])),
+        ),
+      )
+      return newestFirst(db.selectFrom(matching.select(actionColumns).$castTo<ActivityRow>().as('activity')).selectAll(), f)
     },
 
     async listDistributorActivity(f) {
@@ -123,19 +134,7 @@ export function activityQueries(db: Kysely<Database>): ActivityStore {
             .$castTo<ActivityRow>()
             .unionAll(signups(f.orgId, f.distributorId).select(signupColumns).$castTo<ActivityRow>())
         : ofDistributor.select(actionColumns).$castTo<ActivityRow>()
-      const [rows, actionCount, signupCount] = await Promise.all([
-        db
-          .selectFrom(merged.as('activity'))
-          .selectAll()
-          .orderBy('createdAt', 'desc')
-          .orderBy('id', 'desc')
-          .offset(f.offset)
-          .limit(f.limit)
-          .execute(),
-        count(ofDistributor.select((eb) => eb.fn.countAll<Count['n']>().as('n'))),
-        withSignups ? count(signups(f.orgId, f.distributorId).select((eb) => eb.fn.countAll<Count['n']>().as('n'))) : 0,
-      ])
-      return { rows, total: actionCount + signupCount }
+      return newestFirst(db.selectFrom(merged.as('activity')).selectAll(), f)
     },
   }
 }
