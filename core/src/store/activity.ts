@@ -3,7 +3,8 @@
  * row is a recorded action (built deposit or withdrawal, verified transaction) or, for a distributor, a signup (a
  * member registered through it). Newest first; ties broken by id so pages never overlap or skip.
  */
-import { type Kysely, type SelectQueryBuilder, sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+import { type Page, pageWithTotal } from './page.ts'
 import type { Database } from './schema.ts'
 
 /** The action kinds activity shows. */
@@ -44,10 +45,7 @@ export interface DistributorActivityFilter extends ActivityPageRequest {
   opportunityId?: string
 }
 
-export interface ActivityPage {
-  rows: ActivityRow[]
-  total: number
-}
+export type ActivityPage = Page<ActivityRow>
 
 export interface ActivityStore {
   /** The organization's actions for these wallets. */
@@ -56,9 +54,8 @@ export interface ActivityStore {
   listDistributorActivity(filter: DistributorActivityFilter): Promise<ActivityPage>
 }
 
-type Count = { n: number | string | bigint }
-
 export function activityQueries(db: Kysely<Database>): ActivityStore {
+  const newestFirst = <Q extends { orderBy(c: 'createdAt' | 'id', d: 'desc'): Q }>(q: Q) => q.orderBy('createdAt', 'desc').orderBy('id', 'desc')
   const actions = (orgId: string) => db.selectFrom('actions').where('orgId', '=', orgId).where('kind', 'in', [...ACTIVITY_KINDS])
   const actionColumns = [
     'id',
@@ -92,24 +89,6 @@ export function activityQueries(db: Kysely<Database>): ActivityStore {
     'createdAt',
   ] as const
 
-  const count = async (q: { executeTakeFirstOrThrow(): Promise<Count> }) => Number((await q.executeTakeFirstOrThrow()).n)
-
-  // The count rides on the page's own statement: two statements would each see their own snapshot, and a build
-  // recorded between them would answer a total the page does not hold. A page past the end has no row to carry
-  // the count; nothing on it can disagree with one counted apart.
-  async function newestFirst(of: SelectQueryBuilder<Database & { activity: ActivityRow }, 'activity', ActivityRow>, f: ActivityPageRequest): Promise<ActivityPage> {
-    const page = await of
-      .select((eb) => eb.fn.countAll<Count['n']>().over().as('matchingTotal'))
-      .orderBy('createdAt', 'desc')
-      .orderBy('id', 'desc')
-      .offset(f.offset)
-      .limit(f.limit)
-      .execute()
-    const rows = page.map(({ matchingTotal: _, ...row }) => row)
-    if (page.length || f.offset === 0) return { rows, total: page.length ? Number(page[0]!.matchingTotal) : 0 }
-    return { rows, total: await count(of.clearSelect().select((eb) => eb.fn.countAll<Count['n']>().as('n'))) }
-  }
-
   return {
     async listWalletActivity(f) {
       // SQL has no empty IN list: no wallets match nothing.
@@ -121,7 +100,7 @@ export function activityQueries(db: Kysely<Database>): ActivityStore {
             .map(([ecosystem, addresses]) => eb.and([eb('ecosystem', '=', ecosystem), eb('wallet', 'in', [...addresses])])),
         ),
       )
-      return newestFirst(db.selectFrom(matching.select(actionColumns).$castTo<ActivityRow>().as('activity')).selectAll(), f)
+      return pageWithTotal(newestFirst(db.selectFrom(matching.select(actionColumns).$castTo<ActivityRow>().as('activity')).selectAll()), f)
     },
 
     async listDistributorActivity(f) {
@@ -134,7 +113,7 @@ export function activityQueries(db: Kysely<Database>): ActivityStore {
             .$castTo<ActivityRow>()
             .unionAll(signups(f.orgId, f.distributorId).select(signupColumns).$castTo<ActivityRow>())
         : ofDistributor.select(actionColumns).$castTo<ActivityRow>()
-      return newestFirst(db.selectFrom(merged.as('activity')).selectAll(), f)
+      return pageWithTotal(newestFirst(db.selectFrom(merged.as('activity')).selectAll()), f)
     },
   }
 }

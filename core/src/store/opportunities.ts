@@ -4,6 +4,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Database, OpportunityRecord } from './schema.ts'
+import { type Page, pageWithTotal } from './page.ts'
 
 export interface OpportunityFilter {
   /** Only these ecosystems (the ones this deployment loaded). */
@@ -54,7 +55,7 @@ export interface OpportunityStore {
   upsertOpportunities(entries: readonly OpportunityUpsert[]): Promise<UpsertOutcome[]>
   getOpportunity(id: string): Promise<OpportunityRecord | undefined>
   /** Refreshed opportunities only, largest TVL first, with the count of all that match. */
-  listOpportunities(filter: OpportunityFilter): Promise<{ rows: OpportunityRecord[]; total: number }>
+  listOpportunities(filter: OpportunityFilter): Promise<Page<OpportunityRecord>>
   /** Every opportunity, refreshed or not (the refresher and the CLI). */
   allOpportunities(): Promise<OpportunityRecord[]>
   /**
@@ -131,22 +132,7 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
     async listOpportunities(filter) {
       // SQL has no empty IN list: a filter that can match nothing answers without a query.
       if (!filter.ecosystems.length || filter.chainIds?.length === 0 || filter.depositTokens?.length === 0) return { rows: [], total: 0 }
-      // The count rides on the page's own query: two statements would each see their own snapshot, and a refresh
-      // committing between them (a TVL crossing tvlGreaterThan) would answer rows the total does not count.
-      const page = await matching(filter)
-        .selectAll()
-        .select((eb) => eb.fn.countAll<number | string | bigint>().over().as('matchingTotal'))
-        .orderBy('tvl', 'desc')
-        .orderBy('id')
-        .offset(filter.offset)
-        .limit(filter.limit)
-        .execute()
-      const rows = page.map(({ matchingTotal: _, ...row }) => row)
-      if (page.length) return { rows, total: Number(page[0]!.matchingTotal) }
-      // A page past the end has no row to carry the count; nothing on it can disagree with one counted apart.
-      if (filter.offset === 0) return { rows, total: 0 }
-      const count = await matching(filter).select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirstOrThrow()
-      return { rows, total: Number(count.n) }
+      return pageWithTotal(matching(filter).selectAll().orderBy('tvl', 'desc').orderBy('id'), filter)
     },
     allOpportunities: () => db.selectFrom('opportunities').selectAll().orderBy('createdAt').orderBy('id').execute(),
     async setOpportunityChainFacts(id, { listing, ...facts }) {

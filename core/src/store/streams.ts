@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Database, StreamRecord, StreamsTable } from './schema.ts'
+import { type Page, pageWithTotal } from './page.ts'
 
 type State = StreamsTable['state']
 
@@ -23,7 +24,7 @@ export interface StreamStore {
   insertStream(row: StreamRecord): Promise<void>
   getStream(id: string): Promise<StreamRecord | undefined>
   /** One organization's streams, newest first, with the count of all that match. */
-  listStreams(filter: StreamFilter): Promise<{ rows: StreamRecord[]; total: number }>
+  listStreams(filter: StreamFilter): Promise<Page<StreamRecord>>
   /** Moves the stream from `from` to `to`; false when its stored state was no longer `from`. */
   setStreamState(id: string, p: { from: State; to: State; at: number }): Promise<boolean>
   /**
@@ -58,11 +59,7 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
     },
     getStream: (id) => db.selectFrom('streams').selectAll().where('id', '=', id).executeTakeFirst(),
     async listStreams(filter) {
-      const [rows, count] = await Promise.all([
-        matching(filter).selectAll().orderBy('createdAt', 'desc').orderBy('id', 'desc').offset(filter.offset).limit(filter.limit).execute(),
-        matching(filter).select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirstOrThrow(),
-      ])
-      return { rows, total: Number(count.n) }
+      return pageWithTotal(matching(filter).selectAll().orderBy('createdAt', 'desc').orderBy('id', 'desc'), filter)
     },
     async setStreamState(id, p) {
       const r = await db.updateTable('streams').set({ state: p.to, updatedAt: p.at }).where('id', '=', id).where('state', '=', p.from).executeTakeFirst()
