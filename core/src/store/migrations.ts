@@ -265,6 +265,9 @@ export async function migrate(db: Kysely<Database>, engine: Engine, now: number)
       await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK_ID})`.execute(trx)
       return applyPending(trx, engine, now)
     })
+  // Every start and CLI command but the first after an upgrade finds nothing to apply: that read takes no write lock,
+  // so another process's long write holds up neither a start nor a read-only command.
+  if (await allApplied(db)) return []
   // SQLite: BEGIN IMMEDIATE takes the write lock before the first read, so two processes cannot both find a
   // migration missing (Kysely's transaction begins deferred).
   return db.connection().execute(async (conn) => {
@@ -278,6 +281,17 @@ export async function migrate(db: Kysely<Database>, engine: Engine, now: number)
       throw e
     }
   })
+}
+
+async function allApplied(db: Kysely<Database>): Promise<boolean> {
+  const done = await db
+    .selectFrom('schemaMigrations')
+    .select('version')
+    .execute()
+    .catch(() => undefined) // no table yet: a new store
+  const versions = new Set(done?.map((r) => r.version))
+  // A newer schema than this release knows takes the locked path, which refuses it.
+  return done !== undefined && versions.size === MIGRATIONS.length && MIGRATIONS.every((m) => versions.has(m.version))
 }
 
 async function applyPending(conn: Kysely<Database>, engine: Engine, now: number): Promise<number[]> {

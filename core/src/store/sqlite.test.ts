@@ -111,3 +111,65 @@ test('a store migrated by a newer release is refused, naming both versions, and 
     await expect(store.migrate(0)).rejects.toThrow(`the store's schema is at version ${latest + 1}, newer than this release knows (${latest})`)
     expect(db.query('select max(version) as v from schema_migrations').get()).toEqual({ v: latest + 1 })
   }))
+
+test("a write waiting for another connection's write lock leaves the event loop running, lands once the lock is free, and fails busy past its wait", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
+  const path = join(dir, 'earn.sqlite')
+  const store = createStore({ engine: 'sqlite', path })
+  await store.migrate(0)
+  // Another process's long transaction (an operator's sqlite3 session, say): here a second connection.
+  const holder = new Database(path)
+  const { db, reader } = openSqlite(path, 300)
+  try {
+    holder.exec('begin immediate')
+    let ticks = 0
+    const ticker = setInterval(() => ticks++, 10)
+    const started = performance.now()
+    const write = store.putSettingIfAbsent('waited', 'yes')
+    await Bun.sleep(500)
+    // SQLite's own busy handler would have slept through these 500 ms with the loop stopped: no tick at all.
+    expect(ticks).toBeGreaterThan(20)
+    holder.exec('commit')
+    expect(await write).toBe('yes')
+    clearInterval(ticker)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(500)
+
+    // Held past the wait (300 ms here, 5 s by default), the write fails busy, and nothing of it is stored.
+    holder.exec('begin immediate')
+    const refused = await db.insertInto('settings').values({ name: 'late', value: '1' }).execute().then(
+      () => undefined,
+      (e: { code?: string }) => e.code,
+    )
+    holder.exec('commit')
+    expect(refused).toBe('SQLITE_BUSY')
+    expect(await store.getSetting('late')).toBeUndefined()
+  } finally {
+    holder.close()
+    reader?.close()
+    await db.destroy()
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test("a store with every migration applied opens without the write lock: another process's long write does not hold up a start or a CLI command", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
+  const path = join(dir, 'earn.sqlite')
+  const first = createStore({ engine: 'sqlite', path })
+  expect((await first.migrate(0)).length).toBe(MIGRATIONS.length)
+  await first.close()
+  const holder = new Database(path)
+  const store = createStore({ engine: 'sqlite', path })
+  try {
+    holder.exec('begin immediate')
+    const started = performance.now()
+    expect(await store.migrate(0)).toEqual([])
+    expect(performance.now() - started).toBeLessThan(1000)
+    expect(await store.getSetting('nothing')).toBeUndefined()
+  } finally {
+    holder.exec('commit')
+    holder.close()
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

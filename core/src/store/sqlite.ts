@@ -5,7 +5,7 @@
 import { Database as SqliteDatabase, type SQLQueryBindings, type Statement } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { CamelCasePlugin, CompiledQuery, type Driver, Kysely } from 'kysely'
+import { CamelCasePlugin, CompiledQuery, type DatabaseConnection, type Driver, Kysely } from 'kysely'
 import { BunSqliteDialect } from 'kysely-bun-sqlite'
 import type { Database } from './schema.ts'
 
@@ -65,28 +65,69 @@ export function openReader(path: string): { read: RowReader; close(): void } {
   }
 }
 
+/** How long a write waits for another connection's write lock before it fails busy (a 503, or the CLI's message). */
+export const BUSY_WAIT_MS = 5000
+
 /**
  * kysely-bun-sqlite begins a transaction with a deferred BEGIN: its first read takes a snapshot, and when
  * another process commits before its first write, SQLite refuses the upgrade to writer at once (SQLITE_BUSY;
- * the busy timeout does not apply, as waiting cannot refresh the snapshot). Every store transaction writes, so
- * each takes the write lock as it begins (BEGIN IMMEDIATE), where the busy timeout does queue it behind others.
+ * waiting cannot refresh the snapshot). Every store transaction writes, so each takes the write lock as it begins
+ * (BEGIN IMMEDIATE), where waiting does queue it behind others.
+ *
+ * The wait is on timers, not in SQLite's busy handler: bun:sqlite runs synchronously, so the handler's sleeps
+ * would stop the event loop (reads, /healthz, every request) for as long as another process held the lock. A
+ * statement refused busy changed nothing, so it runs again; the driver's queue keeps this connection's other
+ * queries behind it meanwhile.
  */
 class ImmediateTransactionsDialect extends BunSqliteDialect {
+  readonly #busyWaitMs: number
+  constructor(config: ConstructorParameters<typeof BunSqliteDialect>[0], busyWaitMs: number) {
+    super(config)
+    this.#busyWaitMs = busyWaitMs
+  }
+
   override createDriver(): Driver {
     const driver = super.createDriver()
+    const waitMs = this.#busyWaitMs
     driver.beginTransaction = async (connection) => {
       await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+    }
+    const acquire = driver.acquireConnection.bind(driver)
+    const waiting = new WeakSet<DatabaseConnection>()
+    driver.acquireConnection = async () => {
+      const connection = await acquire()
+      if (!waiting.has(connection)) {
+        const run = connection.executeQuery.bind(connection)
+        connection.executeQuery = (query) => untilNotBusy(() => run(query), waitMs)
+        waiting.add(connection)
+      }
+      return connection
     }
     return driver
   }
 }
 
+async function untilNotBusy<R>(run: () => Promise<R>, waitMs: number): Promise<R> {
+  const deadline = performance.now() + waitMs
+  for (let pause = 1; ; pause = Math.min(pause * 2, 25)) {
+    try {
+      return await run()
+    } catch (e) {
+      const code = (e as { code?: unknown } | null)?.code
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || code === 'SQLITE_BUSY_SNAPSHOT') throw e
+      const left = deadline - performance.now()
+      if (left <= 0) throw e
+      await Bun.sleep(Math.min(pause, left))
+    }
+  }
+}
+
 /** The store's SQLite database: Kysely on the writing connection, plus the read-only one for point reads. */
-export function openSqlite(path: string): { db: Kysely<Database>; reader?: ReturnType<typeof openReader> } {
+export function openSqlite(path: string, busyWaitMs = BUSY_WAIT_MS): { db: Kysely<Database>; reader?: ReturnType<typeof openReader> } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const database = new StatementCachingDatabase(path, { create: true })
-  // WAL lets the CLI write while a server reads; the busy timeout makes writers queue, not fail.
-  database.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on; pragma synchronous = normal')
-  const db = new Kysely<Database>({ dialect: new ImmediateTransactionsDialect({ database }), plugins: [new CamelCasePlugin()] })
+  // WAL lets the CLI write while a server reads; writers queue behind each other (above), never in SQLite's handler.
+  database.exec('pragma journal_mode = wal; pragma busy_timeout = 0; pragma foreign_keys = on; pragma synchronous = normal')
+  const db = new Kysely<Database>({ dialect: new ImmediateTransactionsDialect({ database }, busyWaitMs), plugins: [new CamelCasePlugin()] })
   return { db, reader: path === ':memory:' ? undefined : openReader(path) }
 }
