@@ -80,7 +80,7 @@ export class UnavailableError extends ApiError {
 
 export class UnsupportedEcosystemError extends InvalidArgumentError {
   constructor(walletEcosystem: string, supported: readonly string[]) {
-    super(`unsupported walletEcosystem "${walletEcosystem}"; this server accepts ${supported.join(', ')}`, {
+    super(`unsupported walletEcosystem "${quoted(walletEcosystem)}"; this server accepts ${supported.join(', ')}`, {
       walletEcosystem: `must be one of ${supported.join(', ')}`,
     })
   }

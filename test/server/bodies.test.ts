@@ -98,6 +98,11 @@ describe('query parameters the operation does not take', () => {
     const unnamed = await h.get('/v2/opportunities/?=1')
     expect([unnamed.status, unnamed.body.error]).toEqual([400, expect.stringMatching(/^a query parameter without a name \(`\?=…`\) is not one this operation takes/)])
 
+    // A second `?` (a query appended to a base URL that ended in one) is part of the name, as the route reads it:
+    // the filter it looks like would be dropped.
+    const doubled = await h.get('/v2/opportunities/??limit=1')
+    expect([doubled.status, doubled.body.context]).toEqual([400, { '?limit': 'unknown' }])
+
     // A removed endpoint says it was removed whatever its caller sends.
     const removed = await h.post('/v1/actions/attribute?x=1', {})
     expect([removed.status, removed.body.context]).toEqual([404, { endpoint: 'removed' }])

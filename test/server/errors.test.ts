@@ -86,6 +86,21 @@ describe('the error envelope', () => {
     expect(bad.body.context).toHaveProperty('address')
   })
 
+  test("a client's long value is quoted cut in the answer, not sent back whole", async () => {
+    const long = 'x'.repeat(60_000)
+    const answers = [
+      await h.get(`/nope/${long}`),
+      await h.get(`/v2/opportunities/?chainIds=${long}`),
+      await h.post('/v2/membership/agreement', { ...agreementBody, walletEcosystem: long }),
+      await h.get(`/v2/membership/?address=0x000000000000000000000000000000000000dEaD&walletEcosystem=${long}`),
+    ]
+    for (const r of answers) {
+      expect(r.status).toBeGreaterThanOrEqual(400)
+      expect(r.text.length).toBeLessThan(2_000)
+      expect(r.text).toMatch(/… \(600\d\d characters\)/)
+    }
+  })
+
   test('POST /v1/actions/attribute says it was removed', async () => {
     const r = await h.post('/v1/actions/attribute', {})
     expect(r.status).toBe(404)

@@ -153,3 +153,20 @@ describe('CORS on a listening server (Bun routes by method before the app sees a
     }
   })
 })
+
+describe('an empty body', () => {
+  test('reads the same sent chunked as with Content-Length: 0: as no body, not as a JavaScript value', async () => {
+    const answers = []
+    for (const framing of ['Content-Length: 0', 'Transfer-Encoding: chunked']) {
+      const r = await raw(
+        `POST /v2/membership/agreement HTTP/1.1\nHost: a\nX-API-Key: ${key}\nContent-Type: application/json\n${framing}\nConnection: close\n`,
+        framing.startsWith('Transfer') ? '0\r\n\r\n' : '',
+      )
+      const body = json(r)
+      expectEnvelope(body, 400, 'INVALID_ARGUMENT')
+      answers.push([r.status, body.context])
+    }
+    expect(answers[1]).toEqual(answers[0]!)
+    expect(JSON.stringify(answers[0])).toContain('is required')
+  })
+})

@@ -5,7 +5,7 @@
  */
 import { NATIVE_TOKEN } from '../ecosystem.ts'
 import { addressProblems } from '../addressProblems.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError, quoted } from '../errors.ts'
 import { pagination, parsePage, type PageRequest } from '../paging.ts'
 import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
 import type { Store } from '../store/store.ts'
@@ -38,7 +38,7 @@ export async function parseListQuery(ecosystems: EcosystemRegistry, q: Opportuni
     const ids = q.chainIds.split(',').map((s) => s.trim()).filter(Boolean)
     if (!ids.length) throw new InvalidFilterError('chainIds', 'must list at least one chain id, comma-separated')
     const unknown = ids.find((id) => !loaded.some((e) => e.plugin.ownsChain(id)))
-    if (unknown !== undefined) throw new InvalidFilterError('chainIds', `contains "${unknown}", which is not a chain id of ${ecosystems.ids.join(', ')}`)
+    if (unknown !== undefined) throw new InvalidFilterError('chainIds', `contains "${quoted(unknown)}", which is not a chain id of ${ecosystems.ids.join(', ')}`)
     filter.chainIds = [...new Set(ids)]
   }
   if (q.depositToken !== undefined) {

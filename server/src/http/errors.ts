@@ -3,7 +3,7 @@
  * valid key, the metering headers. A store that cannot serve now (busy, unreachable) is logged and becomes a 503;
  * other unknown errors are logged with their cause and become a bare 500.
  */
-import { ApiError, findApiError, InvalidArgumentError, NotFoundError, storeUnavailable, UnavailableError } from '@earn/core'
+import { ApiError, findApiError, InvalidArgumentError, NotFoundError, quoted, storeUnavailable, UnavailableError } from '@earn/core'
 import { Elysia, ValidationError } from 'elysia'
 import { loggableError, type Logger } from '../logger.ts'
 import { envelopeResponse } from './envelope.ts'
@@ -59,8 +59,8 @@ function toApiError(code: string | number, error: unknown, request: Request): Ap
   }
   if (code === 'PARSE') return new InvalidArgumentError('request body could not be parsed', { body: 'unparseable' })
   if (code === 'NOT_FOUND') {
-    const path = pathOf(request.url)
-    return new NotFoundError(`no route ${request.method} ${path}; see /openapi.json for the API`, { path })
+    const path = quoted(pathOf(request.url))
+    return new NotFoundError(`no route ${quoted(request.method, 20)} ${path}; see /openapi.json for the API`, { path })
   }
   return undefined
 }

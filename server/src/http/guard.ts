@@ -97,7 +97,9 @@ function decodes(segment: string): boolean {
  */
 function checkQuery(search: string, parameters: readonly string[] | null) {
   const seen = new Set<string>()
-  for (const key of new URLSearchParams(search).keys()) {
+  // URLSearchParams drops a leading `?`: given the `?` the query began with, a second one stays in the name, as the
+  // router reads it.
+  for (const key of new URLSearchParams(`?${search}`).keys()) {
     if (parameters && !parameters.includes(key)) throw unknownParameter(key, parameters)
     if (seen.has(key)) throw new InvalidArgumentError(`query parameter ${key} is given more than once; give it once (lists are comma-separated)`, { [key]: 'repeated' })
     seen.add(key)

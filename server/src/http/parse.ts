@@ -149,9 +149,12 @@ export const bodyParsing = new Elysia({ name: 'earn/body-parsing' }).onParse({ a
   } catch {
     return new UnreadableBody('body', 'is not valid UTF-8', 'request body is not valid UTF-8; JSON bodies must be sent in UTF-8')
   }
+  // Sent chunked, no bytes at all is what Content-Length: 0 is, which never reaches a parse hook: no body, each
+  // field then missing.
+  if (text === '') return {}
   let body: unknown
   try {
-    body = text === '' ? MALFORMED_JSON : JSON.parse(text)
+    body = JSON.parse(text)
   } catch {
     return MALFORMED_JSON
   }
