@@ -32,7 +32,9 @@ export function createKeyVerifier(deps: { store: Store; clock: Clock; cacheMs: n
       const hash = hashKey(presented)
       const now = deps.clock.now()
       let record = cache.get(hash)
-      if (!record || record.until <= now) {
+      // Past its time, or further from it than the cache keeps anything: the wall clock stepped back (NTP, a VM
+      // resumed), and a revoked key must not keep working for the size of the step.
+      if (!record || record.until <= now || record.until > now + deps.cacheMs) {
         const found = await deps.store.findKeyByHash(hash)
         if (!found) {
           cache.delete(hash)

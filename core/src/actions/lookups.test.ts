@@ -30,5 +30,10 @@ test('hits are remembered for the TTL, misses never; memberships by ecosystem an
   expect((await lookups.opportunity('o1'))?.listing.name).toBe('a')
   clock.advance(1)
   expect((await lookups.opportunity('o1'))?.listing.name).toBe('b')
+  // The wall clock stepped back a minute: the remembered entry is a minute further from its time than the TTL, and a
+  // re-import is seen within the TTL all the same.
+  await store.upsertOpportunity({ ...row, listing: '{"name":"c"}' }, [])
+  clock.advance(-60_000)
+  expect((await lookups.opportunity('o1'))?.listing.name).toBe('c')
   await store.close()
 })

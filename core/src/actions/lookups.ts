@@ -28,7 +28,8 @@ function remembered<T>(clock: Clock, ttlMs: number, load: (key: string) => Promi
   return async (key: string): Promise<T | undefined> => {
     const now = clock.now()
     const hit = entries.get(key)
-    if (hit && hit.until > now) return hit.value
+    // Further from its time than the TTL: the wall clock stepped back, and a delisting must not wait out the step.
+    if (hit && hit.until > now && hit.until <= now + ttlMs) return hit.value
     const value = await load(key)
     if (value === undefined) {
       entries.delete(key)

@@ -51,3 +51,11 @@ test('a miss TTL of 0 asks the store every time', async () => {
   await register('0xa')
   expect(await members.isMember('evm', '0xa')).toBe(true)
 })
+
+test('a "no" no longer counts once the wall clock stepped back past its time: a registration is seen within the TTL', async () => {
+  const { clock, members } = await setUp()
+  expect(await members.isMember('evm', '0xb')).toBe(false)
+  await register('0xb')
+  clock.set(1_000 - 60_000)
+  expect(await members.isMember('evm', '0xb')).toBe(true)
+})

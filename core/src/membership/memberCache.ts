@@ -35,7 +35,8 @@ export function createMemberCache(deps: { store: Store; clock: Clock; negativeTt
       const known = until.get(key)
       if (known === MEMBER) return true
       const now = deps.clock.now()
-      if (known !== undefined && known > now && !options?.fresh) return false
+      // Further from its time than the TTL: the wall clock stepped back, and a registration must not wait out the step.
+      if (known !== undefined && known > now && known <= now + deps.negativeTtlMs && !options?.fresh) return false
       const member = (await deps.store.getMember(ecosystem, address)) !== undefined
       if (member) remember(key, MEMBER)
       else if (deps.negativeTtlMs > 0) remember(key, now + deps.negativeTtlMs)
