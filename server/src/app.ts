@@ -26,7 +26,7 @@ export function createApp(deps: Deps) {
   // of a short host (`http://api/v2/...`, what a proxy to an upstream named `api` sends).
   const app = new Elysia({ name: 'earn-api', handler: { standardHostname: false } })
     .use(requestLogging({ clock: deps.clock, logger: deps.logger, enabled: deps.config.logRequests }))
-    .use(errorHandling(deps.logger))
+    .use(errorHandling(deps))
     .use(hostRequired)
     .use(cors(deps.config.corsOrigins))
     .use(bodyParsing)

@@ -86,6 +86,28 @@ describe('metering headers', () => {
     for (const r of [bad, malformed, scope, unknownDistributor]) expectConsistent(r)
   })
 
+  test('a path no route takes is 404 with the usage of a valid key, uncharged (it is no operation)', async () => {
+    const { h } = await harness({ hourlyBudget: 10, monthlyBudget: 100 })
+    await h.get(check)
+    for (const [method, path] of [['GET', '/v2/nope'], ['PUT', '/v2/membership/'], ['DELETE', '/v2/streams']] as const) {
+      const r = await h.request(method, path)
+      expectEnvelope(r.body, 404, 'NOT_FOUND')
+      expect(meterHeaders(r)).toEqual({
+        'x-ratelimit-limit': '10',
+        'x-ratelimit-remaining': '9',
+        'x-ratelimit-used': '1',
+        'x-monthly-limit': '100',
+        'x-monthly-usage': '1',
+        'x-monthly-remaining': '99',
+      })
+    }
+    for (const key of [null, 'sk_live_' + 'x'.repeat(44)]) {
+      const r = await h.get('/v2/nope', { key })
+      expectEnvelope(r.body, 404, 'NOT_FOUND')
+      expect(meterHeaders(r)).toEqual({})
+    }
+  })
+
   test('no metering headers without a valid key, nor on paths without a key', async () => {
     const { h } = await harness({ hourlyBudget: 10 })
     for (const r of [await h.get(check, { key: null }), await h.get(check, { key: 'sk_live_' + 'x'.repeat(44) }), await h.get('/healthz', { key: null })])
@@ -107,6 +129,7 @@ describe('429', () => {
     expect(refused.status).toBe(429)
     expectEnvelope(refused.body, 429, 'RESOURCE_EXHAUSTED')
     expect(refused.body.context).toEqual({ budget: 'hourly' })
+    expect(refused.body.error).toBe('hourly cost-unit budget exhausted for this API key; retry after the window resets')
     expect(meterHeaders(refused)).toEqual({
       'x-ratelimit-limit': '3',
       'x-ratelimit-remaining': '0',
@@ -131,6 +154,9 @@ describe('429', () => {
     // The publishable key has its own count: 0 + 5 > 1.
     expect(r.status).toBe(429)
     expect(r.headers.get('x-ratelimit-used')).toBe('0')
+    // Dearer than the whole budget: no window admits it, and the answer says so rather than "retry after the reset".
+    expect(r.body.error).toStartWith("this operation costs 5 cost units, more than this API key's whole hourly budget of 1: no hour admits it")
+    expect(r.body.context).toEqual({ budget: 'hourly' })
   })
 
   test('a monthly cap lower than the hourly budget refuses first, with the month end as reset', async () => {

@@ -4,8 +4,10 @@
  * other unknown errors are logged with their cause and become a bare 500.
  */
 import { ApiError, findApiError, InvalidArgumentError, NotFoundError, quoted, storeUnavailable, UnavailableError } from '@earn/core'
+import { meterHeaders } from '@earn/core/metering/meter'
 import { Elysia, ValidationError } from 'elysia'
-import { loggableError, type Logger } from '../logger.ts'
+import type { Deps } from '../deps.ts'
+import { loggableError } from '../logger.ts'
 import { envelopeResponse } from './envelope.ts'
 import { isJson, mediaType } from './parse.ts'
 import { pathOf, requestState } from './request.ts'
@@ -71,8 +73,26 @@ const STORE_STATE = {
   unwritable: 'the database cannot take writes now (its disk is full, or it is read-only)',
 } as const
 
-export const errorHandling = (logger: Logger) =>
+/**
+ * A path no route takes is no operation, so nothing is charged; but a valid key still learns its usage, as on every
+ * other answer to it (a key the store cannot check now just goes without).
+ */
+async function usageHeaders(deps: Pick<Deps, 'keys' | 'meter' | 'clock'>, request: Request): Promise<Record<string, string>> {
+  try {
+    const verified = await deps.keys.verify(request.headers.get('x-api-key'))
+    if (verified.code !== 'VALID') return {}
+    const { key, organization } = verified.record
+    const now = deps.clock.now()
+    const budget = { hourly: key.hourlyBudget ?? organization.hourlyBudget, monthly: key.monthlyBudget ?? organization.monthlyBudget }
+    return meterHeaders(await deps.meter.admit({ keyId: key.id, cost: 0, budget, now }), now)
+  } catch {
+    return {}
+  }
+}
+
+export const errorHandling = (deps: Pick<Deps, 'logger' | 'keys' | 'meter' | 'clock'>) =>
   new Elysia({ name: 'earn/errors' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
+    const { logger } = deps
     const state = requestState(request)
     let api = toApiError(code, error, request)
     const store = api ? undefined : storeUnavailable(error)
@@ -86,5 +106,8 @@ export const errorHandling = (logger: Logger) =>
       api = new ApiError('INTERNAL', `internal error; retry with exponential backoff (request id ${state?.id ?? 'unknown'})`)
     }
     if (state) state.status = api.status
-    return envelopeResponse(api, { ...(set.headers as Record<string, string>), ...state?.headers, 'x-request-id': state?.id })
+    const headers = { ...(set.headers as Record<string, string>), ...state?.headers, 'x-request-id': state?.id }
+    if (code === 'NOT_FOUND' && !state?.auth && request.headers.has('x-api-key'))
+      return usageHeaders(deps, request).then((usage) => envelopeResponse(api, { ...headers, ...usage }))
+    return envelopeResponse(api, headers)
   })

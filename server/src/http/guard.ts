@@ -18,10 +18,16 @@ const UNAUTHORIZED_TEXT = {
 } as const
 
 export class RateLimitedError extends ApiError {
-  constructor(which: 'hourly' | 'monthly') {
-    super('RESOURCE_EXHAUSTED', `${which} cost-unit budget exhausted for this API key; retry after the window resets`, {
-      budget: which,
-    })
+  constructor(which: 'hourly' | 'monthly', cost: number, limit: number) {
+    // An operation dearer than the whole budget is refused in every window: waiting for the reset would not help.
+    super(
+      'RESOURCE_EXHAUSTED',
+      cost > limit
+        ? `this operation costs ${cost} cost units, more than this API key's whole ${which} budget of ${limit}: no ${which === 'hourly' ? 'hour' : 'month'} admits it; ` +
+            'the operator raises the budget (`bun run cli key budget`, or the organization\'s)'
+        : `${which} cost-unit budget exhausted for this API key; retry after the window resets`,
+      { budget: which },
+    )
   }
 }
 
@@ -51,7 +57,10 @@ export async function guard(
   const headers = meterHeaders(decision, now)
   if (state) state.headers = headers
   Object.assign(ctx.set.headers, headers)
-  if (!decision.admitted) throw new RateLimitedError(decision.refusedBy ?? 'hourly')
+  if (!decision.admitted) {
+    const which = decision.refusedBy ?? 'hourly'
+    throw new RateLimitedError(which, policy.cost, (which === 'monthly' ? decision.monthly.limit : decision.hourly.limit) ?? Number.POSITIVE_INFINITY)
+  }
 
   if (policy.key === 'secret' && verified.kind !== 'secret')
     throw new UnauthorizedError('this endpoint requires a secret key (sk_live_); publishable keys may only read', {
