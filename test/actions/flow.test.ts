@@ -162,6 +162,18 @@ describe('direct deposit, verify, withdraw', () => {
     expect(v.body.tag).toMatch(new RegExp(`^earn:v1:${h.distributorId}:${r.body.actionId}:[0-9a-f]{32}$`))
   })
 
+  test('a forged tag of 20,000 characters is answered cut, as no tag of ours', async () => {
+    const sender = await fundedMember(h, chain, 0n)
+    const forged = `earn:v1:${h.distributorId}:${'a'.repeat(20_000)}:${'0'.repeat(32)}`
+    const sent = await sendUnsigned(chain.anvil, sender, { to: privateKeyToAccount(generatePrivateKey()).address, data: stringToHex(forged), value: '0', gasLimit: '2000000', chainId: 31337 })
+    const v = await h.get(`/v2/actions/verify?chainId=31337&txHash=${sent.transactionHash}`)
+    expect(v.status, v.text).toBe(200)
+    expect(v.body).toMatchObject({ verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } })
+    expect(v.body.tag).toStartWith(`earn:v1:${h.distributorId}:aaa`)
+    expect(v.body.tag).toEndWith(`… (${forged.length} characters)`)
+    expect(v.text.length).toBeLessThan(1_000)
+  })
+
   test('a tampered tag is found but not verified; a copied tag sent by another wallet is not verified', async () => {
     // Same deposit with the MAC's last character changed: the vault ignores trailing bytes, so it still mines.
     await mintToken(chain.anvil, chain.token, wallet.address, 10n ** 6n)

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { parseTag, verifyTag } from '../attribution.ts'
 import { canonicalOrNone } from '../addressProblems.ts'
-import { UnavailableError } from '../errors.ts'
+import { quoted, UnavailableError } from '../errors.ts'
 import type { ReadTransfersResult, VaultMove } from '../ecosystem.ts'
 import type { LoadedEcosystem } from '../registry.ts'
 import type { ActionRecord } from '../store/schema.ts'
@@ -143,6 +143,8 @@ export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): 
   throw new NoAttributionTagError()
 }
 
+const LONGEST_TAG = 200
+
 /** One tag's answer, and the organization whose action it names (undefined: none of ours). */
 interface Answer {
   result: VerifyResult
@@ -150,8 +152,10 @@ interface Answer {
 }
 
 async function answerFor(deps: ActionDeps, ecosystem: LoadedEcosystem, p: VerifyParameters, read: Read, tag: string, taken: Set<VaultMove>): Promise<Answer> {
-  const parsed = parseTag(tag)
-  if (!parsed) return { result: { tag, verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } }, orgId: undefined }
+  // Ours are ~115 characters (two UUIDs and the MAC); a longer one names no action of ours, and calldata is the
+  // sender's to fill: it is answered cut, not sent back whole.
+  const parsed = tag.length <= LONGEST_TAG ? parseTag(tag) : undefined
+  if (!parsed) return { result: { tag: quoted(tag, LONGEST_TAG), verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } }, orgId: undefined }
 
   // Action ids are UUIDs: any other id (a memo or comment can carry anything, a NUL that PostgreSQL text refuses
   // included) names no action, and is not asked of the store.
