@@ -27,6 +27,7 @@ import {
 } from '@earn/core'
 import { migrateStore, openStore } from './compose.ts'
 import { loadEcosystems } from './ecosystems.ts'
+import { firstDuplicateKey } from './duplicateKeys.ts'
 
 const USAGE = `usage: bun run cli <command> [options] [--json]
 
@@ -141,11 +142,18 @@ async function readJsonFile(path: string): Promise<unknown> {
   } catch (e) {
     throw new InvalidArgumentError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`)
   }
+  let parsed: unknown
   try {
-    return JSON.parse(text)
+    parsed = JSON.parse(text)
   } catch (e) {
     throw new InvalidArgumentError(`${path} is not JSON: ${e instanceof Error ? e.message : e}`)
   }
+  const twice = firstDuplicateKey(text)
+  if (twice)
+    throw new InvalidArgumentError(
+      `${path}: ${twice.path ? twice.path : 'the top-level object'} names "${twice.key}" twice; a JSON reader keeps one of the two silently: remove the other`,
+    )
+  return parsed
 }
 
 async function listCatalog(deps: CliDeps) {

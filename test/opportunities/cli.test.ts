@@ -76,6 +76,12 @@ describe('opportunity import and list', () => {
     const notJson = await runCli(['opportunity', 'import', file, '--json'], env)
     expect(notJson.code).toBe(1)
     expect(JSON.parse(notJson.stderr).error).toContain('is not JSON')
+    // A key given twice (the second vault would have been listed without a word) is refused, naming where.
+    const entry = JSON.stringify(bad.opportunities[1]).replace('"vaultAddress":', `"vaultAddress":"${chain.vault}","vaultAddress":`)
+    writeFileSync(file, `{"opportunities":[${entry}]}`)
+    const twice = await runCli(['opportunity', 'import', file], env)
+    expect([twice.code, twice.stderr.trim()]).toEqual([1, `error: ${file}: opportunities[0] names "vaultAddress" twice; a JSON reader keeps one of the two silently: remove the other`])
+    expect((await runCli(['opportunity', 'list', '--json'], env)).json()).toEqual({ opportunities: [] })
     const missing = await runCli(['opportunity', 'import', join(env.DATA_DIR, 'nope.json')], env)
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain('ENOENT')

@@ -1,0 +1,14 @@
+import { expect, test } from 'bun:test'
+import { firstDuplicateKey } from '@earn/server/duplicateKeys'
+
+test('the first key an object names twice, with where it is; the same key in different objects is no duplicate', () => {
+  const catalog = '[{"a":1,"b":{"c":[1,{"d":2}]}},{"id":"x","vaultAddress":"A","note":"\\"vaultAddress\\"","vaultAddress":"B"}]'
+  expect(firstDuplicateKey(catalog)).toEqual({ path: '[1]', key: 'vaultAddress' })
+  expect(firstDuplicateKey('{"opportunities":[{"a":1},{"a":2,"x":{"a":1,"a":2}}]}')).toEqual({ path: 'opportunities[1].x', key: 'a' })
+  expect(firstDuplicateKey('{"a":{"b":1},"c":{"b":2},"d":[{"b":3},{"b":4}]}')).toBeUndefined()
+  expect(firstDuplicateKey('[{"a b":{"k":1,"k":1}}]')).toEqual({ path: '[0]["a b"]', key: 'k' })
+  // Escapes name the same key as the plain spelling.
+  expect(firstDuplicateKey('{"\\u0061":1,"a":2}')).toEqual({ path: '', key: 'a' })
+  // Brackets and commas inside strings are text, not structure.
+  expect(firstDuplicateKey('{"a":"{[,\\\\","b":1}')).toBeUndefined()
+})
