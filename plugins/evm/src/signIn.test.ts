@@ -215,6 +215,14 @@ describe('signIn.verify, contract wallets (anvil)', () => {
     expect(await verify(client, { ...p, signature: toHex(new Uint8Array(130).fill(7)) })).toMatchObject({ valid: false })
   })
 
+  test('an ERC-8010 marker after bytes that are no ERC-8010 wrapper is refused, not thrown', async () => {
+    const p = await signedFor(wallet, owner)
+    const magic = '8010'.repeat(16)
+    const zeroLength = '0'.repeat(64)
+    for (const signature of [`0x${'ab'.repeat(100)}${magic}`, `0x${'ab'.repeat(100)}${'f'.repeat(64)}${magic}`, `${p.signature}${zeroLength}${magic}`] as Hex[])
+      expect(await verify(client, { ...p, signature })).toEqual({ valid: false, reason: expect.stringContaining('not a well-formed ERC-8010 wrapper') })
+  })
+
   test('an EOA address with a stranger signature: no contract there, so refused', async () => {
     const eoa = privateKeyToAccount(generatePrivateKey())
     expect(await verify(client, await signedFor(eoa.address, stranger))).toEqual({

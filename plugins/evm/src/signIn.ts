@@ -18,6 +18,7 @@ import {
   hashMessage,
   isErc6492Signature,
   isErc8010Signature,
+  parseErc8010Signature,
   parseAbi,
   recoverMessageAddress,
   type Address,
@@ -156,6 +157,9 @@ async function verifyContractWallet(
     return verifyCounterfactual(client, chainId, address, hash, signature)
   }
   if (isErc8010Signature(signature)) {
+    // The magic suffix is all `isErc8010Signature` looks at; viem unwraps the rest inside verifyHash, and a wrapper
+    // that does not unwrap throws there an error that is no viem error (it would be a 500).
+    if (!unwraps(signature)) return invalid('the signature ends in the ERC-8010 marker but is not a well-formed ERC-8010 wrapper')
     await assertServesChain(client, chainId)
     // viem reports a refused check as `false` and lets transport failures through on this path.
     const ok = await ask(chainId, () => client.verifyHash({ address, hash, signature }), () => false)
@@ -177,6 +181,15 @@ async function verifyContractWallet(
   return answer?.toLowerCase() === ERC1271_MAGIC_VALUE
     ? VALID
     : invalid(`the contract wallet on chain ${chainId} did not accept the signature (ERC-1271)`)
+}
+
+function unwraps(signature: Hex): boolean {
+  try {
+    parseErc8010Signature(signature)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**
