@@ -31,15 +31,17 @@ export class InvalidAmountError extends InvalidArgumentError {
 /**
  * The spec's exact text, which integrators match; `context` gives what was asked for and what the wallet holds, in
  * smallest units. `source` is the one account the transaction spends from, where that holds less than the wallet
- * does (`available` is then that account's; tokens in the wallet's other accounts must be moved into it).
+ * does (`available` is then that account's; tokens in the wallet's other accounts must be moved into it). `covers`
+ * says what a chain's own coin is required for, where that is more than the amount (fees, rent, attached coin).
  */
 export class InsufficientBalanceError extends InvalidArgumentError {
-  constructor(p: { required: bigint; available: bigint; token: string; source?: string }) {
+  constructor(p: { required: bigint; available: bigint; token: string; source?: string; covers?: string }) {
     super('insufficient token balance', {
       required: p.required.toString(),
       available: p.available.toString(),
       token: p.token,
       ...(p.source === undefined ? {} : { source: p.source }),
+      ...(p.covers === undefined ? {} : { covers: p.covers }),
     })
   }
 }

@@ -9,6 +9,7 @@ import { getTransferSolInstruction } from '@solana-program/system'
 import { parseAddress } from './address.ts'
 import { formatUnits, SOL_DECIMALS } from './amount.ts'
 import { toStep, type BuildContext } from './build.ts'
+import { assertCreatesFunded, assertPaysFor, readLamports } from './fees.ts'
 import { latestLifetime } from './message.ts'
 import { readMintWithAccounts } from './token.ts'
 import { tokenTransferToVault } from './transfer.ts'
@@ -43,7 +44,13 @@ export async function buildDeposit(ctx: BuildContext, p: DepositParameters): Pro
 /** SOL vaults (catalog base token `native`) hold lamports at the deposit authority itself. */
 async function depositSol(ctx: BuildContext, baseToken: string, wrongToken: () => Error): Promise<UnsignedTransaction> {
   if (baseToken !== 'native') throw wrongToken()
-  const lifetime = await latestLifetime(ctx.rpc, ctx.abortSignal)
+  const [lifetime, available, vaultLamports] = await Promise.all([
+    latestLifetime(ctx.rpc, ctx.abortSignal),
+    readLamports(ctx.rpc, ctx.owner, ctx.abortSignal),
+    readLamports(ctx.rpc, ctx.vault, ctx.abortSignal),
+  ])
+  assertCreatesFunded({ recipientLamports: vaultLamports, moved: ctx.amount, field: 'amount', recipient: ctx.vault })
+  assertPaysFor({ available, moved: ctx.amount, createsTokenAccount: false })
   return toStep(ctx, {
     type: 'deposit',
     description: `Deposit ${formatUnits(ctx.amount, SOL_DECIMALS)} SOL into vault ${ctx.vault}`,
@@ -63,11 +70,13 @@ async function depositToken(
 ): Promise<UnsignedTransaction> {
   const mint = address(parseAddress(tokenIn, 'tokenIn'))
   if (mint !== baseToken) throw wrongToken()
-  const [lifetime, token] = await Promise.all([
+  const [lifetime, token, available] = await Promise.all([
     latestLifetime(ctx.rpc, ctx.abortSignal),
     readMintWithAccounts(ctx.rpc, { mint, owners: [ctx.owner, ctx.vault], field: 'tokenIn', abortSignal: ctx.abortSignal }),
+    readLamports(ctx.rpc, ctx.owner, ctx.abortSignal),
   ])
   const transfer = tokenTransferToVault({ token, owner: ctx.owner, vault: ctx.vault, amount: ctx.amount })
+  assertPaysFor({ available, moved: 0n, createsTokenAccount: transfer.createsVaultAccount })
   return toStep(ctx, {
     type: 'deposit',
     description: `Deposit ${formatUnits(ctx.amount, token.decimals)} of token ${mint} into vault ${ctx.vault}`,

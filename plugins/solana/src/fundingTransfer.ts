@@ -11,6 +11,7 @@ import { parseAddress } from './address.ts'
 import { assertU64Amount, formatUnits, SOL_DECIMALS } from './amount.ts'
 import { ownsSolanaChain } from './chain.ts'
 import type { SolanaClient } from './client.ts'
+import { assertPaysFor, readLamports } from './fees.ts'
 import { latestLifetime, lifetimeMetadata, unsignedTransaction, type Lifetime } from './message.ts'
 import { deadline, requireRpc, rpcFailure } from './rpc.ts'
 import { tagInstruction } from './tag.ts'
@@ -34,16 +35,20 @@ export async function buildTransfer(client: SolanaClient, p: TransferParameters)
   let extra: Record<string, unknown> = {}
   try {
     if (!mint) {
-      lifetime = await latestLifetime(rpc, abortSignal)
+      const [l, available] = await Promise.all([latestLifetime(rpc, abortSignal), readLamports(rpc, from, abortSignal)])
+      assertPaysFor({ available, moved: amount, createsTokenAccount: false })
+      lifetime = l
       instructions = [getTransferSolInstruction({ source: createNoopSigner(from), destination: to, amount }), memo]
       description = `Transfer ${formatUnits(amount, SOL_DECIMALS)} SOL to ${to}`
     } else {
-      const [l, token] = await Promise.all([
+      const [l, token, available] = await Promise.all([
         latestLifetime(rpc, abortSignal),
         readMintWithAccounts(rpc, { mint, owners: [from, to], field: 'token', abortSignal }),
+        readLamports(rpc, from, abortSignal),
       ])
       lifetime = l
       const transfer = tokenTransferToVault({ token, owner: from, vault: to, amount })
+      assertPaysFor({ available, moved: 0n, createsTokenAccount: transfer.createsVaultAccount })
       instructions = [...transfer.instructions, memo]
       description = `Transfer ${formatUnits(amount, token.decimals)} of token ${mint} to ${to}`
       extra = { createsRecipientTokenAccount: transfer.createsVaultAccount }

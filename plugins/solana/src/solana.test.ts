@@ -18,6 +18,8 @@ runEcosystemConformance(solana, async (): Promise<ConformanceFixtures<SolanaClie
   const mint = await chain.createMint({ decimals: 6 })
   const receiptMint = await chain.createMint({ decimals: 6 })
   await chain.mintTo({ mint, owner: holder.address, amount: 42_000_000n })
+  // The fee, and the rent of the vault's token account the deposit creates.
+  await chain.airdrop(holder.address, 1_000_000_000n)
   const vault = newWallet().address
   return {
     client: solana.connect({ SOLANA_RPC_URL: chain.url }),

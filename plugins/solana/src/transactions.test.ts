@@ -20,6 +20,7 @@ import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, findAssociatedTokenPda, TOKEN_PROGRAM
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { readBalance } from './balance.ts'
 import { connect, type SolanaClient } from './client.ts'
+import { TOKEN_ACCOUNT_RENT, WALLET_RENT } from './fees.ts'
 import { newWallet } from './fixtures.ts'
 import { buildTransactions } from './transactions.ts'
 
@@ -151,6 +152,27 @@ describe('deposit (SPL)', () => {
     expect<bigint | null>(chain.svm.getBalance(address(opportunity.vault))).toBe(SOL)
   })
 
+  test("a wallet without the SOL for the fee and the vault account's rent is refused, saying so; with exactly that, it lands", async () => {
+    const user = await generateKeyPairSigner()
+    const { opportunity } = await setup()
+    await chain.mintTo({ mint: opportunity.baseToken, owner: user.address, amount: 1_000n })
+    const rent = chain.svm.minimumBalanceForRentExemption(165n)
+    expect(TOKEN_ACCOUNT_RENT).toBe(rent)
+    await chain.airdrop(user.address, FEE + rent - 1n)
+    const e = await rejection(buildTransactions(client, deposit(user, opportunity, 1_000n)))
+    expect(e).toBeInstanceOf(InsufficientBalanceError)
+    expect((e as InsufficientBalanceError).context).toEqual({
+      required: (FEE + rent).toString(),
+      available: (FEE + rent - 1n).toString(),
+      token: 'native',
+      covers: `the 5000-lamport fee, ${rent} of rent for the recipient's new token account`,
+    })
+    await chain.airdrop(user.address, 1n)
+    await chain.signAndSend(serialized((await buildTransactions(client, deposit(user, opportunity, 1_000n)))[0]!), user)
+    expect(await chain.tokenBalance(opportunity.baseToken, opportunity.vault)).toBe(1_000n)
+    expect(chain.svm.getBalance(user.address) ?? 0n).toBe(0n)
+  })
+
   test("more than the associated account holds is refused, naming it, though the wallet's other account holds the rest", async () => {
     const { user, opportunity } = await setup({ tokens: 1_000n })
     const second = await chain.createTokenAccount({ mint: opportunity.baseToken, owner: user.address })
@@ -192,6 +214,54 @@ describe('deposit (SOL)', () => {
     await chain.signAndSend(serialized(step), user)
     expect<bigint | null>(chain.svm.getBalance(address(sol.vault))).toBe(SOL + 250_000_000n)
     expect<bigint | null>(chain.svm.getBalance(user.address)).toBe(before - 250_000_000n - FEE)
+  })
+
+  test('the wallet must keep the fee, and nothing or the rent-exempt minimum: refused where Solana would refuse, built (and landing) at each edge', async () => {
+    const { user, opportunity } = await setup()
+    const sol = { ...opportunity, baseToken: 'native' }
+    await chain.airdrop(sol.vault, SOL)
+    const held = 10n * SOL
+    const minimum = chain.svm.minimumBalanceForRentExemption(0n)
+    expect(WALLET_RENT).toBe(minimum)
+    const all = await rejection(buildTransactions(client, deposit(user, sol, held, { tokenIn: 'native' })))
+    expect(all).toBeInstanceOf(InsufficientBalanceError)
+    expect((all as InsufficientBalanceError).context).toEqual({
+      required: (held + FEE).toString(),
+      available: held.toString(),
+      token: 'native',
+      covers: `${held} to move, the 5000-lamport fee`,
+    })
+    // One lamport left behind: below the rent-exempt minimum, and not nothing.
+    const almost = await rejection(buildTransactions(client, deposit(user, sol, held - FEE - 1n, { tokenIn: 'native' })))
+    expect(almost).toBeInstanceOf(InsufficientBalanceError)
+    expect((almost as InsufficientBalanceError).context).toMatchObject({ required: (held - 1n + minimum).toString(), token: 'native' })
+    expect((almost as InsufficientBalanceError).context.covers).toContain(`moving ${held - FEE} empties it`)
+    // Leaving exactly the minimum lands.
+    await chain.signAndSend(serialized((await buildTransactions(client, deposit(user, sol, held - FEE - minimum, { tokenIn: 'native' })))[0]!), user)
+    expect<bigint | null>(chain.svm.getBalance(user.address)).toBe(minimum)
+    // Holding the minimum, the wallet cannot pay a fee at all: the fee alone would leave it below the minimum.
+    const stuck = await rejection(buildTransactions(client, deposit(user, sol, minimum - FEE, { tokenIn: 'native' })))
+    expect(stuck).toBeInstanceOf(InsufficientBalanceError)
+    expect((stuck as InsufficientBalanceError).context).toMatchObject({ required: (FEE + minimum).toString(), available: minimum.toString() })
+    expect<bigint | null>(chain.svm.getBalance(address(sol.vault))).toBe(SOL + held - FEE - minimum)
+    // Emptying a wallet lands.
+    const other = await generateKeyPairSigner()
+    await chain.airdrop(other.address, SOL)
+    await chain.signAndSend(serialized((await buildTransactions(client, deposit(other, sol, SOL - FEE, { tokenIn: 'native' })))[0]!), other)
+    expect(chain.svm.getBalance(other.address) ?? 0n).toBe(0n)
+  })
+
+  test('a first deposit into a SOL vault that holds nothing must be at least the rent-exempt minimum, which lands', async () => {
+    const { user, opportunity } = await setup()
+    const sol = { ...opportunity, baseToken: 'native' }
+    const small = await rejection(buildTransactions(client, deposit(user, sol, WALLET_RENT - 1n, { tokenIn: 'native' })))
+    expect(small).toBeInstanceOf(InvalidArgumentError)
+    expect((small as InvalidArgumentError).context).toEqual({ amount: `must be at least ${WALLET_RENT} while the recipient holds nothing` })
+    await chain.signAndSend(serialized((await buildTransactions(client, deposit(user, sol, WALLET_RENT, { tokenIn: 'native' })))[0]!), user)
+    expect<bigint | null>(chain.svm.getBalance(address(sol.vault))).toBe(WALLET_RENT)
+    // Once it exists, any amount.
+    await chain.signAndSend(serialized((await buildTransactions(client, deposit(user, sol, 1n, { tokenIn: 'native' })))[0]!), user)
+    expect<bigint | null>(chain.svm.getBalance(address(sol.vault))).toBe(WALLET_RENT + 1n)
   })
 
   test("tokenIn must be the opportunity's base token: SOL into a token vault, or a token into a SOL vault, is a 400", async () => {

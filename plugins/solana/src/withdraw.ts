@@ -9,6 +9,7 @@ import { address } from '@solana/kit'
 import { parseAddress } from './address.ts'
 import { formatUnits } from './amount.ts'
 import { toStep, type BuildContext } from './build.ts'
+import { assertPaysFor, readLamports } from './fees.ts'
 import { latestLifetime } from './message.ts'
 import { readMintWithAccounts } from './token.ts'
 import { tokenTransferToVault } from './transfer.ts'
@@ -31,11 +32,13 @@ export function checkWithdraw(p: WithdrawParameters): void {
 export async function buildWithdraw(ctx: BuildContext, p: WithdrawParameters): Promise<UnsignedTransaction> {
   checkWithdraw(p)
   const mint = address(parseAddress(p.opportunity.receiptToken, 'receiptToken'))
-  const [lifetime, token] = await Promise.all([
+  const [lifetime, token, available] = await Promise.all([
     latestLifetime(ctx.rpc, ctx.abortSignal),
     readMintWithAccounts(ctx.rpc, { mint, owners: [ctx.owner, ctx.vault], field: 'receiptToken', abortSignal: ctx.abortSignal }),
+    readLamports(ctx.rpc, ctx.owner, ctx.abortSignal),
   ])
   const transfer = tokenTransferToVault({ token, owner: ctx.owner, vault: ctx.vault, amount: ctx.amount })
+  assertPaysFor({ available, moved: 0n, createsTokenAccount: transfer.createsVaultAccount })
   return toStep(ctx, {
     type: 'withdraw',
     description: `Return ${formatUnits(ctx.amount, token.decimals)} receipt tokens (${mint}) to vault ${ctx.vault} to withdraw`,

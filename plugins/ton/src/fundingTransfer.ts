@@ -9,6 +9,7 @@ import { type Address, fromNano } from '@ton/core'
 import { toTonAddress } from './address.ts'
 import type { TonChainClient } from './client.ts'
 import { commentCell } from './comment.ts'
+import { assertCoversTon } from './fees.ts'
 import { jettonTransferBody, MAX_COINS } from './jetton.ts'
 import { jettonWalletOf, notJetton } from './jettonMaster.ts'
 import { tonConnectRequest, type OutgoingMessage } from './request.ts'
@@ -22,7 +23,8 @@ export async function buildTonTransfer(client: TonChainClient, p: TransferParame
   const comment = commentCell(p.tag)
   const request = (message: OutgoingMessage) => tonConnectRequest({ nowMs: client.now(), network: p.chainId, from, messages: [message] })
 
-  if (p.token === NATIVE_TOKEN)
+  if (p.token === NATIVE_TOKEN) {
+    await assertCoversTon(client, from, { attached: p.amount, what: `the ${fromNano(p.amount)} TON sent` })
     return [
       {
         type: 'transfer',
@@ -31,9 +33,13 @@ export async function buildTonTransfer(client: TonChainClient, p: TransferParame
         metadata: { token: NATIVE_TOKEN, to: to.toRawString(), amount: p.amount.toString() },
       },
     ]
+  }
 
   const master = toTonAddress(p.token, 'token')
-  const jettonWallet = await jettonWalletOf(client, master, from, notJetton('token', p.token))
+  const [jettonWallet] = await Promise.all([
+    jettonWalletOf(client, master, from, notJetton('token', p.token)),
+    assertCoversTon(client, from, { attached: JETTON_TRANSFER_TON, what: `the ${fromNano(JETTON_TRANSFER_TON)} TON attached to the jetton transfer (what it does not spend comes back)` }),
+  ])
   const queryId = BigInt(client.now())
   const body = jettonTransferBody({
     queryId,

@@ -4,13 +4,15 @@
  * wallet would, and the balances that result are read back from the chain.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { ApiError, type BuildParameters, InvalidAddressError, InvalidArgumentError } from '@earn/core'
+import { randomBytes } from 'node:crypto'
+import { ApiError, type BuildParameters, InsufficientBalanceError, InvalidAddressError, InvalidArgumentError } from '@earn/core'
 import { Address, Cell, toNano, type Transaction } from '@ton/core'
 import type { KeyPair } from '@ton/crypto'
 import { keyPairFromSeed } from '@ton/crypto'
 import { startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
 import { readTonBalance } from './balance.ts'
 import { readComment } from './comment.ts'
+import { TON_FEE_RESERVE } from './fees.ts'
 import { JETTON_OP, parseJettonTransfer } from './jetton.ts'
 import { jettonWalletOf, notJetton } from './jettonMaster.ts'
 import type { TonConnectRequest } from './request.ts'
@@ -204,6 +206,38 @@ describe('TON deposit', () => {
       tag: tagFor(3),
       from: wallet.address.toRawString(),
     })
+  })
+
+  for (const version of ['v4r2', 'v5r1'] as const)
+    test(`a ${version} wallet must keep ${TON_FEE_RESERVE} nanotons for its fees: one more is refused, saying so; the rest lands whole`, async () => {
+      const keyPair = keyPairFromSeed(randomBytes(32))
+      const wallet = await chain.deployWallet(version, keyPair, toNano('1'))
+      const held = await balance(wallet.address, 'native')
+      const over = await expectError(
+        buildTonTransactions(chain.client, deposit(wallet, { tokenIn: 'native', amount: held - TON_FEE_RESERVE + 1n, opportunity: opportunity('native') })),
+        InsufficientBalanceError,
+        'covers',
+      )
+      expect(over.context).toMatchObject({ required: (held + 1n).toString(), available: held.toString(), token: 'native' })
+      expect(over.context.covers).toContain("0.01 TON kept for the wallet's fees")
+      const amount = held - TON_FEE_RESERVE
+      const before = await balance(vault.address, 'native')
+      const steps = await buildTonTransactions(chain.client, deposit(wallet, { tokenIn: 'native', amount, opportunity: opportunity('native') }))
+      const sent = await chain.sendTonConnect(wallet, keyPair, requestOf(steps))
+      noneAborted(sent.transactions)
+      const received = sent.transactions.find((tx) => tx.inMessage?.info.dest instanceof Address && tx.inMessage.info.dest.equals(vault.address))
+      expect(received?.inMessage?.info.type === 'internal' && received.inMessage.info.value.coins).toBe(amount)
+      expect(await balance(vault.address, 'native')).toBeGreaterThan(before + amount - toNano('0.01'))
+    })
+
+  test('a jetton deposit needs the attached TON and the fee reserve in the wallet, besides the jettons', async () => {
+    const keyPair = keyPairFromSeed(randomBytes(32))
+    const wallet = await chain.deployWallet('v5r1', keyPair, toNano('0.1'))
+    await chain.mintJetton(base, wallet.address, 1_000n)
+    const held = await balance(wallet.address, 'native')
+    const short = await expectError(buildTonTransactions(chain.client, deposit(wallet, { amount: 1_000n })), InsufficientBalanceError, 'covers')
+    expect(short.context).toMatchObject({ required: (JETTON_TRANSFER_TON + TON_FEE_RESERVE).toString(), available: held.toString(), token: 'native' })
+    expect(short.context.covers).toContain('0.1 TON attached to the jetton transfer')
   })
 
   test('an empty tag sends no comment', async () => {

@@ -13,6 +13,7 @@ import { type Address, type Cell, fromNano, toNano } from '@ton/core'
 import { toTonAddress } from './address.ts'
 import type { TonChainClient } from './client.ts'
 import { commentCell } from './comment.ts'
+import { assertCoversTon } from './fees.ts'
 import { jettonTransferBody, MAX_COINS } from './jetton.ts'
 import { jettonWalletOf, notJetton } from './jettonMaster.ts'
 import { tonConnectRequest, type OutgoingMessage } from './request.ts'
@@ -78,6 +79,7 @@ export async function buildTonTransactions(client: TonChainClient, p: BuildParam
 
   if (c.kind === 'deposit') {
     if (baseToken === NATIVE) {
+      await assertCoversTon(client, owner, { attached: p.amount, what: `the ${fromNano(p.amount)} TON deposited` })
       return [
         {
           type: 'deposit',
@@ -123,7 +125,10 @@ interface JettonTransferParameters {
 
 /** The message to the owner's jetton wallet asking it to move `amount` to the vault. */
 async function jettonTransfer(client: TonChainClient, t: JettonTransferParameters) {
-  const jettonWallet = await jettonWalletOf(client, t.master, t.owner, notJetton(t.field, t.input))
+  const [jettonWallet] = await Promise.all([
+    jettonWalletOf(client, t.master, t.owner, notJetton(t.field, t.input)),
+    assertCoversTon(client, t.owner, { attached: JETTON_TRANSFER_TON, what: `the ${fromNano(JETTON_TRANSFER_TON)} TON attached to the jetton transfer (what it does not spend comes back)` }),
+  ])
   const body = jettonTransferBody({
     queryId: t.queryId,
     amount: t.amount,
