@@ -108,6 +108,12 @@ export interface ReadTagResult {
    * the transaction's tag is the wallet's own (Solana, TON).
    */
   tagsOn?(call: { from: string; to: string }): Promise<string[] | undefined>
+  /**
+   * Where a transaction is a tree of calls (EVM), the chain's own coin its calls moved besides the transaction's own
+   * value (a contract wallet sending from inside the call its owner or a bundler made; canonical addresses, `token`
+   * native), read from a call trace when asked. Resolves undefined where the node gives none.
+   */
+  coinMovedInside?(): Promise<TokenTransfer[] | undefined>
 }
 
 export interface VaultMove {

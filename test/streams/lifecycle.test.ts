@@ -221,6 +221,49 @@ describe('a contract wallet as the creator (a Safe, an ERC-4337 account)', () =>
   })
 })
 
+describe('a stream of the chain\'s own coin', () => {
+  const nativeBody = (owner: PrivateKeyAccount, over: Json = {}) => env.tokenBody(owner, { rewardToken: 'native', netBudget: '1000000000', ...over })
+  const treasuryCoin = () => env.chain.anvil.publicClient.getBalance({ address: env.treasury as Address })
+
+  test('an account sends the built transfer: the coin reaches the treasury, and the stream confirms', async () => {
+    const creator = await env.creator()
+    const r = await env.h.post('/v2/streams', nativeBody(creator))
+    expect(r.status, r.text).toBe(200)
+    const before = await treasuryCoin()
+    const hash = await env.send(creator, r.body.transactions[0].transaction)
+    expect(await treasuryCoin()).toBe(before + BigInt(r.body.totalPulled))
+    expect((await confirm(r.body.stream.id, hash)).body.stream.state).toBe('active')
+  })
+
+  test("a contract wallet's owner sends it through the wallet: the coin its call moved counts (read from the call trace)", async () => {
+    const owner = await env.creator()
+    const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
+    await setNativeBalance(env.chain.anvil, wallet, 10n ** 18n)
+    const r = await env.h.post('/v2/streams', nativeBody(owner, { creatorAddress: wallet }))
+    expect(r.status, r.text).toBe(200)
+    const before = await treasuryCoin()
+    const receipt = await sendThroughWallet(env.chain.anvil, owner, wallet, r.body.transactions[0].transaction)
+    expect(receipt.status).toBe('success')
+    expect(await treasuryCoin()).toBe(before + BigInt(r.body.totalPulled))
+    const confirmed = await confirm(r.body.stream.id, receipt.transactionHash)
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200)
+    expect(confirmed.body.stream.state).toBe('active')
+  })
+
+  test('a contract wallet sending one unit short is refused, naming what moved', async () => {
+    const owner = await env.creator()
+    const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
+    await setNativeBalance(env.chain.anvil, wallet, 10n ** 18n)
+    const r = await env.h.post('/v2/streams', nativeBody(owner, { creatorAddress: wallet }))
+    const transfer = r.body.transactions[0].transaction as Json
+    const totalPulled = BigInt(r.body.totalPulled)
+    const receipt = await sendThroughWallet(env.chain.anvil, owner, wallet, { ...transfer, value: (totalPulled - 1n).toString() })
+    const refused = await confirm(r.body.stream.id, receipt.transactionHash)
+    expectRefused(refused, /moves \d+ of the \d+ smallest units/)
+    expect(refused.body.context).toMatchObject({ required: totalPulled.toString(), transferred: (totalPulled - 1n).toString() })
+  })
+})
+
 describe('a contract wallet creator funding through a relayer', () => {
   /** A contract wallet holding reward tokens, its owner, a relayer, and a token stream created for the wallet. */
   async function walletCreatorStream() {

@@ -85,6 +85,16 @@ function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, s
   )
 }
 
+/**
+ * A contract wallet sends the coin from inside the call its owner or a bundler made, where the transaction's own value
+ * is not it: for a coin stream, the coin its calls moved counts too (EVM: read from the call trace).
+ */
+async function withCoinMovedInside(stream: StreamRecord, read: ReadTransfersResult): Promise<ReadTransfersResult> {
+  if (stream.rewardToken !== NATIVE_TOKEN || !read.coinMovedInside) return read
+  const inside = await read.coinMovedInside()
+  return inside?.length ? { ...read, transfers: [...read.transfers, ...inside] } : read
+}
+
 async function readFunding(deps: StreamDeps, stream: StreamRecord, txHash: string) {
   const { plugin, client } = await deps.ecosystems.get(stream.ecosystem)
   try {
@@ -101,7 +111,8 @@ export async function confirmStream(deps: StreamDeps, p: ConfirmStreamParameters
   nextState('confirm', effectiveState(stream.state, stream.endTime, deps.clock.now()))
   const txHash = p.txHash.trim()
   const { plugin, read } = await readFunding(deps, stream, txHash)
-  checkFunding(await deps.attributionSecret(), plugin, stream, read, await fundingTag(stream, read))
+  const funding = await fundingTag(stream, read)
+  checkFunding(await deps.attributionSecret(), plugin, stream, await withCoinMovedInside(stream, read), funding)
 
   const now = deps.clock.now()
   // The chain's own spelling of the hash: another spelling of the same transaction must not fund a second stream.

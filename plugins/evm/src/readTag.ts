@@ -3,7 +3,7 @@
  * the contract it called, the vault deposits and withdrawals it made, and the tags on the calls inside it. Whether the tag is genuine (its MAC) is the
  * server's question, not the chain's. `minedTransaction` is the read itself; transfer.ts adds the token transfers.
  */
-import { InvalidArgumentError, NotFoundError, type ReadTagParameters, type ReadTagResult, type VaultMove } from '@earn/core'
+import { InvalidArgumentError, NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTagResult, type TokenTransfer, type VaultMove } from '@earn/core'
 import {
   BaseError,
   erc4626Abi,
@@ -29,14 +29,31 @@ export async function readTag(client: EvmClient, p: ReadTagParameters): Promise<
 export function attributionOf(client: EvmClient, chainId: string, { transaction, receipt }: MinedTransaction): ReadTagResult {
   // A reverted transaction moved nothing, so it attributes nothing: its tag is not reported.
   const mined = receipt.status === 'success'
+  const trace = lazyTrace(client, chainId, transaction.hash)
   return {
     tag: mined ? findTag(transaction.input) : null,
     txHash: transaction.hash.toLowerCase(),
     from: transaction.from.toLowerCase(),
     to: transaction.to?.toLowerCase() ?? null,
     vaultMoves: mined ? vaultMoves(receipt) : [],
-    tagsOn: mined ? callTags(client, chainId, transaction) : async () => [],
+    tagsOn: mined ? callTags(transaction, trace) : async () => [],
+    coinMovedInside: mined ? () => coinMovedInside(trace) : async () => [],
   }
+}
+
+/** The transaction's call trace, asked of the node once and only when a question needs it. */
+function lazyTrace(client: EvmClient, chainId: string, hash: Hash): () => Promise<Trace | undefined> {
+  let trace: Promise<Trace | undefined> | undefined
+  return () => (trace ??= traceCalls(client, chainId, hash))
+}
+
+/** Coin sent by calls inside the transaction: its own value (the root call's) is the transaction's, read apart. */
+async function coinMovedInside(trace: () => Promise<Trace | undefined>): Promise<TokenTransfer[] | undefined> {
+  const traced = await trace()
+  if (!traced) return undefined
+  return traced.calls
+    .filter((c) => c !== traced.root && c.to && c.value && BigInt(c.value) > 0n)
+    .map((c) => ({ token: NATIVE_TOKEN, from: c.from.toLowerCase(), to: c.to!.toLowerCase(), amount: BigInt(c.value!) }))
 }
 
 /**
@@ -48,17 +65,15 @@ export function attributionOf(client: EvmClient, chainId: string, { transaction,
  * calls of its own with other tags ahead of the wallet's. Only a trace of the calls shows the wallet's own, so one
  * is asked for (once per read, and only then); a node that gives none leaves it unknown.
  */
-function callTags(client: EvmClient, chainId: string, transaction: Transaction): NonNullable<ReadTagResult['tagsOn']> {
+function callTags(transaction: Transaction, trace: () => Promise<Trace | undefined>): NonNullable<ReadTagResult['tagsOn']> {
   const sender = transaction.from.toLowerCase()
   const target = transaction.to?.toLowerCase()
-  let trace: Promise<CallFrame[] | undefined> | undefined
   return async (call) => {
     const from = call.from.toLowerCase()
     const to = call.to.toLowerCase()
     if (from === sender && to === target) return tagsIn([transaction.input])
-    trace ??= traceCalls(client, chainId, transaction.hash)
-    const calls = await trace
-    return calls && tagsIn(calls.filter((c) => c.from.toLowerCase() === from && c.to?.toLowerCase() === to).map((c) => c.input))
+    const traced = await trace()
+    return traced && tagsIn(traced.calls.filter((c) => c.from.toLowerCase() === from && c.to?.toLowerCase() === to).map((c) => c.input))
   }
 }
 
@@ -69,8 +84,17 @@ interface CallFrame {
   from: string
   to?: string | null
   input: Hex
+  /** Wei sent with the call, hex. */
+  value?: string | null
   error?: string | null
   calls?: CallFrame[] | null
+}
+
+interface Trace {
+  /** The transaction's own call. */
+  root: CallFrame
+  /** Every plain call that did not fail, the root's included where it is one, in execution order. */
+  calls: CallFrame[]
 }
 
 /** A node's answer is checked before use: a frame of another shape makes the trace unknown, never a crash. */
@@ -82,6 +106,7 @@ function isCallFrame(frame: unknown): frame is CallFrame {
     typeof f.from === 'string' &&
     typeof f.input === 'string' &&
     (f.to === undefined || f.to === null || typeof f.to === 'string') &&
+    (f.value === undefined || f.value === null || (typeof f.value === 'string' && /^0x[0-9a-fA-F]{1,64}$/.test(f.value))) &&
     (f.calls === undefined || f.calls === null || (Array.isArray(f.calls) && f.calls.every(isCallFrame)))
   )
 }
@@ -91,7 +116,7 @@ function isCallFrame(frame: unknown): frame is CallFrame {
  * undefined where the node gives no call trace (no such method or tracer, a plan without it, a result that is no
  * call frame, a refusal of the moment).
  */
-async function traceCalls(client: EvmClient, chainId: string, hash: Hash): Promise<CallFrame[] | undefined> {
+async function traceCalls(client: EvmClient, chainId: string, hash: Hash): Promise<Trace | undefined> {
   const publicClient = requirePublicClient(client, chainId)
   let root: unknown
   try {
@@ -116,7 +141,7 @@ async function traceCalls(client: EvmClient, chainId: string, hash: Hash): Promi
     for (const inner of frame.calls ?? []) walk(inner)
   }
   walk(root)
-  return calls
+  return { root, calls }
 }
 
 /** The ERC-4626 deposits and withdrawals the receipt reports, by the contract that emitted them. */

@@ -8,8 +8,9 @@
  * estimate fails (the call would revert now) the step takes `TRANSFER_GAS`.
  *
  * Reading reports the ERC-20 `Transfer` events of the receipt (token = the emitting contract) and the
- * transaction's own native value. Native value moved by contracts inside the call is not visible without
- * tracing and is not reported. A reverted transaction moved nothing: no transfers and no tag.
+ * transaction's own native value; native value moved by contracts inside the call (a contract wallet's send) is
+ * read from a call trace only when asked (`coinMovedInside`). A reverted transaction moved nothing: no transfers and
+ * no tag.
  */
 import {
   NATIVE_TOKEN,
