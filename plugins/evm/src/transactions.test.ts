@@ -49,7 +49,7 @@ describe('build: direct deposit', () => {
     const [, depositHash] = await chain.sendAll(owner, steps)
     expect(await chain.read.balance(chain.vault, owner.address)).toBe(expectedShares)
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: depositHash! })).toEqual({
-      tagsOn: expect.any(Function),
+      tagsOn: expect.any(Function), coinMovedInside: expect.any(Function),
       txHash: depositHash!,
       tag,
       from: lower(owner.address),
@@ -323,7 +323,7 @@ describe('readTag', () => {
     const receipt = await sendUnsigned(chain.anvil, owner, forged)
     expect(receipt.status).toBe('success')
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({
-      tagsOn: expect.any(Function),
+      tagsOn: expect.any(Function), coinMovedInside: expect.any(Function),
       txHash: receipt.transactionHash,
       tag: `${tag}:forged`,
       from: lower(owner.address),
@@ -337,7 +337,7 @@ describe('readTag', () => {
     const [approve] = await build(chain.client(), chain.deposit({ owner, amount: 1n }))
     const [hash] = await chain.sendAll(owner, [approve!])
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: hash! })).toEqual({
-      tagsOn: expect.any(Function),
+      tagsOn: expect.any(Function), coinMovedInside: expect.any(Function),
       txHash: hash!,
       tag: null,
       from: lower(owner.address),
@@ -353,7 +353,7 @@ describe('readTag', () => {
     const receipt = await sendUnsigned(chain.anvil, owner, steps[1]!.transaction)
     expect(receipt.status).toBe('reverted')
     expect(await readTag(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({
-      tagsOn: expect.any(Function),
+      tagsOn: expect.any(Function), coinMovedInside: expect.any(Function),
       txHash: receipt.transactionHash,
       tag: null,
       from: lower(owner.address),

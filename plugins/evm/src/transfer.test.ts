@@ -39,7 +39,7 @@ describe('buildTransfer', () => {
     const [hash] = await chain.sendAll(sender, steps)
     expect(await chain.read.balance(chain.asset, treasury)).toBe(amount)
     expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: hash! })).toEqual({
-      tagsOn: expect.any(Function),
+      tagsOn: expect.any(Function), coinMovedInside: expect.any(Function),
       txHash: hash!,
       tag: TAG,
       from: lower(sender.address),
@@ -61,9 +61,11 @@ describe('buildTransfer', () => {
     expect(receipt.status).toBe('success')
     expect(await chain.anvil.publicClient.getBalance({ address: treasury })).toBe(amount)
     const read = await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })
-    expect(read).toEqual({ txHash: receipt.transactionHash, tag: TAG, from: lower(sender.address), to: lower(treasury), vaultMoves: [], transfers: [{ token: 'native', from: lower(sender.address), to: lower(treasury), amount }], tagsOn: expect.any(Function) })
+    expect(read).toEqual({ txHash: receipt.transactionHash, tag: TAG, from: lower(sender.address), to: lower(treasury), vaultMoves: [], transfers: [{ token: 'native', from: lower(sender.address), to: lower(treasury), amount }], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function) })
     // The sender's own transfer, read from its input.
     expect(await read.tagsOn!({ from: sender.address, to: treasury })).toEqual([TAG])
+    // Its value is the transaction's own, already reported: no call inside it moved any.
+    expect(await read.coinMovedInside!()).toEqual([])
   })
 
   test('a sender short of the token gets the default gas; the mined revert reports no tag and no transfers', async () => {
@@ -73,7 +75,7 @@ describe('buildTransfer', () => {
     expect((steps[0]!.transaction as EvmTx).gasLimit).toBe(TRANSFER_GAS.toString())
     const receipt = await sendUnsigned(chain.anvil, sender, steps[0]!.transaction)
     expect(receipt.status).toBe('reverted')
-    expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ txHash: receipt.transactionHash, tag: null, from: lower(sender.address), to: lower(chain.asset), vaultMoves: [], transfers: [], tagsOn: expect.any(Function) })
+    expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ txHash: receipt.transactionHash, tag: null, from: lower(sender.address), to: lower(chain.asset), vaultMoves: [], transfers: [], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function) })
   })
 
   test('bad parameters are 400s naming the field; a chain without an RPC is 400', async () => {
