@@ -9,6 +9,7 @@ import { createMemoryMeter } from '@earn/core/metering/memory'
 import { createRedisMeter } from '@earn/core/metering/redis'
 import { createResilientMeter, type ResilientMeter } from '@earn/core/metering/resilient'
 import { createHarness } from './harness.ts'
+import { cuttableProxy } from './proxy.ts'
 
 const CI = process.env.CI === 'true'
 const binary = Bun.which('redis-server')
@@ -43,67 +44,6 @@ async function until(condition: () => boolean | Promise<boolean>, ms: number): P
     await Bun.sleep(50)
   }
   return Date.now() - started
-}
-
-/**
- * A TCP proxy to Redis that can cut the route silently, as a crashed host or a dropped route does:
- * connections stay open but nothing passes, and stay dead after the route is back; only connections
- * made afterwards get through.
- */
-function cuttableProxy(targetPort: number) {
-  type Link = { up?: Socket<Link>; pending: Uint8Array[]; dead: boolean }
-  type Socket<T> = import('bun').Socket<T>
-  const links = new Set<Link>()
-  let cut = false
-  const server = Bun.listen<Link>({
-    hostname: '127.0.0.1',
-    port: 0,
-    socket: {
-      open(down) {
-        const link: Link = { pending: [], dead: cut }
-        down.data = link
-        links.add(link)
-        if (link.dead) return
-        void Bun.connect<Link>({
-          hostname: '127.0.0.1',
-          port: targetPort,
-          data: link,
-          socket: {
-            data(_, chunk) {
-              if (!link.dead) down.write(chunk)
-            },
-            close() {
-              if (!link.dead) down.end()
-            },
-          },
-        }).then((up) => {
-          link.up = up
-          for (const chunk of link.pending.splice(0)) up.write(chunk)
-        })
-      },
-      data(down, chunk) {
-        const link = down.data
-        if (link.dead) return
-        if (link.up) link.up.write(chunk)
-        else link.pending.push(new Uint8Array(chunk))
-      },
-      close(down) {
-        links.delete(down.data)
-        down.data.up?.end()
-      },
-    },
-  })
-  return {
-    port: server.port,
-    cut() {
-      cut = true
-      for (const l of links) l.dead = true
-    },
-    restore() {
-      cut = false
-    },
-    stop: () => server.stop(true),
-  }
 }
 
 const meterOver = (url: string) => createResilientMeter({ primary: createRedisMeter({ url }), fallback: createMemoryMeter(), probeMs: 200 })

@@ -15,4 +15,6 @@ export interface Deps {
   logger: Logger
   /** The attribution secret (configured, or generated once and kept in the store), shared by every feature that tags. */
   attributionSecret: () => Promise<string>
+  /** Set by main.ts when a stop begins: readiness fails while the server reads what its clients already sent. */
+  lifecycle?: { draining: boolean }
 }

@@ -57,6 +57,14 @@ async function build() {
   }
 }
 
-if (!fresh()) await build()
+try {
+  if (!fresh()) await build()
+} catch (e) {
+  // A directory that cannot hold the bundle (not a directory, not writable): one line naming the variable, no stack.
+  const code = (e as { code?: unknown } | null)?.code
+  const message = e instanceof Error ? e.message.split('\n', 1)[0]! : String(e)
+  console.error(`startup error: building the server bundle in ${OUT_DIR} (BUNDLE_DIR): ${message}${typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`)
+  process.exit(1)
+}
 
 await import(BUNDLE)

@@ -28,8 +28,51 @@ async function main() {
     }
     throw e
   }
-  const deps = await composeDeps(config).catch((e) => startupError(config.databaseUrl ? 'opening the database' : `opening the embedded store in ${config.dataDir}`, e))
+  const deps = await composeDeps(config).catch((e) =>
+    startupError(config.databaseUrl ? 'opening the database (DATABASE_URL)' : `opening the embedded store in ${config.dataDir} (DATA_DIR)`, e),
+  )
+  const lifecycle = { draining: false }
+  deps.lifecycle = lifecycle
   const app = createApp(deps)
+  let server: ReturnType<typeof Bun.serve> | undefined
+  let refresher: ReturnType<typeof startCatalogRefresher> | undefined
+
+  let stopping = false
+  const shutdown = async (signal: string, exitCode = 0) => {
+    if (stopping) {
+      // A second signal is the operator insisting: stop now, as a kill would (usage since the last write is lost).
+      deps.logger.info({ msg: 'stopping now', signal })
+      process.exit(exitCode || 1)
+    }
+    stopping = true
+    deps.logger.info({ msg: 'shutting down', signal })
+    // One grace period for everything a stop waits on, so an orchestrator's kill does not skip the usage write.
+    let late = false
+    const deadline = Bun.sleep(config.shutdownGraceSeconds * 1000).then(() => (late = true))
+    const beforeDeadline = <T>(p: Promise<T>) => Promise.race([p.then(() => true), deadline.then(() => false)])
+    let drained = true
+    if (server) {
+      // Requests a client sent just before the signal may still sit unread in their sockets, where stop(false) would
+      // close their connections unanswered: keep serving (readiness failing) until the server has been quiet a
+      // moment, then stop taking connections. (Bun keeps the connection header its own: an answer cannot close one.)
+      lifecycle.draining = true
+      await untilQuiet(server, () => late)
+      // stop(false) refuses new connections and resolves when requests in flight have finished.
+      drained = await beforeDeadline(server.stop(false))
+      if (!drained) await server.stop(true)
+    }
+    // A catalog refresh reading a chain that hangs could hold the stop for minutes (two RPC timeouts per vault).
+    const refreshEnded = refresher ? await beforeDeadline(refresher.stop()) : true
+    // A store or Redis that stopped answering must not hold the process past its grace either.
+    // In order: the meter's last usage write goes to the store.
+    const closed = await beforeDeadline(deps.meter.close().then(() => deps.store.close()))
+    deps.logger.info({ msg: 'stopped', drained, ...(refreshEnded ? {} : { refresh: 'abandoned' }), ...(closed ? {} : { close: 'abandoned' }) })
+    process.exit(exitCode)
+  }
+  // Before the server listens: a signal from then on stops it gracefully, never by Bun's default.
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+
   // Bun's own limit would answer an empty 413 before the app sees the request. The app reads at most
   // MAX_BODY_BYTES of any body (http/parse.ts) and answers the rest with its envelope, so Bun's limit only has to
   // stay out of its way. development off whatever NODE_ENV says: an error that escaped the app must never get
@@ -40,11 +83,16 @@ async function main() {
   } catch (e) {
     startupError(`listening on ${config.host}:${config.port} (HOST, PORT)`, e)
   }
-  const server = app.server!
+  server = app.server!
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
   deps.logger.info({ msg: 'listening', url: baseUrl, store: deps.store.engine, meter: deps.meter.kind, ecosystems: deps.ecosystems.ids })
   // Made once the server listens, so a start that fails (the port taken) leaves no demo whose keys were never shown.
-  const demo = await createDemoIfEmpty(deps)
+  // A stop signalled meanwhile closes the store under it: the stop then ends the process, not this error.
+  const demo = await createDemoIfEmpty(deps).catch((e) => {
+    if (stopping) return undefined
+    throw e
+  })
+  if (stopping) return
   if (demo) process.stdout.write(demoBanner(demo, baseUrl) + '\n')
   // Load the chain plugins shortly after start, off the path of the first requests (loading blocks the
   // event loop for a while); a request that needs one sooner loads it itself. /readyz waits for them.
@@ -60,32 +108,22 @@ async function main() {
     )
   }, PLUGIN_WARM_DELAY_MS)
   // The catalog's chain facts (total assets, TVL) are read on a schedule, never on a request.
-  const refresher = startCatalogRefresher(deps, config.catalogRefreshSeconds * 1000)
+  if (!stopping) refresher = startCatalogRefresher(deps, config.catalogRefreshSeconds * 1000)
+}
 
-  let stopping = false
-  const shutdown = async (signal: string, exitCode = 0) => {
-    if (stopping) {
-      // A second signal is the operator insisting: stop now, as a kill would (usage since the last write is lost).
-      deps.logger.info({ msg: 'stopping now', signal })
-      process.exit(exitCode || 1)
-    }
-    stopping = true
-    deps.logger.info({ msg: 'shutting down', signal })
-    // One grace period for everything a stop waits on, so an orchestrator's kill does not skip the usage write.
-    const deadline = Bun.sleep(config.shutdownGraceSeconds * 1000).then(() => true)
-    // stop(false) refuses new connections and resolves when requests in flight have finished.
-    const drained = server.stop(false)
-    const timedOut = await Promise.race([drained.then(() => false), deadline])
-    if (timedOut) await server.stop(true)
-    // A catalog refresh reading a chain that hangs could hold the stop for minutes (two RPC timeouts per vault).
-    const refreshEnded = await Promise.race([refresher.stop().then(() => true), deadline.then(() => false)])
-    await deps.meter.close()
-    await deps.store.close()
-    deps.logger.info({ msg: 'stopped', drained: !timedOut, ...(refreshEnded ? {} : { refresh: 'abandoned' }) })
-    process.exit(exitCode)
+/** How long the server must have had no request in flight before a stop closes its connections. */
+const QUIET_MS = 100
+/** At most this long: under steady traffic (a balancer still sending) it is never quiet, and stops anyway. */
+const MAX_DRAIN_MS = 2000
+
+async function untilQuiet(server: { pendingRequests: number }, late: () => boolean): Promise<void> {
+  const start = performance.now()
+  let quietSince = start
+  while (!late() && performance.now() - start < MAX_DRAIN_MS) {
+    if (server.pendingRequests > 0) quietSince = performance.now()
+    else if (performance.now() - quietSince >= QUIET_MS) return
+    await Bun.sleep(10)
   }
-  process.on('SIGTERM', () => void shutdown('SIGTERM'))
-  process.on('SIGINT', () => void shutdown('SIGINT'))
 }
 
 await main()

@@ -26,6 +26,18 @@ test('six processes starting at once with no bundle all build, start and answer;
   for (let round = 0; round < 3; round++) await startTogether(6)
 })
 
+test('a BUNDLE_DIR that cannot hold the bundle stops the start with one line naming it, no stack', async () => {
+  const proc = Bun.spawn([process.execPath, 'server/src/launch.ts'], {
+    cwd: join(import.meta.dir, '../..'),
+    env: { ...process.env, BUNDLE_DIR: '/etc/hostname/bundle', DATA_DIR: tempDir('earn-launch-') },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()])
+  expect(code).toBe(1)
+  expect(stderr.trim()).toMatch(/^startup error: building the server bundle in \/etc\/hostname\/bundle \(BUNDLE_DIR\): ENOTDIR: not a directory.*$/)
+})
+
 async function startTogether(count: number) {
   const bundleDir = join(tempDir('earn-bundle-'), 'bundle')
   const started = await Promise.allSettled(

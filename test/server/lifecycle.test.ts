@@ -3,7 +3,9 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startServer, withDemoBanner } from '../process.ts'
+import { runCli, startServer, withDemoBanner } from '../process.ts'
+import { cuttableProxy } from '../proxy.ts'
+import { DATABASE_URL, freshSchema } from '../services.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'earn-life-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -88,6 +90,70 @@ describe('server process', () => {
     expect(await fetch(`${server.url}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused')
   })
 
+  test('requests already sent on keep-alive connections when SIGTERM arrives are answered before the connections close', async () => {
+    const server = await startServer({ DATA_DIR: dir })
+    while ((await fetch(`${server.url}/readyz`)).status !== 200) await Bun.sleep(50)
+    const { port } = new URL(server.url)
+    const request = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`
+    // Each connection answered once (so the server holds it, idle, kept alive), then sent a second request the
+    // instant before the signal.
+    const connections = await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        let received = ''
+        let closed!: () => void
+        const ended = new Promise<void>((resolve) => (closed = resolve))
+        const socket = await Bun.connect({
+          hostname: '127.0.0.1',
+          port: Number(port),
+          socket: { data: (_, chunk) => void (received += chunk.toString()), close: () => closed(), error: () => closed() },
+        })
+        socket.write(request)
+        while (!received.includes('"status":"ok"')) await Bun.sleep(5)
+        return { socket, ended, received: () => received }
+      }),
+    )
+    for (const c of connections) c.socket.write(request)
+    const exited = server.stop('SIGTERM')
+    await Promise.all(connections.map((c) => c.ended))
+    const answers = connections.map((c) => c.received().split('HTTP/1.1 200').length - 1)
+    expect(answers).toEqual(connections.map(() => 2))
+    expect(await exited).toBe(0)
+  })
+
+  test('SIGTERM right as the server listens stops it gracefully, not by the default signal handling', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'earn-life-early-'))
+    try {
+      const server = await startServer({ DATA_DIR: fresh })
+      const code = await server.stop('SIGTERM')
+      expect([code, server.output()]).toEqual([0, expect.stringContaining('"msg":"stopped"')])
+    } finally {
+      rmSync(fresh, { recursive: true, force: true })
+    }
+  })
+
+  test('a database that stops answering does not hold the stop past its grace period', async () => {
+    const { schema, drop } = await freshSchema()
+    const proxy = cuttableProxy(Number(new URL(DATABASE_URL).port || 5432))
+    const url = new URL(DATABASE_URL)
+    url.host = `127.0.0.1:${proxy.port}`
+    url.searchParams.set('search_path', schema)
+    try {
+      const server = await startServer({ DATABASE_URL: url.toString(), SHUTDOWN_GRACE_SECONDS: '1' })
+      const org = (await runCli(['org', 'create', '--name', 'Grace', '--json'], { DATABASE_URL: url.toString() })).json() as { publishableKey: string }
+      // Usage the stop would write to the store, which no longer answers.
+      const checked = await fetch(`${server.url}/v2/membership/?address=0x000000000000000000000000000000000000dEaD`, { headers: { 'x-api-key': org.publishableKey } })
+      expect(checked.status).toBe(200)
+      proxy.cut()
+      const started = performance.now()
+      expect(await server.stop('SIGTERM')).toBe(0)
+      expect(performance.now() - started).toBeLessThan(5_000)
+      expect(server.output()).toContain('"close":"abandoned"')
+    } finally {
+      proxy.stop()
+      await drop()
+    }
+  })
+
   test('a bad configuration value stops the start with one line naming the variable', async () => {
     await expect(startServer({ DATA_DIR: dir, NONCE_TTL_SECONDS: 'soon' }, 5000)).rejects.toThrow(/NONCE_TTL_SECONDS/)
   })
@@ -96,7 +162,8 @@ describe('server process', () => {
     const taken = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('busy') })
     try {
       const failures: [Record<string, string>, RegExp][] = [
-        [{ DATA_DIR: '/etc/hostname/earn' }, /^startup error: opening the embedded store in \/etc\/hostname\/earn: ENOTDIR: not a directory.*$/m],
+        [{ DATA_DIR: '/etc/hostname/earn' }, /^startup error: opening the embedded store in \/etc\/hostname\/earn \(DATA_DIR\): ENOTDIR: not a directory.*$/m],
+        [{ DATA_DIR: dir, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/test' }, /^startup error: opening the database \(DATABASE_URL\): .*ECONNREFUSED.*$/m],
         [{ DATA_DIR: dir, PORT: String(taken.port) }, new RegExp(`^startup error: listening on 127\\.0\\.0\\.1:${taken.port} \\(HOST, PORT\\): .*$`, 'm')],
       ]
       for (const [env, line] of failures) {

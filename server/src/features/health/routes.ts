@@ -18,6 +18,8 @@ export const healthRoutes = (deps: Deps) =>
       '/readyz',
       async ({ set }) => {
         const checks: Record<string, string> = {}
+        // A stop has begun: out of rotation at once, while the requests already sent are answered.
+        if (deps.lifecycle?.draining) checks.server = 'unavailable: shutting down'
         let degraded = false
         const probe = async (name: string, f: () => Promise<string>) => {
           try {
