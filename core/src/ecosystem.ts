@@ -234,6 +234,11 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
     parse(input: string): string
     /** The form shown in responses (EIP-55 on EVM). Takes a canonical address. */
     format(canonical: string): string
+    /**
+     * The form shown for a contract (a vault, a token), where it differs from a wallet's (TON: bounceable, so a
+     * transfer to it that fails comes back); `format` where absent. Takes a canonical address.
+     */
+    formatContract?(canonical: string): string
   }
   signIn: {
     /** The chain an agreement names when the request gives none (EVM: "1"); absent where the message names none. */
@@ -281,9 +286,13 @@ export const NATIVE_TOKEN = 'native'
 export const parseToken = (plugin: Pick<Ecosystem<EcosystemId, any>, 'address'>, input: string): string =>
   input === NATIVE_TOKEN ? NATIVE_TOKEN : plugin.address.parse(input)
 
-/** A canonical token's display form: `native`, or the ecosystem's display address. */
+/** A contract's display form (a vault, a token): the ecosystem's contract form, else its display address. */
+export const formatContract = (plugin: Pick<Ecosystem<EcosystemId, any>, 'address'>, canonical: string): string =>
+  (plugin.address.formatContract ?? plugin.address.format)(canonical)
+
+/** A canonical token's display form: `native`, or the ecosystem's display address for a contract. */
 export const formatToken = (plugin: Pick<Ecosystem<EcosystemId, any>, 'address'>, canonical: string): string =>
-  canonical === NATIVE_TOKEN ? NATIVE_TOKEN : plugin.address.format(canonical)
+  canonical === NATIVE_TOKEN ? NATIVE_TOKEN : formatContract(plugin, canonical)
 
 /** Type-checks a plugin object without changing it. */
 export const defineEcosystem = <const E extends Ecosystem<EcosystemId, any>>(e: E): E => e

@@ -67,6 +67,12 @@ describe('TON: deposit, verify, withdraw through the API', () => {
     const r = await h.get(`/v2/opportunities/${TON_SAMPLE_ENTRY.id}`)
     expect(r.status, r.text).toBe(200)
     expect(r.body.opportunity).toMatchObject({ ecosystem: 'ton', chainId: CHAIN, baseToken: { symbol: 'tUSD', decimals: 6 } })
+    // Contracts in their bounceable form (TEP-2): TON an integrator sends to the listed vault comes back if it fails.
+    const bounceable = (a: Address) => a.toString({ bounceable: true, urlSafe: true })
+    expect(r.body.opportunity.vaultAddress).toBe(bounceable(sample.vault.address))
+    expect(r.body.opportunity.vaultAddress).toStartWith('EQ')
+    expect(r.body.opportunity.baseToken.address).toBe(bounceable(sample.baseToken))
+    expect(r.body.opportunity.receiptToken.address).toBe(bounceable(sample.receiptToken))
   })
 
   test('a deposit built by the API and sent by the wallet moves the jettons to the vault', async () => {

@@ -1,5 +1,5 @@
 /** An activity row as the API shows it: addresses in their ecosystem's display form, times in ISO 8601. */
-import { type Ecosystem, type EcosystemId, NATIVE_TOKEN } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, formatContract, NATIVE_TOKEN } from '../ecosystem.ts'
 import type { ActivityRow } from '../store/activity.ts'
 import type { Activity } from './schema.ts'
 
@@ -9,14 +9,16 @@ export function toActivity(row: ActivityRow, plugins: PluginsById): Activity {
   const plugin = plugins.get(row.ecosystem)
   // History is shown whatever became of it: a row of an ecosystem this deployment no longer loads, or one the
   // plugin no longer formats, is shown as stored rather than failing the page.
-  const show = (address: string) => {
+  const shown = (address: string, form: (canonical: string) => string) => {
     if (!plugin || address === NATIVE_TOKEN) return address
     try {
-      return plugin.address.format(address)
+      return form(address)
     } catch {
       return address
     }
   }
+  const show = (address: string) => shown(address, (a) => plugin!.address.format(a))
+  const showToken = (address: string) => shown(address, (a) => formatContract(plugin!, a))
   const common = {
     id: row.id,
     walletAddress: show(row.wallet),
@@ -30,7 +32,7 @@ export function toActivity(row: ActivityRow, plugins: PluginsById): Activity {
     type: row.type,
     chainId: row.chainId ?? '',
     opportunityId: row.opportunityId ?? '',
-    token: row.token === null ? null : show(row.token),
+    token: row.token === null ? null : showToken(row.token),
     amount: row.amount,
     txHash: row.txHash,
   }

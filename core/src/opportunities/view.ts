@@ -1,5 +1,5 @@
 /** An opportunity as the API shows it: the listing and the chain facts together, addresses in display form. */
-import { type Ecosystem, type EcosystemId, formatToken } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, formatContract, formatToken } from '../ecosystem.ts'
 import { depositTokenDecimals, receiptDecimals, type LiveOpportunity } from './records.ts'
 import type { Opportunity } from './schema.ts'
 
@@ -14,7 +14,7 @@ export function toOpportunity(o: LiveOpportunity, plugin: Ecosystem<EcosystemId,
     ecosystem: listing.ecosystem,
     chainId: listing.chainId,
     protocol: listing.protocol,
-    vaultAddress: show(listing.vaultAddress),
+    vaultAddress: formatContract(plugin, listing.vaultAddress),
     baseToken: { address: show(facts.baseToken), symbol: listing.baseToken.symbol, decimals: facts.decimals, chainId: listing.chainId },
     receiptToken: {
       address: show(facts.receiptToken),

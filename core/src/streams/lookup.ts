@@ -4,6 +4,7 @@
  */
 import { UnsupportedChainError } from '../actions/errors.ts'
 import type { Clock } from '../clock.ts'
+import { formatContract } from '../ecosystem.ts'
 import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
 import type { StreamRecord } from '../store/schema.ts'
 import type { Store } from '../store/store.ts'
@@ -38,6 +39,6 @@ export async function addressFormats(deps: Pick<StreamDeps, 'ecosystems'>): Prom
   const loaded = new Map((await deps.ecosystems.all()).map((e) => [e.plugin.id as string, e.plugin]))
   return (ecosystem) => {
     const plugin = loaded.get(ecosystem)
-    return plugin ? (canonical) => plugin.address.format(canonical) : (canonical) => canonical
+    return plugin ? (canonical, contract) => (contract ? formatContract(plugin, canonical) : plugin.address.format(canonical)) : (canonical) => canonical
   }
 }

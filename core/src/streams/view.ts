@@ -4,8 +4,11 @@ import type { StreamRecord } from '../store/schema.ts'
 import type { Stream } from './schema.ts'
 import { effectiveState } from './state.ts'
 
-/** Canonical address to display form (the ecosystem's `address.format`); identity when its plugin is not loaded. */
-export type FormatAddress = (canonical: string) => string
+/**
+ * Canonical address to display form (the ecosystem's `address.format`, or for a contract such as the reward token
+ * its contract form); identity when its plugin is not loaded.
+ */
+export type FormatAddress = (canonical: string, contract?: boolean) => string
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -13,7 +16,7 @@ export function toStream(row: StreamRecord, format: FormatAddress, now: number):
   const token =
     row.type === 'token'
       ? {
-          rewardToken: row.rewardToken === NATIVE_TOKEN ? NATIVE_TOKEN : format(row.rewardToken!),
+          rewardToken: row.rewardToken === NATIVE_TOKEN ? NATIVE_TOKEN : format(row.rewardToken!, true),
           creatorAddress: format(row.creator!),
           treasuryAddress: format(row.treasury!),
           fundingTxHash: row.fundingTxHash,

@@ -74,3 +74,11 @@ export function toTonAddress(input: string, field = 'address'): Address {
 export function formatTonAddress(canonical: string): string {
   return toTonAddress(canonical).toString({ bounceable: false, urlSafe: true, testOnly: false })
 }
+
+/**
+ * Contracts (vaults, jetton masters) are shown bounceable (`EQ…`), as TEP-2 says for deployed contracts: TON sent
+ * to one that fails, or is not there, comes back to its sender.
+ */
+export function formatTonContract(canonical: string): string {
+  return toTonAddress(canonical).toString({ bounceable: true, urlSafe: true, testOnly: false })
+}

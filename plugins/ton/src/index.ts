@@ -3,7 +3,7 @@
  * deposits and withdrawals as TON Connect requests, attribution tags read back by transaction hash).
  */
 import { defineEcosystem } from '@earn/core'
-import { formatTonAddress, isValidTonAddress, parseTonAddress } from './address.ts'
+import { formatTonAddress, formatTonContract, isValidTonAddress, parseTonAddress } from './address.ts'
 import { readTonBalance } from './balance.ts'
 import { connectTon } from './client.ts'
 import { tonSignInMessage, verifyTonSignIn } from './signIn.ts'
@@ -25,6 +25,7 @@ export const ton = defineEcosystem({
     isValid: isValidTonAddress,
     parse: (input: string) => parseTonAddress(input),
     format: formatTonAddress,
+    formatContract: formatTonContract,
   },
   signIn: {
     message: tonSignInMessage,
@@ -44,7 +45,7 @@ export const ton = defineEcosystem({
   },
 })
 
-export { checkTonAddress, formatTonAddress, isValidTonAddress, parseTonAddress, toTonAddress } from './address.ts'
+export { checkTonAddress, formatTonAddress, formatTonContract, isValidTonAddress, parseTonAddress, toTonAddress } from './address.ts'
 export { connectTon, createTonClient, type ProviderFactory, type TonChainClient, type TonClientOptions } from './client.ts'
 export { indexUrlFrom, type MessageLookup, messageCells, parseTxHash, toncenterLookups, type ToncenterLookupOptions, type TransactionLookup } from './lookup.ts'
 export { CLOCK_SKEW_SECONDS, MAX_PROOF_AGE_SECONDS, tonSignInMessage, verifyTonSignIn } from './signIn.ts'
