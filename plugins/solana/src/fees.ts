@@ -35,29 +35,25 @@ export interface SolSpend {
 }
 
 export function assertPaysFor(s: SolSpend): void {
+  const short = (required: bigint, covers: string) => new InsufficientBalanceError({ required, available: s.available, token: NATIVE_TOKEN, covers })
   // The fee is taken first, and what it leaves must already be nothing or the minimum, whatever the instructions do.
   const afterFee = s.available - LAMPORTS_PER_SIGNATURE
   if (afterFee > 0n && afterFee < WALLET_RENT)
-    throw new InsufficientBalanceError({
-      required: LAMPORTS_PER_SIGNATURE + WALLET_RENT,
-      available: s.available,
-      token: NATIVE_TOKEN,
-      covers: `the ${LAMPORTS_PER_SIGNATURE}-lamport fee, after which the wallet must hold nothing or at least the rent-exempt minimum (${WALLET_RENT} lamports): Solana refuses a fee that leaves ${afterFee}`,
-    })
+    throw short(
+      LAMPORTS_PER_SIGNATURE + WALLET_RENT,
+      `the ${LAMPORTS_PER_SIGNATURE}-lamport fee, after which the wallet must hold nothing or at least the rent-exempt minimum (${WALLET_RENT} lamports): Solana refuses a fee that leaves ${afterFee}`,
+    )
   const rent = s.createsTokenAccount ? TOKEN_ACCOUNT_RENT : 0n
   const needed = s.moved + LAMPORTS_PER_SIGNATURE + rent
   const parts = [...(s.moved ? [`${s.moved} to move`] : []), `the ${LAMPORTS_PER_SIGNATURE}-lamport fee`, ...(rent ? [`${rent} of rent for the recipient's new token account`] : [])]
-  if (s.available < needed)
-    throw new InsufficientBalanceError({ required: needed, available: s.available, token: NATIVE_TOKEN, covers: parts.join(', ') })
+  if (s.available < needed) throw short(needed, parts.join(', '))
   const left = s.available - needed
   if (left > 0n && left < WALLET_RENT)
-    throw new InsufficientBalanceError({
-      required: needed + WALLET_RENT,
-      available: s.available,
-      token: NATIVE_TOKEN,
-      covers: `${parts.join(', ')}, and the ${WALLET_RENT} lamports a wallet must keep unless it is emptied (Solana refuses to leave ${left})` +
+    throw short(
+      needed + WALLET_RENT,
+      `${parts.join(', ')}, and the ${WALLET_RENT} lamports a wallet must keep unless it is emptied (Solana refuses to leave ${left})` +
         (s.moved ? `; moving ${s.available - LAMPORTS_PER_SIGNATURE - rent} empties it` : ''),
-    })
+    )
 }
 
 /**
