@@ -129,6 +129,8 @@ function keyRef(flags: Flags) {
   const keyId = text(flags, 'id')
   const key = text(flags, 'key')
   if (!keyId && !key) throw new UsageError('give --id KEY_ID or --key KEY')
+  // Both would act on one of them, maybe not the one meant.
+  if (keyId && key) throw new UsageError('give --id KEY_ID or --key KEY, not both')
   return { keyId, key }
 }
 

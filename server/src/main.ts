@@ -2,7 +2,7 @@
  * `bun run start`: the composition root. The only module that reads the environment, opens
  * connections and owns the process's signals.
  */
-import { ConfigError, parseConfig, startCatalogRefresher } from '@earn/core'
+import { checkTreasuries, ConfigError, parseConfig, startCatalogRefresher } from '@earn/core'
 import { createApp } from './app.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
 import { composeDeps } from './compose.ts'
@@ -48,6 +48,7 @@ async function main() {
     deps.logger.info({ msg: 'shutting down', signal })
     // One grace period for everything a stop waits on, so an orchestrator's kill does not skip the usage write.
     let late = false
+    const graceEnd = performance.now() + config.shutdownGraceSeconds * 1000
     const deadline = Bun.sleep(config.shutdownGraceSeconds * 1000).then(() => (late = true))
     const beforeDeadline = <T>(p: Promise<T>) => Promise.race([p.then(() => true), deadline.then(() => false)])
     let drained = true
@@ -63,9 +64,11 @@ async function main() {
     }
     // A catalog refresh reading a chain that hangs could hold the stop for minutes (two RPC timeouts per vault).
     const refreshEnded = refresher ? await beforeDeadline(refresher.stop()) : true
-    // A store or Redis that stopped answering must not hold the process past its grace either.
-    // In order: the meter's last usage write goes to the store.
-    const closed = await beforeDeadline(deps.meter.close().then(() => deps.store.close()))
+    // In order: the meter's last usage write goes to the store. It is always tried, with what is left of the grace
+    // period but at least CLOSE_MS (a grace of 0, or one the requests used up, must not drop the usage unwritten),
+    // and a store or Redis that stopped answering is abandoned after that.
+    const closing = deps.meter.close().then(() => deps.store.close())
+    const closed = await Promise.race([closing.then(() => true), Bun.sleep(Math.max(graceEnd - performance.now(), CLOSE_MS)).then(() => false)])
     deps.logger.info({ msg: 'stopped', drained, ...(refreshEnded ? {} : { refresh: 'abandoned' }), ...(closed ? {} : { close: 'abandoned' }) })
     process.exit(exitCode)
   }
@@ -92,13 +95,17 @@ async function main() {
     if (stopping) return undefined
     throw e
   })
-  if (stopping) return
+  // Shown even while stopping: made, its keys are shown now or never.
   if (demo) process.stdout.write(demoBanner(demo, baseUrl) + '\n')
+  if (stopping) return
   // Load the chain plugins shortly after start, off the path of the first requests (loading blocks the
   // event loop for a while); a request that needs one sooner loads it itself. /readyz waits for them.
   // A plugin's variables are read when it loads: one it refuses stops the server as a bad variable stops the start.
   setTimeout(() => {
-    deps.ecosystems.warm().then(
+    deps.ecosystems
+      .warm()
+      .then(async () => checkTreasuries(await deps.ecosystems.all(), config.streamTreasuries))
+      .then(
       () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
       (e) => {
         if (!(e instanceof ConfigError)) return deps.logger.error({ msg: 'an ecosystem failed to load', error: String(e) })
@@ -111,6 +118,8 @@ async function main() {
   if (!stopping) refresher = startCatalogRefresher(deps, config.catalogRefreshSeconds * 1000)
 }
 
+/** The least time a stop gives the meter's last usage write and the store's close. */
+const CLOSE_MS = 2000
 /** How long the server must have had no request in flight before a stop closes its connections. */
 const QUIET_MS = 100
 /** At most this long: under steady traffic (a balancer still sending) it is never quiet, and stops anyway. */

@@ -83,3 +83,19 @@ test('a misspelt option or an extra word is a usage error, not a command that do
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('a key command given both --id and --key is a usage error (exit 2), with nothing done', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-cli-both-'))
+  try {
+    const env = { DATA_DIR: dir }
+    const org = (await runCli(['org', 'create', '--name', 'Both', '--json'], env)).json() as { secretKeyId: string; publishableKey: string }
+    for (const command of ['revoke', 'rotate', 'budget']) {
+      const r = await runCli(['key', command, '--id', org.secretKeyId, '--key', org.publishableKey], env)
+      expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('give --id KEY_ID or --key KEY, not both')])
+    }
+    const keys = (await runCli(['key', 'list', '--org', (await runCli(['org', 'list', '--json'], env)).json().organizations[0].id, '--json'], env)).json() as { keys: { revokedAt: unknown }[] }
+    expect(keys.keys.map((k) => k.revokedAt)).toEqual([null, null])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

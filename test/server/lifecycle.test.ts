@@ -120,6 +120,23 @@ describe('server process', () => {
     expect(await exited).toBe(0)
   })
 
+  test('a grace period of 0 still writes the usage: a restart counts on from it', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'earn-life-grace0-'))
+    try {
+      const first = await startServer({ DATA_DIR: fresh, SHUTDOWN_GRACE_SECONDS: '0' })
+      const key = (await withDemoBanner(first)).match(/publishable key (pk_live_\w+)/)![1]!
+      const check = (url: string) => fetch(`${url}/v2/membership/?address=0x000000000000000000000000000000000000dEaD`, { headers: { 'x-api-key': key } })
+      for (let i = 0; i < 5; i++) expect((await check(first.url)).status).toBe(200)
+      expect(await first.stop('SIGTERM')).toBe(0)
+      expect(first.output()).not.toContain('"close":"abandoned"')
+      const second = await startServer({ DATA_DIR: fresh })
+      expect((await check(second.url)).headers.get('x-monthly-usage')).toBe('6')
+      expect(await second.stop()).toBe(0)
+    } finally {
+      rmSync(fresh, { recursive: true, force: true })
+    }
+  })
+
   test('SIGTERM right as the server listens stops it gracefully, not by the default signal handling', async () => {
     const fresh = mkdtempSync(join(tmpdir(), 'earn-life-early-'))
     try {
@@ -194,6 +211,15 @@ describe('server process', () => {
       await first.stop('SIGTERM')
       rmSync(otherDir, { recursive: true, force: true })
     }
+  })
+
+  test('a stream treasury its chain\'s ecosystem does not take stops the server once the plugins load, naming the variable', async () => {
+    const server = await startServer({ DATA_DIR: dir, ECOSYSTEMS: 'evm', EVM_RPC_URLS: '8453=http://127.0.0.1:9', STREAM_TREASURIES: '8453=garbage,localnet=nobody' })
+    const deadline = Date.now() + 15_000
+    while (!server.output().includes('configuration error') && Date.now() < deadline) await Bun.sleep(50)
+    // Chain localnet is Solana's, which this deployment does not load: left alone.
+    expect(server.output()).toContain('configuration error: STREAM_TREASURIES: the treasury for chain 8453 is not a valid evm address')
+    expect(await server.stop()).toBe(1)
   })
 
   test("a chain plugin's bad variable stops the server when the plugin loads, naming the variable", async () => {

@@ -108,6 +108,17 @@ describe('metering headers', () => {
     }
   })
 
+  test("a key past a lowered budget gets a 404's usage headers without a 429's Retry-After", async () => {
+    const { h, clock } = await harness({ hourlyBudget: 10, monthlyBudget: null })
+    for (let i = 0; i < 3; i++) await h.get(check)
+    await setKeyBudgets(h.deps, { keyId: h.org.secretKeyId }, { hourlyBudget: 2 })
+    clock.advance(3000)
+    const r = await h.get('/v2/nope')
+    expectEnvelope(r.body, 404, 'NOT_FOUND')
+    expect(meterHeaders(r)).toEqual({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '0', 'x-ratelimit-used': '3', 'x-monthly-usage': '3' })
+    expect(r.headers.has('x-ratelimit-reset')).toBe(false)
+  })
+
   test('no metering headers without a valid key, nor on paths without a key', async () => {
     const { h } = await harness({ hourlyBudget: 10 })
     for (const r of [await h.get(check, { key: null }), await h.get(check, { key: 'sk_live_' + 'x'.repeat(44) }), await h.get('/healthz', { key: null })])

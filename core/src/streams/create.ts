@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { parseField, preflight } from '../actions/checks.ts'
+import { ConfigError } from '../config.ts'
 import { InsufficientBalanceError } from '../actions/errors.ts'
 import { ApiError, InvalidArgumentError, UnavailableError } from '../errors.ts'
 import { STREAM_FEE_BPS, streamFee, UINT256_MAX } from '../fees.ts'
@@ -51,6 +52,19 @@ function checkFields(body: CreateStreamBody, now: number): Checked {
   // A stream that has already ended would be completed at birth; a start in the past is allowed (backdated rewards).
   if (endTime <= now) throw new InvalidStreamFieldError('endTime', 'must be in the future')
   return { netBudget, startTime, endTime }
+}
+
+/**
+ * STREAM_TREASURIES held to the loaded ecosystems, once they are in (main.ts, as their own variables are): an address
+ * its chain's ecosystem does not take stops the server, rather than answer every stream on that chain 503. A chain
+ * no loaded ecosystem serves is left alone: one deployment's variables may name more chains than it loads.
+ */
+export function checkTreasuries(loaded: readonly LoadedEcosystem[], treasuries: Readonly<Record<string, string>>): void {
+  for (const [chainId, address] of Object.entries(treasuries)) {
+    const ecosystem = loaded.find((e) => e.plugin.ownsChain(chainId))
+    if (ecosystem && !ecosystem.plugin.address.isValid(address))
+      throw new ConfigError('STREAM_TREASURIES', `the treasury for chain ${chainId} is not a valid ${ecosystem.plugin.id} address`)
+  }
 }
 
 function treasuryOn(deps: StreamDeps, ecosystem: LoadedEcosystem, chainId: string): string {

@@ -8,6 +8,7 @@ import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/t
 import { address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { connect, type SolanaClient } from './client.ts'
+import { WALLET_RENT } from './fees.ts'
 import { newWallet } from './fixtures.ts'
 import { buildTransfer } from './fundingTransfer.ts'
 import { readTransfers } from './readTransfers.ts'
@@ -83,6 +84,16 @@ describe('buildTransfer -> send -> readTransfers', () => {
 })
 
 describe('refusals', () => {
+  test('SOL to a recipient holding nothing must be at least the rent-exempt minimum, which lands', async () => {
+    const to = newWallet().address
+    const small = await buildTransfer(client, params({ token: 'native', to, amount: WALLET_RENT - 1n })).catch((e: unknown) => e)
+    expect(small).toBeInstanceOf(InvalidArgumentError)
+    expect((small as InvalidArgumentError).context).toEqual({ amount: `must be at least ${WALLET_RENT} while the recipient holds nothing` })
+    const [step] = await buildTransfer(client, params({ token: 'native', to, amount: WALLET_RENT }))
+    await chain.signAndSend(step!.transaction.serializedTransaction as string, sender)
+    expect<bigint | null>(chain.svm.getBalance(address(to))).toBe(WALLET_RENT)
+  })
+
   test('a chain that is not Solana, an amount past u64, a bad address: 400 naming the field', async () => {
     for (const [over, field] of [
       [{ chainId: '1' }, 'chainId'],

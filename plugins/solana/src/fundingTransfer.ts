@@ -11,7 +11,7 @@ import { parseAddress } from './address.ts'
 import { assertU64Amount, formatUnits, SOL_DECIMALS } from './amount.ts'
 import { ownsSolanaChain } from './chain.ts'
 import type { SolanaClient } from './client.ts'
-import { assertPaysFor, readLamports } from './fees.ts'
+import { assertCreatesFunded, assertPaysFor, readLamports } from './fees.ts'
 import { latestLifetime, lifetimeMetadata, unsignedTransaction, type Lifetime } from './message.ts'
 import { deadline, requireRpc, rpcFailure } from './rpc.ts'
 import { tagInstruction } from './tag.ts'
@@ -35,7 +35,8 @@ export async function buildTransfer(client: SolanaClient, p: TransferParameters)
   let extra: Record<string, unknown> = {}
   try {
     if (!mint) {
-      const [l, available] = await Promise.all([latestLifetime(rpc, abortSignal), readLamports(rpc, from, abortSignal)])
+      const [l, available, recipientLamports] = await Promise.all([latestLifetime(rpc, abortSignal), readLamports(rpc, from, abortSignal), readLamports(rpc, to, abortSignal)])
+      assertCreatesFunded({ recipientLamports, moved: amount, field: 'amount', recipient: to })
       assertPaysFor({ available, moved: amount, createsTokenAccount: false })
       lifetime = l
       instructions = [getTransferSolInstruction({ source: createNoopSigner(from), destination: to, amount }), memo]

@@ -84,7 +84,9 @@ async function usageHeaders(deps: Pick<Deps, 'keys' | 'meter' | 'clock'>, reques
     const { key, organization } = verified.record
     const now = deps.clock.now()
     const budget = { hourly: key.hourlyBudget ?? organization.hourlyBudget, monthly: key.monthlyBudget ?? organization.monthlyBudget }
-    return meterHeaders(await deps.meter.admit({ keyId: key.id, cost: 0, budget, now }), now)
+    // A key already past a lowered budget is "refused" even this; but the answer is a 404, not a 429 to wait out.
+    const { 'retry-after': _, 'x-ratelimit-reset': __, ...usage } = meterHeaders(await deps.meter.admit({ keyId: key.id, cost: 0, budget, now }), now)
+    return usage
   } catch {
     return {}
   }
