@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import { erc4626Abi, parseUnits, type Address } from 'viem'
-import { closedPortUrl, deployHostile, mintToken, recordingProxy } from '../../../test/chains/evm.ts'
+import { closedPortUrl, deploy, deployHostile, mintToken, recordingProxy } from '../../../test/chains/evm.ts'
 import { connect, vouch } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { assets, flows, FLOWS_SETTLED_DEPTH, recall, remember } from './portfolio.ts'
@@ -147,6 +147,38 @@ describe('balance.flows (anvil)', () => {
           if (i > 0) expect(a).toBe(mine[i - 1]![1] + 1n)
         }
       }
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test("one wallet's flows in many vaults, asked at once, are read together: two eth_getLogs a range, not two a range per vault", async () => {
+    const owner = await chain.user(parseUnits('40', 6))
+    const wallet = owner.address.toLowerCase()
+    const fromBlock = Number(await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 }))
+    const vaults = [chain.vault]
+    // One at a time: the deployer's nonces.
+    for (const n of [1, 2, 3, 4]) vaults.push(await deploy(chain.anvil, 'TestVault', [chain.asset, `Vault ${n}`, `v${n}`]))
+    // Deposits into three of the five, one of them twice; vault 3 only from a later block (its eventsFromBlock).
+    const into = async (vault: Address, amount: string) =>
+      chain.sendAll(owner, await build(chain.client(), { ...chain.deposit({ owner, amount: parseUnits(amount, 6) }), opportunity: { ...chain.opportunity, vaultAddress: vault } }))
+    await into(vaults[0]!, '1')
+    await into(vaults[1]!, '2')
+    await into(vaults[3]!, '3')
+    const later = Number(await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 })) + 1
+    await into(vaults[3]!, '4')
+    const proxy = recordingProxy(chain.anvil.url)
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}`, EVM_LOGS_BLOCK_RANGE: '5' })
+      const answers = await Promise.all(
+        vaults.map((vaultAddress, i) => flows(client, { chainId: chain.anvil.chainId, vaultAddress, owner: wallet, fromBlock: i === 3 ? later : fromBlock })),
+      )
+      expect(answers.map((a) => a.deposited)).toEqual([parseUnits('1', 6), parseUnits('2', 6), 0n, parseUnits('4', 6), 0n])
+      const head = await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 })
+      const getLogs = proxy.calls.filter((c) => c.method === 'eth_getLogs').map((c) => c.params[0] as { address: string[] })
+      const ranges = Math.ceil(Number(head - BigInt(fromBlock) + 1n) / 5)
+      expect(getLogs.length).toBe(2 * ranges)
+      for (const call of getLogs) expect([...call.address].sort()).toEqual([...vaults].map((v) => v.toLowerCase()).sort())
     } finally {
       await proxy.stop()
     }

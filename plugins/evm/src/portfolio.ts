@@ -78,8 +78,12 @@ export async function assets(client: EvmClient, p: AssetsParameters): Promise<bi
  * whoever paid) and `Withdraw(sender, receiver, owner, assets, shares)` with the wallet as `owner` (its shares
  * burned, whoever received the assets). Shares moved by plain transfers appear in neither: the wallet's earned
  * figure then includes what it received that way. Both scans filter on the indexed `owner` topic, so the node
- * returns only this wallet's events; with `connect()`'s client the two (and those of other vaults asked at the same
- * moment) leave as one JSON-RPC batch.
+ * returns only this wallet's events.
+ *
+ * A portfolio asks every vault of a chain for the same wallet at once: those asks wait for the end of the turn and
+ * are scanned together, each range one `eth_getLogs` per event for all of the vaults (the logs told apart by their
+ * address), so a request costs two calls a range, not two a range per vault (a catalog of a hundred vaults made a
+ * fresh wallet's first answer hundreds of calls, and a browser key may ask for any wallet).
  *
  * History is walked in ranges of at most `logsBlockRange` blocks (RPC providers cap a getLogs range), from `fromBlock`
  * to the head read for this answer. What is settled (`settledThrough`) is summed once and remembered; each answer
@@ -89,22 +93,59 @@ export async function assets(client: EvmClient, p: AssetsParameters): Promise<bi
 export async function flows(client: EvmClient, p: FlowsParameters): Promise<VaultFlows> {
   const vault = parse(p.vaultAddress, 'vaultAddress')
   const owner = parse(p.owner, 'owner')
-  const publicClient = requirePublicClient(client, p.chainId)
+  requirePublicClient(client, p.chainId)
   const fromBlock = p.fromBlock === undefined ? FLOWS_FROM_BLOCK : BigInt(p.fromBlock)
-  const key = `${p.chainId}|${vault}|${owner}|${fromBlock}`
-  return share(client, `flows|${key}`, () =>
-    ask(p.chainId, async () => {
-      const { head, settledTo } = await share(client, `${p.chainId}|heads`, () => settledThrough(publicClient))
-      let settled = recall(client.state.settledFlows, key) ?? { through: fromBlock - 1n, deposited: 0n, withdrawn: 0n }
-      if (settledTo > settled.through) {
-        const more = await scan(client, publicClient, vault, owner, settled.through + 1n, settledTo)
-        settled = { through: settledTo, deposited: settled.deposited + more.deposited, withdrawn: settled.withdrawn + more.withdrawn }
-        remember(client.state.settledFlows, key, settled, MAX_SETTLED)
-      }
-      const recent = await scan(client, publicClient, vault, owner, settled.through + 1n, head)
-      return { deposited: settled.deposited + recent.deposited, withdrawn: settled.withdrawn + recent.withdrawn }
-    }),
-  )
+  return share(client, `flows|${p.chainId}|${vault}|${owner}|${fromBlock}`, () => joinFlowsBatch(client, p.chainId, owner, { vault, fromBlock }))
+}
+
+interface FlowsAsk {
+  vault: Address
+  fromBlock: bigint
+}
+
+interface FlowsBatch {
+  asks: FlowsAsk[]
+  answers: Promise<VaultFlows[]>
+}
+
+const flowsBatches = new WeakMap<EvmClient, Map<string, FlowsBatch>>()
+
+/** Joins the asks for this wallet on this chain made in the same turn; the batch is read once the turn ends. */
+function joinFlowsBatch(client: EvmClient, chainId: string, owner: Address, ask: FlowsAsk): Promise<VaultFlows> {
+  let open = flowsBatches.get(client)
+  if (!open) flowsBatches.set(client, (open = new Map()))
+  const key = `${chainId}|${owner}`
+  let batch = open.get(key)
+  if (!batch) {
+    const asks: FlowsAsk[] = []
+    const answers = Promise.resolve().then(() => {
+      open.delete(key)
+      return flowsOf(client, chainId, owner, asks)
+    })
+    batch = { asks, answers }
+    open.set(key, batch)
+  }
+  const index = batch.asks.push(ask) - 1
+  return batch.answers.then((all) => all[index]!)
+}
+
+async function flowsOf(client: EvmClient, chainId: string, owner: Address, asks: FlowsAsk[]): Promise<VaultFlows[]> {
+  const publicClient = requirePublicClient(client, chainId)
+  return ask(chainId, async () => {
+    const { head, settledTo } = await share(client, `${chainId}|heads`, () => settledThrough(publicClient))
+    const keys = asks.map((a) => `${chainId}|${a.vault}|${owner}|${a.fromBlock}`)
+    const settled = asks.map((a, i) => recall(client.state.settledFlows, keys[i]!) ?? { through: a.fromBlock - 1n, deposited: 0n, withdrawn: 0n })
+    const behind = asks.flatMap((a, i) => (settledTo > settled[i]!.through ? [{ vault: a.vault, after: settled[i]!.through, i }] : []))
+    if (behind.length) {
+      const more = await scan(client, publicClient, owner, behind, settledTo)
+      behind.forEach(({ i }, j) => {
+        settled[i] = { through: settledTo, deposited: settled[i]!.deposited + more[j]!.deposited, withdrawn: settled[i]!.withdrawn + more[j]!.withdrawn }
+        remember(client.state.settledFlows, keys[i]!, settled[i]!, MAX_SETTLED)
+      })
+    }
+    const recent = await scan(client, publicClient, owner, asks.map((a, i) => ({ vault: a.vault, after: settled[i]!.through })), head)
+    return asks.map((_, i) => ({ deposited: settled[i]!.deposited + recent[i]!.deposited, withdrawn: settled[i]!.withdrawn + recent[i]!.withdrawn }))
+  })
 }
 
 /**
@@ -125,33 +166,44 @@ async function settledThrough(publicClient: PublicClient): Promise<{ head: bigin
   return { head, settledTo: finalized !== null && finalized < deep ? finalized : deep }
 }
 
-/** The wallet's flows in blocks `from` to `to`, inclusive (none when `from` is past `to`). */
-async function scan(client: EvmClient, publicClient: PublicClient, vault: Address, owner: Address, from: bigint, to: bigint): Promise<VaultFlows> {
+/**
+ * Each vault's flows for the wallet in the blocks after its `after` up to `to`, inclusive, read together: the ranges
+ * start at the earliest of them, and a log counts for its vault only past that vault's own `after`.
+ */
+async function scan(client: EvmClient, publicClient: PublicClient, owner: Address, vaults: { vault: Address; after: bigint }[], to: bigint): Promise<VaultFlows[]> {
+  const totals = vaults.map(() => ({ deposited: 0n, withdrawn: 0n }))
+  const from = vaults.reduce((min, v) => (v.after + 1n < min ? v.after + 1n : min), to + 1n)
   const ranges: [bigint, bigint][] = []
   for (let start = from; start <= to; start += client.logsBlockRange) {
     const end = start + client.logsBlockRange - 1n
     ranges.push([start, end < to ? end : to])
   }
-  // A log a reorganisation removed is no longer history.
-  const sum = (logs: { removed: boolean; args: { assets?: bigint } }[]) =>
-    logs.reduce((total, log) => (log.removed ? total : total + (log.args.assets ?? 0n)), 0n)
-  const total = { deposited: 0n, withdrawn: 0n }
+  const byAddress = new Map<string, number[]>()
+  vaults.forEach((v, i) => byAddress.set(v.vault, [...(byAddress.get(v.vault) ?? []), i]))
+  const add = (logs: { removed: boolean; address: Address; blockNumber: bigint | null; args: { assets?: bigint } }[], kind: 'deposited' | 'withdrawn') => {
+    for (const log of logs) {
+      // A log a reorganisation removed is no longer history.
+      if (log.removed || log.blockNumber === null) continue
+      for (const i of byAddress.get(log.address.toLowerCase()) ?? []) if (log.blockNumber > vaults[i]!.after) totals[i]![kind] += log.args.assets ?? 0n
+    }
+  }
+  const addresses = [...byAddress.keys()] as Address[]
   for (let i = 0; i < ranges.length; i += CONCURRENT_RANGES) {
     const answers = await Promise.all(
       ranges
         .slice(i, i + CONCURRENT_RANGES)
-        .map(([a, b]) => Promise.all([depositLogs(publicClient, vault, owner, a, b), withdrawLogs(publicClient, vault, owner, a, b)])),
+        .map(([a, b]) => Promise.all([depositLogs(publicClient, addresses, owner, a, b), withdrawLogs(publicClient, addresses, owner, a, b)])),
     )
     for (const [deposits, withdrawals] of answers) {
-      total.deposited += sum(deposits)
-      total.withdrawn += sum(withdrawals)
+      add(deposits, 'deposited')
+      add(withdrawals, 'withdrawn')
     }
   }
-  return total
+  return totals
 }
 
-const depositLogs = (publicClient: PublicClient, vault: Address, owner: Address, fromBlock: bigint, toBlock: bigint) =>
-  publicClient.getLogs({ address: vault, event: DEPOSIT_EVENT, args: { owner }, fromBlock, toBlock, strict: true })
+const depositLogs = (publicClient: PublicClient, vaults: Address[], owner: Address, fromBlock: bigint, toBlock: bigint) =>
+  publicClient.getLogs({ address: vaults, event: DEPOSIT_EVENT, args: { owner }, fromBlock, toBlock, strict: true })
 
-const withdrawLogs = (publicClient: PublicClient, vault: Address, owner: Address, fromBlock: bigint, toBlock: bigint) =>
-  publicClient.getLogs({ address: vault, event: WITHDRAW_EVENT, args: { owner }, fromBlock, toBlock, strict: true })
+const withdrawLogs = (publicClient: PublicClient, vaults: Address[], owner: Address, fromBlock: bigint, toBlock: bigint) =>
+  publicClient.getLogs({ address: vaults, event: WITHDRAW_EVENT, args: { owner }, fromBlock, toBlock, strict: true })
