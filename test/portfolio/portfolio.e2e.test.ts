@@ -11,7 +11,7 @@ import { createPublicClient, encodeFunctionData, erc20Abi, erc4626Abi, getAddres
 import type { PrivateKeyAccount } from 'viem/accounts'
 import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
 import { fundedMember } from '../actions/members.ts'
-import { closedPortUrl, deployOffsetVault, mintToken, sendUnsigned } from '../chains/evm.ts'
+import { closedPortUrl, deployOffsetVault, deployToken, deployVault, mintToken, sendUnsigned } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 
 // bun 1.4.5 does not apply bunfig's [test] timeout; chains start inside these tests.
@@ -242,19 +242,63 @@ describe('catalog shapes the sample does not have (a store of their own)', () =>
   })
 })
 
+describe('a catalog contract the chain no longer reads as one (a store of its own)', () => {
+  test('is named in unreadable, its position unknown; the wallet\'s other positions and tokens still show', async () => {
+    const own = await createHarness({ clients: { evm: chain.evmClient() } })
+    try {
+      const imports = { store: own.store, ecosystems: own.deps.ecosystems, clock: own.deps.clock }
+      const direct = localCatalog().opportunities.find((o) => o.id === chain.directId)!
+      // A vault over a token of its own, whose conversion will overflow; another whose code will be gone.
+      const xusd = await deployToken(chain.anvil, { name: 'Other USD', symbol: 'xUSD' })
+      const overflowing = await deployVault(chain.anvil, xusd, { symbol: 'vxUSD' })
+      const vanishing = await deployVault(chain.anvil, chain.token, { symbol: 'vgUSD' })
+      const xusdToken = { address: xusd, symbol: 'xUSD', decimals: 6 }
+      const entries = [
+        direct,
+        { ...direct, id: '7d0f6c1e-2a3b-4c5d-8e9f-0a1b2c3d4e51', name: 'Overflowing vault', vaultAddress: overflowing, baseToken: xusdToken, depositTokens: [xusdToken], receiptToken: { symbol: 'vxUSD', decimals: 6 } },
+        { ...direct, id: '7d0f6c1e-2a3b-4c5d-8e9f-0a1b2c3d4e52', name: 'Vanishing vault', vaultAddress: vanishing, receiptToken: { symbol: 'vgUSD', decimals: 6 } },
+      ]
+      expect((await importCatalog(imports, { opportunities: entries })).opportunities.map((o) => o.chainFacts)).toEqual(['read', 'read', 'read'])
+      const wallet = await fundedMember(h, chain, 30n * TUSD)
+      await mintToken(chain.anvil, xusd, wallet.address, 10n * TUSD)
+      const call = (to: Address, data: Hex) => sendUnsigned(chain.anvil, wallet, { to, data, value: '0', gasLimit: '500000', chainId: Number(chain.anvil.chainId) })
+      for (const [token, vault] of [[chain.token, chain.vault], [xusd, overflowing], [chain.token, vanishing]] as const) {
+        await call(token, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [vault, 10n * TUSD] }))
+        await call(vault, encodeFunctionData({ abi: erc4626Abi, functionName: 'deposit', args: [10n * TUSD, wallet.address] }))
+      }
+      // xUSD's whole remaining supply sent to its vault: totalAssets() + 1 overflows, so convertToAssets reverts
+      // while balanceOf still answers. The other vault's code is replaced by a bare revert.
+      const supply = await client().readContract({ address: xusd, abi: erc20Abi, functionName: 'totalSupply' })
+      await mintToken(chain.anvil, xusd, overflowing, 2n ** 256n - 1n - supply)
+      await chain.anvil.testClient.setCode({ address: vanishing, bytecode: '0x5f5ffd' })
+
+      const r = await own.get(`/v2/wallet/${wallet.address}/portfolio`, { key: own.org.publishableKey })
+      expect(r.status, r.text).toBe(200)
+      const [holdings] = r.body.portfolio.holdings.wallets as Json[]
+      expect((holdings!.protocols as Json[]).map((p) => p.opportunityId)).toEqual([chain.directId])
+      expect((r.body.portfolio.productsEarnings as Json[]).map((e) => e.opportunityId)).toEqual([chain.directId])
+      expect((holdings!.tokens as Json[]).map((t) => t.symbol).sort()).toEqual(['ETH', 'tUSD'])
+      expect((holdings!.unreadable as Json[]).map((u) => u.address).sort()).toEqual([getAddress(overflowing), getAddress(vanishing)].sort())
+      for (const u of holdings!.unreadable as Json[]) expect(u).toEqual({ chainId: '31337', address: u.address, reason: expect.stringContaining(u.address) })
+    } finally {
+      await own.close()
+    }
+  })
+})
+
 describe('portfolio of other wallets', () => {
   test('a wallet with nothing shows no tokens and no positions', async () => {
     const r = await portfolio('0x' + '42'.repeat(20))
     expect(r.status, r.text).toBe(200)
     expect(r.body).toEqual({
-      portfolio: { productsEarnings: [], holdings: { wallets: [{ address: getAddress('0x' + '42'.repeat(20)), ecosystem: 'evm', tokens: [], protocols: [] }] } },
+      portfolio: { productsEarnings: [], holdings: { wallets: [{ address: getAddress('0x' + '42'.repeat(20)), ecosystem: 'evm', tokens: [], protocols: [], unreadable: [] }] } },
     })
   })
 
   test('a Solana address is read as Solana: this catalog lists nothing there', async () => {
     const r = await portfolio('11111111111111111111111111111111')
     expect(r.status, r.text).toBe(200)
-    expect(r.body.portfolio.holdings.wallets).toEqual([{ address: '11111111111111111111111111111111', ecosystem: 'solana', tokens: [], protocols: [] }])
+    expect(r.body.portfolio.holdings.wallets).toEqual([{ address: '11111111111111111111111111111111', ecosystem: 'solana', tokens: [], protocols: [], unreadable: [] }])
   })
 
   test('a TON address in any form, its standard base64 URL-encoded in the path, is read as TON', async () => {
@@ -263,7 +307,7 @@ describe('portfolio of other wallets', () => {
     for (const form of [ton.toRawString(), ton.toString({ urlSafe: false }), shown]) {
       const r = await portfolio(encodeURIComponent(form))
       expect(r.status, `${form}: ${r.text}`).toBe(200)
-      expect(r.body.portfolio.holdings.wallets).toEqual([{ address: shown, ecosystem: 'ton', tokens: [], protocols: [] }])
+      expect(r.body.portfolio.holdings.wallets).toEqual([{ address: shown, ecosystem: 'ton', tokens: [], protocols: [], unreadable: [] }])
     }
   })
 })

@@ -3,7 +3,7 @@
  * opportunities of that ecosystem, the chain reads (read.ts), then the envelope: idle tokens, positions and what
  * each position earned. Both versions answer with this one function.
  */
-import { type Ecosystem, type EcosystemId, formatToken, NATIVE_TOKEN } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, formatContract, formatToken, NATIVE_TOKEN } from '../ecosystem.ts'
 import { InvalidFilterError } from '../opportunities/errors.ts'
 import type { QueryDeps } from '../opportunities/query.ts'
 import type { LiveOpportunity } from '../opportunities/records.ts'
@@ -96,6 +96,8 @@ export async function getPortfolio(deps: QueryDeps, p: PortfolioParameters): Pro
   return {
     portfolio: {
       productsEarnings: opportunities
+        // A position whose shares or value could not be read has no current value to show.
+        .filter((o) => reading.shares.has(o.listing.id) && (reading.shares.get(o.listing.id) === 0n || reading.assets.has(o.listing.id)))
         .filter((o) => hasHistory(reading.flows.get(o.listing.id) ?? null, reading.shares.get(o.listing.id) ?? 0n))
         .map((o) => productEarnings(plugin, o, reading)),
       holdings: {
@@ -104,7 +106,8 @@ export async function getPortfolio(deps: QueryDeps, p: PortfolioParameters): Pro
             address: plugin.address.format(wallet.address),
             ecosystem: plugin.id,
             tokens: tokenBalances(plugin, tokens, reading, includeProtocolTokens),
-            protocols: opportunities.filter((o) => (reading.shares.get(o.listing.id) ?? 0n) > 0n).map((o) => position(plugin, o, reading)),
+            protocols: opportunities.filter((o) => reading.assets.has(o.listing.id)).map((o) => position(plugin, o, reading)),
+            unreadable: reading.unreadable.map((u) => ({ chainId: u.chainId, address: formatContract(plugin, u.address), reason: u.reason })),
           },
         ],
       },

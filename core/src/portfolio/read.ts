@@ -3,7 +3,9 @@
  * another read starts at once (every balance and every vault's flows), so the plugin can fold them into few round
  * trips (one Multicall3 call per EVM chain for the balances); the valuations of the positions found go next,
  * together. Any chain that cannot be read fails the whole portfolio (503): a portfolio with a chain silently
- * missing would understate the wallet.
+ * missing would understate the wallet. A contract the chain answered for but that no longer reads as what the catalog
+ * says (a token that is no ERC-20, a vault whose conversion reverts: an upgrade gone wrong, a self-destruct) is not a
+ * chain failure, and no retry would help: it is named in `unreadable`, and the rest of the portfolio is read.
  */
 import { ApiError } from '../errors.ts'
 import type { VaultFlows } from '../ecosystem.ts'
@@ -17,10 +19,22 @@ export interface WalletReading {
   balances: Map<string, bigint>
   /** By opportunity id. */
   flows: Map<string, VaultFlows | null>
+  /** By opportunity id; missing where the receipt token could not be read. */
   shares: Map<string, bigint>
-  /** By opportunity id; only where shares > 0. */
+  /** By opportunity id; only where shares > 0 and the vault could value them. */
   assets: Map<string, bigint>
+  /** Contracts the chain refused to read as the catalog says they are (canonical addresses). */
+  unreadable: Unreadable[]
 }
+
+export interface Unreadable {
+  chainId: string
+  /** The token or vault, canonical. */
+  address: string
+  reason: string
+}
+
+const REFUSED = Symbol('refused')
 
 async function fromChain<T>(chainId: string, read: () => Promise<T>): Promise<T> {
   try {
@@ -31,14 +45,27 @@ async function fromChain<T>(chainId: string, read: () => Promise<T>): Promise<T>
   }
 }
 
+/** `fromChain`, where the plugin's refusal of this contract (a 400 about it) is noted rather than failing the rest. */
+async function ofContract<T>(unreadable: Unreadable[], chainId: string, address: string, read: () => Promise<T>): Promise<T | typeof REFUSED> {
+  try {
+    return await read()
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e
+    if (e.code !== 'INVALID_ARGUMENT') throw new PortfolioChainError(chainId, e)
+    unreadable.push({ chainId, address, reason: e.message })
+    return REFUSED
+  }
+}
+
 export async function readWallet(
   { plugin, client }: LoadedEcosystem,
   owner: string,
   tokens: readonly CatalogToken[],
   opportunities: readonly LiveOpportunity[],
 ): Promise<WalletReading> {
+  const unreadable: Unreadable[] = []
   const [balances, flows] = await Promise.all([
-    Promise.all(tokens.map((t) => fromChain(t.chainId, () => plugin.balance.read(client, { chainId: t.chainId, owner, token: t.address })))),
+    Promise.all(tokens.map((t) => ofContract(unreadable, t.chainId, t.address, () => plugin.balance.read(client, { chainId: t.chainId, owner, token: t.address })))),
     Promise.all(
       opportunities.map(({ listing }) =>
         fromChain(listing.chainId, () =>
@@ -48,24 +75,29 @@ export async function readWallet(
     ),
   ])
   const reading: WalletReading = {
-    balances: new Map(tokens.map((t, i) => [tokenKey(t.chainId, t.address), balances[i]!])),
+    balances: new Map(tokens.flatMap((t, i) => (balances[i] === REFUSED ? [] : [[tokenKey(t.chainId, t.address), balances[i]!] as const]))),
     flows: new Map(opportunities.map((o, i) => [o.listing.id, flows[i]!])),
     shares: new Map(),
     assets: new Map(),
+    unreadable,
   }
   const held = opportunities.filter((o) => {
-    // The receipt token is among `tokens` (catalogTokens lists every opportunity's).
-    const shares = reading.balances.get(tokenKey(o.listing.chainId, o.facts.receiptToken)) ?? 0n
+    // The receipt token is among `tokens` (catalogTokens lists every opportunity's); refused, the shares are unknown.
+    const shares = reading.balances.get(tokenKey(o.listing.chainId, o.facts.receiptToken))
+    if (shares === undefined) return false
     reading.shares.set(o.listing.id, shares)
     return shares > 0n
   })
   const values = await Promise.all(
     held.map(({ listing }) =>
-      fromChain(listing.chainId, () =>
+      ofContract(unreadable, listing.chainId, listing.vaultAddress, () =>
         plugin.balance.assets(client, { chainId: listing.chainId, vaultAddress: listing.vaultAddress, shares: reading.shares.get(listing.id)! }),
       ),
     ),
   )
-  held.forEach((o, i) => reading.assets.set(o.listing.id, values[i]!))
+  held.forEach((o, i) => {
+    const value = values[i]!
+    if (value !== REFUSED) reading.assets.set(o.listing.id, value)
+  })
   return reading
 }

@@ -54,12 +54,26 @@ export const ProductEarnings = Type.Object(
 )
 export type ProductEarnings = Static<typeof ProductEarnings>
 
+export const UnreadableContract = Type.Object(
+  {
+    chainId: Type.String(),
+    address: Type.String({ description: 'The token or vault, display form' }),
+    reason: Type.String({ description: 'What the chain answered instead' }),
+  },
+  { title: 'UnreadableContract' },
+)
+export type UnreadableContract = Static<typeof UnreadableContract>
+
 export const WalletHoldings = Type.Object(
   {
     address: Type.String({ description: "The wallet, in its ecosystem's display form" }),
     ecosystem: EcosystemIdSchema,
     tokens: Type.Array(TokenBalance, { description: 'Idle native and catalog-token balances' }),
     protocols: Type.Array(ProtocolPosition, { description: 'Positions in catalog opportunities' }),
+    unreadable: Type.Array(UnreadableContract, {
+      description:
+        "Catalog tokens and vaults the chain answered for but no longer reads as an ERC-20 or ERC-4626 (an upgrade gone wrong, a self-destruct): what they hold for the wallet is unknown, and missing from tokens, protocols and productsEarnings. Empty as a rule",
+    }),
   },
   { title: 'WalletHoldings' },
 )
