@@ -184,6 +184,13 @@ describe('balance.flows (anvil)', () => {
     }
   })
 
+  test('an RPC that serves another chain is not read for a portfolio: the flows, read once a portfolio, say so (503)', async () => {
+    const misrouted = connect({ EVM_RPC_URLS: `5=${chain.anvil.url}` })
+    const e = await flows(misrouted, { chainId: '5', vaultAddress: chain.vault, owner: chain.vault }).catch((e: unknown) => e)
+    expect(e).toBeInstanceOf(UnavailableError)
+    expect((e as UnavailableError).message).toBe(`the RPC configured for EVM chain 5 serves chain ${chain.anvil.chainId}`)
+  })
+
   test('settled history is scanned once; later answers scan only what came after it', async () => {
     const owner = await chain.user(parseUnits('30', 6))
     const wallet = owner.address.toLowerCase()

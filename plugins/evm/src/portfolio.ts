@@ -9,7 +9,7 @@ import { encodeFunctionData, erc4626Abi, parseAbiItem, type Address, type Public
 import { format, parse } from './address.ts'
 import { readUint256 } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
-import { ask } from './rpc.ts'
+import { ask, assertServesChain } from './rpc.ts'
 import { share } from './shared.ts'
 
 // Written out rather than taken from viem's erc4626Abi, which names Deposit's second topic `receiver`: the filter
@@ -132,7 +132,11 @@ function joinFlowsBatch(client: EvmClient, chainId: string, owner: Address, ask:
 async function flowsOf(client: EvmClient, chainId: string, owner: Address, asks: FlowsAsk[]): Promise<VaultFlows[]> {
   const publicClient = requirePublicClient(client, chainId)
   return ask(chainId, async () => {
-    const { head, settledTo } = await share(client, `${chainId}|heads`, () => settledThrough(publicClient))
+    // Once a portfolio per chain (this batch): an RPC serving another chain would show that chain's balances as these.
+    const [{ head, settledTo }] = await Promise.all([
+      share(client, `${chainId}|heads`, () => settledThrough(publicClient)),
+      share(client, `${chainId}|servesChain`, () => assertServesChain(publicClient, chainId)),
+    ])
     const keys = asks.map((a) => `${chainId}|${a.vault}|${owner}|${a.fromBlock}`)
     const settled = asks.map((a, i) => recall(client.state.settledFlows, keys[i]!) ?? { through: a.fromBlock - 1n, deposited: 0n, withdrawn: 0n })
     const behind = asks.flatMap((a, i) => (settledTo > settled[i]!.through ? [{ vault: a.vault, after: settled[i]!.through, i }] : []))
