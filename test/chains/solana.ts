@@ -60,8 +60,8 @@ export interface SolanaChain {
   ledger: ReadonlyMap<string, LandedTransaction>
   stop(): Promise<void>
   airdrop(to: string, lamports: bigint): Promise<void>
-  /** A new mint at a random address, or at `mint`'s (for addresses a catalog can name). */
-  createMint(p?: { decimals?: number; mint?: KeyPairSigner }): Promise<Address>
+  /** A new mint at a random address, or at `mint`'s (for addresses a catalog can name); Token, or Token-2022 when given. */
+  createMint(p?: { decimals?: number; mint?: KeyPairSigner; tokenProgram?: Address }): Promise<Address>
   /** A token account that is not the owner's associated one (wallets may hold several). */
   createTokenAccount(p: { mint: string; owner: string }): Promise<Address>
   /** Mints into `account`, or into the owner's associated token account (created if missing). */
@@ -127,14 +127,19 @@ export async function startSolana(): Promise<SolanaChain> {
     return signature
   }
 
-  const createAccount = async (newAccount: KeyPairSigner, space: bigint) =>
+  const createAccount = async (newAccount: KeyPairSigner, space: bigint, programAddress: Address = TOKEN_PROGRAM_ADDRESS) =>
     getCreateAccountInstruction({
       payer,
       newAccount,
       lamports: svm.minimumBalanceForRentExemption(space),
       space,
-      programAddress: TOKEN_PROGRAM_ADDRESS,
+      programAddress,
     })
+  // The token program that owns a mint: each helper below works for Token and Token-2022 mints alike.
+  const programOf = (mint: Address): Address => {
+    const account = svm.getAccount(mint)
+    return account.exists ? account.programAddress : TOKEN_PROGRAM_ADDRESS
+  }
 
   return {
     svm,
@@ -150,11 +155,11 @@ export async function startSolana(): Promise<SolanaChain> {
       if (!r || r instanceof FailedTransactionMetadata)
         throw new Error(`airdrop to ${to} failed: ${r ? JSON.stringify(transactionErrorJson(r.err())) : 'no result'}`)
     },
-    async createMint({ decimals = 6, mint: given } = {}) {
+    async createMint({ decimals = 6, mint: given, tokenProgram = TOKEN_PROGRAM_ADDRESS } = {}) {
       const mint = given ?? (await generateKeyPairSigner())
       await send([
-        await createAccount(mint, BigInt(getMintSize())),
-        getInitializeMint2Instruction({ mint: mint.address, decimals, mintAuthority: payer.address }),
+        await createAccount(mint, BigInt(getMintSize()), tokenProgram),
+        getInitializeMint2Instruction({ mint: mint.address, decimals, mintAuthority: payer.address }, { programAddress: tokenProgram }),
       ])
       return mint.address
     },
@@ -170,11 +175,12 @@ export async function startSolana(): Promise<SolanaChain> {
       const m = address(mint)
       let token = account ? address(account) : undefined
       const create: Instruction[] = []
+      const tokenProgram = programOf(m)
       if (!token) {
-        ;[token] = await findAssociatedTokenPda({ owner: address(owner), mint: m, tokenProgram: TOKEN_PROGRAM_ADDRESS })
-        create.push(getCreateAssociatedTokenIdempotentInstruction({ payer, owner: address(owner), mint: m, ata: token }))
+        ;[token] = await findAssociatedTokenPda({ owner: address(owner), mint: m, tokenProgram })
+        create.push(getCreateAssociatedTokenIdempotentInstruction({ payer, owner: address(owner), mint: m, ata: token, tokenProgram }))
       }
-      await send([...create, getMintToInstruction({ mint: m, token, mintAuthority: payer, amount })])
+      await send([...create, getMintToInstruction({ mint: m, token, mintAuthority: payer, amount }, { programAddress: tokenProgram })])
       return token
     },
     send,
@@ -184,7 +190,7 @@ export async function startSolana(): Promise<SolanaChain> {
       return rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64' }).send()
     },
     async tokenBalance(mint, owner) {
-      const [ata] = await findAssociatedTokenPda({ owner: address(owner), mint: address(mint), tokenProgram: TOKEN_PROGRAM_ADDRESS })
+      const [ata] = await findAssociatedTokenPda({ owner: address(owner), mint: address(mint), tokenProgram: programOf(address(mint)) })
       const account = svm.getAccount(ata)
       return account.exists ? getTokenDecoder().decode(account.data).amount : 0n
     },

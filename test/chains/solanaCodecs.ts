@@ -7,7 +7,7 @@ import { getBase58Decoder, getBase64Decoder, type Address, type EncodedAccount, 
 import { getMintDecoder, getTokenDecoder, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 
 /** Hard-coded: @solana-program/token-2022 peers kit 7 and cannot be installed beside kit 8. */
-export const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PEnBqCXEpPxuEb' as Address
+export const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb' as Address
 export const TOKEN_PROGRAMS: readonly string[] = [TOKEN_PROGRAM_ADDRESS, TOKEN_2022_PROGRAM_ADDRESS]
 const U64_MAX = 2n ** 64n - 1n
 

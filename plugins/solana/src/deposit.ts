@@ -50,7 +50,7 @@ async function depositSol(ctx: BuildContext, baseToken: string, wrongToken: () =
     readLamports(ctx.rpc, ctx.vault, ctx.abortSignal),
   ])
   assertCreatesFunded({ recipientLamports: vaultLamports, moved: ctx.amount, field: 'amount', recipient: ctx.vault })
-  assertPaysFor({ available, moved: ctx.amount, createsTokenAccount: false })
+  assertPaysFor({ available, moved: ctx.amount, newAccountRent: 0n })
   return toStep(ctx, {
     type: 'deposit',
     description: `Deposit ${formatUnits(ctx.amount, SOL_DECIMALS)} SOL into vault ${ctx.vault}`,
@@ -76,7 +76,7 @@ async function depositToken(
     readLamports(ctx.rpc, ctx.owner, ctx.abortSignal),
   ])
   const transfer = tokenTransferToVault({ token, owner: ctx.owner, vault: ctx.vault, amount: ctx.amount })
-  assertPaysFor({ available, moved: 0n, createsTokenAccount: transfer.createsVaultAccount })
+  assertPaysFor({ available, moved: 0n, newAccountRent: transfer.newAccountRent })
   return toStep(ctx, {
     type: 'deposit',
     description: `Deposit ${formatUnits(ctx.amount, token.decimals)} of token ${mint} into vault ${ctx.vault}`,

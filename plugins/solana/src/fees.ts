@@ -14,8 +14,6 @@ export const LAMPORTS_PER_SIGNATURE = 5_000n
 /** The rent-exempt minimum for an account of `dataBytes`, at the rent every public cluster charges. */
 export const rentExempt = (dataBytes: number): bigint => BigInt((128 + dataBytes) * 3480 * 2)
 
-/** An SPL token account (165 bytes): what creating the recipient's associated account costs its payer. */
-export const TOKEN_ACCOUNT_RENT = rentExempt(165)
 /** A wallet (no data): less than this, but more than nothing, is a balance no transaction may leave. */
 export const WALLET_RENT = rentExempt(0)
 
@@ -30,8 +28,8 @@ export interface SolSpend {
   available: bigint
   /** SOL the transaction moves (a SOL deposit's amount), 0 for a token transfer. */
   moved: bigint
-  /** Whether the transaction creates the recipient's token account, the fee payer paying its rent. */
-  createsTokenAccount: boolean
+  /** The rent of the recipient's token account the transaction creates, the fee payer paying it (0: none). */
+  newAccountRent: bigint
 }
 
 export function assertPaysFor(s: SolSpend): void {
@@ -43,7 +41,7 @@ export function assertPaysFor(s: SolSpend): void {
       LAMPORTS_PER_SIGNATURE + WALLET_RENT,
       `the ${LAMPORTS_PER_SIGNATURE}-lamport fee, after which the wallet must hold nothing or at least the rent-exempt minimum (${WALLET_RENT} lamports): Solana refuses a fee that leaves ${afterFee}`,
     )
-  const rent = s.createsTokenAccount ? TOKEN_ACCOUNT_RENT : 0n
+  const rent = s.newAccountRent
   const needed = s.moved + LAMPORTS_PER_SIGNATURE + rent
   const parts = [...(s.moved ? [`${s.moved} to move`] : []), `the ${LAMPORTS_PER_SIGNATURE}-lamport fee`, ...(rent ? [`${rent} of rent for the recipient's new token account`] : [])]
   if (s.available < needed) throw short(needed, parts.join(', '))

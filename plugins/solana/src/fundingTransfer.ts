@@ -37,7 +37,7 @@ export async function buildTransfer(client: SolanaClient, p: TransferParameters)
     if (!mint) {
       const [l, available, recipientLamports] = await Promise.all([latestLifetime(rpc, abortSignal), readLamports(rpc, from, abortSignal), readLamports(rpc, to, abortSignal)])
       assertCreatesFunded({ recipientLamports, moved: amount, field: 'amount', recipient: to })
-      assertPaysFor({ available, moved: amount, createsTokenAccount: false })
+      assertPaysFor({ available, moved: amount, newAccountRent: 0n })
       lifetime = l
       instructions = [getTransferSolInstruction({ source: createNoopSigner(from), destination: to, amount }), memo]
       description = `Transfer ${formatUnits(amount, SOL_DECIMALS)} SOL to ${to}`
@@ -49,7 +49,7 @@ export async function buildTransfer(client: SolanaClient, p: TransferParameters)
       ])
       lifetime = l
       const transfer = tokenTransferToVault({ token, owner: from, vault: to, amount })
-      assertPaysFor({ available, moved: 0n, createsTokenAccount: transfer.createsVaultAccount })
+      assertPaysFor({ available, moved: 0n, newAccountRent: transfer.newAccountRent })
       instructions = [...transfer.instructions, memo]
       description = `Transfer ${formatUnits(amount, token.decimals)} of token ${mint} to ${to}`
       extra = { createsRecipientTokenAccount: transfer.createsVaultAccount }

@@ -11,7 +11,7 @@ import { findAssociatedTokenPda, getMintDecoder, getTokenDecoder, TOKEN_PROGRAM_
 import { COMMITMENT } from './rpc.ts'
 
 /** Hard-coded: @solana-program/token-2022 peers kit 7 and cannot be installed beside kit 8. */
-export const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PEnBqCXEpPxuEb' as Address
+export const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb' as Address
 const TOKEN_PROGRAMS = [TOKEN_PROGRAM_ADDRESS, TOKEN_2022_PROGRAM_ADDRESS] as const
 
 const MINT_SIZE = 82
@@ -29,6 +29,8 @@ export interface MintWithAccounts {
   mint: Address
   tokenProgram: Address
   decimals: number
+  /** Bytes of a new associated token account for this mint, whose rent its creator pays (see `newAccountSize`). */
+  accountSize: number
   /** The associated token account of each owner, in the order asked. */
   accounts: TokenAccount[]
 }
@@ -51,16 +53,26 @@ export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintPa
     abortSignal: p.abortSignal,
     commitment: COMMITMENT,
   })
-  const { tokenProgram, decimals } = decodeMint(mintAccount!, p.field)
+  const { tokenProgram, decimals, extended } = decodeMint(mintAccount!, p.field)
   const offset = TOKEN_PROGRAMS.indexOf(tokenProgram as (typeof TOKEN_PROGRAMS)[number]) * p.owners.length
   const accounts = p.owners.map((_, i) => {
     const account = found[offset + i]!
     return { address: account.address, amount: account.exists ? tokenAmount(account.data) : undefined }
   })
-  return { mint: p.mint, tokenProgram, decimals, accounts }
+  return { mint: p.mint, tokenProgram, decimals, accountSize: newAccountSize(tokenProgram, extended), accounts }
 }
 
-function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram: Address; decimals: number } {
+/**
+ * Token's accounts are 165 bytes. Token-2022's associated accounts carry ImmutableOwner (170), and a mint's own
+ * extensions may add account ones (TransferFeeAmount 12 bytes with its header, TransferHookAccount 5,
+ * NonTransferableAccount and PausableAccount 4 each): for a mint with extensions, the most those add.
+ */
+export function newAccountSize(tokenProgram: Address, extended: boolean): number {
+  if (tokenProgram !== TOKEN_2022_PROGRAM_ADDRESS) return TOKEN_ACCOUNT_SIZE
+  return TOKEN_ACCOUNT_SIZE + 5 + (extended ? 12 + 5 + 4 + 4 : 0)
+}
+
+function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram: Address; decimals: number; extended: boolean } {
   const notAMint = () =>
     new InvalidArgumentError(`${field} ${account.address} is not an SPL token mint on this Solana cluster`, {
       [field]: 'not a token mint on this cluster',
@@ -71,7 +83,7 @@ function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram
   if (!isMint) throw notAMint()
   const mint = getMintDecoder().decode(data.subarray(0, MINT_SIZE))
   if (!mint.isInitialized) throw notAMint()
-  return { tokenProgram: account.programAddress, decimals: mint.decimals }
+  return { tokenProgram: account.programAddress, decimals: mint.decimals, extended: data.length > MINT_SIZE }
 }
 
 /** The base layout's amount; Token-2022 extensions come after it and do not move it. */

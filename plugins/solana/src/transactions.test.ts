@@ -20,7 +20,8 @@ import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, findAssociatedTokenPda, TOKEN_PROGRAM
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { readBalance } from './balance.ts'
 import { connect, type SolanaClient } from './client.ts'
-import { TOKEN_ACCOUNT_RENT, WALLET_RENT } from './fees.ts'
+import { rentExempt, WALLET_RENT } from './fees.ts'
+import { TOKEN_2022_PROGRAM_ADDRESS } from './token.ts'
 import { newWallet } from './fixtures.ts'
 import { buildTransactions } from './transactions.ts'
 
@@ -157,7 +158,7 @@ describe('deposit (SPL)', () => {
     const { opportunity } = await setup()
     await chain.mintTo({ mint: opportunity.baseToken, owner: user.address, amount: 1_000n })
     const rent = chain.svm.minimumBalanceForRentExemption(165n)
-    expect(TOKEN_ACCOUNT_RENT).toBe(rent)
+    expect(rentExempt(165)).toBe(rent)
     await chain.airdrop(user.address, FEE + rent - 1n)
     const e = await rejection(buildTransactions(client, deposit(user, opportunity, 1_000n)))
     expect(e).toBeInstanceOf(InsufficientBalanceError)
@@ -170,6 +171,29 @@ describe('deposit (SPL)', () => {
     await chain.airdrop(user.address, 1n)
     await chain.signAndSend(serialized((await buildTransactions(client, deposit(user, opportunity, 1_000n)))[0]!), user)
     expect(await chain.tokenBalance(opportunity.baseToken, opportunity.vault)).toBe(1_000n)
+    expect(chain.svm.getBalance(user.address) ?? 0n).toBe(0n)
+  })
+
+  test('a Token-2022 mint: the deposit lands, the vault account created under Token-2022, its larger rent asked of the wallet exactly', async () => {
+    const user = await generateKeyPairSigner()
+    const { opportunity: o } = await setup()
+    const mint = await chain.createMint({ decimals: 6, tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
+    const opportunity = { ...o, baseToken: mint }
+    await chain.mintTo({ mint, owner: user.address, amount: 1_000n })
+    // An associated Token-2022 account carries ImmutableOwner: 170 bytes, not 165.
+    const rent = rentExempt(170)
+    await chain.airdrop(user.address, FEE + rent - 1n)
+    const short = await rejection(buildTransactions(client, deposit(user, opportunity, 1_000n)))
+    expect(short).toBeInstanceOf(InsufficientBalanceError)
+    expect((short as InsufficientBalanceError).context).toMatchObject({ required: (FEE + rent).toString(), token: 'native' })
+    await chain.airdrop(user.address, 1n)
+    const [step] = await buildTransactions(client, deposit(user, opportunity, 1_000n))
+    expect(step!.metadata).toMatchObject({ createsVaultTokenAccount: true })
+    await chain.signAndSend(serialized(step!), user)
+    const [vaultAta] = await findAssociatedTokenPda({ owner: address(opportunity.vault), mint: address(mint), tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
+    expect(chain.svm.getAccount(vaultAta)).toMatchObject({ exists: true, programAddress: TOKEN_2022_PROGRAM_ADDRESS, lamports: rent })
+    expect(await chain.tokenBalance(mint, opportunity.vault)).toBe(1_000n)
+    expect(await readBalance(client, { chainId: 'localnet', owner: user.address, token: mint })).toBe(0n)
     expect(chain.svm.getBalance(user.address) ?? 0n).toBe(0n)
   })
 

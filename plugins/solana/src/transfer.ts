@@ -5,6 +5,7 @@
 import { InsufficientBalanceError } from '@earn/core'
 import { createNoopSigner, type Address, type Instruction } from '@solana/kit'
 import { getCreateAssociatedTokenIdempotentInstruction, getTransferCheckedInstruction } from '@solana-program/token'
+import { rentExempt } from './fees.ts'
 import type { MintWithAccounts } from './token.ts'
 
 export interface TokenTransferParameters {
@@ -19,6 +20,8 @@ export interface TokenTransfer {
   instructions: Instruction[]
   /** Whether the wallet pays the rent (~0.002 SOL) for the vault's token account. */
   createsVaultAccount: boolean
+  /** That rent in lamports; 0 when the account exists. */
+  newAccountRent: bigint
 }
 
 /**
@@ -70,5 +73,5 @@ export function tokenTransferToVault(p: TokenTransferParameters): TokenTransfer 
       { programAddress: p.token.tokenProgram },
     ),
   )
-  return { instructions, createsVaultAccount }
+  return { instructions, createsVaultAccount, newAccountRent: createsVaultAccount ? rentExempt(p.token.accountSize) : 0n }
 }

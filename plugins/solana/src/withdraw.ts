@@ -38,7 +38,7 @@ export async function buildWithdraw(ctx: BuildContext, p: WithdrawParameters): P
     readLamports(ctx.rpc, ctx.owner, ctx.abortSignal),
   ])
   const transfer = tokenTransferToVault({ token, owner: ctx.owner, vault: ctx.vault, amount: ctx.amount })
-  assertPaysFor({ available, moved: 0n, createsTokenAccount: transfer.createsVaultAccount })
+  assertPaysFor({ available, moved: 0n, newAccountRent: transfer.newAccountRent })
   return toStep(ctx, {
     type: 'withdraw',
     description: `Return ${formatUnits(ctx.amount, token.decimals)} receipt tokens (${mint}) to vault ${ctx.vault} to withdraw`,
