@@ -62,6 +62,8 @@ export function streamStoreTests(store: () => Store) {
     expect(await store().fundStream(a.id, { chainId: '1', txHash, at: T0 + 5 })).toBe('funded')
     expect(await store().getStream(a.id)).toMatchObject({ state: 'active', fundingTxHash: txHash, updatedAt: T0 + 5 })
     expect(await store().fundStream(b.id, { chainId: '1', txHash, at: T0 + 6 })).toBe('tx_used')
+    // The same stream confirmed again with its own transaction (two confirms at once): no longer pending, not "used".
+    expect(await store().fundStream(a.id, { chainId: '1', txHash, at: T0 + 6 })).toBe('not_pending')
     expect(await store().fundStream(a.id, { chainId: '1', txHash: `0x${randomUUID()}`, at: T0 + 7 })).toBe('not_pending')
     expect(await store().getStream(b.id)).toMatchObject({ state: 'pending', fundingTxHash: null })
     // The same hash on another chain is another transaction.

@@ -73,7 +73,8 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
         .where('chainId', '=', p.chainId)
         .where('fundingTxHash', '=', p.txHash)
         .executeTakeFirst()
-      if (used) return 'tx_used'
+      // This stream's own transaction, confirmed a moment ago by another request: it is no longer pending.
+      if (used) return used.id === id ? 'not_pending' : 'tx_used'
       try {
         const r = await db
           .updateTable('streams')
