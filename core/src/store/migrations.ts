@@ -251,6 +251,22 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.createIndex('nonces_expiry').on('nonces').column('expires_at').execute()
     },
   },
+  {
+    version: 10,
+    name: "a distributor's activity read in order, and counted, from its indexes",
+    async up(db) {
+      // A page is the newest rows of each source in index order, and the total an index-only count: the page no longer
+      // sorts, nor the total visits, every row of a distributor's history (a 500,000-row history took ~1 s a page).
+      await db.schema.dropIndex('actions_distributor').execute()
+      await db.schema
+        .createIndex('actions_distributor')
+        .on('actions')
+        .columns(['org_id', 'distributor_id', 'created_at', 'id', 'kind', 'opportunity_id'])
+        .execute()
+      await db.schema.dropIndex('members_distributor').execute()
+      await db.schema.createIndex('members_distributor').on('members').columns(['org_id', 'distributor_id', 'created_at', 'ecosystem', 'address']).execute()
+    },
+  },
 ]
 
 // Any fixed number works; it only has to be the same for every process of this service.
