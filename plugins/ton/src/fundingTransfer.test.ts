@@ -113,13 +113,15 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     ])
   })
 
-  test('TON sent non-bounceable to an undeployed address stays there, though its transaction aborted: it moved', async () => {
+  test('TON to a wallet not deployed yet (a treasury never used) is sent non-bounceable and stays there, though its transaction aborted: it moved', async () => {
     const undeployed = Address.parseRaw(`0:${'6e'.repeat(32)}`)
     const [step] = await buildTonTransfer(chain.client, params({ token: 'native', to: raw(undeployed), amount: toNano('0.4') }))
     const request = step!.transaction as TonConnectRequest
-    // As a creator funding by hand would write it: the non-bounceable form a wallet's address is shown in.
-    const byHand = { ...request, messages: [{ ...request.messages[0]!, address: undeployed.toString({ bounceable: false }) }] }
-    const sent = await chain.sendTonConnect(sender.wallet, sender.keyPair, byHand)
+    expect(request.messages[0]!.address).toBe(undeployed.toString({ bounceable: false, urlSafe: true }))
+    // To a deployed one, bounceable as ever.
+    const [toTreasury] = await buildTonTransfer(chain.client, params({ token: 'native', amount: toNano('0.1') }))
+    expect((toTreasury!.transaction as TonConnectRequest).messages[0]!.address).toBe(treasury.address.toString({ bounceable: true, urlSafe: true }))
+    const sent = await chain.sendTonConnect(sender.wallet, sender.keyPair, request)
     const received = sent.transactions.find((tx) => tx.inMessage?.info.dest?.toString() === undeployed.toString())
     expect(received?.description).toMatchObject({ aborted: true })
     expect(await tonBalance(undeployed)).toBe(toNano('0.4'))

@@ -7,7 +7,7 @@
 import { InvalidArgumentError, NATIVE_TOKEN, type TransferParameters, type UnsignedTransaction } from '@earn/core'
 import { type Address, fromNano } from '@ton/core'
 import { toTonAddress } from './address.ts'
-import type { TonChainClient } from './client.ts'
+import { askChain, type TonChainClient } from './client.ts'
 import { commentCell } from './comment.ts'
 import { assertCoversTon } from './fees.ts'
 import { jettonTransferBody, MAX_COINS } from './jetton.ts'
@@ -24,11 +24,17 @@ export async function buildTonTransfer(client: TonChainClient, p: TransferParame
   const request = (message: OutgoingMessage) => tonConnectRequest({ nowMs: client.now(), network: p.chainId, from, messages: [message] })
 
   if (p.token === NATIVE_TOKEN) {
-    await assertCoversTon(client, from, { attached: p.amount, what: `the ${fromNano(p.amount)} TON sent` })
+    const [, recipient] = await Promise.all([
+      assertCoversTon(client, from, { attached: p.amount, what: `the ${fromNano(p.amount)} TON sent` }),
+      askChain('the recipient account', () => client.provider(to).getState()),
+    ])
+    // A treasury wallet never used yet is not deployed: TON sent to it bounceable would come back, and the stream
+    // could never be funded. Sent non-bounceable it stays, as between wallets.
+    const undeployed = recipient.state.type !== 'active'
     return [
       {
         type: 'transfer',
-        transaction: request({ to, amount: p.amount, body: comment }),
+        transaction: request({ to, amount: p.amount, body: comment, toUndeployedWallet: undeployed }),
         description: `Send ${fromNano(p.amount)} TON to ${friendly(to)}`,
         metadata: { token: NATIVE_TOKEN, to: to.toRawString(), amount: p.amount.toString() },
       },

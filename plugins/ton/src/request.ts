@@ -13,7 +13,7 @@ export const TON_TESTNET = '-3'
 
 // `type`, not `interface`: UnsignedTransaction.transaction is a Record, which only aliases satisfy.
 export type TonConnectMessage = {
-  /** Receiver, user-friendly form (bounceable: every receiver here is a deployed contract). */
+  /** Receiver, user-friendly form: bounceable, but for a wallet not deployed yet (a stream treasury, say). */
   address: string
   /** Nanotons, decimal string. */
   amount: string
@@ -35,6 +35,8 @@ export interface OutgoingMessage {
   to: Address
   amount: bigint
   body?: Cell
+  /** Sent non-bounceable: TON to a wallet not deployed yet stays there (bounceable, it would come back). */
+  toUndeployedWallet?: boolean
 }
 
 export function tonConnectRequest(p: {
@@ -48,8 +50,8 @@ export function tonConnectRequest(p: {
     network: p.network,
     from: p.from.toRawString(),
     messages: p.messages.map((m) => ({
-      // Bounceable: if the receiver were not there the TON would come back instead of being stranded.
-      address: m.to.toString({ bounceable: true, urlSafe: true, testOnly: p.network === TON_TESTNET }),
+      // Bounceable: if a contract receiver were not there the TON would come back instead of being stranded.
+      address: m.to.toString({ bounceable: !m.toUndeployedWallet, urlSafe: true, testOnly: p.network === TON_TESTNET }),
       amount: m.amount.toString(),
       ...(m.body ? { payload: m.body.toBoc().toString('base64') } : {}),
     })),
