@@ -53,26 +53,50 @@ export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintPa
     abortSignal: p.abortSignal,
     commitment: COMMITMENT,
   })
-  const { tokenProgram, decimals, extended } = decodeMint(mintAccount!, p.field)
+  const { tokenProgram, decimals, extensions } = decodeMint(mintAccount!, p.field)
   const offset = TOKEN_PROGRAMS.indexOf(tokenProgram as (typeof TOKEN_PROGRAMS)[number]) * p.owners.length
   const accounts = p.owners.map((_, i) => {
     const account = found[offset + i]!
     return { address: account.address, amount: account.exists ? tokenAmount(account.data) : undefined }
   })
-  return { mint: p.mint, tokenProgram, decimals, accountSize: newAccountSize(tokenProgram, extended), accounts }
+  return { mint: p.mint, tokenProgram, decimals, accountSize: newAccountSize(tokenProgram, extensions), accounts }
 }
 
 /**
- * Token's accounts are 165 bytes. Token-2022's associated accounts carry ImmutableOwner (170), and a mint's own
- * extensions may add account ones (TransferFeeAmount 12 bytes with its header, TransferHookAccount 5,
- * NonTransferableAccount and PausableAccount 4 each): for a mint with extensions, the most those add.
+ * The account extension each mint extension makes every new account of the mint carry (spl-token-2022's required
+ * account extensions), in bytes with its 4-byte type and length header: TransferFeeConfig (1) gives
+ * TransferFeeAmount, ConfidentialTransferFeeConfig (16) ConfidentialTransferFeeAmount, NonTransferable (9)
+ * NonTransferableAccount, TransferHook (14) TransferHookAccount, Pausable (26) PausableAccount. Other mint
+ * extensions (metadata, pointers, interest) add nothing to an account.
  */
-export function newAccountSize(tokenProgram: Address, extended: boolean): number {
+const ACCOUNT_BYTES_FOR_MINT_EXTENSION: Readonly<Record<number, number>> = { 1: 4 + 8, 16: 4 + 64, 9: 4, 14: 4 + 1, 26: 4 }
+
+/**
+ * A new associated account's size, whose rent its creator pays: Token's are 165 bytes; Token-2022's carry the account
+ * type byte and ImmutableOwner (170), and what the mint's extensions require (exact: Solana refuses a transaction
+ * that leaves its payer's lamports short of, or stranded just above, what the rent really was).
+ */
+export function newAccountSize(tokenProgram: Address, mintExtensions: readonly number[]): number {
   if (tokenProgram !== TOKEN_2022_PROGRAM_ADDRESS) return TOKEN_ACCOUNT_SIZE
-  return TOKEN_ACCOUNT_SIZE + 5 + (extended ? 12 + 5 + 4 + 4 : 0)
+  return TOKEN_ACCOUNT_SIZE + 1 + 4 + mintExtensions.reduce((sum, type) => sum + (ACCOUNT_BYTES_FOR_MINT_EXTENSION[type] ?? 0), 0)
 }
 
-function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram: Address; decimals: number; extended: boolean } {
+/** The extension types a Token-2022 mint's data lists: type-length-value entries after the account type byte. */
+function extensionTypes(data: Uint8Array): number[] {
+  const types: number[] = []
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength)
+  for (let at = TOKEN_ACCOUNT_SIZE + 1; at + 4 <= data.length; ) {
+    const type = view.getUint16(at, true)
+    const length = view.getUint16(at + 2, true)
+    // Type 0 is the unused space after the last entry.
+    if (type === 0) break
+    types.push(type)
+    at += 4 + length
+  }
+  return types
+}
+
+function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram: Address; decimals: number; extensions: number[] } {
   const notAMint = () =>
     new InvalidArgumentError(`${field} ${account.address} is not an SPL token mint on this Solana cluster`, {
       [field]: 'not a token mint on this cluster',
@@ -83,7 +107,7 @@ function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram
   if (!isMint) throw notAMint()
   const mint = getMintDecoder().decode(data.subarray(0, MINT_SIZE))
   if (!mint.isInitialized) throw notAMint()
-  return { tokenProgram: account.programAddress, decimals: mint.decimals, extended: data.length > MINT_SIZE }
+  return { tokenProgram: account.programAddress, decimals: mint.decimals, extensions: data.length > MINT_SIZE ? extensionTypes(data) : [] }
 }
 
 /** The base layout's amount; Token-2022 extensions come after it and do not move it. */

@@ -197,6 +197,34 @@ describe('deposit (SPL)', () => {
     expect(chain.svm.getBalance(user.address) ?? 0n).toBe(0n)
   })
 
+  test("a Token-2022 mint's extensions price the new account at exactly its size: the wallet holding just that lands the deposit", async () => {
+    // Extensions written into a Token-2022 mint's data (type, length, value after the account type byte), as a
+    // mint initialized with them holds: MetadataPointer (18) adds nothing to an account, TransferFeeConfig (1, a 0 bps
+    // fee here) adds TransferFeeAmount (12 bytes).
+    async function mintWith(extensions: [type: number, length: number][]) {
+      const mint = await chain.createMint({ decimals: 6, tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
+      const base = chain.svm.getAccount(address(mint))
+      if (!base.exists) throw new Error('no mint')
+      const tlv = extensions.flatMap(([type, length]) => [type & 0xff, type >> 8, length & 0xff, length >> 8, ...new Array<number>(length).fill(0)])
+      const data = new Uint8Array([...base.data, ...new Array<number>(165 - base.data.length).fill(0), 1, ...tlv])
+      chain.svm.setAccount({ ...base, data, lamports: chain.svm.minimumBalanceForRentExemption(BigInt(data.length)) } as typeof base)
+      return mint
+    }
+    for (const [extensions, accountSize] of [[[[18, 64]], 170], [[[18, 64], [1, 108]], 182]] as const) {
+      const user = await generateKeyPairSigner()
+      const { opportunity: o } = await setup()
+      const mint = await mintWith(extensions as unknown as [number, number][])
+      await chain.mintTo({ mint, owner: user.address, amount: 1_000n })
+      const rent = rentExempt(accountSize)
+      await chain.airdrop(user.address, FEE + rent)
+      const [step] = await buildTransactions(client, deposit(user, { ...o, baseToken: mint }, 1_000n))
+      await chain.signAndSend(serialized(step!), user)
+      const [vaultAta] = await findAssociatedTokenPda({ owner: address(o.vault), mint: address(mint), tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
+      expect(chain.svm.getAccount(vaultAta)).toMatchObject({ exists: true, lamports: rent, space: BigInt(accountSize) })
+      expect(chain.svm.getBalance(user.address) ?? 0n).toBe(0n)
+    }
+  })
+
   test("more than the associated account holds is refused, naming it, though the wallet's other account holds the rest", async () => {
     const { user, opportunity } = await setup({ tokens: 1_000n })
     const second = await chain.createTokenAccount({ mint: opportunity.baseToken, owner: user.address })

@@ -30,7 +30,8 @@ export async function buildTonTransfer(client: TonChainClient, p: TransferParame
     ])
     // A treasury wallet never used yet is not deployed: TON sent to it bounceable would come back, and the stream
     // could never be funded. Sent non-bounceable it stays, as between wallets.
-    const undeployed = recipient.state.type !== 'active'
+    // A frozen one is there, and bounces what it cannot take.
+    const undeployed = recipient.state.type === 'uninit'
     return [
       {
         type: 'transfer',
