@@ -72,7 +72,7 @@ export const WalletHoldings = Type.Object(
     protocols: Type.Array(ProtocolPosition, { description: 'Positions in catalog opportunities' }),
     unreadable: Type.Array(UnreadableContract, {
       description:
-        "Catalog tokens and vaults the chain answered for but no longer reads as an ERC-20 or ERC-4626 (an upgrade gone wrong, a self-destruct): what they hold for the wallet is unknown, and missing from tokens, protocols and productsEarnings. Empty as a rule",
+        "Catalog tokens and vaults the chain answered for but no longer reads as one (EVM: an ERC-20 or ERC-4626, after an upgrade gone wrong or a self-destruct; Solana: an SPL mint; TON: a jetton): what they hold for the wallet is unknown, and missing from tokens, protocols and productsEarnings. Empty as a rule",
     }),
   },
   { title: 'WalletHoldings' },
