@@ -63,7 +63,11 @@ try {
   // A directory that cannot hold the bundle (not a directory, not writable): one line naming the variable, no stack.
   const code = (e as { code?: unknown } | null)?.code
   const message = e instanceof Error ? e.message.split('\n', 1)[0]! : String(e)
-  console.error(`startup error: building the server bundle in ${OUT_DIR} (BUNDLE_DIR): ${message}${typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`)
+  // A file system error is the directory's (BUNDLE_DIR); a build error is the sources' or their dependencies'.
+  const where = typeof code === 'string' ? ` in ${OUT_DIR} (BUNDLE_DIR)` : ''
+  console.error(`startup error: building the server bundle${where}: ${message}${typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`)
+  // A failed build (a missing dependency: `bun install` not run) says what it could not resolve, one line each.
+  for (const cause of e instanceof AggregateError ? e.errors : []) console.error(`  ${String(cause instanceof Error ? cause.message : cause).split('\n', 1)[0]}`)
   process.exit(1)
 }
 
