@@ -156,6 +156,13 @@ describe('GET /v2/opportunities/', () => {
     expect(all.body.total).toBeGreaterThan(0)
   })
 
+  test('a long run of digits followed by a stray character is refused at once (no backtracking)', async () => {
+    const started = performance.now()
+    const r = await h.get(`/v2/opportunities/?tvlGreaterThan=${'1'.repeat(100_000)}x`)
+    expect([r.status, Object.keys(r.body.context)]).toEqual([400, ['tvlGreaterThan']])
+    expect(performance.now() - started).toBeLessThan(1_000)
+  })
+
   test('a filter that does not parse is 400 naming it', async () => {
     const cases: [string, string][] = [
       ['chainIds=', 'chainIds'],

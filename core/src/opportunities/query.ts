@@ -50,7 +50,9 @@ export async function parseListQuery(ecosystems: EcosystemRegistry, q: Opportuni
   }
   if (q.tvlGreaterThan !== undefined) {
     const raw = q.tvlGreaterThan.trim()
-    if (!/^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i.test(raw)) throw new InvalidFilterError('tvlGreaterThan', 'must be a USD amount, a finite number')
+    // Each digit has one place in the pattern: a long run of digits and a stray character is refused in linear time
+    // (`\d+\.?\d*` could split the run every way, quadratic: 100,000 digits held the event loop for 8 s).
+    if (!/^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i.test(raw)) throw new InvalidFilterError('tvlGreaterThan', 'must be a USD amount, a finite number')
     // A number past what a double holds (1e309) is still a finite amount: above every TVL, or below every one.
     const n = Number(raw)
     filter.tvlGreaterThan = n === Infinity ? Number.MAX_VALUE : n === -Infinity ? -Number.MAX_VALUE : n
