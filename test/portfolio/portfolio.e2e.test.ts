@@ -5,13 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { importCatalog, setOpportunityDelisted } from '@earn/core'
-import { evmClientFromPublicClients } from '@earn/plugin-evm'
+import { connect, evmClientFromPublicClients } from '@earn/plugin-evm'
 import { Address as TonAddress } from '@ton/core'
 import { createPublicClient, encodeFunctionData, erc20Abi, erc4626Abi, getAddress, http, type Address, type Hex } from 'viem'
-import type { PrivateKeyAccount } from 'viem/accounts'
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
 import { fundedMember } from '../actions/members.ts'
-import { closedPortUrl, deployOffsetVault, deployToken, deployVault, mintToken, sendUnsigned } from '../chains/evm.ts'
+import { closedPortUrl, deployOffsetVault, deployToken, deployVault, mintToken, recordingProxy, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 
 // bun 1.4.5 does not apply bunfig's [test] timeout; chains start inside these tests.
@@ -282,6 +282,43 @@ describe('a catalog contract the chain no longer reads as one (a store of its ow
       for (const u of holdings!.unreadable as Json[]) expect(u).toEqual({ chainId: '31337', address: u.address, reason: expect.stringContaining(u.address) })
     } finally {
       await own.close()
+    }
+  })
+})
+
+describe('whose vault histories are read', () => {
+  test("a member's every vault; any other address only the vaults it holds shares in now (a browser key may ask any address)", async () => {
+    const proxy = recordingProxy(chain.anvil.url)
+    const counted = await createHarness({ store: h.store, clients: { evm: connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}` }) } })
+    try {
+      const getLogs = () => proxy.calls.filter((c) => c.method === 'eth_getLogs').map((c) => (c.params[0] as { address: string | string[] }).address)
+      const portfolioOf = (address: string) => counted.get(`/v2/wallet/${address}/portfolio`, { key: counted.org.publishableKey })
+
+      // An address that holds nothing and is no member: its balances, and no history scan.
+      expect((await portfolioOf(privateKeyToAccount(generatePrivateKey()).address)).status).toBe(200)
+      expect(getLogs()).toEqual([])
+
+      // An address that is no member but holds shares (it deposited straight into the vault): that vault's history.
+      const holder = privateKeyToAccount(generatePrivateKey())
+      await setNativeBalance(chain.anvil, holder.address, 10n ** 18n)
+      await mintToken(chain.anvil, chain.token, holder.address, 5n * TUSD)
+      const call = (to: Address, data: Hex) => sendUnsigned(chain.anvil, holder, { to, data, value: '0', gasLimit: '500000', chainId: Number(chain.anvil.chainId) })
+      await call(chain.token, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [chain.vault, 5n * TUSD] }))
+      await call(chain.vault, encodeFunctionData({ abi: erc4626Abi, functionName: 'deposit', args: [5n * TUSD, holder.address] }))
+      const held = await portfolioOf(holder.address)
+      expect(held.status, held.text).toBe(200)
+      expect((held.body.portfolio.productsEarnings as Json[]).map((e) => [e.opportunityId, e.netDeposited])).toEqual([[chain.directId, (5n * TUSD).toString()]])
+      expect(new Set(getLogs().flat().map((a) => a.toLowerCase()))).toEqual(new Set([chain.vault.toLowerCase()]))
+
+      // A member: every vault's history, so a position withdrawn in full still shows what it earned.
+      proxy.calls.length = 0
+      const member = await fundedMember(h, chain, 0n)
+      expect((await portfolioOf(member.address)).status).toBe(200)
+      const vaults = localCatalog().opportunities.filter((o) => o.ecosystem === 'evm').map((o) => o.vaultAddress.toLowerCase())
+      expect(new Set(getLogs().flat().map((a) => a.toLowerCase()))).toEqual(new Set(vaults))
+    } finally {
+      // Not closed: it shares the file's store, which its close would close.
+      await proxy.stop()
     }
   })
 })

@@ -3,7 +3,7 @@
  * opportunities of that ecosystem, the chain reads (read.ts), then the envelope: idle tokens, positions and what
  * each position earned. Both versions answer with this one function.
  */
-import { type Ecosystem, type EcosystemId, formatContract, formatToken, NATIVE_TOKEN } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, formatToken, NATIVE_TOKEN } from '../ecosystem.ts'
 import { InvalidFilterError } from '../opportunities/errors.ts'
 import type { QueryDeps } from '../opportunities/query.ts'
 import type { LiveOpportunity } from '../opportunities/records.ts'
@@ -91,7 +91,8 @@ export async function getPortfolio(deps: QueryDeps, p: PortfolioParameters): Pro
       a.listing.id.localeCompare(b.listing.id),
   )
   const tokens = catalogTokens(plugin.id, opportunities).sort(tokenOrder(chains))
-  const reading = await readWallet(wallet.ecosystem, wallet.address, tokens, opportunities)
+  const member = (await deps.store.getMember(plugin.id, wallet.address)) !== undefined
+  const reading = await readWallet(wallet.ecosystem, wallet.address, tokens, opportunities, member ? 'all' : 'held')
 
   return {
     portfolio: {
@@ -107,7 +108,7 @@ export async function getPortfolio(deps: QueryDeps, p: PortfolioParameters): Pro
             ecosystem: plugin.id,
             tokens: tokenBalances(plugin, tokens, reading, includeProtocolTokens),
             protocols: opportunities.filter((o) => reading.assets.has(o.listing.id)).map((o) => position(plugin, o, reading)),
-            unreadable: reading.unreadable.map((u) => ({ chainId: u.chainId, address: formatContract(plugin, u.address), reason: u.reason })),
+            unreadable: reading.unreadable.map((u) => ({ chainId: u.chainId, address: formatToken(plugin, u.address), reason: u.reason })),
           },
         ],
       },

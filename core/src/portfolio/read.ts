@@ -51,32 +51,43 @@ async function ofContract<T>(unreadable: Unreadable[], chainId: string, address:
     return await read()
   } catch (e) {
     if (!(e instanceof ApiError)) throw e
-    if (e.code !== 'INVALID_ARGUMENT') throw new PortfolioChainError(chainId, e)
+    // A refusal about the chain (no RPC configured for it) is the deployment's, as an outage is: the whole answer.
+    if (e.code !== 'INVALID_ARGUMENT' || 'chainId' in e.context) throw new PortfolioChainError(chainId, e)
     unreadable.push({ chainId, address, reason: e.message })
     return REFUSED
   }
 }
 
+/**
+ * `history`: whose vault histories (flows) are read. `all` (a member of this deployment) reads every vault's, at once
+ * with the balances, so a position withdrawn in full still shows what it earned; `held` (any other address) reads
+ * only those of the vaults the wallet holds shares in now, once the balances say which: a history is a scan of the
+ * chain's event logs, and a publishable key, public in a web page, could otherwise have every address on the chain
+ * scanned from its vaults' first blocks, at the operator's RPC's cost.
+ */
 export async function readWallet(
   { plugin, client }: LoadedEcosystem,
   owner: string,
   tokens: readonly CatalogToken[],
   opportunities: readonly LiveOpportunity[],
+  history: 'all' | 'held',
 ): Promise<WalletReading> {
   const unreadable: Unreadable[] = []
-  const [balances, flows] = await Promise.all([
-    Promise.all(tokens.map((t) => ofContract(unreadable, t.chainId, t.address, () => plugin.balance.read(client, { chainId: t.chainId, owner, token: t.address })))),
+  const flowsOf = (of: readonly LiveOpportunity[]) =>
     Promise.all(
-      opportunities.map(({ listing }) =>
+      of.map(({ listing }) =>
         fromChain(listing.chainId, () =>
           plugin.balance.flows(client, { chainId: listing.chainId, vaultAddress: listing.vaultAddress, owner, fromBlock: listing.eventsFromBlock }),
         ),
       ),
-    ),
+    )
+  const [balances, allFlows] = await Promise.all([
+    Promise.all(tokens.map((t) => ofContract(unreadable, t.chainId, t.address, () => plugin.balance.read(client, { chainId: t.chainId, owner, token: t.address })))),
+    history === 'all' ? flowsOf(opportunities) : undefined,
   ])
   const reading: WalletReading = {
     balances: new Map(tokens.flatMap((t, i) => (balances[i] === REFUSED ? [] : [[tokenKey(t.chainId, t.address), balances[i]!] as const]))),
-    flows: new Map(opportunities.map((o, i) => [o.listing.id, flows[i]!])),
+    flows: new Map(allFlows ? opportunities.map((o, i) => [o.listing.id, allFlows[i]!]) : []),
     shares: new Map(),
     assets: new Map(),
     unreadable,
@@ -88,13 +99,17 @@ export async function readWallet(
     reading.shares.set(o.listing.id, shares)
     return shares > 0n
   })
-  const values = await Promise.all(
-    held.map(({ listing }) =>
-      ofContract(unreadable, listing.chainId, listing.vaultAddress, () =>
-        plugin.balance.assets(client, { chainId: listing.chainId, vaultAddress: listing.vaultAddress, shares: reading.shares.get(listing.id)! }),
+  const [values, heldFlows] = await Promise.all([
+    Promise.all(
+      held.map(({ listing }) =>
+        ofContract(unreadable, listing.chainId, listing.vaultAddress, () =>
+          plugin.balance.assets(client, { chainId: listing.chainId, vaultAddress: listing.vaultAddress, shares: reading.shares.get(listing.id)! }),
+        ),
       ),
     ),
-  )
+    allFlows ? undefined : flowsOf(held),
+  ])
+  heldFlows?.forEach((f, i) => reading.flows.set(held[i]!.listing.id, f))
   held.forEach((o, i) => {
     const value = values[i]!
     if (value !== REFUSED) reading.assets.set(o.listing.id, value)
