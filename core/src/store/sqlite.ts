@@ -126,8 +126,12 @@ async function untilNotBusy<R>(run: () => Promise<R>, waitMs: number): Promise<R
 export function openSqlite(path: string, busyWaitMs = BUSY_WAIT_MS): { db: Kysely<Database>; reader?: ReturnType<typeof openReader> } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const database = new StatementCachingDatabase(path, { create: true })
-  // WAL lets the CLI write while a server reads; writers queue behind each other (above), never in SQLite's handler.
-  database.exec('pragma journal_mode = wal; pragma busy_timeout = 0; pragma foreign_keys = on; pragma synchronous = normal')
+  // Opening may find the file locked a moment (another process recovering its WAL, or holding it exclusively): nothing
+  // is served yet, so waiting in SQLite's own handler is fine here. From then on writers queue on timers (above).
+  // WAL lets the CLI write while a server reads.
+  database.exec('pragma busy_timeout = 5000')
+  database.exec('pragma journal_mode = wal; pragma foreign_keys = on; pragma synchronous = normal')
+  database.exec('pragma busy_timeout = 0')
   const db = new Kysely<Database>({ dialect: new ImmediateTransactionsDialect({ database }, busyWaitMs), plugins: [new CamelCasePlugin()] })
   return { db, reader: path === ':memory:' ? undefined : openReader(path) }
 }
