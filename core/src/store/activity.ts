@@ -108,7 +108,7 @@ export function activityQueries(db: Kysely<Database>): ActivityStore {
       if (f.opportunityId !== undefined) ofDistributor = ofDistributor.where('opportunityId', '=', f.opportunityId)
       const ofSignups = f.opportunityId === undefined ? signups(f.orgId, f.distributorId) : undefined
       // A distributor's history can be long: each source gives its newest offset + limit rows in the order of its
-      // index (actions_distributor, members_distributor; a signup's id orders as its ecosystem and address), which
+      // index (actions_by_distributor, members_by_distributor; a signup's id orders as its ecosystem and address), which
       // hold the merged page, and the total is counted from the same indexes, in the page's own statement (one
       // snapshot). Sorting and counting the whole merged history took ~1 s a page at 500,000 rows.
       const reach = f.offset + f.limit

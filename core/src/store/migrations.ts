@@ -257,14 +257,16 @@ export const MIGRATIONS: Migration[] = [
     async up(db) {
       // A page is the newest rows of each source in index order, and the total an index-only count: the page no longer
       // sorts, nor the total visits, every row of a distributor's history (a 500,000-row history took ~1 s a page).
-      await db.schema.dropIndex('actions_distributor').execute()
+      // The new indexes first, the old ones dropped last: on PostgreSQL a DROP INDEX locks its table even against
+      // reads until the commit, so it comes just before it rather than ahead of the index builds.
       await db.schema
-        .createIndex('actions_distributor')
+        .createIndex('actions_by_distributor')
         .on('actions')
         .columns(['org_id', 'distributor_id', 'created_at', 'id', 'kind', 'opportunity_id'])
         .execute()
+      await db.schema.createIndex('members_by_distributor').on('members').columns(['org_id', 'distributor_id', 'created_at', 'ecosystem', 'address']).execute()
+      await db.schema.dropIndex('actions_distributor').execute()
       await db.schema.dropIndex('members_distributor').execute()
-      await db.schema.createIndex('members_distributor').on('members').columns(['org_id', 'distributor_id', 'created_at', 'ecosystem', 'address']).execute()
     },
   },
 ]
