@@ -260,6 +260,12 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
     assets(client: Client, p: AssetsParameters): Promise<bigint>
     /** The wallet's deposits and withdrawals from the vault's own records (events); null where the chain keeps none. */
     flows(client: Client, p: FlowsParameters): Promise<VaultFlows | null>
+    /**
+     * Rejects (UnavailableError) where the client's RPC for `chainId` serves another chain, whose balances would
+     * read as this one's; asked once a portfolio per chain, beside its balance reads. Absent where a client is bound
+     * to its chain by other means.
+     */
+    servesChain?(client: Client, chainId: string): Promise<void>
   }
   transactions: {
     /**

@@ -11,7 +11,7 @@ import { createPublicClient, encodeFunctionData, erc20Abi, erc4626Abi, getAddres
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
 import { fundedMember } from '../actions/members.ts'
-import { closedPortUrl, deployOffsetVault, deployToken, deployVault, mintToken, recordingProxy, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
+import { closedPortUrl, startAnvil, deployOffsetVault, deployToken, deployVault, mintToken, recordingProxy, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 
 // bun 1.4.5 does not apply bunfig's [test] timeout; chains start inside these tests.
@@ -396,6 +396,21 @@ describe('portfolio rejections', () => {
       expect(r.status, r.text).toBe(503)
       expectEnvelope(r.body, 503, 'UNAVAILABLE')
       expect(r.body.context).toEqual({ chainId: '31337' })
+    }
+  })
+
+  test('an RPC that serves another chain is 503 for any address, member or not: never its balances shown as this chain\'s', async () => {
+    const other = await startAnvil({ args: ['--chain-id', '8453'] })
+    try {
+      const misrouted = await createHarness({ store: h.store, clients: { evm: connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${other.url}` }) } })
+      const member = await fundedMember(h, chain, 0n)
+      for (const address of [privateKeyToAccount(generatePrivateKey()).address, member.address]) {
+        const r = await misrouted.get(`/v2/wallet/${address}/portfolio`)
+        expect(r.status, r.text).toBe(503)
+        expect(r.body).toMatchObject({ error: `the RPC configured for EVM chain ${chain.anvil.chainId} serves chain 8453`, context: { chainId: '31337' } })
+      }
+    } finally {
+      await other.stop()
     }
   })
 })

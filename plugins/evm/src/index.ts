@@ -23,7 +23,7 @@ export const evm = defineEcosystem({
   health,
   address: { isValid: address.isValid, parse: address.parse, format: address.format },
   signIn: { defaultChainId: signIn.DEFAULT_CHAIN_ID, message: signIn.message, verify: signIn.verify },
-  balance: { read: balance.read, vault, assets: portfolio.assets, flows: portfolio.flows },
+  balance: { read: balance.read, vault, assets: portfolio.assets, flows: portfolio.flows, servesChain: portfolio.servesChain },
   transactions: {
     check: transactions.check,
     build: transactions.build,

@@ -4,7 +4,7 @@ import { erc4626Abi, parseUnits, type Address } from 'viem'
 import { closedPortUrl, deploy, deployHostile, mintToken, recordingProxy } from '../../../test/chains/evm.ts'
 import { connect, vouch } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
-import { assets, flows, FLOWS_SETTLED_DEPTH, recall, remember } from './portfolio.ts'
+import { assets, flows, FLOWS_SETTLED_DEPTH, recall, remember, servesChain } from './portfolio.ts'
 import { build } from './transactions.ts'
 
 let chain: EarnChain
@@ -184,11 +184,12 @@ describe('balance.flows (anvil)', () => {
     }
   })
 
-  test('an RPC that serves another chain is not read for a portfolio: the flows, read once a portfolio, say so (503)', async () => {
+  test("servesChain: an RPC that serves another chain is refused (503); the right one passes", async () => {
     const misrouted = connect({ EVM_RPC_URLS: `5=${chain.anvil.url}` })
-    const e = await flows(misrouted, { chainId: '5', vaultAddress: chain.vault, owner: chain.vault }).catch((e: unknown) => e)
+    const e = await servesChain(misrouted, '5').catch((e: unknown) => e)
     expect(e).toBeInstanceOf(UnavailableError)
     expect((e as UnavailableError).message).toBe(`the RPC configured for EVM chain 5 serves chain ${chain.anvil.chainId}`)
+    expect(await servesChain(chain.client(), chain.anvil.chainId)).toBeUndefined()
   })
 
   test('settled history is scanned once; later answers scan only what came after it', async () => {

@@ -73,6 +73,12 @@ export async function assets(client: EvmClient, p: AssetsParameters): Promise<bi
   )
 }
 
+/** The portfolio's check that the RPC serves the chain asked for (see the interface); one in flight per chain. */
+export function servesChain(client: EvmClient, chainId: string): Promise<void> {
+  const publicClient = requirePublicClient(client, chainId)
+  return share(client, `${chainId}|servesChain`, () => assertServesChain(publicClient, chainId))
+}
+
 /**
  * Sums the vault's `Deposit(sender, owner, assets, shares)` events with the wallet as `owner` (shares minted to it,
  * whoever paid) and `Withdraw(sender, receiver, owner, assets, shares)` with the wallet as `owner` (its shares
@@ -132,11 +138,7 @@ function joinFlowsBatch(client: EvmClient, chainId: string, owner: Address, ask:
 async function flowsOf(client: EvmClient, chainId: string, owner: Address, asks: FlowsAsk[]): Promise<VaultFlows[]> {
   const publicClient = requirePublicClient(client, chainId)
   return ask(chainId, async () => {
-    // Once a portfolio per chain (this batch): an RPC serving another chain would show that chain's balances as these.
-    const [{ head, settledTo }] = await Promise.all([
-      share(client, `${chainId}|heads`, () => settledThrough(publicClient)),
-      share(client, `${chainId}|servesChain`, () => assertServesChain(publicClient, chainId)),
-    ])
+    const { head, settledTo } = await share(client, `${chainId}|heads`, () => settledThrough(publicClient))
     const keys = asks.map((a) => `${chainId}|${a.vault}|${owner}|${a.fromBlock}`)
     const settled = asks.map((a, i) => recall(client.state.settledFlows, keys[i]!) ?? { through: a.fromBlock - 1n, deposited: 0n, withdrawn: 0n })
     const behind = asks.flatMap((a, i) => (settledTo > settled[i]!.through ? [{ vault: a.vault, after: settled[i]!.through, i }] : []))

@@ -65,11 +65,11 @@ export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintPa
 /**
  * The account extension each mint extension makes every new account of the mint carry (spl-token-2022's required
  * account extensions), in bytes with its 4-byte type and length header: TransferFeeConfig (1) gives
- * TransferFeeAmount, ConfidentialTransferFeeConfig (16) ConfidentialTransferFeeAmount, NonTransferable (9)
- * NonTransferableAccount, TransferHook (14) TransferHookAccount, Pausable (26) PausableAccount. Other mint
- * extensions (metadata, pointers, interest) add nothing to an account.
+ * TransferFeeAmount, NonTransferable (9) NonTransferableAccount, TransferHook (14) TransferHookAccount, Pausable (26)
+ * PausableAccount. Other mint extensions (metadata, pointers, interest, confidential transfers, whose account parts
+ * come when the owner configures them) add nothing to a new account; checked against the program for types 1-28.
  */
-const ACCOUNT_BYTES_FOR_MINT_EXTENSION: Readonly<Record<number, number>> = { 1: 4 + 8, 16: 4 + 64, 9: 4, 14: 4 + 1, 26: 4 }
+const ACCOUNT_BYTES_FOR_MINT_EXTENSION: Readonly<Record<number, number>> = { 1: 4 + 8, 9: 4, 14: 4 + 1, 26: 4 }
 
 /**
  * A new associated account's size, whose rent its creator pays: Token's are 165 bytes; Token-2022's carry the account
@@ -78,7 +78,7 @@ const ACCOUNT_BYTES_FOR_MINT_EXTENSION: Readonly<Record<number, number>> = { 1: 
  */
 export function newAccountSize(tokenProgram: Address, mintExtensions: readonly number[]): number {
   if (tokenProgram !== TOKEN_2022_PROGRAM_ADDRESS) return TOKEN_ACCOUNT_SIZE
-  return TOKEN_ACCOUNT_SIZE + 1 + 4 + mintExtensions.reduce((sum, type) => sum + (ACCOUNT_BYTES_FOR_MINT_EXTENSION[type] ?? 0), 0)
+  return TOKEN_ACCOUNT_SIZE + 1 + 4 + [...new Set(mintExtensions)].reduce((sum, type) => sum + (ACCOUNT_BYTES_FOR_MINT_EXTENSION[type] ?? 0), 0)
 }
 
 /** The extension types a Token-2022 mint's data lists: type-length-value entries after the account type byte. */
