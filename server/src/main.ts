@@ -1,6 +1,6 @@
 /**
- * `bun run start`: the composition root. The only module that reads the environment, opens
- * connections and owns the process's signals.
+ * `bun run start`: the server's composition root. With the other entry points (cli.ts, launch.ts) the only module
+ * that reads the environment and opens connections; the only one that owns the process's signals.
  */
 import { checkTreasuries, ConfigError, parseConfig, startCatalogRefresher } from '@earn/core'
 import { createApp } from './app.ts'
@@ -106,13 +106,13 @@ async function main() {
       .warm()
       .then(async () => checkTreasuries(await deps.ecosystems.all(), config.streamTreasuries))
       .then(
-      () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
-      (e) => {
-        if (!(e instanceof ConfigError)) return deps.logger.error({ msg: 'an ecosystem failed to load', error: String(e) })
-        console.error(`configuration error: ${e.message}`)
-        void shutdown('configuration error', 1)
-      },
-    )
+        () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
+        (e) => {
+          if (!(e instanceof ConfigError)) return deps.logger.error({ msg: 'an ecosystem failed to load', error: String(e) })
+          console.error(`configuration error: ${e.message}`)
+          void shutdown('configuration error', 1)
+        },
+      )
   }, PLUGIN_WARM_DELAY_MS)
   // The catalog's chain facts (total assets, TVL) are read on a schedule, never on a request.
   if (!stopping) refresher = startCatalogRefresher(deps, config.catalogRefreshSeconds * 1000)
