@@ -2,8 +2,9 @@
  * The chain reads of one portfolio, through the wallet's ecosystem plugin. Everything that does not depend on
  * another read starts at once (every balance, each chain's check that its RPC serves it, and a member's vault
  * flows), so the plugin can fold them into few round trips (one Multicall3 call per EVM chain for the balances); the
- * valuations of the positions found go next, together (with a non-member's flows of the vaults it holds). Any chain that cannot be read fails the whole portfolio (503): a portfolio with a chain silently
- * missing would understate the wallet. A contract the chain answered for but that no longer reads as what the catalog
+ * valuations of the positions found go next, together (with a non-member's flows of the vaults it holds). Any chain
+ * that cannot be read fails the whole portfolio (503): a portfolio with a chain silently missing would understate the
+ * wallet. A contract the chain answered for but that no longer reads as what the catalog
  * says (a token that is no ERC-20, a vault whose conversion reverts: an upgrade gone wrong, a self-destruct) is not a
  * chain failure, and no retry would help: it is named in `unreadable`, and the rest of the portfolio is read.
  */
