@@ -43,6 +43,8 @@ describe('opportunity import and list', () => {
     ])
     expect(rows[2]!.note).toContain('SOLANA_RPC_URL')
     expect(rows[3]!.note).toContain('TON_API_URL')
+    // Not "on its next refresh" as if this server would: it has no RPC for them.
+    for (const row of rows.slice(2)) expect(row.note).toEndWith('a server with that RPC configured fills the chain facts in on its next refresh')
     const again = await runCli(['opportunity', 'import', LOCAL_CATALOG_PATH], env)
     expect(again.code).toBe(0)
     expect(again.stdout).toContain(`id=${chain.directId} name=Test USD Vault result=updated chainFacts=read`)

@@ -175,7 +175,14 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
     const r = read[i]!
     const { result, keptFacts, delisted } = results[i]!
     const chainFacts = factsOf(i) ? 'read' : keptFacts ? 'kept' : 'pending'
-    const next = chainFacts === 'kept' ? 'the last facts read stay until the server reads the chain on its next refresh' : 'the server fills the chain facts in on its next refresh'
+    // A chain this process has no RPC for is not one a refresh will read either, until the variable is set.
+    const unconfigured = 'pending' in r && /\bconfigured\b/.test(r.pending)
+    const next =
+      chainFacts === 'kept'
+        ? 'the last facts read stay until the server reads the chain on its next refresh'
+        : unconfigured
+          ? 'a server with that RPC configured fills the chain facts in on its next refresh'
+          : 'the server fills the chain facts in on its next refresh'
     return {
       id: listing.id,
       name: listing.name,

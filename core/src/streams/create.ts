@@ -62,8 +62,13 @@ function checkFields(body: CreateStreamBody, now: number): Checked {
 export function checkTreasuries(loaded: readonly LoadedEcosystem[], treasuries: Readonly<Record<string, string>>): void {
   for (const [chainId, address] of Object.entries(treasuries)) {
     const ecosystem = loaded.find((e) => e.plugin.ownsChain(chainId))
-    if (ecosystem && !ecosystem.plugin.address.isValid(address))
-      throw new ConfigError('STREAM_TREASURIES', `the treasury for chain ${chainId} is not a valid ${ecosystem.plugin.id} address`)
+    if (!ecosystem) continue
+    try {
+      ecosystem.plugin.address.parse(address)
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e
+      throw new ConfigError('STREAM_TREASURIES', `the treasury for chain ${chainId} is not a valid ${ecosystem.plugin.id} address (${e.message})`)
+    }
   }
 }
 
