@@ -33,7 +33,8 @@ describe('buildTransfer', () => {
     const call = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [treasury, amount] })
     expect(t.data).toBe(`${call}${stringToHex(TAG).slice(2)}`)
     expect(step.description).toBe(`Transfer 1.015 tUSD to ${treasury}`)
-    expect(step.metadata).toMatchObject({ token: chain.asset, to: treasury, amount: amount.toString(), gasLimitSource: 'estimated' })
+    // Lowercase, as every built transaction's metadata.
+    expect(step.metadata).toMatchObject({ token: lower(chain.asset), to: lower(treasury), amount: amount.toString(), gasLimitSource: 'estimated' })
     expect(BigInt(t.gasLimit)).toBeGreaterThan(21_000n)
 
     const [hash] = await chain.sendAll(sender, steps)

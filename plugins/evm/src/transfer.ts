@@ -61,7 +61,8 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
       type: 'transfer',
       transaction: { to: call.to, data: call.data, value: call.value.toString(), gasLimit: gas.gasLimit.toString(), chainId: Number(p.chainId) },
       description: `Transfer ${describeAmount(p.amount, label)} to ${format(to)}`,
-      metadata: { token: token === NATIVE_TOKEN ? NATIVE_TOKEN : format(token), to: format(to), amount: p.amount.toString(), gasLimitSource: gas.source },
+      // Canonical lowercase, as every built transaction's metadata (docs/decisions.md); the description shows EIP-55.
+      metadata: { token, to, amount: p.amount.toString(), gasLimitSource: gas.source },
     },
   ]
 }
