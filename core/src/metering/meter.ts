@@ -10,6 +10,11 @@ export interface Budget {
   monthly: number | null
 }
 
+/** A key's budgets: its own where set, else its organization's. */
+export function budgetOf(record: { key: { hourlyBudget: number | null; monthlyBudget: number | null }; organization: { hourlyBudget: number; monthlyBudget: number | null } }): Budget {
+  return { hourly: record.key.hourlyBudget ?? record.organization.hourlyBudget, monthly: record.key.monthlyBudget ?? record.organization.monthlyBudget }
+}
+
 export interface AdmitParameters {
   keyId: string
   cost: number

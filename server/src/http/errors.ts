@@ -4,7 +4,7 @@
  * other unknown errors are logged with their cause and become a bare 500.
  */
 import { ApiError, findApiError, InvalidArgumentError, NotFoundError, quoted, storeUnavailable, UnavailableError } from '@earn/core'
-import { meterHeaders } from '@earn/core/metering/meter'
+import { budgetOf, meterHeaders } from '@earn/core/metering/meter'
 import { Elysia, ValidationError } from 'elysia'
 import type { Deps } from '../deps.ts'
 import { loggableError } from '../logger.ts'
@@ -81,11 +81,10 @@ async function usageHeaders(deps: Pick<Deps, 'keys' | 'meter' | 'clock'>, reques
   try {
     const verified = await deps.keys.verify(request.headers.get('x-api-key'))
     if (verified.code !== 'VALID') return {}
-    const { key, organization } = verified.record
     const now = deps.clock.now()
-    const budget = { hourly: key.hourlyBudget ?? organization.hourlyBudget, monthly: key.monthlyBudget ?? organization.monthlyBudget }
+    const budget = budgetOf(verified.record)
     // A key already past a lowered budget is "refused" even this; but the answer is a 404, not a 429 to wait out.
-    const { 'retry-after': _, 'x-ratelimit-reset': __, ...usage } = meterHeaders(await deps.meter.admit({ keyId: key.id, cost: 0, budget, now }), now)
+    const { 'retry-after': _, 'x-ratelimit-reset': __, ...usage } = meterHeaders(await deps.meter.admit({ keyId: verified.record.key.id, cost: 0, budget, now }), now)
     return usage
   } catch {
     return {}

@@ -5,7 +5,7 @@
  */
 import { ApiError, InvalidArgumentError, UnauthorizedError } from '@earn/core'
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
-import { meterHeaders } from '@earn/core/metering/meter'
+import { budgetOf, meterHeaders } from '@earn/core/metering/meter'
 import type { Deps } from '../deps.ts'
 import { BadStringInBody, BODY_TOO_LARGE, MALFORMED_JSON, PayloadTooLargeError, UnreadableBody } from './parse.ts'
 import { pathOf, requestState } from './request.ts'
@@ -51,7 +51,7 @@ export async function guard(
   const decision = await deps.meter.admit({
     keyId: key.id,
     cost: policy.cost,
-    budget: { hourly: key.hourlyBudget ?? organization.hourlyBudget, monthly: key.monthlyBudget ?? organization.monthlyBudget },
+    budget: budgetOf(verified.record),
     now,
   })
   const headers = meterHeaders(decision, now)
