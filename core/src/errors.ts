@@ -78,6 +78,19 @@ export class UnavailableError extends ApiError {
   }
 }
 
+/**
+ * This server is not set up to read the chain at all (no RPC for it): the deployment's gap, neither the request's nor
+ * the chain's. Core tells it apart from a refusal of an address or an outage by class (`isChainNotServed`), never by a
+ * message. Two classes, as the status differs: 400 where the chain id is one a client names (EVM: this server
+ * supports only the chains it has RPCs for), 503 where the ecosystem's one endpoint is missing (Solana, TON).
+ */
+export class NoChainRpcError extends InvalidArgumentError {}
+
+/** See `NoChainRpcError`: the 503 form, naming the variable the operator must set. */
+export class ChainNotConfiguredError extends UnavailableError {}
+
+export const isChainNotServed = (e: unknown): boolean => e instanceof NoChainRpcError || e instanceof ChainNotConfiguredError
+
 export class UnsupportedEcosystemError extends InvalidArgumentError {
   constructor(walletEcosystem: string, supported: readonly string[]) {
     super(`unsupported walletEcosystem "${quoted(walletEcosystem)}"; this server accepts ${supported.join(', ')}`, {

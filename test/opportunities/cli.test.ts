@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { closedPortUrl } from '../chains/evm.ts'
 import { LOCAL_CATALOG_PATH, localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
 import { runCli, startServer } from '../process.ts'
@@ -125,6 +125,18 @@ describe('opportunity import and list', () => {
     const down = await runCli(['opportunity', 'import', evmOnly, '--json'], { DATA_DIR, ...chain.env(await closedPortUrl()) })
     expect(down.code, down.stderr).toBe(0)
     expect(down.json().opportunities.map((o: { chainFacts: string }) => o.chainFacts)).toEqual(['pending', 'pending'])
+    // A chain that is down (or an RPC serving another chain: its message says "configured" too) is one this
+    // deployment's own refresh reads later; only a chain it has no RPC for waits for another server.
+    for (const o of down.json().opportunities as { note: string }[]) expect(o.note).toEndWith('; the server fills the chain facts in on its next refresh')
+    const elsewhere = join(dataDir(), 'elsewhere.json')
+    const onBase = localCatalog().opportunities.map((o) => ({ ...o, id: crypto.randomUUID(), chainId: '8453' }))
+    writeFileSync(elsewhere, JSON.stringify({ ...localCatalog(), opportunities: onBase }))
+    const wrongChain = await runCli(['opportunity', 'import', elsewhere, '--json'], { DATA_DIR: dirname(elsewhere), EVM_RPC_URLS: `8453=${chain.anvil.url}` })
+    expect(wrongChain.code, wrongChain.stderr).toBe(0)
+    for (const o of wrongChain.json().opportunities as { note: string }[]) {
+      expect(o.note).toStartWith(`the RPC configured for EVM chain 8453 serves chain ${chain.anvil.chainId}`)
+      expect(o.note).toEndWith('; the server fills the chain facts in on its next refresh')
+    }
     const listed = await runCli(['opportunity', 'list', '--json'], { DATA_DIR })
     expect(listed.json().opportunities.map((o: { refreshedAt: string }) => o.refreshedAt)).toEqual(['pending', 'pending'])
 

@@ -8,7 +8,7 @@
  */
 import { attributionTag } from '../attribution.ts'
 import type { Clock } from '../clock.ts'
-import { findApiError } from '../errors.ts'
+import { findApiError, isChainNotServed } from '../errors.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
 import { MAX_PROBLEMS, parseCatalog } from './catalog.ts'
@@ -40,7 +40,10 @@ const LISTING_ADDRESSES: readonly string[] = ['vaultAddress', 'baseToken', 'rece
 
 const reason = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e))
 
-async function factsFor(deps: CatalogDeps, listing: Listing): Promise<{ facts: ChainFacts } | { pending: string } | { refused: string }> {
+async function factsFor(
+  deps: CatalogDeps,
+  listing: Listing,
+): Promise<{ facts: ChainFacts } | { pending: string; unserved: boolean } | { refused: string }> {
   try {
     return { facts: await readChainFacts(await deps.ecosystems.get(listing.ecosystem), listing) }
   } catch (e) {
@@ -51,7 +54,7 @@ async function factsFor(deps: CatalogDeps, listing: Listing): Promise<{ facts: C
     const field = api?.code === 'INVALID_ARGUMENT' ? Object.keys(api.context).find((k) => LISTING_ADDRESSES.includes(k)) : undefined
     // Named as the file's shape problems are: the field, then what is wrong with it.
     if (field !== undefined) return { refused: `${field}: ${reason(e)}` }
-    return { pending: reason(e) }
+    return { pending: reason(e), unserved: isChainNotServed(api) }
   }
 }
 
@@ -78,9 +81,9 @@ async function untakenOffers(deps: CatalogDeps, listing: Listing, facts: ChainFa
     } catch (e) {
       const api = findApiError(e)
       if (api?.code !== 'INVALID_ARGUMENT') throw e
-      // Where this process could not read the chain, a refusal naming only the chain is that same gap (no RPC
-      // configured for it here), not the listing's fault: the entry keeps its facts, as it would on a chain that is down.
-      if (options.chainUnread && Object.keys(api.context).join() === 'chainId') return undefined
+      // Where this process could not read the chain, a refusal for want of its RPC here is that same gap, not the
+      // listing's fault: the entry keeps its facts, as it would on a chain that is down.
+      if (options.chainUnread && isChainNotServed(api)) return undefined
       return String(Object.values(api.context)[0] ?? api.message)
     }
   }
@@ -176,7 +179,7 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
     const { result, keptFacts, delisted } = results[i]!
     const chainFacts = factsOf(i) ? 'read' : keptFacts ? 'kept' : 'pending'
     // A chain this process has no RPC for is not one a refresh will read either, until the variable is set.
-    const unconfigured = 'pending' in r && /\bconfigured\b/.test(r.pending)
+    const unconfigured = 'pending' in r && r.unserved
     const next =
       chainFacts === 'kept'
         ? 'the last facts read stay until the server reads the chain on its next refresh'

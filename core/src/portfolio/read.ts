@@ -8,7 +8,7 @@
  * says (a token that is no ERC-20, a vault whose conversion reverts: an upgrade gone wrong, a self-destruct) is not a
  * chain failure, and no retry would help: it is named in `unreadable`, and the rest of the portfolio is read.
  */
-import { ApiError } from '../errors.ts'
+import { ApiError, isChainNotServed } from '../errors.ts'
 import type { VaultFlows } from '../ecosystem.ts'
 import type { LiveOpportunity } from '../opportunities/records.ts'
 import type { LoadedEcosystem } from '../registry.ts'
@@ -53,7 +53,7 @@ async function ofContract<T>(unreadable: Unreadable[], chainId: string, address:
   } catch (e) {
     if (!(e instanceof ApiError)) throw e
     // A refusal about the chain (no RPC configured for it) is the deployment's, as an outage is: the whole answer.
-    if (e.code !== 'INVALID_ARGUMENT' || 'chainId' in e.context) throw new PortfolioChainError(chainId, e)
+    if (e.code !== 'INVALID_ARGUMENT' || isChainNotServed(e)) throw new PortfolioChainError(chainId, e)
     unreadable.push({ chainId, address, reason: e.message })
     return REFUSED
   }

@@ -3,7 +3,7 @@
  * client's working state. The plugin's capabilities take it as their first argument, the way a viem action takes a
  * viem client, so tests can hand in one bound to anvil and two clients never share a cache.
  */
-import { InvalidArgumentError, type ChainEnv } from '@earn/core'
+import { NoChainRpcError, type ChainEnv } from '@earn/core'
 import { createPublicClient, defineChain, http, type Address, type Chain, type PublicClient } from 'viem'
 import * as knownChains from 'viem/chains'
 import {
@@ -166,7 +166,7 @@ function baseClient(
 export function requirePublicClient(client: EvmClient, chainId: string): PublicClient {
   const publicClient = client.publicClient(chainId)
   if (!publicClient)
-    throw new InvalidArgumentError(`EVM chain ${chainId} is not supported by this server (no RPC configured for it)`, {
+    throw new NoChainRpcError(`EVM chain ${chainId} is not supported by this server (no RPC configured for it)`, {
       chainId: `no RPC configured for chain ${chainId}`,
     })
   return publicClient

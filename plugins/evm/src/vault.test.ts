@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
+import { NoChainRpcError, InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import { getAddress, parseUnits } from 'viem'
 import { closedPortUrl, deployHostile, deployOffsetVault, deploySmartWallet, deployWideDecimals } from '../../../test/chains/evm.ts'
 import { connect, vouch } from './client.ts'
@@ -88,6 +88,12 @@ describe('balance.vault (anvil)', () => {
       expect((e as UnavailableError).message).toBe(`the RPC configured for EVM chain 8453 serves chain ${chain.anvil.chainId}`)
     }
     expect(elsewhere.state.vouched.size).toBe(0)
+  })
+
+  test('a chain with no RPC here is a 400 NoChainRpcError, the class core reads as the deployment\'s gap', async () => {
+    const e = await vault(connect({}), { chainId: chain.anvil.chainId, vaultAddress: chain.vault }).catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(NoChainRpcError)
+    expect(e).toMatchObject({ status: 400, context: { chainId: `no RPC configured for chain ${chain.anvil.chainId}` } })
   })
 
   test('a chain that is down is a 503', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
+import { ChainNotConfiguredError, InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { readBalance } from './balance.ts'
 import { connect, type SolanaClient } from './client.ts'
@@ -69,7 +69,8 @@ describe('balance.read on LiteSVM through JSON-RPC', () => {
 
   test('without SOLANA_RPC_URL it is a 503 (the deployment lacks it) that names the setting', async () => {
     const e = await read(newWallet().address, 'native', connect({})).catch((e: unknown) => e)
-    expect(e).toBeInstanceOf(UnavailableError)
+    expect(e).toBeInstanceOf(ChainNotConfiguredError)
+    expect((e as ChainNotConfiguredError).status).toBe(503)
     expect((e as Error).message).toContain('SOLANA_RPC_URL')
   })
 

@@ -2,7 +2,7 @@
  * What every chain-touching capability needs from the client: the RPC (or a 503 naming the setting
  * when none is configured), a deadline, and one mapping of transport failures to 503.
  */
-import { ApiError, InvalidArgumentError, UnavailableError } from '@earn/core'
+import { ApiError, ChainNotConfiguredError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import { isSolanaError, type Rpc, type SolanaRpcApi } from '@solana/kit'
 import type { SolanaClient } from './client.ts'
 
@@ -19,7 +19,7 @@ export function requireRpc(client: SolanaClient, capability: string): Rpc<Solana
   const rpc = client.rpc
   if (!rpc)
     // The deployment's configuration, not the request, is what is missing: a server-side 503.
-    throw new UnavailableError(`this server has no SOLANA_RPC_URL configured, so it cannot serve ${capability}`, {
+    throw new ChainNotConfiguredError(`this server has no SOLANA_RPC_URL configured, so it cannot serve ${capability}`, {
       SOLANA_RPC_URL: 'not configured',
     })
   return rpc

@@ -3,7 +3,7 @@
  * LiteSVM through the JSON-RPC facade: the balances that result are the test, not the bytes.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { InsufficientBalanceError, InvalidAddressError, InvalidArgumentError, UnavailableError, type BuildParameters, type UnsignedTransaction } from '@earn/core'
+import { ChainNotConfiguredError, InsufficientBalanceError, InvalidAddressError, InvalidArgumentError, UnavailableError, type BuildParameters, type UnsignedTransaction } from '@earn/core'
 import {
   address,
   generateKeyPairSigner,
@@ -411,10 +411,12 @@ describe('refusals', () => {
     await closed.stop(true)
     const e = await rejection(buildTransactions(connect({ SOLANA_RPC_URL: url }), deposit(user, opportunity, 1n)))
     expect(e).toBeInstanceOf(UnavailableError)
+    expect(e).not.toBeInstanceOf(ChainNotConfiguredError)
     expect((e as Error).message).not.toContain('secret')
     expect((e as Error).message).not.toContain(String(closed.port))
     const none = await rejection(buildTransactions(connect({}), deposit(user, opportunity, 1n)))
-    expect(none).toBeInstanceOf(UnavailableError)
-    expect(Object.keys((none as UnavailableError).context)).toEqual(['SOLANA_RPC_URL'])
+    expect(none).toBeInstanceOf(ChainNotConfiguredError)
+    expect((none as ChainNotConfiguredError).status).toBe(503)
+    expect(Object.keys((none as ChainNotConfiguredError).context)).toEqual(['SOLANA_RPC_URL'])
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ApiError, UnavailableError } from '@earn/core'
+import { ApiError, ChainNotConfiguredError, UnavailableError } from '@earn/core'
 import { Address } from '@ton/core'
 import { askChain, connectTon, createTonClient, getMethodExitCode } from './client.ts'
 
@@ -15,14 +15,15 @@ describe('connectTon', () => {
     } catch (e) {
       thrown = e
     }
-    expect(thrown).toBeInstanceOf(UnavailableError)
-    expect((thrown as UnavailableError).status).toBe(503)
-    expect((thrown as UnavailableError).message).toContain('TON_API_URL')
-    expect((thrown as UnavailableError).context).toHaveProperty('TON_API_URL')
+    // The class is what core reads (an import's note, a portfolio's 503), not the message.
+    expect(thrown).toBeInstanceOf(ChainNotConfiguredError)
+    expect((thrown as ChainNotConfiguredError).status).toBe(503)
+    expect((thrown as ChainNotConfiguredError).message).toContain('TON_API_URL')
+    expect((thrown as ChainNotConfiguredError).context).toHaveProperty('TON_API_URL')
   })
 
   test('a blank URL counts as none', () => {
-    expect(() => connectTon({ TON_API_URL: '  ' }).provider(somewhere)).toThrow(UnavailableError)
+    expect(() => connectTon({ TON_API_URL: '  ' }).provider(somewhere)).toThrow(ChainNotConfiguredError)
   })
 
   test('a value that is not an http(s) URL throws at once, naming the variable and not the value', () => {

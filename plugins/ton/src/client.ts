@@ -3,7 +3,7 @@
  * @ton/sandbox's Blockchain all hand out the same @ton/core `ContractProvider`, so the plugin's reads
  * run unchanged against a toncenter endpoint in production and an in-process chain in tests.
  */
-import { type ChainEnv, ApiError, UnavailableError } from '@earn/core'
+import { type ChainEnv, ApiError, ChainNotConfiguredError, UnavailableError } from '@earn/core'
 import type { Address, ContractProvider, StateInit, Transaction } from '@ton/core'
 import { TonClient } from '@ton/ton'
 import { indexUrlFrom, type MessageLookup, toncenterLookups, type TransactionLookup } from './lookup.ts'
@@ -75,7 +75,7 @@ export function connectTon(env: ChainEnv): TonChainClient {
   const api = () => {
     // The deployment's configuration, not the request, is what is missing: a server-side 503, as on Solana.
     if (!endpoint)
-      throw new UnavailableError('TON_API_URL is not configured: this server cannot read the TON chain', {
+      throw new ChainNotConfiguredError('TON_API_URL is not configured: this server cannot read the TON chain', {
         TON_API_URL: 'set it to a toncenter-style JSON-RPC endpoint, e.g. https://toncenter.com/api/v2/jsonRPC',
       })
     // A hung endpoint should fail the request as unavailable, not hold it open.
@@ -92,7 +92,7 @@ export function connectTon(env: ChainEnv): TonChainClient {
     : undefined
   const noIndex = (): never => {
     api() // a missing TON_API_URL is the error to report first
-    throw new UnavailableError('TON_INDEX_URL is not configured: this server cannot find TON transactions by hash', {
+    throw new ChainNotConfiguredError('TON_INDEX_URL is not configured: this server cannot find TON transactions by hash', {
       TON_INDEX_URL: 'set it to a toncenter v3 endpoint, e.g. https://toncenter.com/api/v3',
     })
   }
