@@ -151,11 +151,17 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
     expect(activity.rows.filter((row) => row.type === 'verify').map((row) => row.amount)).toEqual(['250000000'])
   })
 
-  test('a CAIP-2 chain id (mainnet\'s is 39 characters) is taken by verify: the action is bound to its own chain id', async () => {
-    const caip = `solana:${'5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'}`
-    const r = await h.get(`/v2/actions/verify?chainId=${caip}&txHash=${depositSignature}`)
+  test('a CAIP-2 chain id (39 characters) is taken by verify: the action is bound to its own chain id; another cluster\'s is 503', async () => {
+    // LiteSVM's genesis hash is 32 ones: this id names the same local cluster the action was built on as `localnet`.
+    const local = `solana:${'1'.repeat(32)}`
+    const r = await h.get(`/v2/actions/verify?chainId=${local}&txHash=${depositSignature}`)
     expect(r.status, r.text).toBe(200)
     expect(r.body).toMatchObject({ verified: false, metadata: { actionId } })
+    // Mainnet's id: this server's RPC serves another cluster, so it cannot say.
+    const mainnet = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
+    const other = await h.get(`/v2/actions/verify?chainId=${mainnet}&txHash=${depositSignature}`)
+    expect(other.status, other.text).toBe(503)
+    expect(other.body).toMatchObject({ status: 'UNAVAILABLE', context: { chainId: mainnet } })
   })
 
   test("the wallet's own transaction carrying the deposit's tag but moving nothing to the vault is not verified", async () => {

@@ -5,13 +5,14 @@ import { InvalidArgumentError, type BalanceParameters } from '@earn/core'
 import { address, isSolanaError, SOLANA_ERROR__JSON_RPC__INVALID_PARAMS } from '@solana/kit'
 import { parseAddress } from './address.ts'
 import type { SolanaClient } from './client.ts'
-import { COMMITMENT, deadline, requireRpc, rpcFailure } from './rpc.ts'
+import { clusterRpc } from './cluster.ts'
+import { COMMITMENT, deadline, rpcFailure } from './rpc.ts'
 
-/** `chainId` is not consulted: the client is bound to one cluster by its RPC URL. */
+/** `chainId` must be the cluster the RPC serves (cluster.ts). */
 export async function readBalance(client: SolanaClient, p: BalanceParameters): Promise<bigint> {
   const owner = address(parseAddress(p.owner, 'owner'))
   const mint = p.token === 'native' ? undefined : address(parseAddress(p.token, 'token'))
-  const rpc = requireRpc(client, 'Solana balances')
+  const rpc = await clusterRpc(client, p.chainId, 'Solana balances')
   const abortSignal = deadline()
   try {
     if (!mint) return (await rpc.getBalance(owner, { commitment: COMMITMENT }).send({ abortSignal })).value

@@ -9,7 +9,8 @@ import { assertU64Amount } from './amount.ts'
 import { ownsSolanaChain } from './chain.ts'
 import type { SolanaClient } from './client.ts'
 import { lifetimeMetadata, unsignedTransaction, type Lifetime } from './message.ts'
-import { deadline, requireRpc } from './rpc.ts'
+import { clusterRpc } from './cluster.ts'
+import { deadline } from './rpc.ts'
 import { tagInstruction } from './tag.ts'
 
 export interface BuildContext {
@@ -37,8 +38,9 @@ function parameters(p: BuildParameters): Pick<BuildContext, 'owner' | 'vault' | 
 export const checkParameters = (p: BuildParameters): void => void parameters(p)
 
 /** The parameters checked, before the first RPC call. */
-export function buildContext(client: SolanaClient, p: BuildParameters): BuildContext {
-  return { rpc: requireRpc(client, 'Solana transactions'), abortSignal: deadline(), ...parameters(p) }
+export async function buildContext(client: SolanaClient, p: BuildParameters): Promise<BuildContext> {
+  const checked = parameters(p)
+  return { rpc: await clusterRpc(client, p.chainId, 'Solana transactions'), abortSignal: deadline(), ...checked }
 }
 
 export interface StepParameters {

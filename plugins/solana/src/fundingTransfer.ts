@@ -13,7 +13,8 @@ import { ownsSolanaChain } from './chain.ts'
 import type { SolanaClient } from './client.ts'
 import { assertCreatesFunded, assertPaysFor, readLamports } from './fees.ts'
 import { latestLifetime, lifetimeMetadata, unsignedTransaction, type Lifetime } from './message.ts'
-import { deadline, requireRpc, rpcFailure } from './rpc.ts'
+import { clusterRpc } from './cluster.ts'
+import { deadline, rpcFailure } from './rpc.ts'
 import { tagInstruction } from './tag.ts'
 import { readMintWithAccounts } from './token.ts'
 import { tokenTransferToVault } from './transfer.ts'
@@ -26,7 +27,7 @@ export async function buildTransfer(client: SolanaClient, p: TransferParameters)
   const mint = p.token === NATIVE_TOKEN ? undefined : address(parseAddress(p.token, 'token'))
   const amount = assertU64Amount(p.amount)
   const memo = tagInstruction(p.tag)
-  const rpc = requireRpc(client, 'Solana transfers')
+  const rpc = await clusterRpc(client, p.chainId, 'Solana transfers')
   const abortSignal = deadline()
 
   let lifetime: Lifetime

@@ -16,7 +16,8 @@ import {
 } from '@solana/kit'
 import { ownsSolanaChain } from './chain.ts'
 import type { SolanaClient } from './client.ts'
-import { COMMITMENT, deadline, requireRpc, rpcFailure } from './rpc.ts'
+import { clusterRpc } from './cluster.ts'
+import { COMMITMENT, deadline, rpcFailure } from './rpc.ts'
 import { findTag, type CompiledInstructionLike } from './tag.ts'
 
 export async function readTag(client: SolanaClient, p: ReadTagParameters): Promise<ReadTagResult> {
@@ -38,7 +39,7 @@ export async function landedTransaction(client: SolanaClient, p: ReadTagParamete
     throw new InvalidArgumentError('txHash is not a Solana transaction signature', {
       txHash: 'must be a base58 transaction signature (64 bytes)',
     })
-  const rpc = requireRpc(client, 'Solana attribution')
+  const rpc = await clusterRpc(client, p.chainId, 'Solana attribution')
   let found
   try {
     found = await rpc

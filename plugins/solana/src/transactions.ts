@@ -20,8 +20,10 @@ export function checkTransactions(_client: SolanaClient, p: BuildParameters): vo
 
 /** Steps in signing order; on Solana every action is a single transaction. */
 export async function buildTransactions(client: SolanaClient, p: BuildParameters): Promise<UnsignedTransaction[]> {
-  const ctx = buildContext(client, p)
+  // Every refusal that needs no chain comes first: the cluster check in buildContext is a read.
+  checkTransactions(client, p)
   try {
+    const ctx = await buildContext(client, p)
     return [p.kind === 'deposit' ? await buildDeposit(ctx, p) : await buildWithdraw(ctx, p)]
   } catch (e) {
     throw rpcFailure(e)

@@ -9,7 +9,8 @@ import { parseAddress } from './address.ts'
 import { SOL_DECIMALS } from './amount.ts'
 import { ownsSolanaChain } from './chain.ts'
 import type { SolanaClient } from './client.ts'
-import { COMMITMENT, deadline, requireRpc, rpcFailure } from './rpc.ts'
+import { clusterRpc } from './cluster.ts'
+import { COMMITMENT, deadline, rpcFailure } from './rpc.ts'
 import { readMintWithAccounts } from './token.ts'
 
 export async function readVault(client: SolanaClient, p: VaultParameters): Promise<VaultState> {
@@ -24,7 +25,7 @@ export async function readVault(client: SolanaClient, p: VaultParameters): Promi
     })
   const receiptMint = address(parseAddress(receiptToken, 'receiptToken'))
   const baseMint = baseToken === 'native' ? undefined : address(parseAddress(baseToken, 'baseToken'))
-  const rpc = requireRpc(client, 'Solana vaults')
+  const rpc = await clusterRpc(client, p.chainId, 'Solana vaults')
   const abortSignal = deadline()
   try {
     // The receipt mint is read too: its decimals, and proof that it is one (a catalog typo should fail at
