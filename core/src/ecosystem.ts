@@ -223,6 +223,11 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
   id: Id
   /** Whether a chain id (as written in the catalog and the verify endpoint) belongs to this ecosystem. */
   ownsChain(chainId: string): boolean
+  /**
+   * The one spelling of an owned chain id that is stored and compared, where the ecosystem has several for one chain
+   * (Solana: `mainnet` and its CAIP-2 id). Absent: every id is its own spelling.
+   */
+  canonicalChainId?(chainId: string): string
   /** Transport-like: builds the client from configuration; no I/O until a capability uses it. */
   connect(env: ChainEnv): Client
   /** Asks every chain the client is configured for whether it answers; [] when none is configured. */

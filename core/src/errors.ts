@@ -41,6 +41,12 @@ export function cutText(text: string, max: number): string {
   return points.length <= max ? text : `${points.slice(0, max).join('').trimEnd()}…`
 }
 
+// C0 and C1 controls and DEL: a line break or an escape sequence in a name would forge rows in a text listing.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+
+/** Whether a name meant as one line of text holds a control character. */
+export const hasControlCharacter = (text: string): boolean => CONTROL.test(text)
+
 /** A client's value quoted in an error message, cut where it is long: a 5,000-character id need not come back whole. */
 export function quoted(value: string, max = 80): string {
   const cut = cutText(value, max)

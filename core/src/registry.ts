@@ -5,6 +5,7 @@
  */
 import { type Ecosystem, type EcosystemId, ECOSYSTEM_IDS } from './ecosystem.ts'
 import { UnsupportedEcosystemError } from './errors.ts'
+import { UnsupportedChainError } from './actions/errors.ts'
 
 export interface LoadedEcosystem {
   plugin: Ecosystem<EcosystemId, any>
@@ -53,4 +54,14 @@ export function createRegistry(loaders: Partial<Record<EcosystemId, EcosystemLoa
     },
     loaded: () => ids.filter((id) => ready.has(id)),
   }
+}
+
+/** The chain id in the spelling its ecosystem stores and compares (see `Ecosystem.canonicalChainId`). */
+export const canonicalChainId = (plugin: Ecosystem<EcosystemId, any>, chainId: string): string => plugin.canonicalChainId?.(chainId) ?? chainId
+
+/** The loaded ecosystem that owns a chain id a client named, with the id in its stored spelling; 400 when none does. */
+export async function chainOf(ecosystems: EcosystemRegistry, chainId: string): Promise<{ ecosystem: LoadedEcosystem; chainId: string }> {
+  const ecosystem = (await ecosystems.all()).find((e) => e.plugin.ownsChain(chainId))
+  if (!ecosystem) throw new UnsupportedChainError(chainId, ecosystems.ids)
+  return { ecosystem, chainId: canonicalChainId(ecosystem.plugin, chainId) }
 }

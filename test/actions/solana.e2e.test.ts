@@ -161,7 +161,8 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
     const mainnet = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
     const other = await h.get(`/v2/actions/verify?chainId=${mainnet}&txHash=${depositSignature}`)
     expect(other.status, other.text).toBe(503)
-    expect(other.body).toMatchObject({ status: 'UNAVAILABLE', context: { chainId: mainnet } })
+    // Named as the server stores the chain: mainnet's CAIP-2 id is mainnet.
+    expect(other.body).toMatchObject({ status: 'UNAVAILABLE', context: { chainId: 'mainnet' }, error: expect.stringContaining('serves Solana localnet') })
   })
 
   test("the wallet's own transaction carrying the deposit's tag but moving nothing to the vault is not verified", async () => {

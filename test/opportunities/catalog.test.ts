@@ -110,6 +110,14 @@ describe('catalog validation', () => {
     ])
   })
 
+  test('names and symbols are one line: a line break or an escape sequence, which would forge a row in a listing, is refused', async () => {
+    const forged = entry({ name: 'A\nid=fake name=evil', protocol: 'ERC-4626\u001b[31m' })
+    forged.depositTokens[0].symbol = 'tUSD\u0085'
+    const found = await problems({ opportunities: [forged] })
+    expect(found.map((p) => p.split(': ')[1])).toEqual(['name', 'protocol', 'depositTokens[0].symbol'])
+    expect(found[0]).toEndWith('has a control character (a line break, an escape); it must be one line of text')
+  })
+
   test('an entry offering what no deposit could build is refused: a token no enabled mode takes, no mode at all', async () => {
     const tusd = { address: chain.token, symbol: 'tUSD', decimals: 6 }
     const teur = { address: chain.otherToken, symbol: 'tEUR', decimals: 18 }

@@ -139,6 +139,27 @@ describe('GET /v2/opportunities/', () => {
     expect(native.body.opportunities.map((o: Json) => o.id)).toEqual([listing.id])
   })
 
+  test("a Solana cluster is one chain in either spelling: mainnet's CAIP-2 id is stored as mainnet, and either filter finds it", async () => {
+    const caip = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
+    const entry = { ...localCatalog('solana').opportunities[0]!, id: randomUUID(), chainId: caip } as Json
+    entry.depositTokens = (entry.depositTokens as Json[]).map((t) => ({ ...t, chainId: 'mainnet' }))
+    await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
+    const row = await h.store.getOpportunity(entry.id)
+    expect([row?.chainId, JSON.parse(row!.listing).chainId]).toEqual(['mainnet', 'mainnet'])
+    // This server has no Solana RPC, so the entry waits for its facts; these stand in for a refresh's.
+    const facts = { baseToken: entry.baseToken.address, receiptToken: entry.receiptToken.address, decimals: 6, receiptDecimals: 6, totalAssets: '0' }
+    await h.store.upsertOpportunity({ ...row!, chainFacts: JSON.stringify(facts), refreshedAt: 1 }, [entry.baseToken.address])
+    for (const spelling of ['mainnet', caip, `mainnet,${caip}`]) {
+      const r = await h.get(`/v2/opportunities/?chainIds=${spelling}`)
+      expect([r.status, r.body.opportunities.map((o: Json) => [o.id, o.chainId])], spelling).toEqual([200, [[entry.id, 'mainnet']]])
+    }
+    // A CAIP-2 id of a cluster without a name (a local validator's) stays its own chain.
+    expect((await h.get(`/v2/opportunities/?chainIds=solana:${'1'.repeat(32)}`)).body.total).toBe(0)
+    // And only the full 32-character reference is a CAIP-2 id.
+    expect((await h.get('/v2/opportunities/?chainIds=solana:5eykt4')).status).toBe(400)
+    await h.store.setOpportunityDelisted(entry.id, true, 1)
+  })
+
   test('a negative tvlGreaterThan is a number like any other: it filters nothing out', async () => {
     const all = await h.get('/v2/opportunities/')
     const negative = await h.get('/v2/opportunities/?tvlGreaterThan=-1')

@@ -9,10 +9,10 @@ import { parseTag, verifyTag } from '../attribution.ts'
 import { canonicalOrNone } from '../addressProblems.ts'
 import { quoted, UnavailableError } from '../errors.ts'
 import type { ReadTransfersResult, VaultMove } from '../ecosystem.ts'
-import type { LoadedEcosystem } from '../registry.ts'
+import { chainOf, type LoadedEcosystem } from '../registry.ts'
 import type { ActionRecord } from '../store/schema.ts'
 import type { ActionDeps } from './build.ts'
-import { NoAttributionTagError, UnsupportedChainError } from './errors.ts'
+import { NoAttributionTagError } from './errors.ts'
 import type { VerifyResult } from './schema.ts'
 import { UUID_PATTERN } from '../opportunities/schema.ts'
 
@@ -22,12 +22,6 @@ export interface VerifyParameters {
   orgId: string
   chainId: string
   txHash: string
-}
-
-async function ecosystemOf(deps: ActionDeps, chainId: string): Promise<LoadedEcosystem> {
-  const owner = (await deps.ecosystems.all()).find((e) => e.plugin.ownsChain(chainId))
-  if (!owner) throw new UnsupportedChainError(chainId, deps.ecosystems.ids)
-  return owner
 }
 
 const TAGGED_KINDS: readonly string[] = ['deposit', 'withdraw']
@@ -118,8 +112,10 @@ async function didTheAction(
   return inVault(moves.filter((m) => canonical(m.caller) === action.wallet))
 }
 
-export async function verifyAttribution(deps: ActionDeps, p: VerifyParameters): Promise<VerifyResult> {
-  const ecosystem = await ecosystemOf(deps, p.chainId)
+export async function verifyAttribution(deps: ActionDeps, request: VerifyParameters): Promise<VerifyResult> {
+  const { ecosystem, chainId } = await chainOf(deps.ecosystems, request.chainId)
+  // The chain in its stored spelling: an action's chain and its tag's are compared with it.
+  const p = { ...request, chainId }
   const { read, tags, unknown } = await candidates(
     await ecosystem.plugin.transactions.readTransfers(ecosystem.client, { chainId: p.chainId, txHash: p.txHash }),
   )

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.ts'
 import { InvalidArgumentError } from '../errors.ts'
-import type { EcosystemRegistry } from '../registry.ts'
+import { canonicalChainId, type EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
 import type { MemberCache } from './memberCache.ts'
 import {
@@ -76,11 +76,11 @@ export async function issueAgreement(deps: MembershipDeps, p: AgreementParameter
   const url = parseAppUrl(p.url)
   // SIWE needs one (its plugin's default is mainnet's "1"); Solana's and TON's messages carry none, so none is recorded
   // unless a client names the wallet's chain in its ecosystem's own form ("mainnet", "-239").
-  const chainId = p.chainId ?? ecosystem.plugin.signIn.defaultChainId ?? null
   if (p.chainId !== undefined && !ecosystem.plugin.ownsChain(p.chainId))
     throw new InvalidArgumentError(`chainId ${JSON.stringify(p.chainId)} is not a chain of the ${ecosystem.plugin.id} ecosystem (EVM: a positive decimal chain id such as "1")`, {
       chainId: `not a ${ecosystem.plugin.id} chain id`,
     })
+  const chainId = p.chainId === undefined ? (ecosystem.plugin.signIn.defaultChainId ?? null) : canonicalChainId(ecosystem.plugin, p.chainId)
   const now = deps.clock.now()
   // Agreements are open to publishable keys, one row each: the expired ones go a few at a time, so the table keeps
   // about a TTL and a day's worth. That day keeps "expired" (not "unknown") the answer to a nonce sent a little late.

@@ -4,10 +4,10 @@
  * collected and named by entry and field, so the operator fixes the file in one pass.
  */
 import { Value } from '@sinclair/typebox/value'
-import { ApiError } from '../errors.ts'
+import { ApiError, hasControlCharacter } from '../errors.ts'
 import { type Ecosystem, type EcosystemId, NATIVE_TOKEN, parseToken } from '../ecosystem.ts'
 import { NATIVE_COINS } from '../portfolio/native.ts'
-import type { EcosystemRegistry } from '../registry.ts'
+import { canonicalChainId, type EcosystemRegistry } from '../registry.ts'
 import { CatalogError } from './errors.ts'
 import { CatalogFile, type CatalogEntry, type Listing } from './schema.ts'
 
@@ -55,6 +55,15 @@ function parseAddress(plugin: Ecosystem<EcosystemId, unknown>, input: string, ki
 async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, label: string, problems: string[]): Promise<Listing | undefined> {
   const before = problems.length
   const problem = (field: string, reason: string) => problems.push(`${label}: ${field}: ${reason}`)
+  // Served to clients and printed in listings as one line each: a line break or an escape would forge one.
+  const oneLine = [
+    ['name', entry.name],
+    ['protocol', entry.protocol],
+    ['baseToken.symbol', entry.baseToken.symbol],
+    ['receiptToken.symbol', entry.receiptToken.symbol],
+    ...entry.depositTokens.map((t, i) => [`depositTokens[${i}].symbol`, t.symbol]),
+  ] as const
+  for (const [field, text] of oneLine) if (hasControlCharacter(text)) problem(field, 'has a control character (a line break, an escape); it must be one line of text')
   let plugin: Ecosystem<EcosystemId, unknown>
   try {
     plugin = (await ecosystems.get(entry.ecosystem)).plugin
@@ -64,6 +73,8 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
     return undefined
   }
   if (!plugin.ownsChain(entry.chainId)) problem('chainId', `"${entry.chainId}" is not a chain id of ${plugin.id}`)
+  // Stored in its one spelling, which filters, streams and verify compare with.
+  const chainId = canonicalChainId(plugin, entry.chainId)
   const address = (field: string, input: string, kind: 'account' | 'token' = 'token') => {
     const r = parseAddress(plugin, input, kind)
     if (!r.ok) problem(field, r.reason)
@@ -78,7 +89,7 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
   const receiptToken = vaultToken('receiptToken')
   const first = new Map<string, number>()
   const depositTokens = entry.depositTokens.map((t, i) => {
-    if (t.chainId !== undefined && t.chainId !== entry.chainId)
+    if (t.chainId !== undefined && (!plugin.ownsChain(t.chainId) || canonicalChainId(plugin, t.chainId) !== chainId))
       problem(`depositTokens[${i}].chainId`, `must be the opportunity's chain ${entry.chainId}; list a token of another chain as its own opportunity`)
     const canonical = address(`depositTokens[${i}].address`, t.address)
     // Another spelling of one address would show the token twice.
@@ -88,10 +99,10 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
     const coin = NATIVE_COINS[plugin.id]
     if (canonical === NATIVE_TOKEN && t.decimals !== coin.decimals)
       problem(`depositTokens[${i}].decimals`, `the chain's own coin has ${coin.decimals} decimals on ${plugin.id}, the file says ${t.decimals}`)
-    return { ...t, address: canonical, chainId: entry.chainId }
+    return { ...t, address: canonical, chainId }
   })
   if (problems.length > before) return undefined
-  return { ...entry, ecosystem: plugin.id, vaultAddress, baseToken, receiptToken, depositTokens }
+  return { ...entry, chainId, ecosystem: plugin.id, vaultAddress, baseToken, receiptToken, depositTokens }
 }
 
 /** The file's entries as listings (canonical addresses), or a `CatalogError` naming every problem. */

@@ -7,7 +7,7 @@ import { NATIVE_TOKEN } from '../ecosystem.ts'
 import { addressProblems } from '../addressProblems.ts'
 import { ApiError, quoted } from '../errors.ts'
 import { pagination, parsePage, type PageRequest } from '../paging.ts'
-import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
+import { canonicalChainId, type EcosystemRegistry, type LoadedEcosystem } from '../registry.ts'
 import type { Store } from '../store/store.ts'
 import { InvalidFilterError, OpportunityDelistedError, OpportunityNotFoundError } from './errors.ts'
 import { type CatalogOpportunity, decodeOpportunity, isLive, type LiveOpportunity } from './records.ts'
@@ -37,9 +37,13 @@ export async function parseListQuery(ecosystems: EcosystemRegistry, q: Opportuni
   if (q.chainIds !== undefined) {
     const ids = q.chainIds.split(',').map((s) => s.trim()).filter(Boolean)
     if (!ids.length) throw new InvalidFilterError('chainIds', 'must list at least one chain id, comma-separated')
-    const unknown = ids.find((id) => !loaded.some((e) => e.plugin.ownsChain(id)))
-    if (unknown !== undefined) throw new InvalidFilterError('chainIds', `contains "${quoted(unknown)}", which is not a chain id of ${ecosystems.ids.join(', ')}`)
-    filter.chainIds = [...new Set(ids)]
+    // Each in its stored spelling: a chain the catalog lists as `mainnet` is found by its CAIP-2 id too.
+    const canonical = ids.map((id) => {
+      const owner = loaded.find((e) => e.plugin.ownsChain(id))
+      if (!owner) throw new InvalidFilterError('chainIds', `contains "${quoted(id)}", which is not a chain id of ${ecosystems.ids.join(', ')}`)
+      return canonicalChainId(owner.plugin, id)
+    })
+    filter.chainIds = [...new Set(canonical)]
   }
   if (q.depositToken !== undefined) {
     const input = q.depositToken.trim()

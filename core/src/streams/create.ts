@@ -15,11 +15,11 @@ import { ApiError, InvalidArgumentError, UnavailableError } from '../errors.ts'
 import { STREAM_FEE_BPS, streamFee, UINT256_MAX } from '../fees.ts'
 import { OpportunityDelistedError, OpportunityNotFoundError } from '../opportunities/errors.ts'
 import { findOpportunity } from '../opportunities/query.ts'
-import type { LoadedEcosystem } from '../registry.ts'
+import { canonicalChainId, chainOf, type LoadedEcosystem } from '../registry.ts'
 import type { StreamRecord, Tier } from '../store/schema.ts'
 import { InvalidStreamFieldError, NoTreasuryError } from './errors.ts'
 import { parseBudget, parseInstant } from './fields.ts'
-import { addressFormats, chainEcosystem, type StreamDeps } from './lookup.ts'
+import { addressFormats, type StreamDeps } from './lookup.ts'
 import type { CreateStreamBody, CreateStreamResult } from './schema.ts'
 import { streamTag } from './tag.ts'
 import { toStream } from './view.ts'
@@ -73,7 +73,9 @@ export function checkTreasuries(loaded: readonly LoadedEcosystem[], treasuries: 
 }
 
 function treasuryOn(deps: StreamDeps, ecosystem: LoadedEcosystem, chainId: string): string {
-  const configured = deps.treasuries[chainId]
+  // Keyed as the operator wrote the chain: another spelling of it (Solana's CAIP-2 id) names it too.
+  const key = Object.keys(deps.treasuries).find((k) => ecosystem.plugin.ownsChain(k) && canonicalChainId(ecosystem.plugin, k) === chainId)
+  const configured = key === undefined ? undefined : deps.treasuries[key]
   if (configured === undefined) throw new NoTreasuryError(chainId)
   try {
     return ecosystem.plugin.address.parse(configured)
@@ -106,10 +108,11 @@ function largestBudget(): bigint {
 }
 
 export async function createStream(deps: StreamDeps, p: CreateStreamParameters): Promise<CreateStreamResult> {
-  const { body } = p
   const now = deps.clock.now()
-  const fields = checkFields(body, now)
-  const ecosystem = await chainEcosystem(deps, body.chainId)
+  const fields = checkFields(p.body, now)
+  const { ecosystem, chainId } = await chainOf(deps.ecosystems, p.body.chainId)
+  // The chain in its stored spelling from here on: the target's is compared with it, and the row keeps it.
+  const body = { ...p.body, chainId }
   // The chain's own fault first: no target on a chain without a treasury could take a token stream.
   const treasury = body.type === 'token' ? treasuryOn(deps, ecosystem, body.chainId) : null
   const target = await findOpportunity(deps, body.targetOpportunityId)

@@ -2,7 +2,6 @@
  * What every stream operation needs: its dependencies, the caller's own stream (another organization's
  * is as unknown as a missing one), the ecosystem that owns a chain, and how to show its addresses.
  */
-import { UnsupportedChainError } from '../actions/errors.ts'
 import type { Clock } from '../clock.ts'
 import { formatContract } from '../ecosystem.ts'
 import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
@@ -26,12 +25,6 @@ export async function ownStream(deps: Pick<StreamDeps, 'store'>, orgId: string, 
   const row = await deps.store.getStream(streamId.toLowerCase())
   if (!row || row.orgId !== orgId) throw new StreamNotFoundError(streamId)
   return row
-}
-
-export async function chainEcosystem(deps: Pick<StreamDeps, 'ecosystems'>, chainId: string): Promise<LoadedEcosystem> {
-  const owner = (await deps.ecosystems.all()).find((e) => e.plugin.ownsChain(chainId))
-  if (!owner) throw new UnsupportedChainError(chainId, deps.ecosystems.ids)
-  return owner
 }
 
 /** Display forms per ecosystem id; a stream of an ecosystem this deployment no longer loads shows canonical forms. */

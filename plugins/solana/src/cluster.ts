@@ -5,17 +5,13 @@
  */
 import { UnavailableError } from '@earn/core'
 import type { Rpc, SolanaRpcApi } from '@solana/kit'
+import { PUBLIC_GENESIS } from './chain.ts'
 import type { SolanaClient } from './client.ts'
 import { deadline, requireRpc, rpcFailure } from './rpc.ts'
 
-const PUBLIC_CLUSTERS: Record<string, string> = {
-  '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d': 'mainnet',
-  EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG: 'devnet',
-  '4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY': 'testnet',
-}
 
 /** The cluster name of a genesis hash: one of the public ones, or `localnet` for any other (a test validator's). */
-export const clusterOf = (genesisHash: string): string => PUBLIC_CLUSTERS[genesisHash] ?? 'localnet'
+export const clusterOf = (genesisHash: string): string => PUBLIC_GENESIS[genesisHash] ?? 'localnet'
 
 /** Whether a node with this genesis serves the chain id (a cluster name, or `solana:` and a genesis-hash prefix). */
 export function servesChain(chainId: string, genesisHash: string): boolean {

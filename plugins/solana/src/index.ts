@@ -6,7 +6,7 @@
 import { defineEcosystem } from '@earn/core'
 import { formatAddress, isValidAddress, parseAddress } from './address.ts'
 import { readBalance } from './balance.ts'
-import { ownsSolanaChain } from './chain.ts'
+import { canonicalSolanaChain, ownsSolanaChain } from './chain.ts'
 import { connect } from './client.ts'
 import { signInMessage, verifySignIn } from './signIn.ts'
 import { buildTransactions, checkTransactions } from './transactions.ts'
@@ -21,6 +21,7 @@ export type { SolanaClient } from './client.ts'
 export const solana = defineEcosystem({
   id: 'solana',
   ownsChain: ownsSolanaChain,
+  canonicalChainId: canonicalSolanaChain,
   connect,
   health,
   address: { isValid: isValidAddress, parse: (input: string) => parseAddress(input), format: formatAddress },
