@@ -7,6 +7,7 @@ import { InvalidAddressError, InvalidArgumentError, NotFoundError } from '@earn/
 import { Address, Cell, toNano } from '@ton/core'
 import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
 import { startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
+import { formatTonAddress, formatTonContract } from './address.ts'
 import { readTonBalance } from './balance.ts'
 import { createTonClient } from './client.ts'
 import { readComment } from './comment.ts'
@@ -36,6 +37,8 @@ beforeAll(async () => {
 })
 
 const raw = (a: Address) => a.toRawString()
+/** Metadata shows addresses as responses do; transfers read from the chain are raw. */
+const rawOf = (shown: unknown) => Address.parse(shown as string).toRawString()
 const params = (over: Partial<Parameters<typeof buildTonTransfer>[1]> = {}) => ({
   chainId: CHAIN,
   from: raw(sender.wallet.address),
@@ -59,7 +62,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     expect(transfer!.amount).toBe(1_015_002n)
     expect(transfer!.destination.equals(treasury.address)).toBe(true)
     expect(readComment(transfer!.forwardPayload!)).toBe(TAG)
-    expect(step!.metadata).toMatchObject({ token: raw(jetton), to: raw(treasury.address), amount: '1015002' })
+    expect(step!.metadata).toMatchObject({ token: formatTonContract(raw(jetton)), to: formatTonAddress(raw(treasury.address)), amount: '1015002' })
 
     const before = await jettonBalance(treasury.address)
     const hash = await send(request)
@@ -70,7 +73,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
       tag: TAG,
       from: raw(sender.wallet.address),
       transfers: [
-        { token: 'native', from: raw(sender.wallet.address), to: step!.metadata!.jettonWallet as string, amount: JETTON_TRANSFER_TON },
+        { token: 'native', from: raw(sender.wallet.address), to: rawOf(step!.metadata!.jettonWallet), amount: JETTON_TRANSFER_TON },
         { token: raw(jetton), from: raw(sender.wallet.address), to: raw(treasury.address), amount: 1_015_002n },
       ],
     })
@@ -145,7 +148,7 @@ describe('following a jetton transfer to the jetton wallet that carries it out',
   test('a transfer the jetton wallet refuses (more than its balance) moves nothing: the jetton stays and the TON bounces back', async () => {
     const [step] = await buildTonTransfer(chain.client, params({ amount: 1n }))
     const request = step!.transaction as TonConnectRequest
-    const ownJettonWallet = step!.metadata!.jettonWallet as string
+    const ownJettonWallet = rawOf(step!.metadata!.jettonWallet)
     const balance = await jettonBalance(sender.wallet.address)
     // The built request, with the amount raised past the balance after the build's own check: signed as asked.
     const body = jettonTransferBody({ queryId: 2n, amount: balance + 1n, destination: treasury.address, responseDestination: sender.wallet.address, customPayload: null, forwardTonAmount: 1n, forwardPayload: Cell.EMPTY })
@@ -185,14 +188,14 @@ describe('following a jetton transfer to the jetton wallet that carries it out',
     // The sender's jetton wallet debited the amount, then took the bounce back.
     expect(await jettonBalance(sender.wallet.address)).toBe(balance)
     expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).transfers).toEqual([
-      { token: 'native', from: raw(sender.wallet.address), to: step!.metadata!.jettonWallet as string, amount: JETTON_TRANSFER_TON },
+      { token: 'native', from: raw(sender.wallet.address), to: rawOf(step!.metadata!.jettonWallet), amount: JETTON_TRANSFER_TON },
     ])
   })
 
   test("until the recipient's jetton wallet has received the transfer, the transaction reads as not found yet", async () => {
     const [step] = await buildTonTransfer(chain.client, params({ amount: 6n }))
     const sent = await chain.sendTonConnect(sender.wallet, sender.keyPair, step!.transaction as TonConnectRequest)
-    const ownJettonWallet = step!.metadata!.jettonWallet as string
+    const ownJettonWallet = rawOf(step!.metadata!.jettonWallet)
     // An index that has the sender's jetton wallet transaction, but not yet the recipient's jetton wallet's.
     const lagging = createTonClient(chain.client.provider, {
       findTransaction: chain.client.findTransaction,

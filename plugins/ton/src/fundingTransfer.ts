@@ -6,7 +6,7 @@
  */
 import { InvalidArgumentError, NATIVE_TOKEN, type TransferParameters, type UnsignedTransaction } from '@earn/core'
 import { type Address, fromNano } from '@ton/core'
-import { toTonAddress } from './address.ts'
+import { formatTonAddress, formatTonContract, toTonAddress } from './address.ts'
 import { askChain, type TonChainClient } from './client.ts'
 import { commentCell } from './comment.ts'
 import { assertCoversTon } from './fees.ts'
@@ -36,8 +36,8 @@ export async function buildTonTransfer(client: TonChainClient, p: TransferParame
       {
         type: 'transfer',
         transaction: request({ to, amount: p.amount, body: comment, toUndeployedWallet: undeployed }),
-        description: `Send ${fromNano(p.amount)} TON to ${friendly(to)}`,
-        metadata: { token: NATIVE_TOKEN, to: to.toRawString(), amount: p.amount.toString() },
+        description: `Send ${fromNano(p.amount)} TON to ${formatTonAddress(to.toRawString())}`,
+        metadata: { token: NATIVE_TOKEN, to: formatTonAddress(to.toRawString()), amount: p.amount.toString() },
       },
     ]
   }
@@ -61,12 +61,13 @@ export async function buildTonTransfer(client: TonChainClient, p: TransferParame
     {
       type: 'transfer',
       transaction: request({ to: jettonWallet, amount: JETTON_TRANSFER_TON, body }),
-      description: `Transfer ${p.amount} base units of jetton ${friendly(master)} to ${friendly(to)}; ${fromNano(JETTON_TRANSFER_TON)} TON is attached for fees and the unspent part comes back`,
+      description: `Transfer ${p.amount} base units of jetton ${friendly(master)} to ${formatTonAddress(to.toRawString())}; ${fromNano(JETTON_TRANSFER_TON)} TON is attached for fees and the unspent part comes back`,
       metadata: {
-        token: master.toRawString(),
-        to: to.toRawString(),
+        // Display forms, as the stream shows them: the token a contract (EQ…), the treasury a wallet (UQ…).
+        token: formatTonContract(master.toRawString()),
+        to: formatTonAddress(to.toRawString()),
         amount: p.amount.toString(),
-        jettonWallet: jettonWallet.toRawString(),
+        jettonWallet: formatTonContract(jettonWallet.toRawString()),
         attachedTon: JETTON_TRANSFER_TON.toString(),
         forwardTonAmount: JETTON_FORWARD_TON.toString(),
         queryId: queryId.toString(),

@@ -10,6 +10,7 @@ import { Address, Cell, toNano, type Transaction } from '@ton/core'
 import type { KeyPair } from '@ton/crypto'
 import { keyPairFromSeed } from '@ton/crypto'
 import { startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
+import { formatTonContract } from './address.ts'
 import { readTonBalance } from './balance.ts'
 import { readComment } from './comment.ts'
 import { TON_FEE_RESERVE } from './fees.ts'
@@ -107,9 +108,10 @@ describe('jetton deposit', () => {
     expect(transfer!.forwardTonAmount).toBe(JETTON_FORWARD_TON)
     expect(readComment(transfer!.forwardPayload!)).toBe(tagFor(7))
     expect(steps[0]!.metadata).toMatchObject({
-      token: base.toRawString(),
+      // Contracts as every response shows them: bounceable.
+      token: formatTonContract(base.toRawString()),
       amount: '1234',
-      jettonWallet: userJettonWallet.toRawString(),
+      jettonWallet: formatTonContract(userJettonWallet.toRawString()),
     })
     expect(steps[0]!.description).toContain('1234')
   })
@@ -268,7 +270,7 @@ describe('withdrawal', () => {
     const transfer = parseJettonTransfer(Cell.fromBase64(request.messages[0]!.payload!))!
     expect(transfer.destination.equals(vault.address)).toBe(true)
     expect(transfer.amount).toBe(amount)
-    expect(steps[0]!.metadata).toMatchObject({ token: receipt.toRawString(), amount: '400000' })
+    expect(steps[0]!.metadata).toMatchObject({ token: formatTonContract(receipt.toRawString()), amount: '400000' })
 
     const before = { user: await balance(wallet.address, receipt), vault: await balance(vault.address, receipt) }
     const baseBefore = await balance(wallet.address, base)

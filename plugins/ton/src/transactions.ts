@@ -10,7 +10,7 @@
  */
 import { type BuildParameters, InvalidArgumentError, type UnsignedTransaction } from '@earn/core'
 import { type Address, type Cell, fromNano, toNano } from '@ton/core'
-import { toTonAddress } from './address.ts'
+import { formatTonContract, toTonAddress } from './address.ts'
 import type { TonChainClient } from './client.ts'
 import { commentCell } from './comment.ts'
 import { assertCoversTon } from './fees.ts'
@@ -142,9 +142,10 @@ async function jettonTransfer(client: TonChainClient, t: JettonTransferParameter
     master: t.master,
     message: { to: jettonWallet, amount: JETTON_TRANSFER_TON, body },
     metadata: {
-      token: t.master.toRawString(),
+      // Shown as every response shows contracts (bounceable), so it compares equal to the opportunity's token.
+      token: formatTonContract(t.master.toRawString()),
       amount: t.amount.toString(),
-      jettonWallet: jettonWallet.toRawString(),
+      jettonWallet: formatTonContract(jettonWallet.toRawString()),
       attachedTon: JETTON_TRANSFER_TON.toString(),
       forwardTonAmount: JETTON_FORWARD_TON.toString(),
       queryId: t.queryId.toString(),
