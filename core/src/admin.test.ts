@@ -4,7 +4,7 @@ import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createFirstOrganization, createOrganization, issueKey } from './admin.ts'
+import { createDistributor, createFirstOrganization, createOrganization, issueKey, rotateKey } from './admin.ts'
 import { manualClock } from './clock.ts'
 import { InvalidArgumentError } from './errors.ts'
 import { createStore, type Store } from './store/store.ts'
@@ -70,4 +70,32 @@ test('a key is issued only with budgets that are whole numbers of cost units', a
   }
   expect((await store.listKeys(orgId)).length).toBe(2)
   expect((await issueKey({ store, clock }, orgId, 'secret', { hourlyBudget: 5 })).key).toStartWith('sk_live_')
+})
+
+test('a rotation whose revoke of the old key fails takes back the new key, which nobody was shown: one live key of the kind', async () => {
+  const { path, open } = await fileStore()
+  const store = await open()
+  const { orgId, secretKeyId } = await createOrganization({ store, clock }, { name: 'Acme' })
+  const other = new Database(path)
+  other.exec(`create trigger refuse_revoke before update of revoked_at on api_keys when old.id = '${secretKeyId}' begin select raise(abort, 'disk I/O'); end`)
+  other.close()
+  await expect(rotateKey({ store, clock }, { keyId: secretKeyId })).rejects.toThrow(/disk I\/O/)
+  const live = (await store.listKeys(orgId)).filter((k) => k.revokedAt === null)
+  expect(live.map((k) => k.id).sort()).toEqual([secretKeyId, (await store.listKeys(orgId)).find((k) => k.kind === 'publishable')!.id].sort())
+})
+
+test('organization and distributor names are one line of at most 200 characters', async () => {
+  const { open } = await fileStore()
+  const store = await open()
+  const { orgId } = await createOrganization({ store, clock }, { name: 'Acme' })
+  for (const name of ['A\nid=org_fake name=Evil', 'Red\u001b[31m', 'Del\u007f', 'x'.repeat(201)]) {
+    const org = await createOrganization({ store, clock }, { name }).catch((x: unknown) => x)
+    expect(org).toBeInstanceOf(InvalidArgumentError)
+    expect(Object.keys((org as InvalidArgumentError).context)).toEqual(['name'])
+    expect(await createDistributor({ store, clock }, { orgId, name }).catch((x: unknown) => x)).toBeInstanceOf(InvalidArgumentError)
+  }
+  expect((await store.listOrganizations()).map((o) => o.name)).toEqual(['Acme'])
+  expect(await store.listDistributors(orgId)).toEqual([])
+  // Surrounding whitespace, tabs or newlines included, is trimmed first; 200 characters (emoji count as one) is fine.
+  expect((await createOrganization({ store, clock }, { name: ` ${'é'.repeat(199)}\u{1F600}\n` })).orgId).toStartWith('org_')
 })

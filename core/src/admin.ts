@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Clock } from './clock.ts'
-import { InvalidArgumentError, NotFoundError, quoted } from './errors.ts'
+import { hasControlCharacter, InvalidArgumentError, NotFoundError, quoted } from './errors.ts'
 import { generateKey, hashKey, type KeyKind, keyStart, newId } from './keys.ts'
 import type { ApiKeyRecord, Organization, Tier } from './store/schema.ts'
 import type { Store } from './store/store.ts'
@@ -37,9 +37,19 @@ export interface CreateOrganizationResult {
   secretKeyId: string
 }
 
+/** Names people read in listings and logs: one line, of a length a listing can show. */
+const NAME_MAX = 200
+
+function checkedName(field: string, input: string): string {
+  const name = input.trim()
+  if (hasControlCharacter(name)) throw new InvalidArgumentError(`the ${field} must be one line of text, without control characters`, { name: 'has a control character' })
+  if (Array.from(name).length > NAME_MAX) throw new InvalidArgumentError(`the ${field} is at most ${NAME_MAX} characters`, { name: `longer than ${NAME_MAX} characters` })
+  return name
+}
+
 function budget(name: string, value: number | null | undefined): void {
   if (value === undefined || value === null) return
-  if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(`${name} must be a whole number of cost units, 0 or more`, { [name]: value })
+  if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(`${name} must be a whole number of cost units, from 0 to ${Number.MAX_SAFE_INTEGER}`, { [name]: value })
 }
 
 /** A new key and the row that stores it (its digest, never the key). */
@@ -69,7 +79,7 @@ export async function issueKey(deps: AdminDeps, orgId: string, kind: KeyKind, bu
 
 /** The organization's row and its two keys, checked and made but not yet written. */
 function newOrganization(deps: AdminDeps, p: CreateOrganizationParameters) {
-  const name = p.name.trim()
+  const name = checkedName('organization name', p.name)
   if (!name) throw new InvalidArgumentError('an organization needs a name', { name: 'must not be empty' })
   const tier = p.tier ?? 'standard'
   budget('hourlyBudget', p.hourlyBudget)
@@ -119,7 +129,7 @@ export async function createFirstOrganization(
 export async function createDistributor(deps: AdminDeps, p: { orgId: string; name?: string }) {
   if (!(await deps.store.getOrganization(p.orgId))) throw new NotFoundError(`organization ${quoted(p.orgId)} not found`, { org: quoted(p.orgId) })
   const distributorId = randomUUID()
-  await deps.store.createDistributor({ id: distributorId, orgId: p.orgId, name: p.name?.trim() || 'default', createdAt: deps.clock.now() })
+  await deps.store.createDistributor({ id: distributorId, orgId: p.orgId, name: checkedName('distributor name', p.name ?? '') || 'default', createdAt: deps.clock.now() })
   return { distributorId }
 }
 
@@ -148,7 +158,15 @@ export async function rotateKey(deps: AdminDeps, ref: { keyId?: string; key?: st
   const fresh = await issueKey(deps, old.orgId, old.kind, { hourlyBudget: old.hourlyBudget, monthlyBudget: old.monthlyBudget })
   // The revoke is a compare-and-set: of two rotations at once (two CLI processes), one revokes and the other takes
   // back the key it issued, so one replacement stays live, not two.
-  if (!(await deps.store.revokeKey(old.id, deps.clock.now()))) {
+  let revoked: boolean
+  try {
+    revoked = await deps.store.revokeKey(old.id, deps.clock.now())
+  } catch (e) {
+    // The old key still works: the new one, never shown to anyone, must not stay live beside it.
+    await deps.store.revokeKey(fresh.keyId, deps.clock.now()).catch(() => {})
+    throw e
+  }
+  if (!revoked) {
     await deps.store.revokeKey(fresh.keyId, deps.clock.now())
     throw new InvalidArgumentError('a revoked key cannot be rotated (another rotation or revocation got there first)', { key: old.id })
   }

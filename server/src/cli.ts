@@ -22,6 +22,7 @@ import {
   rotateKey,
   setKeyBudgets,
   setOpportunityDelisted,
+  quoted,
   systemClock,
   type Tier,
 } from '@earn/core'
@@ -63,6 +64,8 @@ export function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
       continue
     }
     const [name, inline] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
+    // A second value would replace the first: `key revoke --id A --id B` revoking only B, and saying nothing.
+    if (name in flags && name !== 'json') throw new UsageError(`--${name} is given twice; give it once (run the command once for each value)`)
     if (inline !== undefined) flags[name] = inline
     // A switch: the word after it is the command's (`opportunity import --json FILE`), never its value.
     else if (name === 'json') flags[name] = true
@@ -89,8 +92,26 @@ const COMMANDS: Record<string, { options: string[]; operands?: string }> = {
   'opportunity relist': { options: [], operands: 'ID' },
 }
 
-/** The command line, checked against its command: a misspelt option or a second id would otherwise do less than asked. */
-export function parseCommand(argv: string[]): { command: string; operand?: string; flags: Flags } {
+/** Budget options' words besides a number: "no cap" on an organization, "the organization's" on a key. */
+function budgetWords(command: string, name: string): Record<string, null> {
+  if (command === 'key budget') return { default: null }
+  return command === 'org create' && name === 'monthly-budget' ? { none: null } : {}
+}
+
+export interface ParsedCommand {
+  command: string
+  operand?: string
+  flags: Flags
+  /** The budget options given (undefined: not given; null: the word for none or default). */
+  budgets: { hourly?: number | null; monthly?: number | null }
+}
+
+/**
+ * The command line, checked against its command: a misspelt option or a second id would otherwise do less than asked.
+ * Option values that need no store (tier, kind, budgets) are checked here too, so a usage error is told before the
+ * store is opened or created.
+ */
+export function parseCommand(argv: string[]): ParsedCommand {
   const { words, flags } = parseArgs(argv)
   const command = words.slice(0, 2).join(' ')
   const spec = COMMANDS[command]
@@ -104,7 +125,15 @@ export function parseCommand(argv: string[]): { command: string; operand?: strin
   const operands = words.slice(2)
   if (operands.length > (spec.operands ? 1 : 0))
     throw new UsageError(spec.operands ? `"${command}" takes one ${spec.operands}, not ${operands.length}: run it once for each` : `"${command}" takes no ${operands.length > 1 ? 'words' : 'word'} after it (got ${operands.join(' ')})`)
-  return { command, operand: operands[0], flags }
+  const tier = text(flags, 'tier')
+  if (tier !== undefined && tier !== 'standard' && tier !== 'premium') throw new UsageError('--tier must be standard or premium')
+  const kind = text(flags, 'kind')
+  if (kind !== undefined && !KEY_KINDS.includes(kind as KeyKind)) throw new UsageError('--kind must be publishable or secret')
+  const budgets = {
+    hourly: budgetFlag(flags, 'hourly-budget', budgetWords(command, 'hourly-budget')),
+    monthly: budgetFlag(flags, 'monthly-budget', budgetWords(command, 'monthly-budget')),
+  }
+  return { command, operand: operands[0], flags, budgets }
 }
 
 function text(flags: Flags, name: string, required: true): string
@@ -121,7 +150,8 @@ function budgetFlag(flags: Flags, name: string, words: Record<string, null> = {}
   const v = text(flags, name)
   if (v === undefined) return undefined
   if (v in words) return words[v]!
-  if (!/^\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number of cost units${Object.keys(words).length ? ` or ${Object.keys(words).join('/')}` : ''}`)
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
+    throw new UsageError(`--${name} must be a whole number of cost units up to ${Number.MAX_SAFE_INTEGER}${Object.keys(words).length ? `, or ${Object.keys(words).join('/')}` : ''}`)
   return Number(v)
 }
 
@@ -175,39 +205,48 @@ async function listCatalog(deps: CliDeps) {
   }
 }
 
+/** The organization id, once the store knows it: a listing of an unknown one would read as "it has none". */
+async function knownOrg(deps: CliDeps, orgId: string): Promise<string> {
+  if (!(await deps.store.getOrganization(orgId))) throw new NotFoundError(`organization ${quoted(orgId)} not found`, { org: quoted(orgId) })
+  return orgId
+}
+
+/** `--help` or `-h` where an option or a word goes, not as an option's value (`--name -h` names something "-h"). */
+export function asksForHelp(argv: string[]): boolean {
+  if (argv.length === 0) return true
+  try {
+    const { words, flags } = parseArgs(argv)
+    return flags.help !== undefined || words.includes('-h')
+  } catch {
+    return false // the line's own usage error says more
+  }
+}
+
 /** Runs one command; returns what it prints (as JSON with --json, else as lines). */
 export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown> {
-  const { command, operand, flags } = parseCommand(argv)
+  const { command, operand, flags, budgets } = parseCommand(argv)
   switch (command) {
-    case 'org create': {
-      const tier = (text(flags, 'tier') ?? 'standard') as Tier
-      if (tier !== 'standard' && tier !== 'premium') throw new UsageError('--tier must be standard or premium')
+    case 'org create':
       return createOrganization(deps, {
         name: text(flags, 'name', true),
-        tier,
-        hourlyBudget: budgetFlag(flags, 'hourly-budget') ?? undefined,
-        monthlyBudget: budgetFlag(flags, 'monthly-budget', { none: null }),
+        tier: (text(flags, 'tier') ?? 'standard') as Tier,
+        hourlyBudget: budgets.hourly ?? undefined,
+        monthlyBudget: budgets.monthly,
       })
-    }
     case 'org list':
       return { organizations: await deps.store.listOrganizations() }
     case 'distributor create':
       return createDistributor(deps, { orgId: text(flags, 'org', true), name: text(flags, 'name') })
     case 'distributor list':
-      return { distributors: await deps.store.listDistributors(text(flags, 'org', true)) }
+      return { distributors: await deps.store.listDistributors(await knownOrg(deps, text(flags, 'org', true))) }
     case 'key create': {
-      const orgId = text(flags, 'org', true)
+      const orgId = await knownOrg(deps, text(flags, 'org', true))
       const kind = text(flags, 'kind', true) as KeyKind
-      if (!KEY_KINDS.includes(kind)) throw new UsageError('--kind must be publishable or secret')
-      if (!(await deps.store.getOrganization(orgId))) throw new NotFoundError(`organization ${orgId} not found`)
-      const issued = await issueKey(deps, orgId, kind, {
-        hourlyBudget: budgetFlag(flags, 'hourly-budget') ?? null,
-        monthlyBudget: budgetFlag(flags, 'monthly-budget') ?? null,
-      })
+      const issued = await issueKey(deps, orgId, kind, { hourlyBudget: budgets.hourly ?? null, monthlyBudget: budgets.monthly ?? null })
       return { ...issued, kind, orgId }
     }
     case 'key list': {
-      const keys = await deps.store.listKeys(text(flags, 'org', true))
+      const keys = await deps.store.listKeys(await knownOrg(deps, text(flags, 'org', true)))
       // Digests stay in the store; a listing shows what identifies a key to a person.
       return { keys: keys.map(({ hash: _hash, ...k }) => k) }
     }
@@ -218,10 +257,8 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
     case 'key budget': {
       const ref = keyRef(flags)
       await findKey(deps, ref)
-      const hourlyBudget = budgetFlag(flags, 'hourly-budget', { default: null })
-      const monthlyBudget = budgetFlag(flags, 'monthly-budget', { default: null })
-      if (hourlyBudget === undefined && monthlyBudget === undefined) throw new UsageError('give --hourly-budget and/or --monthly-budget')
-      return setKeyBudgets(deps, ref, { hourlyBudget, monthlyBudget })
+      if (budgets.hourly === undefined && budgets.monthly === undefined) throw new UsageError('give --hourly-budget and/or --monthly-budget')
+      return setKeyBudgets(deps, ref, { hourlyBudget: budgets.hourly, monthlyBudget: budgets.monthly })
     }
     case 'opportunity import': {
       const path = operand
@@ -278,7 +315,7 @@ if (import.meta.main) {
   let exitCode = 0
   let store: ReturnType<typeof openStore> | undefined
   try {
-    if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+    if (asksForHelp(argv)) {
       console.log(USAGE)
     } else {
       // A usage error is told before the store is opened or migrated.

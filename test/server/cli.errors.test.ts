@@ -7,7 +7,7 @@ import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { errorMessage, parseCommand, UsageError } from '@earn/server/cli'
+import { asksForHelp, errorMessage, parseCommand, UsageError } from '@earn/server/cli'
 import { runCli } from '../process.ts'
 import { thrown } from '../thrown.ts'
 
@@ -60,17 +60,27 @@ test('a misspelt option or an extra word is a usage error, not a command that do
     [['org', 'list', 'extra', '--bogus'], 'unknown option --bogus for "org list"; it takes none'],
     [['org', 'list', 'extra'], '"org list" takes no word after it (got extra)'],
     [['org'], 'unknown command "org"'],
+    // A second value would silently replace the first (a revoke of B alone, a tier of the last one given).
+    [['key', 'revoke', '--id', 'A', '--id', 'B'], '--id is given twice; give it once'],
+    [['org', 'create', '--name', 'A', '--tier', 'premium', '--tier', 'standard'], '--tier is given twice'],
+    [['org', 'create', '--name', 'A', '--name=B'], '--name is given twice'],
+    // Values that need no store are checked with the line.
+    [['org', 'create', '--name', 'A', '--tier', 'gold'], '--tier must be standard or premium'],
+    [['key', 'create', '--org', 'O', '--kind', 'bogus'], '--kind must be publishable or secret'],
+    [['key', 'budget', '--id', 'K', '--hourly-budget', '99999999999999999999999'], `--hourly-budget must be a whole number of cost units up to ${Number.MAX_SAFE_INTEGER}, or default`],
+    [['org', 'create', '--name', 'A', '--hourly-budget', 'none'], `--hourly-budget must be a whole number of cost units up to ${Number.MAX_SAFE_INTEGER}`],
   ]
   for (const [argv, message] of refused) {
     const error = thrown(() => parseCommand(argv))
     expect(error).toBeInstanceOf(UsageError)
     expect((error as Error).message).toContain(message)
   }
-  expect(parseCommand(['opportunity', 'delist', 'ID1', '--json'])).toEqual({ command: 'opportunity delist', operand: 'ID1', flags: { json: true } })
+  expect(parseCommand(['opportunity', 'delist', 'ID1', '--json'])).toEqual({ command: 'opportunity delist', operand: 'ID1', flags: { json: true }, budgets: {} })
   // --json is a switch: the word after it is the command's.
-  expect(parseCommand(['opportunity', 'import', '--json', 'catalog.json'])).toEqual({ command: 'opportunity import', operand: 'catalog.json', flags: { json: true } })
+  expect(parseCommand(['opportunity', 'import', '--json', 'catalog.json'])).toEqual({ command: 'opportunity import', operand: 'catalog.json', flags: { json: true }, budgets: {} })
   expect((thrown(() => parseCommand(['org', 'list', '--json=yes'])) as Error).message).toBe('--json takes no value: give it alone')
-  expect(parseCommand(['key', 'rotate', '--id', 'A'])).toEqual({ command: 'key rotate', operand: undefined, flags: { id: 'A' } })
+  expect(parseCommand(['key', 'rotate', '--id', 'A'])).toEqual({ command: 'key rotate', operand: undefined, flags: { id: 'A' }, budgets: {} })
+  expect(parseCommand(['org', 'create', '--name', 'A', '--monthly-budget', 'none', '--hourly-budget', '5']).budgets).toEqual({ hourly: 5, monthly: null })
 
   // Exit code 2, before the store is opened: the data directory is never created.
   const dir = mkdtempSync(join(tmpdir(), 'earn-cli-usage-'))
@@ -78,6 +88,8 @@ test('a misspelt option or an extra word is a usage error, not a command that do
     const dataDir = join(dir, 'never')
     const r = await runCli(['org', 'create', '--name', 'Acme', '--teir', 'premium', '--json'], { DATA_DIR: dataDir })
     expect([r.code, JSON.parse(r.stderr).error]).toEqual([2, expect.stringContaining('unknown option --teir')])
+    const gold = await runCli(['org', 'create', '--name', 'Acme', '--tier', 'gold'], { DATA_DIR: dataDir })
+    expect([gold.code, gold.stderr]).toEqual([2, expect.stringContaining('--tier must be standard or premium')])
     expect(await Bun.file(join(dataDir, 'earn.sqlite')).exists()).toBe(false)
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -95,6 +107,35 @@ test('a key command given both --id and --key is a usage error (exit 2), with no
     }
     const keys = (await runCli(['key', 'list', '--org', (await runCli(['org', 'list', '--json'], env)).json().organizations[0].id, '--json'], env)).json() as { keys: { revokedAt: unknown }[] }
     expect(keys.keys.map((k) => k.revokedAt)).toEqual([null, null])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('-h and --help ask for usage where an option or a word goes, not as an option\'s value', () => {
+  for (const argv of [[], ['--help'], ['-h'], ['key', 'list', '-h'], ['key', 'list', '--org', 'O', '--help'], ['distributor', 'create', '--name', '--help']]) expect(asksForHelp(argv), argv.join(' ')).toBe(true)
+  for (const argv of [['distributor', 'create', '--org', 'O', '--name', '-h'], ['org', 'list']]) expect(asksForHelp(argv), argv.join(' ')).toBe(false)
+})
+
+test('listing the keys or distributors of an organization the store does not know is an error, not an empty list', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-cli-unknown-org-'))
+  try {
+    for (const what of ['key', 'distributor']) {
+      const r = await runCli([what, 'list', '--org', 'org_nosuch'], { DATA_DIR: dir })
+      expect([r.code, r.stderr.trim()]).toEqual([1, 'error: organization org_nosuch not found'])
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('`bun run cli` does not echo its command line, which may carry a key, to stderr', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-cli-echo-'))
+  try {
+    const key = `sk_live_${'x'.repeat(32)}`
+    const run = Bun.spawn([process.execPath, 'run', 'cli', 'key', 'revoke', '--key', key], { env: { ...process.env, DATA_DIR: dir }, stdout: 'pipe', stderr: 'pipe' })
+    const [code, stderr] = await Promise.all([run.exited, new Response(run.stderr).text()])
+    expect([code, stderr.trim()]).toEqual([1, 'error: key not found'])
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -65,8 +65,8 @@ export const VerifyResult = Type.Object({
       "True when the tag is ours, its MAC holds for the sender and chain, the sender is the wallet the action was built for, and (EVM) the transaction called the action's vault, which reported a deposit (withdrawal) of more than zero shares for that wallet",
   }),
   metadata: Type.Object({
-    distributorId: Nullable('From the tag; null when the tag does not parse'),
-    actionId: Nullable('From the tag; null when the tag does not parse'),
+    distributorId: Nullable("From the tag; null when the tag does not parse or is not an action's (a stream's funding tag, earn:v1:stream:)"),
+    actionId: Nullable("From the tag; null when the tag does not parse or is not an action's (a stream's funding tag, earn:v1:stream:)"),
     opportunityId: Nullable('Of the action the tag names; null when no such action was built here'),
     referralCode: Type.Optional(Type.String({ description: "Shown to the action's own organization only" })),
   }),
