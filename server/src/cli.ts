@@ -10,7 +10,9 @@ import {
   createDistributor,
   createOrganization,
   type EcosystemRegistry,
+  type LoadedEcosystem,
   findKey,
+  formatContract,
   importCatalog,
   InvalidArgumentError,
   issueKey,
@@ -190,13 +192,24 @@ async function readJsonFile(path: string): Promise<unknown> {
 
 async function listCatalog(deps: CliDeps) {
   const rows = await deps.store.allOpportunities()
+  // Addresses as the API shows them (EIP-55, TON's EQ…), so the operator can compare the two. Only the listed
+  // ecosystems load; one that does not (not loaded here, or its variables refused) shows the stored form.
+  const plugins = new Map<string, LoadedEcosystem['plugin']>()
+  for (const id of new Set(rows.map((r) => r.ecosystem))) {
+    const loaded = await deps.ecosystems?.get(id).catch(() => undefined)
+    if (loaded) plugins.set(id, loaded.plugin)
+  }
+  const shown = (ecosystem: string, address: string) => {
+    const plugin = plugins.get(ecosystem)
+    return plugin ? formatContract(plugin, address) : address
+  }
   return {
     opportunities: rows.map((r) => ({
       id: r.id,
       name: (JSON.parse(r.listing) as { name: string }).name,
       ecosystem: r.ecosystem,
       chainId: r.chainId,
-      vaultAddress: r.vaultAddress,
+      vaultAddress: shown(r.ecosystem, r.vaultAddress),
       tvl: r.tvl,
       refreshedAt: r.refreshedAt === null ? 'pending' : new Date(r.refreshedAt).toISOString(),
       ...(r.refreshError ? { refreshError: r.refreshError } : {}),

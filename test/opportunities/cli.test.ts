@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { getAddress } from 'viem'
 import { closedPortUrl } from '../chains/evm.ts'
 import { LOCAL_CATALOG_PATH, localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
 import { runCli, startServer } from '../process.ts'
@@ -58,6 +59,10 @@ describe('opportunity import and list', () => {
         [localCatalog('ton').opportunities[0]!.id, false],
       ].sort(),
     )
+    // Addresses as the API shows them: EIP-55, TON's bounceable form, Solana's base58 as it is.
+    const vaults = Object.fromEntries(list.json().opportunities.map((o: { id: string; vaultAddress: string }) => [o.id, o.vaultAddress]))
+    const [ton, solana] = [localCatalog('ton').opportunities[0]!, localCatalog('solana').opportunities[0]!]
+    expect([vaults[chain.directId], vaults[ton.id]!.slice(0, 2), vaults[solana.id]]).toEqual([getAddress(chain.vault), 'EQ', solana.vaultAddress])
   })
 
   test('a catalog with problems exits 1 naming each entry and field, and writes nothing', async () => {
