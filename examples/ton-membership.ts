@@ -9,8 +9,7 @@
  *   EARN_URL=http://127.0.0.1:3000 EARN_PUBLISHABLE_KEY=pk_live_... EARN_SECRET_KEY=sk_live_... \
  *     [EARN_DISTRIBUTOR_ID=...] bun examples/ton-membership.ts
  *
- * Needs @ton/core, @ton/crypto and @ton/ton. Inside this repository they are installed for the TON
- * plugin, so prefix the command with NODE_PATH=plugins/ton/node_modules.
+ * Needs @ton/core, @ton/crypto and @ton/ton, which examples/package.json installs with the workspace.
  */
 import { createHash } from 'node:crypto'
 import { Address, beginCell, storeStateInit, type StateInit } from '@ton/core'

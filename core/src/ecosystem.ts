@@ -1,6 +1,7 @@
 /**
  * The one interface every wallet ecosystem implements. Core and the server speak only to this;
- * a new chain is a new package under plugins/ plus one registry entry in the server.
+ * a new chain is a new package under plugins/, its id in `ECOSYSTEM_IDS` below, and one registry entry in the server
+ * (server/src/ecosystems.ts); the conformance kit (plugins/conformance) checks the package against this interface.
  *
  * Chain-touching capabilities take a `client` made by `connect`, like a viem action takes a client,
  * so a plugin holds no state and tests can hand it a client bound to a local chain.
@@ -221,7 +222,10 @@ export interface UnsignedTransaction<Type extends string = 'approve' | 'swap' | 
 
 export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknown> {
   id: Id
-  /** Whether a chain id (as written in the catalog and the verify endpoint) belongs to this ecosystem. */
+  /**
+   * Whether a chain id (as written in the catalog and the verify endpoint) belongs to this ecosystem. No two
+   * ecosystems may own one id: core sends an id to the first loaded plugin that owns it (registry.ts `chainOf`).
+   */
   ownsChain(chainId: string): boolean
   /**
    * The one spelling of an owned chain id that is stored and compared, where the ecosystem has several for one chain

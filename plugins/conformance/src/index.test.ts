@@ -48,6 +48,10 @@ describe('conformance kit on an incomplete plugin', () => {
     expect(byName['implements signIn.verify']).toBe('signIn.verify is missing: the plugin must implement signIn.verify()')
     expect(byName['implements balance.read']).toBe('balance.read is missing: the plugin must implement balance.read()')
     expect(byName['implements transactions.check']).toBe('transactions.check is missing: the plugin must implement transactions.check()')
+    // What the server calls for catalog import, portfolio, verify and stream funding.
+    for (const member of ['balance.vault', 'balance.assets', 'balance.flows', 'transactions.buildTransfer', 'transactions.readTransfers'])
+      expect(byName[`implements ${member}`]).toBe(`${member} is missing: the plugin must implement ${member}()`)
+    expect(byName["owns its chain and no other ecosystem's; a canonical chain id is owned and stays as it is"]).toContain('ownsChain is missing')
     expect(byName["signIn.verify accepts a real wallet's signature"]).toContain('signIn.verify is missing')
     expect(byName['address.parse rejects invalid input with a 400 InvalidArgument error']).toContain('address.isValid("not-an-address") is true')
     expect(byName['transactions.build returns unsigned steps in signing order']).toContain('no build fixture')
@@ -55,6 +59,16 @@ describe('conformance kit on an incomplete plugin', () => {
     expect(byName['implements address.parse']).toBeUndefined()
     expect(byName['signIn.message is deterministic and carries the nonce']).toBeUndefined()
     expect(byName['address.parse gives one canonical form for every input form, idempotently']).toBeUndefined()
+  })
+
+  test("reports a plugin that owns another ecosystem's chain ids, or whose canonical ids it does not own", async () => {
+    const name = "owns its chain and no other ecosystem's; a canonical chain id is owned and stays as it is"
+    const greedy = await conformanceReport({ ...halfBuilt, ownsChain: () => true } as never, fixtures)
+    expect(greedy.find((f) => f.name === name)?.error).toBe('ownsChain("mainnet") is true, but that is a chain id of solana: chain ids must not overlap')
+    const renaming = { ...halfBuilt, ownsChain: (id: string) => id === '1', canonicalChainId: () => 'one' }
+    expect((await conformanceReport(renaming as never, fixtures)).find((f) => f.name === name)?.error).toBe('canonicalChainId("1") gave "one", which ownsChain does not own')
+    const honest = { ...halfBuilt, ownsChain: (id: string) => /^\d+$/.test(id) }
+    expect((await conformanceReport(honest as never, fixtures)).find((f) => f.name === name)).toBeUndefined()
   })
 
   test('reports a plugin with no id or connect', async () => {

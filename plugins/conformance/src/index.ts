@@ -56,9 +56,24 @@ const CAPABILITIES = [
   ['signIn', 'message'],
   ['signIn', 'verify'],
   ['balance', 'read'],
+  ['balance', 'vault'],
+  ['balance', 'assets'],
+  ['balance', 'flows'],
   ['transactions', 'check'],
   ['transactions', 'build'],
+  ['transactions', 'buildTransfer'],
+  ['transactions', 'readTransfers'],
 ] as const
+
+/**
+ * Chain ids of the other ecosystems, in each spelling they take: a plugin owning any of them would take that
+ * ecosystem's requests (core asks the loaded plugins in turn, the first owner answers). A new ecosystem adds its own.
+ */
+const OTHER_CHAIN_IDS: Readonly<Record<string, readonly string[]>> = {
+  evm: ['1', '8453', '31337'],
+  solana: ['mainnet', 'devnet', 'testnet', 'localnet', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'],
+  ton: ['-239', '-3'],
+}
 
 function agreement(address: string, nonce: string, now: Date): SignInMessageParameters {
   return {
@@ -109,6 +124,23 @@ export function checkEcosystem<Client>(
         if (typeof plugin.connect !== 'function') fail('connect is missing: the plugin must implement connect(env)')
         if (typeof plugin.ownsChain !== 'function') fail('ownsChain is missing: the plugin must implement ownsChain(chainId)')
         if (typeof plugin.health !== 'function') fail('health is missing: the plugin must implement health(client)')
+      },
+    },
+    {
+      name: "owns its chain and no other ecosystem's; a canonical chain id is owned and stays as it is",
+      async run() {
+        if (typeof plugin.ownsChain !== 'function') fail('ownsChain is missing: the plugin must implement ownsChain(chainId)')
+        if (!p.ownsChain(fixtures.chainId)) fail(`ownsChain(${JSON.stringify(fixtures.chainId)}) is false for the fixtures' own chain`)
+        for (const [ecosystem, ids] of Object.entries(OTHER_CHAIN_IDS)) {
+          if (ecosystem === plugin.id) continue
+          const taken = ids.find((id) => p.ownsChain(id))
+          if (taken !== undefined) fail(`ownsChain(${JSON.stringify(taken)}) is true, but that is a chain id of ${ecosystem}: chain ids must not overlap`)
+        }
+        if (p.canonicalChainId) {
+          const c = p.canonicalChainId(fixtures.chainId)
+          if (!p.ownsChain(c)) fail(`canonicalChainId(${JSON.stringify(fixtures.chainId)}) gave ${JSON.stringify(c)}, which ownsChain does not own`)
+          if (p.canonicalChainId(c) !== c) fail(`canonicalChainId is not idempotent on ${JSON.stringify(c)}`)
+        }
       },
     },
     {
