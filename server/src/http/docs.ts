@@ -96,6 +96,24 @@ function describeResponseHeaders(paths: Record<string, Record<string, any>>) {
 }
 
 /**
+ * What the generator cannot know: a GET's body is never read, so no 413; a metered operation's 400 also covers a query
+ * parameter it does not take or one given twice (the guard); and every request may send its own X-Request-Id.
+ */
+function describeRequests(paths: Record<string, Record<string, any>>) {
+  for (const methods of Object.values(paths))
+    for (const [method, operation] of Object.entries<any>(methods)) {
+      if (method === 'get') delete operation.responses?.['413']
+      const invalid = operation.responses?.['400']
+      if (invalid && operation['x-cost-units'] !== undefined)
+        invalid.description = 'A parameter or body field that does not parse, or a query parameter this operation does not take or that is given twice'
+      operation.parameters = [
+        ...(operation.parameters ?? []),
+        { name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string' }, description: 'An id of your own for this request: echoed in the X-Request-Id response header and logged (its first 64 characters, keeping letters, digits, _ . and -)' },
+      ]
+    }
+}
+
+/**
  * `/openapi.json` and `/docs` for the composed app. The generator is imported on the first request
  * (it is a fair share of the cold start otherwise) and its document kept: routes do not change after start.
  */
@@ -107,6 +125,7 @@ export function apiDocs(version: string, app: () => AnyElysia) {
       describeJsonBodies(app(), paths as Record<string, Record<string, any>>)
       const shared = referToErrorEnvelope(paths as Record<string, Record<string, any>>)
       describeResponseHeaders(paths as Record<string, Record<string, any>>)
+      describeRequests(paths as Record<string, Record<string, any>>)
       return {
         openapi: '3.1.0',
         info: { ...DOCUMENTATION.info, version },

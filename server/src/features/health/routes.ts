@@ -1,6 +1,7 @@
 /** Liveness and readiness; no key needed. */
 import { Elysia, t } from 'elysia'
 import type { Deps } from '../../deps.ts'
+import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
 
 const Check = t.Object({
   status: t.Union([t.Literal('ok'), t.Literal('degraded'), t.Literal('unavailable')], {
@@ -13,7 +14,7 @@ const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]
 
 export const healthRoutes = (deps: Deps) =>
   new Elysia()
-    .get('/healthz', () => ({ status: 'ok' as const, checks: {} }), { response: Check, detail: { tags: ['Health'], summary: 'Liveness' } })
+    .get('/healthz', () => ({ status: 'ok' as const, checks: {} }), { response: { 200: Check, 400: ErrorEnvelopeSchema }, detail: { tags: ['Health'], summary: 'Liveness' } })
     .get(
       '/readyz',
       async ({ set }) => {
@@ -55,5 +56,6 @@ export const healthRoutes = (deps: Deps) =>
         if (!ok) set.status = 503
         return { status: !ok ? ('unavailable' as const) : degraded ? ('degraded' as const) : ('ok' as const), checks }
       },
-      { response: { 200: Check, 503: Check }, detail: { tags: ['Health'], summary: 'Readiness: store, meter and chains reachable' } },
+      // 400: a request without a Host header, refused on every path.
+      { response: { 200: Check, 400: ErrorEnvelopeSchema, 503: Check }, detail: { tags: ['Health'], summary: 'Readiness: store, meter and chains reachable' } },
     )
