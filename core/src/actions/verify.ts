@@ -9,7 +9,7 @@ import { parseTag, verifyTag } from '../attribution.ts'
 import { canonicalOrNone } from '../addressProblems.ts'
 import { quoted, UnavailableError } from '../errors.ts'
 import type { ReadTransfersResult, VaultMove } from '../ecosystem.ts'
-import { chainOf, type LoadedEcosystem } from '../registry.ts'
+import { canonicalChainId, chainOf, type LoadedEcosystem } from '../registry.ts'
 import type { ActionRecord } from '../store/schema.ts'
 import type { ActionDeps } from './build.ts'
 import { NoAttributionTagError } from './errors.ts'
@@ -41,9 +41,13 @@ interface Moved {
  */
 async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, action: ActionRecord, chainId: string, read: Read, taken: Set<VaultMove>): Promise<Moved | undefined> {
   const parsed = parseTag(tag)!
-  if (!TAGGED_KINDS.includes(action.kind) || action.distributorId !== parsed.distributorId || action.chainId !== chainId) return undefined
+  // The action's chain as stored may be another spelling of this one (a Solana CAIP-2 id stored before chain ids had
+  // one spelling); its tag was signed over that stored spelling, so the MAC is checked with it.
+  const builtOn = action.chainId
+  if (!TAGGED_KINDS.includes(action.kind) || action.distributorId !== parsed.distributorId || builtOn === null || canonicalChainId(ecosystem.plugin, builtOn) !== chainId)
+    return undefined
   const moved = await didTheAction(deps, ecosystem, action, read, (m) => !taken.has(m) && (read.carriers.get(m)?.includes(tag) ?? read.tagsOn === undefined))
-  return moved && verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId }) ? moved : undefined
+  return moved && verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId: builtOn }) ? moved : undefined
 }
 
 /** The read, with the tags on each vault move's caller's own calls to the vault (see `ReadTagResult.tagsOn`; undefined: unknown). */

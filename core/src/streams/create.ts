@@ -60,9 +60,15 @@ function checkFields(body: CreateStreamBody, now: number): Checked {
  * no loaded ecosystem serves is left alone: one deployment's variables may name more chains than it loads.
  */
 export function checkTreasuries(loaded: readonly LoadedEcosystem[], treasuries: Readonly<Record<string, string>>): void {
+  const named = new Map<string, string>()
   for (const [chainId, address] of Object.entries(treasuries)) {
     const ecosystem = loaded.find((e) => e.plugin.ownsChain(chainId))
     if (!ecosystem) continue
+    // Two spellings of one chain (Solana's `mainnet` and its CAIP-2 id) would leave which treasury it funds to chance.
+    const chain = canonicalChainId(ecosystem.plugin, chainId)
+    const earlier = named.get(chain)
+    if (earlier !== undefined) throw new ConfigError('STREAM_TREASURIES', `${earlier} and ${chainId} name the same chain (${chain}); give one treasury for it`)
+    named.set(chain, chainId)
     try {
       ecosystem.plugin.address.parse(address)
     } catch (e) {
@@ -73,7 +79,8 @@ export function checkTreasuries(loaded: readonly LoadedEcosystem[], treasuries: 
 }
 
 function treasuryOn(deps: StreamDeps, ecosystem: LoadedEcosystem, chainId: string): string {
-  // Keyed as the operator wrote the chain: another spelling of it (Solana's CAIP-2 id) names it too.
+  // Keyed as the operator wrote the chain: another spelling of it (Solana's CAIP-2 id) names it too; checkTreasuries
+  // refuses two keys for one chain at start.
   const key = Object.keys(deps.treasuries).find((k) => ecosystem.plugin.ownsChain(k) && canonicalChainId(ecosystem.plugin, k) === chainId)
   const configured = key === undefined ? undefined : deps.treasuries[key]
   if (configured === undefined) throw new NoTreasuryError(chainId)
@@ -119,7 +126,7 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
   if (!target) throw new OpportunityNotFoundError(body.targetOpportunityId)
   if (target.opportunity.delistedAt !== null) throw new OpportunityDelistedError(body.targetOpportunityId)
   // A stream rewards the opportunity's depositors where they deposit: its budget on another chain would reward no one there.
-  if (target.opportunity.listing.chainId !== body.chainId)
+  if (canonicalChainId(ecosystem.plugin, target.opportunity.listing.chainId) !== body.chainId)
     throw new InvalidArgumentError(`the target opportunity is on chain ${target.opportunity.listing.chainId}, not ${body.chainId}; a stream is on its opportunity's chain`, {
       targetOpportunityId: `on chain ${target.opportunity.listing.chainId}`,
     })

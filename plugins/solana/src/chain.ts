@@ -1,11 +1,11 @@
 /**
  * Which chain ids name a Solana cluster. Solana has no numeric chain id, so the catalog writes the
  * cluster names SIWS uses (`mainnet`, `devnet`, `testnet`, `localnet`) or CAIP-2 ids
- * (`solana:` and the first 32 characters of the genesis hash); neither can be mistaken for an EVM decimal id or a
- * TON global id.
+ * (`solana:` and the first 32 characters of the genesis hash, as CAIP-2 says; a shorter prefix, which earlier
+ * releases took and may have stored, is taken too); neither can be mistaken for an EVM decimal id or a TON global id.
  */
 const CLUSTERS = new Set(['mainnet', 'devnet', 'testnet', 'localnet'])
-const CAIP2 = /^solana:[1-9A-HJ-NP-Za-km-z]{32}$/
+const CAIP2 = /^solana:[1-9A-HJ-NP-Za-km-z]{1,32}$/
 
 /** The public clusters' genesis hashes: what a node's `getGenesisHash` answers, and what their CAIP-2 ids quote. */
 export const PUBLIC_GENESIS: Readonly<Record<string, string>> = {

@@ -1,0 +1,60 @@
+/**
+ * A chain with two spellings (Solana mainnet by name or CAIP-2 id) in STREAM_TREASURIES: either finds the treasury,
+ * and both at once stop the start rather than leave which one a stream funds to the order of the variable.
+ */
+import { expect, test } from 'bun:test'
+import { checkTreasuries, ConfigError } from '@earn/core'
+import { solana } from '@earn/plugin-solana'
+import { createHarness, expectEnvelope } from '../harness.ts'
+
+const CAIP = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
+const [A, B] = ['9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM', '11111111111111111111111111111111']
+
+test('two spellings of one chain in STREAM_TREASURIES stop the start, naming both', () => {
+  const loaded = [{ plugin: solana, client: solana.connect({}) }]
+  const e = (() => {
+    try {
+      checkTreasuries(loaded, { [CAIP]: A, mainnet: B })
+    } catch (x) {
+      return x
+    }
+  })()
+  expect(e).toBeInstanceOf(ConfigError)
+  expect((e as Error).message).toBe(`STREAM_TREASURIES: ${CAIP} and mainnet name the same chain (mainnet); give one treasury for it`)
+  expect(() => checkTreasuries(loaded, { [CAIP]: A, devnet: B })).not.toThrow()
+})
+
+test('a treasury keyed by the CAIP-2 id serves a stream on mainnet (the next check, the target, answers 404)', async () => {
+  const body = (chainId: string) => ({
+    type: 'token',
+    chainId,
+    rewardToken: B,
+    creatorAddress: A,
+    netBudget: '1000',
+    targetOpportunityId: crypto.randomUUID(),
+    startTime: Math.floor(Date.now() / 1000) + 60,
+    endTime: Math.floor(Date.now() / 1000) + 86_400,
+  })
+  for (const [key, chainId] of [
+    [CAIP, 'mainnet'],
+    ['mainnet', CAIP],
+  ]) {
+    const h = await createHarness({ env: { STREAM_TREASURIES: `${key}=${A}` } })
+    try {
+      const r = await h.post('/v2/streams', body(chainId!))
+      expectEnvelope(r.body, 404, 'NOT_FOUND')
+      expect(Object.keys(r.body.context)).toEqual(['opportunityId'])
+    } finally {
+      await h.close()
+    }
+  }
+  // Without a treasury for the chain in any spelling, the chain itself is refused first.
+  const none = await createHarness({ env: { STREAM_TREASURIES: `devnet=${A}` } })
+  try {
+    const r = await none.post('/v2/streams', body('mainnet'))
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(Object.keys(r.body.context)).toEqual(['chainId'])
+  } finally {
+    await none.close()
+  }
+})
