@@ -58,7 +58,8 @@ type Flags = Record<string, string | true>
 
 export function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
   const words: string[] = []
-  const flags: Flags = {}
+  // No prototype: `--constructor` or `--__proto__` is an option name like any other (and unknown).
+  const flags: Flags = Object.create(null)
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     if (!a.startsWith('--')) {
@@ -67,7 +68,7 @@ export function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
     }
     const [name, inline] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
     // A second value would replace the first: `key revoke --id A --id B` revoking only B, and saying nothing.
-    if (name in flags && name !== 'json') throw new UsageError(`--${name} is given twice; give it once (run the command once for each value)`)
+    if (Object.hasOwn(flags, name) && name !== 'json') throw new UsageError(`--${name} is given twice; give it once (run the command once for each value)`)
     if (inline !== undefined) flags[name] = inline
     // A switch: the word after it is the command's (`opportunity import --json FILE`), never its value.
     else if (name === 'json') flags[name] = true

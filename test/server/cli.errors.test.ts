@@ -64,6 +64,9 @@ test('a misspelt option or an extra word is a usage error, not a command that do
     [['key', 'revoke', '--id', 'A', '--id', 'B'], '--id is given twice; give it once'],
     [['org', 'create', '--name', 'A', '--tier', 'premium', '--tier', 'standard'], '--tier is given twice'],
     [['org', 'create', '--name', 'A', '--name=B'], '--name is given twice'],
+    // Names an object's prototype has are options like any other.
+    [['org', 'list', '--constructor'], 'unknown option --constructor for "org list"'],
+    [['org', 'list', '--__proto__', 'x'], 'unknown option --__proto__ for "org list"'],
     // Values that need no store are checked with the line.
     [['org', 'create', '--name', 'A', '--tier', 'gold'], '--tier must be standard or premium'],
     [['key', 'create', '--org', 'O', '--kind', 'bogus'], '--kind must be publishable or secret'],
