@@ -152,7 +152,7 @@ function text(flags: Flags, name: string, required = false) {
 function budgetFlag(flags: Flags, name: string, words: Record<string, null> = {}): number | null | undefined {
   const v = text(flags, name)
   if (v === undefined) return undefined
-  if (v in words) return words[v]!
+  if (Object.hasOwn(words, v)) return words[v]!
   if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
     throw new UsageError(`--${name} must be a whole number of cost units up to ${Number.MAX_SAFE_INTEGER}${Object.keys(words).length ? `, or ${Object.keys(words).join('/')}` : ''}`)
   return Number(v)

@@ -2,7 +2,7 @@
  * `bun run start`: the server's composition root. With the other entry points (cli.ts, launch.ts) the only module
  * that reads the environment and opens connections; the only one that owns the process's signals.
  */
-import { checkTreasuries, ConfigError, parseConfig, startCatalogRefresher } from '@earn/core'
+import { checkTreasuries, ConfigError, parseConfig, respellStoredChains, startCatalogRefresher } from '@earn/core'
 import { createApp } from './app.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
 import { composeDeps } from './compose.ts'
@@ -104,7 +104,11 @@ async function main() {
   setTimeout(() => {
     deps.ecosystems
       .warm()
-      .then(async () => checkTreasuries(await deps.ecosystems.all(), config.streamTreasuries))
+      .then(async () => {
+        checkTreasuries(await deps.ecosystems.all(), config.streamTreasuries)
+        const respelled = await respellStoredChains(deps)
+        if (respelled) deps.logger.info({ msg: 'catalog entries stored in an earlier spelling of their chain id rewritten', respelled })
+      })
       .then(
         () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
         (e) => {

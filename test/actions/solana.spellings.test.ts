@@ -5,7 +5,7 @@
  * no public cluster can run here).
  */
 import { afterAll, expect, test } from 'bun:test'
-import { importCatalog } from '@earn/core'
+import { importCatalog, respellStoredChains } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
 import { generateKeyPairSigner, getBase58Decoder, signBytes, type KeyPairSigner } from '@solana/kit'
 import { deploySampleSolana, startSolana } from '../chains/solana.ts'
@@ -17,6 +17,8 @@ const CAIP = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
 
 const chain = await startSolana()
 const sample = await deploySampleSolana(chain)
+/** The node down: every call but the genesis hash (asked once, remembered) answers 503. */
+let down = false
 const proxy = Bun.serve({
   hostname: '127.0.0.1',
   port: 0,
@@ -24,6 +26,7 @@ const proxy = Bun.serve({
     const body = await request.text()
     const call = JSON.parse(body) as { id: number; method: string }
     if (call.method === 'getGenesisHash') return Response.json({ jsonrpc: '2.0', id: call.id, result: MAINNET_GENESIS })
+    if (down) return new Response('down', { status: 503 })
     return fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
   },
 })
@@ -47,13 +50,19 @@ async function member(): Promise<KeyPairSigner> {
   return wallet
 }
 
-test('an entry and a deposit stored under the CAIP-2 id verify by either spelling; a re-import stores the name', async () => {
-  await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
-  // What an earlier release stored for a catalog that named mainnet by its CAIP-2 id.
-  const stored = (await h.store.getOpportunity(entry.id))!
+const deps = () => ({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock })
+
+/** What an earlier release stored for a catalog entry that named mainnet by its CAIP-2 id. */
+async function storeLegacy(id: string) {
+  const stored = (await h.store.getOpportunity(id))!
   const legacy: Json = { ...(JSON.parse(stored.listing) as Json), chainId: CAIP }
   legacy.depositTokens = (legacy.depositTokens as Json[]).map((t) => ({ ...t, chainId: CAIP }))
   await h.store.upsertOpportunity({ ...stored, chainId: CAIP, listing: JSON.stringify(legacy) }, [sample.baseMint])
+}
+
+test('an entry and a deposit stored under the CAIP-2 id verify by either spelling, recorded once; a re-import while the chain is down keeps its facts', async () => {
+  await importCatalog(deps(), { opportunities: [entry] })
+  await storeLegacy(entry.id)
 
   const user = await member()
   const built = await h.post(`/v2/actions/deposit/${entry.id}`, { userAddress: user.address, tokenIn: sample.baseMint, amount: '250000', distributorId: h.distributorId })
@@ -66,12 +75,31 @@ test('an entry and a deposit stored under the CAIP-2 id verify by either spellin
     const v = await h.get(`/v2/actions/verify?chainId=${chainId}&txHash=${signature}`)
     expect([v.status, v.body.verified, v.body.metadata?.actionId], chainId).toEqual([200, true, built.body.actionId])
   }
+  // One verification, under the spelling the action was built with, however it was asked.
+  const rows = (await h.store.listDistributorActivity({ orgId: h.org.orgId, distributorId: h.distributorId, offset: 0, limit: 10 })).rows
+  expect(rows.filter((r) => r.type === 'verify').map((r) => [r.chainId, r.txHash])).toEqual([[CAIP, signature]])
 
-  // The same entry, as the file names it now: not "moved off its vault", and stored by name from here on.
-  const again = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
-  expect(again.opportunities.map((o) => [o.result, o.chainFacts])).toEqual([['updated', 'read']])
+  // The same entry, as the file names it now, while the chain is down: not "moved off its vault", its facts kept
+  // (listed still), and stored by name from here on.
+  down = true
+  const again = await importCatalog(deps(), { opportunities: [entry] }).finally(() => (down = false))
+  expect(again.opportunities.map((o) => [o.result, o.chainFacts])).toEqual([['updated', 'kept']])
+  expect((await h.get(`/v2/opportunities/${entry.id}`)).status).toBe(200)
   expect((await h.store.getOpportunity(entry.id))?.chainId).toBe('mainnet')
   for (const chainId of ['mainnet', CAIP]) expect((await h.get(`/v2/opportunities/?chainIds=${chainId}`)).body.total, chainId).toBe(1)
   // A deposit built before the re-import still verifies.
   expect((await h.get(`/v2/actions/verify?chainId=mainnet&txHash=${signature}`)).body.verified).toBe(true)
+})
+
+test('entries stored in an earlier spelling are rewritten to the one spelling (the server does this once its plugins load), facts and all', async () => {
+  const other = { ...entry, id: crypto.randomUUID() }
+  await importCatalog(deps(), { opportunities: [other] })
+  const before = (await h.store.getOpportunity(other.id))!
+  await storeLegacy(other.id)
+  expect((await h.get(`/v2/opportunities/?chainIds=mainnet`)).body.opportunities.map((o: Json) => o.id)).not.toContain(other.id)
+  expect(await respellStoredChains(deps())).toBe(1)
+  expect(await respellStoredChains(deps())).toBe(0)
+  const after = (await h.store.getOpportunity(other.id))!
+  expect(after).toEqual({ ...before, updatedAt: after.updatedAt })
+  for (const chainId of ['mainnet', CAIP]) expect((await h.get(`/v2/opportunities/?chainIds=${chainId}`)).body.opportunities.map((o: Json) => o.id), chainId).toContain(other.id)
 })

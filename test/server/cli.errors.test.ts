@@ -67,6 +67,8 @@ test('a misspelt option or an extra word is a usage error, not a command that do
     // Names an object's prototype has are options like any other.
     [['org', 'list', '--constructor'], 'unknown option --constructor for "org list"'],
     [['org', 'list', '--__proto__', 'x'], 'unknown option --__proto__ for "org list"'],
+    [['org', 'create', '--name', 'A', '--hourly-budget', 'constructor'], '--hourly-budget must be a whole number of cost units'],
+    [['key', 'budget', '--id', 'K', '--monthly-budget', 'toString'], '--monthly-budget must be a whole number of cost units'],
     // Values that need no store are checked with the line.
     [['org', 'create', '--name', 'A', '--tier', 'gold'], '--tier must be standard or premium'],
     [['key', 'create', '--org', 'O', '--kind', 'bogus'], '--kind must be publishable or secret'],

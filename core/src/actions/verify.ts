@@ -173,7 +173,9 @@ async function answerFor(deps: ActionDeps, ecosystem: LoadedEcosystem, p: Verify
       id: randomUUID(),
       kind: 'verify',
       verifies: action.id,
-      chainId: p.chainId,
+      // As the action spells its chain (an earlier spelling included): a verification recorded under it before
+      // stands for this transaction, and none is recorded beside it.
+      chainId: action.chainId ?? p.chainId,
       // As the chain spells it: another spelling of the same hash must not record the deposit again.
       txHash: read.txHash,
       createdAt: deps.clock.now(),

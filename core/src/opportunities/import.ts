@@ -14,6 +14,7 @@ import type { Store } from '../store/store.ts'
 import { MAX_PROBLEMS, parseCatalog } from './catalog.ts'
 import { disagreements, inGroups, readChainFacts } from './chain.ts'
 import { CatalogError } from './errors.ts'
+import { respellStoredChains } from './spelling.ts'
 import { encodeOpportunity, tvlOf } from './records.ts'
 import type { ChainFacts, Listing } from './schema.ts'
 
@@ -186,6 +187,9 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
     const r = read[i]!
     return 'facts' in r ? r.facts : null
   }
+  // Stored entries in an earlier spelling of their chain first: the upsert keeps an entry's facts only on its own
+  // chain, compared as stored.
+  await respellStoredChains(deps)
   // One transaction: a store failure part way leaves the catalog as it was, not half imported.
   const results = await deps.store.upsertOpportunities(
     listings.map((listing, i) => ({

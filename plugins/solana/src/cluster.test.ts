@@ -69,3 +69,11 @@ describe('reads check the cluster the RPC serves (LiteSVM behind a proxy that ca
     expect(asked).toBe(1)
   })
 })
+
+test("a public cluster's CAIP-2 id, or a prefix of it, is served only by that cluster's genesis", () => {
+  for (const id of ['solana:5eykt4', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', 'mainnet']) expect(servesChain(id, MAINNET), id).toBe(true)
+  // A local validator whose genesis happens to start as mainnet's does not serve mainnet by any spelling.
+  const lookalike = '5eykt4AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'
+  for (const id of ['solana:5', 'solana:5eykt4', 'mainnet']) expect(servesChain(id, lookalike), id).toBe(false)
+  expect(servesChain('localnet', lookalike)).toBe(true)
+})

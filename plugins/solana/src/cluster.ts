@@ -5,7 +5,7 @@
  */
 import { UnavailableError } from '@earn/core'
 import type { Rpc, SolanaRpcApi } from '@solana/kit'
-import { PUBLIC_GENESIS } from './chain.ts'
+import { canonicalSolanaChain, PUBLIC_GENESIS } from './chain.ts'
 import type { SolanaClient } from './client.ts'
 import { deadline, requireRpc, rpcFailure } from './rpc.ts'
 
@@ -15,8 +15,10 @@ export const clusterOf = (genesisHash: string): string => PUBLIC_GENESIS[genesis
 
 /** Whether a node with this genesis serves the chain id (a cluster name, or `solana:` and a genesis-hash prefix). */
 export function servesChain(chainId: string, genesisHash: string): boolean {
-  if (chainId.startsWith('solana:')) return genesisHash.startsWith(chainId.slice('solana:'.length))
-  return clusterOf(genesisHash) === chainId
+  // A public cluster's CAIP-2 id (or a prefix of it) is that cluster, as its name is: no other genesis serves it.
+  const named = canonicalSolanaChain(chainId)
+  if (named.startsWith('solana:')) return genesisHash.startsWith(named.slice('solana:'.length))
+  return clusterOf(genesisHash) === named
 }
 
 // Per RPC handle (connect makes one per client): a genesis never changes, so one answer serves the process.
