@@ -84,14 +84,15 @@ function ecosystems(env: Config['env']): EcosystemId[] {
 
 function streamTreasuries(env: Config['env']): Record<string, string> {
   const raw = env.STREAM_TREASURIES
-  const treasuries: Record<string, string> = {}
+  // No prototype: a key such as `constructor` is a chain id like any other (and no ecosystem's).
+  const treasuries: Record<string, string> = Object.create(null)
   if (raw === undefined || raw.trim() === '') return treasuries
   for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
     const eq = entry.indexOf('=')
     const chainId = eq < 0 ? '' : entry.slice(0, eq).trim()
     const address = eq < 0 ? '' : entry.slice(eq + 1).trim()
     if (!chainId || !address) throw new ConfigError('STREAM_TREASURIES', `expected chainId=address, got "${entry}"`)
-    if (chainId in treasuries) throw new ConfigError('STREAM_TREASURIES', `chain ${chainId} is named twice`)
+    if (Object.hasOwn(treasuries, chainId)) throw new ConfigError('STREAM_TREASURIES', `chain ${chainId} is named twice`)
     treasuries[chainId] = address
   }
   return treasuries

@@ -15,6 +15,9 @@ export interface Deps {
   logger: Logger
   /** The attribution secret (configured, or generated once and kept in the store), shared by every feature that tags. */
   attributionSecret: () => Promise<string>
-  /** Set by main.ts when a stop begins: readiness fails while the server reads what its clients already sent. */
-  lifecycle?: { draining: boolean }
+  /**
+   * Set by main.ts. `draining` when a stop begins: readiness fails while the server reads what its clients already
+   * sent. `respelling` until stored catalog entries are in the one spelling of their chain.
+   */
+  lifecycle?: { draining: boolean; respelling?: boolean }
 }

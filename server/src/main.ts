@@ -6,6 +6,7 @@ import { checkTreasuries, ConfigError, parseConfig, respellStoredChains, startCa
 import { createApp } from './app.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
 import { composeDeps } from './compose.ts'
+import { loggableError } from './logger.ts'
 
 const PLUGIN_WARM_DELAY_MS = 1000
 
@@ -31,7 +32,8 @@ async function main() {
   const deps = await composeDeps(config).catch((e) =>
     startupError(config.databaseUrl ? 'opening the database (DATABASE_URL)' : `opening the embedded store in ${config.dataDir} (DATA_DIR)`, e),
   )
-  const lifecycle = { draining: false }
+  // Not ready until stored catalog entries are in the one spelling of their chain: the chainIds filter compares it.
+  const lifecycle = { draining: false, respelling: true }
   deps.lifecycle = lifecycle
   const app = createApp(deps)
   let server: ReturnType<typeof Bun.serve> | undefined
@@ -98,17 +100,27 @@ async function main() {
   // Shown even while stopping: made, its keys are shown now or never.
   if (demo) process.stdout.write(demoBanner(demo, baseUrl) + '\n')
   if (stopping) return
+  // Entries an earlier release stored in another spelling of their chain (see core's spelling.ts), until it succeeds.
+  const respell = async () => {
+    while (!stopping) {
+      try {
+        const respelled = await respellStoredChains(deps)
+        if (respelled) deps.logger.info({ msg: 'catalog entries stored in an earlier spelling of their chain id rewritten', respelled })
+        lifecycle.respelling = false
+        return
+      } catch (e) {
+        deps.logger.error({ msg: 'rewriting stored chain ids failed; trying again in 5 s', ...loggableError(e) })
+        await Bun.sleep(5000)
+      }
+    }
+  }
   // Load the chain plugins shortly after start, off the path of the first requests (loading blocks the
   // event loop for a while); a request that needs one sooner loads it itself. /readyz waits for them.
   // A plugin's variables are read when it loads: one it refuses stops the server as a bad variable stops the start.
   setTimeout(() => {
     deps.ecosystems
       .warm()
-      .then(async () => {
-        checkTreasuries(await deps.ecosystems.all(), config.streamTreasuries)
-        const respelled = await respellStoredChains(deps)
-        if (respelled) deps.logger.info({ msg: 'catalog entries stored in an earlier spelling of their chain id rewritten', respelled })
-      })
+      .then(async () => checkTreasuries(await deps.ecosystems.all(), config.streamTreasuries))
       .then(
         () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
         (e) => {
@@ -117,6 +129,7 @@ async function main() {
           void shutdown('configuration error', 1)
         },
       )
+    void respell()
   }, PLUGIN_WARM_DELAY_MS)
   // The catalog's chain facts (total assets, TVL) are read on a schedule, never on a request.
   if (!stopping) refresher = startCatalogRefresher(deps, config.catalogRefreshSeconds * 1000)

@@ -81,6 +81,17 @@ describe('public endpoints', () => {
   test('/readyz is 503 when the store is down', async () => {
     await using_closed_store()
   })
+
+  test('/readyz is 503 until stored catalog entries are in the one spelling of their chain (main.ts clears it)', async () => {
+    h.deps.lifecycle = { draining: false, respelling: true }
+    try {
+      const r = await h.get('/readyz', { key: null })
+      expect([r.status, r.body.checks.server]).toEqual([503, 'unavailable: rewriting stored chain ids to one spelling'])
+    } finally {
+      h.deps.lifecycle = undefined
+    }
+    expect((await h.get('/readyz', { key: null })).status).toBe(200)
+  })
 })
 
 async function using_closed_store() {

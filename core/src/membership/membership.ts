@@ -77,9 +77,12 @@ export async function issueAgreement(deps: MembershipDeps, p: AgreementParameter
   // SIWE needs one (its plugin's default is mainnet's "1"); Solana's and TON's messages carry none, so none is recorded
   // unless a client names the wallet's chain in its ecosystem's own form ("mainnet", "-239").
   if (p.chainId !== undefined && !ecosystem.plugin.ownsChain(p.chainId))
-    throw new InvalidArgumentError(`chainId ${JSON.stringify(p.chainId)} is not a chain of the ${ecosystem.plugin.id} ecosystem (EVM: a positive decimal chain id such as "1")`, {
-      chainId: `not a ${ecosystem.plugin.id} chain id`,
-    })
+    throw new InvalidArgumentError(
+      `chainId ${JSON.stringify(p.chainId)} is not a chain of the ${ecosystem.plugin.id} ecosystem${ecosystem.plugin.signIn.defaultChainId ? ` (such as "${ecosystem.plugin.signIn.defaultChainId}")` : ''}`,
+      {
+        chainId: `not a ${ecosystem.plugin.id} chain id`,
+      },
+    )
   const chainId = p.chainId === undefined ? (ecosystem.plugin.signIn.defaultChainId ?? null) : canonicalChainId(ecosystem.plugin, p.chainId)
   const now = deps.clock.now()
   // Agreements are open to publishable keys, one row each: the expired ones go a few at a time, so the table keeps

@@ -4,7 +4,7 @@
  * collected and named by entry and field, so the operator fixes the file in one pass.
  */
 import { Value } from '@sinclair/typebox/value'
-import { ApiError, hasControlCharacter } from '../errors.ts'
+import { ApiError, hasControlCharacter, quoted } from '../errors.ts'
 import { type Ecosystem, type EcosystemId, NATIVE_TOKEN, parseToken } from '../ecosystem.ts'
 import { NATIVE_COINS } from '../portfolio/native.ts'
 import { canonicalChainId, type EcosystemRegistry } from '../registry.ts'
@@ -72,7 +72,8 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
     problem('ecosystem', `"${entry.ecosystem}" is not an ecosystem this deployment loads (${ecosystems.ids.join(', ')})`)
     return undefined
   }
-  if (!plugin.ownsChain(entry.chainId)) problem('chainId', `"${entry.chainId}" is not a chain id of ${plugin.id}`)
+  // Quoted as JSON: a line break in the value would forge a line of the problem list.
+  if (!plugin.ownsChain(entry.chainId)) problem('chainId', `${JSON.stringify(quoted(entry.chainId))} is not a chain id of ${plugin.id}`)
   // Stored in its one spelling, which filters, streams and verify compare with.
   const chainId = canonicalChainId(plugin, entry.chainId)
   const address = (field: string, input: string, kind: 'account' | 'token' = 'token') => {
@@ -90,7 +91,7 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
   const first = new Map<string, number>()
   const depositTokens = entry.depositTokens.map((t, i) => {
     if (t.chainId !== undefined && (!plugin.ownsChain(t.chainId) || canonicalChainId(plugin, t.chainId) !== chainId))
-      problem(`depositTokens[${i}].chainId`, `must be the opportunity's chain ${entry.chainId}; list a token of another chain as its own opportunity`)
+      problem(`depositTokens[${i}].chainId`, `must be the opportunity's chain ${JSON.stringify(quoted(entry.chainId))}; list a token of another chain as its own opportunity`)
     const canonical = address(`depositTokens[${i}].address`, t.address)
     // Another spelling of one address would show the token twice.
     if (first.has(canonical)) problem(`depositTokens[${i}].address`, `repeats depositTokens[${first.get(canonical)}]`)

@@ -124,7 +124,7 @@ export const CatalogEntry = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     ecosystem: Type.String(),
-    chainId: Type.String({ minLength: 1 }),
+    chainId: Type.String({ minLength: 1, maxLength: 64 }),
     protocol: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }),
     vaultAddress: Type.String({ minLength: 1 }),
     baseToken: CatalogVaultToken,

@@ -20,9 +20,8 @@ export async function respellStoredChains(deps: { store: Store; ecosystems: Ecos
       if (chainId === row.chainId) continue
       const stored = JSON.parse(row.listing) as Listing
       const listing: Listing = { ...stored, chainId, depositTokens: stored.depositTokens.map((t) => ({ ...t, chainId })) }
-      // The row's own facts, TVL and times go back with it: only the spelling changes.
-      await deps.store.upsertOpportunity({ ...row, chainId, listing: JSON.stringify(listing) }, listing.depositTokens.map((t) => t.address))
-      rewritten++
+      // Only the spelling changes, and only if the row is still as read: a refresh or an import since keeps its own.
+      if (await deps.store.respellOpportunityChain(row.id, { chainId: row.chainId, listing: row.listing }, { chainId, listing: JSON.stringify(listing) })) rewritten++
     }
   }
   return rewritten

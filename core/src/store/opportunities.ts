@@ -70,6 +70,12 @@ export interface OpportunityStore {
    * opportunity. Delisting one already delisted keeps its first time.
    */
   setOpportunityDelisted(id: string, delisted: boolean, at: number): Promise<boolean>
+  /**
+   * Rewrites an entry's chain id (and its listing, which names it) to another spelling of the same chain, only while
+   * the row still holds `from`: facts, TVL and times are left as the refresher or an import last wrote them. False
+   * when the row changed meanwhile (an import writes the one spelling itself).
+   */
+  respellOpportunityChain(id: string, from: { chainId: string; listing: string }, to: { chainId: string; listing: string }): Promise<boolean>
 }
 
 export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
@@ -148,6 +154,16 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
     async setOpportunityRefreshError(id, listing, error, at) {
       // A failure to read an old listing says nothing about the one imported over it.
       await db.updateTable('opportunities').set({ refreshError: error, updatedAt: at }).where('id', '=', id).where('listing', '=', listing).execute()
+    },
+    async respellOpportunityChain(id, from, to) {
+      const r = await db
+        .updateTable('opportunities')
+        .set({ chainId: to.chainId, listing: to.listing })
+        .where('id', '=', id)
+        .where('chainId', '=', from.chainId)
+        .where('listing', '=', from.listing)
+        .executeTakeFirst()
+      return r.numUpdatedRows > 0n
     },
     async setOpportunityDelisted(id, delisted, at) {
       const r = await db

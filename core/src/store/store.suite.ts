@@ -321,6 +321,24 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(await store.setOpportunityDelisted(randomUUID(), true, T0)).toBe(false)
     })
 
+    test("opportunities: a chain id respelled only while the row is as read; facts, TVL and times stay the refresher's", async () => {
+      const [old, now] = [`7${Math.floor(Math.random() * 1e9)}`, `8${Math.floor(Math.random() * 1e9)}`]
+      const a = opportunity({ chainId: old, tvl: 3 })
+      await store.upsertOpportunity(a, ['0xa'])
+      const from = { chainId: old, listing: a.listing }
+      const to = { chainId: now, listing: a.listing.replace('{', `{"respelled":true,`) }
+      // A refresh wrote newer facts after the row was read: they stay.
+      const refreshed = { ...a, chainFacts: '{"totalAssets":"9"}', tvl: 9, refreshedAt: T0 + 5, updatedAt: T0 + 5 }
+      await store.upsertOpportunity(refreshed, ['0xa'])
+      expect(await store.respellOpportunityChain(a.id, from, to)).toBe(true)
+      expect(await store.getOpportunity(a.id)).toEqual({ ...refreshed, chainId: now, listing: to.listing })
+      expect((await store.listOpportunities({ ecosystems: ['evm'], chainIds: [now], offset: 0, limit: 10 })).total).toBe(1)
+      // Already respelled, or the listing changed meanwhile (an import): nothing is written.
+      expect(await store.respellOpportunityChain(a.id, from, to)).toBe(false)
+      expect(await store.respellOpportunityChain(a.id, { chainId: now, listing: a.listing }, { chainId: old, listing: a.listing })).toBe(false)
+      expect((await store.getOpportunity(a.id))?.chainId).toBe(now)
+    })
+
     test('opportunities: a page and its total agree while refreshes move TVLs across the filter', async () => {
       const chain = `5${Math.floor(Math.random() * 1e9)}`
       const rows = Array.from({ length: 12 }, () => opportunity({ chainId: chain, tvl: 0 }))

@@ -17,8 +17,8 @@ import { health } from './health.ts'
 
 export const evm = defineEcosystem({
   id: 'evm',
-  // EVM chain ids are positive decimal integers (EIP-155).
-  ownsChain: (chainId: string) => /^[1-9]\d{0,18}$/.test(chainId),
+  // EVM chain ids are positive decimal integers (EIP-155), as far as EVM_RPC_URLS and SIWE take them (2^53 - 1).
+  ownsChain: (chainId: string) => /^[1-9]\d{0,15}$/.test(chainId) && Number.isSafeInteger(Number(chainId)),
   connect,
   health,
   address: { isValid: address.isValid, parse: address.parse, format: address.format },

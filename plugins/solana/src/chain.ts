@@ -14,14 +14,22 @@ export const PUBLIC_GENESIS: Readonly<Record<string, string>> = {
   '4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY': 'testnet',
 }
 
+/** wallet-standard's spelling of a cluster (`solana:mainnet`): a name, not the start of a genesis hash. */
+const namedCluster = (chainId: string): string | undefined => {
+  const name = chainId.startsWith('solana:') ? chainId.slice('solana:'.length) : undefined
+  return name !== undefined && CLUSTERS.has(name) ? name : undefined
+}
+
 export function ownsSolanaChain(chainId: string): boolean {
-  return CLUSTERS.has(chainId) || CAIP2.test(chainId)
+  return CLUSTERS.has(chainId) || CAIP2.test(chainId) || namedCluster(chainId) !== undefined
 }
 
 /** A public cluster's CAIP-2 id is stored as its name, so `mainnet` and `solana:5eykt…` are one chain everywhere. */
 export function canonicalSolanaChain(chainId: string): string {
+  const name = namedCluster(chainId)
+  if (name !== undefined) return name
   if (!CAIP2.test(chainId)) return chainId
   const reference = chainId.slice('solana:'.length)
-  const named = Object.entries(PUBLIC_GENESIS).find(([genesis]) => genesis.startsWith(reference))
-  return named ? named[1] : chainId
+  const cluster = Object.entries(PUBLIC_GENESIS).find(([genesis]) => genesis.startsWith(reference))
+  return cluster ? cluster[1] : chainId
 }

@@ -21,6 +21,7 @@ export const healthRoutes = (deps: Deps) =>
         const checks: Record<string, string> = {}
         // A stop has begun: out of rotation at once, while the requests already sent are answered.
         if (deps.lifecycle?.draining) checks.server = 'unavailable: shutting down'
+        else if (deps.lifecycle?.respelling) checks.server = 'unavailable: rewriting stored chain ids to one spelling'
         let degraded = false
         const probe = async (name: string, f: () => Promise<string>) => {
           try {
