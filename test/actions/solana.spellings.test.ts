@@ -78,6 +78,9 @@ test('an entry and a deposit stored under the CAIP-2 id verify by either spellin
   // One verification, under the spelling the action was built with, however it was asked.
   const rows = (await h.store.listDistributorActivity({ orgId: h.org.orgId, distributorId: h.distributorId, offset: 0, limit: 10 })).rows
   expect(rows.filter((r) => r.type === 'verify').map((r) => [r.chainId, r.txHash])).toEqual([[CAIP, signature]])
+  // Shown in the one spelling, as the opportunity is, though stored in the one its tag was signed over.
+  const shown = await h.get(`/v2/distributors/${h.distributorId}/activity`)
+  expect([...new Set((shown.body.activities as Json[]).filter((a) => a.type !== 'signup').map((a) => a.chainId))]).toEqual(['mainnet'])
 
   // The same entry, as the file names it now, while the chain is down: not "moved off its vault", its facts kept
   // (listed still), and stored by name from here on.

@@ -58,3 +58,38 @@ test('a treasury keyed by the CAIP-2 id serves a stream on mainnet (the next che
     await none.close()
   }
 })
+
+test('a stream stored under an earlier spelling of its chain is shown in the one spelling (its row, which its tag names, kept)', async () => {
+  const h = await createHarness()
+  try {
+    const now = Date.now()
+    const id = crypto.randomUUID()
+    await h.store.insertStream({
+      id,
+      orgId: h.org.orgId,
+      type: 'point',
+      ecosystem: 'solana',
+      chainId: CAIP,
+      rewardToken: null,
+      pointName: 'XP',
+      creator: null,
+      treasury: null,
+      netBudget: '100',
+      feeAmount: '0',
+      totalPulled: '0',
+      targetOpportunityId: crypto.randomUUID(),
+      startTime: now,
+      endTime: now + 86_400_000,
+      state: 'active',
+      fundingTxHash: null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    const one = await h.get(`/v2/streams/${id}`)
+    expect([one.status, one.body.stream?.chainId]).toEqual([200, 'mainnet'])
+    expect((await h.get('/v2/streams/')).body.streams.map((s: { chainId: string }) => s.chainId)).toEqual(['mainnet'])
+    expect((await h.store.getStream(id))?.chainId).toBe(CAIP)
+  } finally {
+    await h.close()
+  }
+})

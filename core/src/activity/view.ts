@@ -1,5 +1,6 @@
 /** An activity row as the API shows it: addresses in their ecosystem's display form, times in ISO 8601. */
 import { type Ecosystem, type EcosystemId, formatContract, NATIVE_TOKEN } from '../ecosystem.ts'
+import { canonicalChainId } from '../registry.ts'
 import type { ActivityRow } from '../store/activity.ts'
 import type { Activity } from './schema.ts'
 
@@ -26,11 +27,13 @@ export function toActivity(row: ActivityRow, plugins: PluginsById): Activity {
     distributorId: row.distributorId ?? '',
     createdAt: new Date(row.createdAt).toISOString(),
   }
-  if (row.type === 'signup') return { ...common, type: 'signup', chainId: row.chainId }
+  // In its one spelling: a row recorded under an earlier one keeps that stored (an action's tag was signed over it).
+  const chainId = row.chainId === null || !plugin ? row.chainId : canonicalChainId(plugin, row.chainId)
+  if (row.type === 'signup') return { ...common, type: 'signup', chainId }
   return {
     ...common,
     type: row.type,
-    chainId: row.chainId ?? '',
+    chainId: chainId ?? '',
     opportunityId: row.opportunityId ?? '',
     token: row.token === null ? null : showToken(row.token),
     amount: row.amount,

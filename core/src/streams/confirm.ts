@@ -12,7 +12,7 @@ import { ApiError, UnavailableError } from '../errors.ts'
 import { NATIVE_TOKEN, type Ecosystem, type EcosystemId, type ReadTransfersResult } from '../ecosystem.ts'
 import type { StreamRecord } from '../store/schema.ts'
 import { FundingNotFoundError, FundingRejectedError, FundingTransactionUsedError } from './errors.ts'
-import { addressFormats, ownStream, type StreamDeps } from './lookup.ts'
+import { displayForms, ownStream, type StreamDeps } from './lookup.ts'
 import type { StreamResult } from './schema.ts'
 import { effectiveState, InvalidTransitionError, nextState } from './state.ts'
 import { parseStreamTag, verifyStreamTag } from './tag.ts'
@@ -121,5 +121,5 @@ export async function confirmStream(deps: StreamDeps, p: ConfirmStreamParameters
   const updated = await ownStream(deps, p.orgId, stream.id)
   // Another request confirmed or cancelled it while the chain was read.
   if (outcome === 'not_pending') throw new InvalidTransitionError('confirm', effectiveState(updated.state, updated.endTime, now))
-  return { stream: toStream(updated, (await addressFormats(deps))(updated.ecosystem), now) }
+  return { stream: toStream(updated, (await displayForms(deps))(updated.ecosystem), now) }
 }

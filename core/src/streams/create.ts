@@ -19,7 +19,7 @@ import { canonicalChainId, chainOf, type LoadedEcosystem } from '../registry.ts'
 import type { StreamRecord, Tier } from '../store/schema.ts'
 import { InvalidStreamFieldError, NoTreasuryError } from './errors.ts'
 import { parseBudget, parseInstant } from './fields.ts'
-import { addressFormats, type StreamDeps } from './lookup.ts'
+import { displayForms, type StreamDeps } from './lookup.ts'
 import type { CreateStreamBody, CreateStreamResult } from './schema.ts'
 import { streamTag } from './tag.ts'
 import { toStream } from './view.ts'
@@ -181,6 +181,6 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
   }
 
   await deps.store.insertStream(row)
-  const format = (await addressFormats(deps))(row.ecosystem)
-  return { stream: toStream(row, format, now), FeeAmount: row.feeAmount, totalPulled: row.totalPulled, transactions }
+  const forms = (await displayForms(deps))(row.ecosystem)
+  return { stream: toStream(row, forms, now), FeeAmount: row.feeAmount, totalPulled: row.totalPulled, transactions }
 }

@@ -4,11 +4,11 @@
  */
 import type { Clock } from '../clock.ts'
 import { formatContract } from '../ecosystem.ts'
-import type { EcosystemRegistry, LoadedEcosystem } from '../registry.ts'
+import { canonicalChainId, type EcosystemRegistry } from '../registry.ts'
 import type { StreamRecord } from '../store/schema.ts'
 import type { Store } from '../store/store.ts'
 import { StreamNotFoundError } from './errors.ts'
-import type { FormatAddress } from './view.ts'
+import type { DisplayForms } from './view.ts'
 
 export interface StreamDeps {
   store: Store
@@ -27,11 +27,15 @@ export async function ownStream(deps: Pick<StreamDeps, 'store'>, orgId: string, 
   return row
 }
 
-/** Display forms per ecosystem id; a stream of an ecosystem this deployment no longer loads shows canonical forms. */
-export async function addressFormats(deps: Pick<StreamDeps, 'ecosystems'>): Promise<(ecosystem: string) => FormatAddress> {
+/** Display forms per ecosystem id; a stream of an ecosystem this deployment no longer loads shows what is stored. */
+export async function displayForms(deps: Pick<StreamDeps, 'ecosystems'>): Promise<(ecosystem: string) => DisplayForms> {
   const loaded = new Map((await deps.ecosystems.all()).map((e) => [e.plugin.id as string, e.plugin]))
   return (ecosystem) => {
     const plugin = loaded.get(ecosystem)
-    return plugin ? (canonical, contract) => (contract ? formatContract(plugin, canonical) : plugin.address.format(canonical)) : (canonical) => canonical
+    if (!plugin) return { address: (canonical) => canonical, chain: (chainId) => chainId }
+    return {
+      address: (canonical, contract) => (contract ? formatContract(plugin, canonical) : plugin.address.format(canonical)),
+      chain: (chainId) => canonicalChainId(plugin, chainId),
+    }
   }
 }

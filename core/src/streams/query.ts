@@ -1,7 +1,7 @@
 /** `GET /v2/streams` and `GET /v2/streams/{id}`: the caller's organization's streams only. */
 import { pagination, parsePage } from '../paging.ts'
 import { InvalidStreamFieldError } from './errors.ts'
-import { addressFormats, ownStream, type StreamDeps } from './lookup.ts'
+import { displayForms, ownStream, type StreamDeps } from './lookup.ts'
 import type { StreamList, StreamListQuery, StreamResult } from './schema.ts'
 import { STREAM_STATES, type StreamState } from './state.ts'
 import { toStream } from './view.ts'
@@ -23,12 +23,12 @@ export async function listStreams(deps: QueryDeps, p: { orgId: string; query: St
   const now = deps.clock.now()
   const [{ rows, total }, formats] = await Promise.all([
     deps.store.listStreams({ orgId: p.orgId, state, now, offset: page.offset, limit: page.limit }),
-    addressFormats(deps),
+    displayForms(deps),
   ])
   return { streams: rows.map((row) => toStream(row, formats(row.ecosystem), now)), total, pagination: pagination(page, total) }
 }
 
 export async function getStream(deps: QueryDeps, p: { orgId: string; streamId: string }): Promise<StreamResult> {
   const stream = await ownStream(deps, p.orgId, p.streamId)
-  return { stream: toStream(stream, (await addressFormats(deps))(stream.ecosystem), deps.clock.now()) }
+  return { stream: toStream(stream, (await displayForms(deps))(stream.ecosystem), deps.clock.now()) }
 }

@@ -4,7 +4,7 @@
  * state judged is the one read now: a running stream past its end is completed and refuses all three.
  */
 import { ConflictError } from '../errors.ts'
-import { addressFormats, ownStream, type StreamDeps } from './lookup.ts'
+import { displayForms, ownStream, type StreamDeps } from './lookup.ts'
 import type { StreamResult, StreamTransition } from './schema.ts'
 import { effectiveState, nextState } from './state.ts'
 import { toStream } from './view.ts'
@@ -25,7 +25,7 @@ export async function transitionStream(deps: StreamDeps, p: TransitionStreamPara
     const to = nextState(p.action, effectiveState(stream.state, stream.endTime, now))
     if (await deps.store.setStreamState(stream.id, { from: stream.state, to, at: now })) {
       const moved = { ...stream, state: to, updatedAt: now }
-      return { stream: toStream(moved, (await addressFormats(deps))(moved.ecosystem), now) }
+      return { stream: toStream(moved, (await displayForms(deps))(moved.ecosystem), now) }
     }
     // Others keep moving it (away and back, as pause and resume in turn do): the client decides again, on a fresh read.
     if (attempt >= ATTEMPTS)

@@ -4,15 +4,18 @@ import type { StreamRecord } from '../store/schema.ts'
 import type { Stream } from './schema.ts'
 import { effectiveState } from './state.ts'
 
-/**
- * Canonical address to display form (the ecosystem's `address.format`, or for a contract such as the reward token
- * its contract form); identity when its plugin is not loaded.
- */
-export type FormatAddress = (canonical: string, contract?: boolean) => string
+/** How a stream's ecosystem shows what is stored; identity where its plugin is not loaded. */
+export interface DisplayForms {
+  /** Canonical address to display form (`address.format`, or for a contract such as the reward token its contract form). */
+  address: (canonical: string, contract?: boolean) => string
+  /** The chain id in its one spelling: a stream created under an earlier one keeps that stored, as its tag names it. */
+  chain: (chainId: string) => string
+}
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-export function toStream(row: StreamRecord, format: FormatAddress, now: number): Stream {
+export function toStream(row: StreamRecord, forms: DisplayForms, now: number): Stream {
+  const format = forms.address
   const token =
     row.type === 'token'
       ? {
@@ -26,7 +29,7 @@ export function toStream(row: StreamRecord, format: FormatAddress, now: number):
     id: row.id,
     type: row.type,
     state: effectiveState(row.state, row.endTime, now),
-    chainId: row.chainId,
+    chainId: forms.chain(row.chainId),
     ...token,
     netBudget: row.netBudget,
     FeeAmount: row.feeAmount,
