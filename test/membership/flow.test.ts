@@ -85,6 +85,8 @@ describe('membership flow', () => {
       const r = await h.post('/v2/membership/agreement', { address: wallet.address, walletEcosystem: 'evm', url: 'https://app.example.com', ...body })
       expect(r.status).toBe(400)
       expect(r.body.context).toHaveProperty(field)
+      // The example is the ecosystem's own default chain.
+      if (field === 'chainId') expect(r.body.error).toBe('chainId "mainnet" is not a chain of the evm ecosystem (such as "1")')
     }
   })
 })

@@ -93,3 +93,48 @@ test('a stream stored under an earlier spelling of its chain is shown in the one
     await h.close()
   }
 })
+
+test("a confirm's not-found names the chain as the stream shows it, though the chain is read in the stored spelling", async () => {
+  // A stand-in for a mainnet node (none can run here): its genesis, and no transaction found.
+  const node = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const call = (await request.json()) as { id: number; method: string }
+      return Response.json({ jsonrpc: '2.0', id: call.id, result: call.method === 'getGenesisHash' ? '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d' : null })
+    },
+  })
+  const h = await createHarness({ clients: { solana: solana.connect({ SOLANA_RPC_URL: `http://127.0.0.1:${node.port}` }) } })
+  try {
+    const now = Date.now()
+    const id = crypto.randomUUID()
+    await h.store.insertStream({
+      id,
+      orgId: h.org.orgId,
+      type: 'token',
+      ecosystem: 'solana',
+      chainId: CAIP,
+      rewardToken: B,
+      pointName: null,
+      creator: A,
+      treasury: A,
+      netBudget: '100',
+      feeAmount: '2',
+      totalPulled: '102',
+      targetOpportunityId: crypto.randomUUID(),
+      startTime: now,
+      endTime: now + 86_400_000,
+      state: 'pending',
+      fundingTxHash: null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    const r = await h.post(`/v2/streams/${id}/confirm`, { txHash: '5'.repeat(87) })
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(r.body.error).toContain('on chain mainnet')
+    expect(r.body.error).not.toContain(CAIP)
+  } finally {
+    await h.close()
+    node.stop(true)
+  }
+})

@@ -10,6 +10,7 @@
 import { canonicalOrNone } from '../addressProblems.ts'
 import { ApiError, UnavailableError } from '../errors.ts'
 import { NATIVE_TOKEN, type Ecosystem, type EcosystemId, type ReadTransfersResult } from '../ecosystem.ts'
+import { canonicalChainId } from '../registry.ts'
 import type { StreamRecord } from '../store/schema.ts'
 import { FundingNotFoundError, FundingRejectedError, FundingTransactionUsedError } from './errors.ts'
 import { displayForms, ownStream, type StreamDeps } from './lookup.ts'
@@ -30,14 +31,14 @@ export interface ConfirmStreamParameters {
  * wallet's call can add tags around it. Where the creator's call carried none of this stream's, the transaction's own
  * tag still names the fault, and can never fund. Elsewhere (Solana, TON) the transaction's tag is the wallet's.
  */
-async function fundingTag(stream: StreamRecord, read: ReadTransfersResult): Promise<{ tag: string | null; onCreatorsCall: boolean }> {
+async function fundingTag(stream: StreamRecord, chainId: string, read: ReadTransfersResult): Promise<{ tag: string | null; onCreatorsCall: boolean }> {
   if (!read.tagsOn) return { tag: read.tag, onCreatorsCall: true }
   const to = stream.rewardToken === NATIVE_TOKEN ? stream.treasury! : stream.rewardToken!
   const tags = await read.tagsOn({ from: stream.creator!, to })
   if (tags === undefined)
     throw new UnavailableError(
-      `the creator's transfer in transaction ${read.txHash} was made inside a contract's call, and reading its funding tag needs a call trace, which the RPC for chain ${stream.chainId} did not give (debug_traceTransaction with callTracer); try again, or configure an RPC that traces`,
-      { chainId: stream.chainId, txHash: 'needs a call trace' },
+      `the creator's transfer in transaction ${read.txHash} was made inside a contract's call, and reading its funding tag needs a call trace, which the RPC for chain ${chainId} did not give (debug_traceTransaction with callTracer); try again, or configure an RPC that traces`,
+      { chainId, txHash: 'needs a call trace' },
     )
   const own = tags.find((t) => parseStreamTag(t)?.streamId === stream.id)
   // A batch of the creator's transfers funding several streams: the transfers are summed per transaction, so one
@@ -101,7 +102,7 @@ async function readFunding(deps: StreamDeps, stream: StreamRecord, txHash: strin
     return { plugin, read: await plugin.transactions.readTransfers(client, { chainId: stream.chainId, txHash }) }
   } catch (e) {
     // Unknown and not yet mined look the same from here: either way the caller retries once it is mined.
-    if (e instanceof ApiError && e.code === 'NOT_FOUND') throw new FundingNotFoundError(stream.chainId)
+    if (e instanceof ApiError && e.code === 'NOT_FOUND') throw new FundingNotFoundError(canonicalChainId(plugin, stream.chainId))
     throw e
   }
 }
@@ -111,7 +112,8 @@ export async function confirmStream(deps: StreamDeps, p: ConfirmStreamParameters
   nextState('confirm', effectiveState(stream.state, stream.endTime, deps.clock.now()))
   const txHash = p.txHash.trim()
   const { plugin, read } = await readFunding(deps, stream, txHash)
-  const funding = await fundingTag(stream, read)
+  // Named in errors as responses show it; the stored spelling stays what the chain is read and the tag checked with.
+  const funding = await fundingTag(stream, canonicalChainId(plugin, stream.chainId), read)
   checkFunding(await deps.attributionSecret(), plugin, stream, await withCoinMovedInside(stream, read), funding)
 
   const now = deps.clock.now()

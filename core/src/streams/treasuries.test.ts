@@ -13,4 +13,15 @@ describe('STREAM_TREASURIES', () => {
       expect(() => parseConfig({ STREAM_TREASURIES: bad })).toThrow(ConfigError)
     expect(() => parseConfig({ STREAM_TREASURIES: '1' })).toThrow(/^STREAM_TREASURIES: /)
   })
+
+  test("keys named like an object's prototype are plain keys (a chain no ecosystem owns), and named twice is refused", () => {
+    const treasuries = parseConfig({ STREAM_TREASURIES: 'constructor=a,__proto__=b,1=0xabc' }).streamTreasuries
+    expect(Object.entries(treasuries).sort()).toEqual([
+      ['1', '0xabc'],
+      ['__proto__', 'b'],
+      ['constructor', 'a'],
+    ])
+    expect(() => parseConfig({ STREAM_TREASURIES: 'toString=a,toString=b' })).toThrow('STREAM_TREASURIES: chain toString is named twice')
+    expect(() => parseConfig({ STREAM_TREASURIES: 'toString=a' })).not.toThrow()
+  })
 })
