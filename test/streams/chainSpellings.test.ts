@@ -3,9 +3,9 @@
  * and both at once stop the start rather than leave which one a stream funds to the order of the variable.
  */
 import { expect, test } from 'bun:test'
-import { checkTreasuries, ConfigError } from '@earn/core'
+import { checkTreasuries, ConfigError, type StreamRecord } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
-import { createHarness, expectEnvelope } from '../harness.ts'
+import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
 
 const CAIP = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
 const [A, B] = ['9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM', '11111111111111111111111111111111']
@@ -59,32 +59,39 @@ test('a treasury keyed by the CAIP-2 id serves a stream on mainnet (the next che
   }
 })
 
+/** A stream an earlier release stored on mainnet under its CAIP-2 id, as the row is (its tag names that spelling). */
+async function legacyStream(h: Harness, over: Partial<StreamRecord>): Promise<string> {
+  const now = Date.now()
+  const id = crypto.randomUUID()
+  await h.store.insertStream({
+    id,
+    orgId: h.org.orgId,
+    type: 'point',
+    ecosystem: 'solana',
+    chainId: CAIP,
+    rewardToken: null,
+    pointName: null,
+    creator: null,
+    treasury: null,
+    netBudget: '100',
+    feeAmount: '0',
+    totalPulled: '0',
+    targetOpportunityId: crypto.randomUUID(),
+    startTime: now,
+    endTime: now + 86_400_000,
+    state: 'active',
+    fundingTxHash: null,
+    createdAt: now,
+    updatedAt: now,
+    ...over,
+  })
+  return id
+}
+
 test('a stream stored under an earlier spelling of its chain is shown in the one spelling (its row, which its tag names, kept)', async () => {
   const h = await createHarness()
   try {
-    const now = Date.now()
-    const id = crypto.randomUUID()
-    await h.store.insertStream({
-      id,
-      orgId: h.org.orgId,
-      type: 'point',
-      ecosystem: 'solana',
-      chainId: CAIP,
-      rewardToken: null,
-      pointName: 'XP',
-      creator: null,
-      treasury: null,
-      netBudget: '100',
-      feeAmount: '0',
-      totalPulled: '0',
-      targetOpportunityId: crypto.randomUUID(),
-      startTime: now,
-      endTime: now + 86_400_000,
-      state: 'active',
-      fundingTxHash: null,
-      createdAt: now,
-      updatedAt: now,
-    })
+    const id = await legacyStream(h, { type: 'point', pointName: 'XP', state: 'active' })
     const one = await h.get(`/v2/streams/${id}`)
     expect([one.status, one.body.stream?.chainId]).toEqual([200, 'mainnet'])
     expect((await h.get('/v2/streams/')).body.streams.map((s: { chainId: string }) => s.chainId)).toEqual(['mainnet'])
@@ -106,29 +113,7 @@ test("a confirm's not-found names the chain as the stream shows it, though the c
   })
   const h = await createHarness({ clients: { solana: solana.connect({ SOLANA_RPC_URL: `http://127.0.0.1:${node.port}` }) } })
   try {
-    const now = Date.now()
-    const id = crypto.randomUUID()
-    await h.store.insertStream({
-      id,
-      orgId: h.org.orgId,
-      type: 'token',
-      ecosystem: 'solana',
-      chainId: CAIP,
-      rewardToken: B,
-      pointName: null,
-      creator: A,
-      treasury: A,
-      netBudget: '100',
-      feeAmount: '2',
-      totalPulled: '102',
-      targetOpportunityId: crypto.randomUUID(),
-      startTime: now,
-      endTime: now + 86_400_000,
-      state: 'pending',
-      fundingTxHash: null,
-      createdAt: now,
-      updatedAt: now,
-    })
+    const id = await legacyStream(h, { type: 'token', rewardToken: B, creator: A, treasury: A, feeAmount: '2', totalPulled: '102', state: 'pending' })
     const r = await h.post(`/v2/streams/${id}/confirm`, { txHash: '5'.repeat(87) })
     expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
     expect(r.body.error).toContain('on chain mainnet')
