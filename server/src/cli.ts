@@ -254,8 +254,8 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
     case 'distributor list':
       return { distributors: await deps.store.listDistributors(await knownOrg(deps, text(flags, 'org', true))) }
     case 'key create': {
-      const orgId = await knownOrg(deps, text(flags, 'org', true))
       const kind = text(flags, 'kind', true) as KeyKind
+      const orgId = await knownOrg(deps, text(flags, 'org', true))
       const issued = await issueKey(deps, orgId, kind, { hourlyBudget: budgets.hourly ?? null, monthlyBudget: budgets.monthly ?? null })
       return { ...issued, kind, orgId }
     }

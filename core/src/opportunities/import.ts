@@ -9,7 +9,7 @@
 import { attributionTag } from '../attribution.ts'
 import type { Clock } from '../clock.ts'
 import { findApiError, isChainNotServed } from '../errors.ts'
-import { canonicalChainId, type EcosystemRegistry } from '../registry.ts'
+import type { EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
 import { MAX_PROBLEMS, parseCatalog } from './catalog.ts'
 import { disagreements, inGroups, readChainFacts } from './chain.ts'
@@ -110,15 +110,6 @@ async function untakenOffers(deps: CatalogDeps, listing: Listing, facts: ChainFa
 }
 
 /**
- * Whether the stored entry is on the listing's chain: the stored id may be another spelling of it (a Solana CAIP-2 id
- * stored before chain ids had one spelling), which this import rewrites to the one spelling.
- */
-async function onSameChain(deps: CatalogDeps, stored: { ecosystem: string; chainId: string }, listing: Listing): Promise<boolean> {
-  if (stored.ecosystem !== listing.ecosystem) return stored.chainId === listing.chainId
-  return canonicalChainId((await deps.ecosystems.get(listing.ecosystem)).plugin, stored.chainId) === listing.chainId
-}
-
-/**
  * What an entry whose chain did not answer would do to the stored one: keep its facts (the same vault), which the
  * file must then agree with as it must with a fresh read; or, naming another vault, take a listed opportunity off
  * the API until the new vault is read, which a mistyped chain id or address would make last for good.
@@ -126,14 +117,13 @@ async function onSameChain(deps: CatalogDeps, stored: { ecosystem: string; chain
 async function pendingProblems(deps: CatalogDeps, listing: Listing, pending: string): Promise<string[]> {
   const stored = await deps.store.getOpportunity(listing.id)
   if (!stored?.chainFacts) return []
-  const sameChain = await onSameChain(deps, stored, listing)
-  const sameVault = stored.ecosystem === listing.ecosystem && sameChain && stored.vaultAddress === listing.vaultAddress
+  const sameVault = stored.ecosystem === listing.ecosystem && stored.chainId === listing.chainId && stored.vaultAddress === listing.vaultAddress
   if (sameVault) {
     const kept = JSON.parse(stored.chainFacts) as ChainFacts
     return disagreements(listing, kept).concat(await untakenOffers(deps, listing, kept, { chainUnread: true }))
   }
   if (stored.delistedAt !== null) return []
-  const field = !sameChain ? 'chainId' : stored.ecosystem !== listing.ecosystem ? 'ecosystem' : 'vaultAddress'
+  const field = stored.chainId !== listing.chainId ? 'chainId' : stored.ecosystem !== listing.ecosystem ? 'ecosystem' : 'vaultAddress'
   return [
     `${field}: moves a listed opportunity to a vault whose chain did not answer (${pending}); it would leave the API until ` +
       'that vault is read. Check the value, or import where that chain answers',
@@ -149,13 +139,7 @@ async function strandingProblems(deps: CatalogDeps, listing: Listing): Promise<s
   const stored = await deps.store.getOpportunity(listing.id)
   if (!stored) return []
   const field =
-    stored.ecosystem !== listing.ecosystem
-      ? 'ecosystem'
-      : !(await onSameChain(deps, stored, listing))
-        ? 'chainId'
-        : stored.vaultAddress !== listing.vaultAddress
-          ? 'vaultAddress'
-          : undefined
+    stored.ecosystem !== listing.ecosystem ? 'ecosystem' : stored.chainId !== listing.chainId ? 'chainId' : stored.vaultAddress !== listing.vaultAddress ? 'vaultAddress' : undefined
   if (field === undefined || !(await deps.store.hasDepositsInto(listing.id, stored.vaultAddress))) return []
   return [
     `${field}: moves this opportunity off the vault its deposits went into (${stored.vaultAddress} on chain ${stored.chainId}); their holders ` +
@@ -165,6 +149,9 @@ async function strandingProblems(deps: CatalogDeps, listing: Listing): Promise<s
 
 export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{ opportunities: ImportedOpportunity[] }> {
   const listings = await parseCatalog(deps.ecosystems, file)
+  // Stored entries in an earlier spelling of their chain first (spelling.ts): every check below, and the upsert,
+  // compare a stored entry's chain with the listing's as text.
+  await respellStoredChains(deps)
   const read = await inGroups(listings, (l) => factsFor(deps, l))
   // A few at a time, as the reads: thousands of store reads queued at once on SQLite's one connection made an import
   // of 10,000 entries take 17 s (each release of its lock wakes every waiter), where groups keep it linear.
@@ -187,9 +174,6 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
     const r = read[i]!
     return 'facts' in r ? r.facts : null
   }
-  // Stored entries in an earlier spelling of their chain first: the upsert keeps an entry's facts only on its own
-  // chain, compared as stored.
-  await respellStoredChains(deps)
   // One transaction: a store failure part way leaves the catalog as it was, not half imported.
   const results = await deps.store.upsertOpportunities(
     listings.map((listing, i) => ({

@@ -126,7 +126,7 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
   if (!target) throw new OpportunityNotFoundError(body.targetOpportunityId)
   if (target.opportunity.delistedAt !== null) throw new OpportunityDelistedError(body.targetOpportunityId)
   // A stream rewards the opportunity's depositors where they deposit: its budget on another chain would reward no one there.
-  if (canonicalChainId(ecosystem.plugin, target.opportunity.listing.chainId) !== body.chainId)
+  if (target.opportunity.listing.chainId !== body.chainId)
     throw new InvalidArgumentError(`the target opportunity is on chain ${target.opportunity.listing.chainId}, not ${body.chainId}; a stream is on its opportunity's chain`, {
       targetOpportunityId: `on chain ${target.opportunity.listing.chainId}`,
     })
