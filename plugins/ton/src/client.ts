@@ -7,6 +7,7 @@ import { type ChainEnv, ApiError, ChainNotConfiguredError, UnavailableError } fr
 import type { Address, ContractProvider, StateInit, Transaction } from '@ton/core'
 import { TonClient } from '@ton/ton'
 import { indexUrlFrom, type MessageLookup, toncenterLookups, type TransactionLookup } from './lookup.ts'
+import { networkOfZeroState } from './network.ts'
 
 export type ProviderFactory = (address: Address, init?: StateInit | null) => ContractProvider
 
@@ -23,12 +24,15 @@ export interface TonChainClient {
   findTransactionByMessage: MessageLookup
   /** Milliseconds since the epoch; TON Connect requests expire relative to it. */
   now(): number
+  /** The global id of the public network the endpoint serves (network.ts); undefined where it cannot tell. */
+  network?: () => Promise<string | undefined>
 }
 
 export interface TonClientOptions {
   findTransaction?: TransactionLookup
   findTransactionByMessage?: MessageLookup
   now?: () => number
+  network?: () => Promise<string | undefined>
 }
 
 /** Wraps any provider factory (TonClient's, sandbox's, a test double) as the plugin's client. */
@@ -44,6 +48,7 @@ export function createTonClient(provider: ProviderFactory, options: TonClientOpt
       (() => Promise.reject(new ApiError('INTERNAL', 'this TON client was made without a message lookup'))),
     // The system clock is the default only here, at the edge where a client is made; tests pass their own.
     now: options.now ?? (() => Date.now()),
+    ...(options.network ? { network: options.network } : {}),
   }
 }
 
@@ -96,10 +101,36 @@ export function connectTon(env: ChainEnv): TonChainClient {
       TON_INDEX_URL: 'set it to a toncenter v3 endpoint, e.g. https://toncenter.com/api/v3',
     })
   }
+  // Asked once; a failed ask is not remembered, so the next request asks again.
+  let network: Promise<string | undefined> | undefined
+  const askNetwork = () => {
+    if (!endpoint) return Promise.resolve(undefined) // the read itself says TON_API_URL is missing
+    if (!network) {
+      const asked = askChain('the network it serves', () => zeroStateNetwork(endpoint, apiKey))
+      network = asked
+      asked.catch(() => network === asked && (network = undefined))
+    }
+    return network
+  }
   return createTonClient((address, init) => api().provider(address, init), {
+    network: askNetwork,
     findTransaction: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byHash(hash) : noIndex()),
     findTransactionByMessage: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byInMessage(hash) : noIndex()),
   })
+}
+
+/** The network of a toncenter-style endpoint, by the zero state its `getMasterchainInfo` reports (network.ts). */
+async function zeroStateNetwork(endpoint: string, apiKey: string | undefined): Promise<string | undefined> {
+  const response = await fetch(endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(apiKey ? { 'X-API-Key': apiKey } : {}) },
+    body: JSON.stringify({ id: 1, jsonrpc: '2.0', method: 'getMasterchainInfo', params: {} }),
+    signal: AbortSignal.timeout(10_000),
+  })
+  if (!response.ok) throw new Error(`getMasterchainInfo answered HTTP ${response.status}`)
+  const root = ((await response.json()) as { result?: { init?: { root_hash?: unknown } } }).result?.init?.root_hash
+  // An endpoint that reports no zero state is one whose network cannot be told: its reads go ahead, as before.
+  return typeof root === 'string' ? networkOfZeroState(root) : undefined
 }
 
 /**

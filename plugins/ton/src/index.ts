@@ -13,6 +13,7 @@ import { readTonAssets, readTonFlows } from './portfolio.ts'
 import { buildTonTransfer } from './fundingTransfer.ts'
 import { readTonTransfers } from './readTransfers.ts'
 import { health } from './health.ts'
+import { onItsNetwork } from './network.ts'
 
 export const ton = defineEcosystem({
   id: 'ton',
@@ -31,17 +32,18 @@ export const ton = defineEcosystem({
     message: tonSignInMessage,
     verify: verifyTonSignIn,
   },
+  // Each chain read first checks the endpoint serves the network the chain id names (network.ts).
   balance: {
-    read: readTonBalance,
-    vault: readTonVault,
+    read: onItsNetwork(readTonBalance),
+    vault: onItsNetwork(readTonVault),
     assets: readTonAssets,
     flows: readTonFlows,
   },
   transactions: {
     check: checkTonTransactions,
-    build: buildTonTransactions,
-    buildTransfer: buildTonTransfer,
-    readTransfers: readTonTransfers,
+    build: onItsNetwork(buildTonTransactions),
+    buildTransfer: onItsNetwork(buildTonTransfer),
+    readTransfers: onItsNetwork(readTonTransfers),
   },
 })
 

@@ -1,0 +1,71 @@
+/**
+ * The network check on a toncenter-style endpoint. No TON network can run here behind HTTP (the sandbox is in-process),
+ * so a stand-in answers `getMasterchainInfo` as toncenter does, with a public network's zero state, and counts calls.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { UnavailableError } from '@earn/core'
+import { connectTon } from './client.ts'
+import { ton } from './index.ts'
+import { networkOfZeroState } from './network.ts'
+
+const MAINNET = 'F6OpKZKqvqeFp6CQmFomXNMfMj2EnaUSOXN+Mh+wVWk='
+const TESTNET = 'gj+B8wb/AmlPk1z1AhVI484rhrUpgSr2oSFIh56VoSg='
+
+let zeroState: string | undefined = MAINNET
+let failing = false
+const seen: { method: string; key: string | null }[] = []
+let node: ReturnType<typeof Bun.serve>
+beforeAll(() => {
+  node = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const call = (await request.json()) as { id: number; method: string }
+      seen.push({ method: call.method, key: request.headers.get('x-api-key') })
+      if (failing) return new Response('busy', { status: 502 })
+      const init = zeroState === undefined ? undefined : { '@type': 'ton.blockIdExt', workchain: -1, shard: '-9223372036854775808', seqno: 0, root_hash: zeroState, file_hash: 'x' }
+      return Response.json({ ok: true, id: call.id, jsonrpc: '2.0', result: { '@type': 'blocks.masterchainInfo', init } })
+    },
+  })
+})
+afterAll(() => node.stop(true))
+
+const url = () => `http://127.0.0.1:${node.port}/api/v2/jsonRPC`
+const owner = 'UQBVTf3dl8R3xyG9wsG7OQpL6wPnbKFIfDEj3Ws0lO-5SeOR'
+
+test('a zero state names its public network; any other names none', () => {
+  expect([MAINNET, TESTNET, 'AAAA'].map(networkOfZeroState)).toEqual(['-239', '-3', undefined])
+})
+
+test('an endpoint on mainnet refuses a testnet read with a 503 naming chainId, before reading; it is asked once, with the key', async () => {
+  zeroState = MAINNET
+  seen.length = 0
+  const client = connectTon({ TON_API_URL: url(), TON_API_KEY: 'k3y' })
+  for (let i = 0; i < 2; i++) {
+    const e = await ton.balance.read(client, { chainId: '-3', owner, token: 'native' }).catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(UnavailableError)
+    expect(e).toMatchObject({ status: 503, message: 'the TON_API_URL configured serves TON mainnet (-239), not -3', context: { chainId: '-3' } })
+  }
+  expect(seen).toEqual([{ method: 'getMasterchainInfo', key: 'k3y' }])
+  expect(await client.network!()).toBe('-239')
+})
+
+test('an endpoint whose zero state is no public network, or that reports none, is not refused', async () => {
+  for (const state of ['AAAA', undefined]) {
+    zeroState = state
+    expect(await connectTon({ TON_API_URL: url() }).network!()).toBeUndefined()
+  }
+})
+
+test('an endpoint that fails the ask is a 503, and the next read asks again', async () => {
+  zeroState = TESTNET
+  failing = true
+  seen.length = 0
+  const client = connectTon({ TON_API_URL: url() })
+  const e = await ton.balance.read(client, { chainId: '-239', owner, token: 'native' }).catch((x: unknown) => x)
+  expect(e).toBeInstanceOf(UnavailableError)
+  expect((e as Error).message).not.toContain('127.0.0.1')
+  failing = false
+  expect(await client.network!()).toBe('-3')
+  expect(seen.map((s) => s.method)).toEqual(['getMasterchainInfo', 'getMasterchainInfo'])
+})
