@@ -124,11 +124,13 @@ async function zeroStateNetwork(endpoint: string, apiKey: string | undefined): P
   const response = await fetch(endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(apiKey ? { 'X-API-Key': apiKey } : {}) },
-    body: JSON.stringify({ id: 1, jsonrpc: '2.0', method: 'getMasterchainInfo', params: {} }),
+    body: JSON.stringify({ id: '1', jsonrpc: '2.0', method: 'getMasterchainInfo', params: {} }),
     signal: AbortSignal.timeout(10_000),
   })
-  if (!response.ok) throw new Error(`getMasterchainInfo answered HTTP ${response.status}`)
-  const root = ((await response.json()) as { result?: { init?: { root_hash?: unknown } } }).result?.init?.root_hash
+  const body = response.ok ? ((await response.json()) as { ok?: unknown; result?: { init?: { root_hash?: unknown } } }) : undefined
+  // As TonClient reads toncenter: anything but HTTP 200 with `ok: true` is a failure, asked again on the next read.
+  if (body?.ok !== true) throw new Error(`getMasterchainInfo answered HTTP ${response.status}${body ? ' without ok' : ''}`)
+  const root = body.result?.init?.root_hash
   // An endpoint that reports no zero state is one whose network cannot be told: its reads go ahead, as before.
   return typeof root === 'string' ? networkOfZeroState(root) : undefined
 }

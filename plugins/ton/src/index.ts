@@ -14,6 +14,7 @@ import { buildTonTransfer } from './fundingTransfer.ts'
 import { readTonTransfers } from './readTransfers.ts'
 import { health } from './health.ts'
 import { onItsNetwork } from './network.ts'
+import { parseTxHash } from './lookup.ts'
 
 export const ton = defineEcosystem({
   id: 'ton',
@@ -41,9 +42,9 @@ export const ton = defineEcosystem({
   },
   transactions: {
     check: checkTonTransactions,
-    build: onItsNetwork(buildTonTransactions),
+    build: onItsNetwork(buildTonTransactions, checkTonTransactions),
     buildTransfer: onItsNetwork(buildTonTransfer),
-    readTransfers: onItsNetwork(readTonTransfers),
+    readTransfers: onItsNetwork(readTonTransfers, (_, p) => void parseTxHash(p.txHash)),
   },
 })
 

@@ -3,7 +3,7 @@
  * so a stand-in answers `getMasterchainInfo` as toncenter does, with a public network's zero state, and counts calls.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { UnavailableError } from '@earn/core'
+import { InvalidArgumentError, UnavailableError } from '@earn/core'
 import { connectTon } from './client.ts'
 import { ton } from './index.ts'
 import { networkOfZeroState } from './network.ts'
@@ -12,7 +12,7 @@ const MAINNET = 'F6OpKZKqvqeFp6CQmFomXNMfMj2EnaUSOXN+Mh+wVWk='
 const TESTNET = 'gj+B8wb/AmlPk1z1AhVI484rhrUpgSr2oSFIh56VoSg='
 
 let zeroState: string | undefined = MAINNET
-let failing = false
+let failing: false | 'http' | 'not ok' = false
 const seen: { method: string; key: string | null }[] = []
 let node: ReturnType<typeof Bun.serve>
 beforeAll(() => {
@@ -22,7 +22,8 @@ beforeAll(() => {
     async fetch(request) {
       const call = (await request.json()) as { id: number; method: string }
       seen.push({ method: call.method, key: request.headers.get('x-api-key') })
-      if (failing) return new Response('busy', { status: 502 })
+      if (failing === 'http') return new Response('busy', { status: 502 })
+      if (failing === 'not ok') return Response.json({ ok: false, error: 'LITE_SERVER_UNKNOWN', code: 500 })
       const init = zeroState === undefined ? undefined : { '@type': 'ton.blockIdExt', workchain: -1, shard: '-9223372036854775808', seqno: 0, root_hash: zeroState, file_hash: 'x' }
       return Response.json({ ok: true, id: call.id, jsonrpc: '2.0', result: { '@type': 'blocks.masterchainInfo', init } })
     },
@@ -57,15 +58,36 @@ test('an endpoint whose zero state is no public network, or that reports none, i
   }
 })
 
-test('an endpoint that fails the ask is a 503, and the next read asks again', async () => {
-  zeroState = TESTNET
-  failing = true
+test('an endpoint that fails the ask (an HTTP error, or 200 without ok) is a 503, and the next read asks again', async () => {
+  for (const failure of ['http', 'not ok'] as const) {
+    zeroState = TESTNET
+    failing = failure
+    seen.length = 0
+    const client = connectTon({ TON_API_URL: url() })
+    const e = await ton.balance.read(client, { chainId: '-239', owner, token: 'native' }).catch((x: unknown) => x)
+    expect(e, failure).toBeInstanceOf(UnavailableError)
+    expect((e as Error).message).not.toContain('127.0.0.1')
+    failing = false
+    expect(await client.network!()).toBe('-3')
+    expect(seen.map((s) => s.method)).toEqual(['getMasterchainInfo', 'getMasterchainInfo'])
+  }
+})
+
+test("a client's mistake is a 400 even while the endpoint cannot be asked: refusals that need no chain come first", async () => {
+  failing = 'http'
   seen.length = 0
-  const client = connectTon({ TON_API_URL: url() })
-  const e = await ton.balance.read(client, { chainId: '-239', owner, token: 'native' }).catch((x: unknown) => x)
-  expect(e).toBeInstanceOf(UnavailableError)
-  expect((e as Error).message).not.toContain('127.0.0.1')
-  failing = false
-  expect(await client.network!()).toBe('-3')
-  expect(seen.map((s) => s.method)).toEqual(['getMasterchainInfo', 'getMasterchainInfo'])
+  try {
+    const client = connectTon({ TON_API_URL: url() })
+    const hash = await ton.transactions.readTransfers(client, { chainId: '-239', txHash: 'nothash' }).catch((x: unknown) => x)
+    expect(hash).toBeInstanceOf(InvalidArgumentError)
+    expect(Object.keys((hash as InvalidArgumentError).context)).toEqual(['txHash'])
+    const opportunity = { id: 'o', chainId: '-239', vaultAddress: owner, baseToken: 'native', receiptToken: owner }
+    const build = { kind: 'deposit' as const, chainId: '-239', owner, opportunity, amount: 1n, tag: 'earn:v1:d:a:' + '0'.repeat(32), slippageBps: 0, tokenIn: 'native', mode: 'swap' as const }
+    const swap = await ton.transactions.build(client, build).catch((x: unknown) => x)
+    expect(swap).toBeInstanceOf(InvalidArgumentError)
+    expect(Object.keys((swap as InvalidArgumentError).context)).toEqual(['mode'])
+    expect(seen).toEqual([])
+  } finally {
+    failing = false
+  }
 })

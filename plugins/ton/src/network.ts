@@ -23,10 +23,15 @@ export async function assertServesNetwork(client: TonChainClient, chainId: strin
     throw new UnavailableError(`the TON_API_URL configured serves TON ${NAMES[served]} (${served}), not ${chainId}`, { chainId })
 }
 
-/** A capability that reads `p.chainId`'s network, checked to be the one the endpoint serves first. */
+/**
+ * A capability that reads `p.chainId`'s network, checked to be the one the endpoint serves before it reads.
+ * `refusalsFirst`: the capability's own checks that need no chain, so a client's mistake is a 400 even while the
+ * endpoint cannot be asked.
+ */
 export const onItsNetwork =
-  <P extends { chainId: string }, R>(read: (client: TonChainClient, p: P) => Promise<R>) =>
+  <P extends { chainId: string }, R>(read: (client: TonChainClient, p: P) => Promise<R>, refusalsFirst?: (client: TonChainClient, p: P) => void) =>
   async (client: TonChainClient, p: P): Promise<R> => {
+    refusalsFirst?.(client, p)
     await assertServesNetwork(client, p.chainId)
     return read(client, p)
   }
