@@ -42,6 +42,23 @@ describe('bodies nested past 16 levels', () => {
   })
 })
 
+describe('a field named twice', () => {
+  test('is a 400 naming it (JSON.parse would keep the last silently, where a proxy may have read the first); at any depth', async () => {
+    const cases: [string, string][] = [
+      [`{"address":"${fields.address}","walletEcosystem":"evm","url":"https://app.example.com","url":"https://evil.example"}`, 'url'],
+      [`{"address":"${fields.address}","walletEcosystem":"evm","url":"https://app.example.com","extra":{"a":1,"a":2}}`, 'extra.a'],
+    ]
+    for (const [rawBody, field] of cases) {
+      const r = await h.request('POST', AGREEMENT, { rawBody })
+      expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+      expect([r.body.context, r.body.error]).toEqual([{ [field]: 'given twice' }, `request body names "${field}" twice; which value was meant is unknown: send it once`])
+    }
+    // The same keys in sibling objects, or inside strings, are no repeat.
+    const fine = `{"address":"${fields.address}","walletEcosystem":"evm","url":"https://app.example.com","x":[{"a":1},{"a":2}],"y":"\\"url\\":1"}`
+    expect((await h.request('POST', AGREEMENT, { rawBody: fine })).status).toBe(200)
+  })
+})
+
 describe('bodies not sent as UTF-8 JSON', () => {
   test('bytes that are not UTF-8 are a 400, not stored with replacement characters', async () => {
     const text = JSON.stringify({ ...fields, url: 'https://app.example.com/PLACEHOLDER' })

@@ -4,7 +4,8 @@
  * the answer. A body of another type is kept as text, never parsed as a form: the route's schema then refuses it
  * with "send JSON", also after the key check.
  */
-import { ApiError } from '@earn/core'
+import { ApiError, quoted } from '@earn/core'
+import { firstDuplicateKey } from '../duplicateKeys.ts'
 import { Elysia } from 'elysia'
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -25,7 +26,8 @@ export class BadStringInBody {
 /** A JSON body the server cannot read as sent: compressed, another charset, bytes that are not UTF-8, too deep, no object. */
 export class UnreadableBody {
   constructor(
-    readonly field: 'content-encoding' | 'content-type' | 'body',
+    /** `content-encoding`, `content-type`, `body`, or the body's field named twice. */
+    readonly field: string,
     readonly problem: string,
     readonly message: string,
   ) {}
@@ -165,5 +167,12 @@ export const bodyParsing = new Elysia({ name: 'earn/body-parsing' }).onParse({ a
   }
   if (nestsDeeperThan(body, MAX_BODY_DEPTH))
     return new UnreadableBody('body', `nests deeper than ${MAX_BODY_DEPTH} levels`, `request body nests deeper than ${MAX_BODY_DEPTH} levels; no field takes such a value`)
+  // JSON.parse keeps the last of two values silently, where a proxy or a log may have read the first: `amount` twice
+  // would build for a sum nobody checked.
+  const twice = firstDuplicateKey(text)
+  if (twice) {
+    const field = quoted(twice.path ? `${twice.path}.${twice.key}` : twice.key)
+    return new UnreadableBody(field, 'given twice', `request body names ${JSON.stringify(field)} twice; which value was meant is unknown: send it once`)
+  }
   return badString(text, body) ?? body
 })
