@@ -208,6 +208,8 @@ describe('the HTTP layer, as the action routes answer it', () => {
     for (const [over, field] of [
       [{ amount: '1'.repeat(101) }, 'amount'],
       [{ referralCode: 'r'.repeat(65) }, 'referralCode'],
+      // Shown back by verify and activity as one line.
+      [{ referralCode: 'launch\nverified: true' }, 'referralCode'],
       [{ distributorId: 'd'.repeat(65) }, 'distributorId'],
       [{ userAddress: '0x' + 'a'.repeat(199) }, 'userAddress'],
     ] as const) {

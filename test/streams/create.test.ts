@@ -152,6 +152,7 @@ describe('rejections answer the envelope', () => {
     ['a token stream without creatorAddress', () => env.tokenBody(creator, { creatorAddress: undefined }), 'creatorAddress'],
     ['a token stream with a pointName', () => env.tokenBody(creator, { pointName: 'XP' }), 'pointName'],
     ['a point stream without pointName', () => env.pointBody({ pointName: undefined }), 'pointName'],
+    ['a point name with a line break or an escape', () => env.pointBody({ pointName: 'XP\n\u001b[31m' }), 'pointName'],
     ['a point stream with a rewardToken', () => env.pointBody({ rewardToken: env.chain.token }), 'rewardToken'],
     ['endTime equal to startTime', () => env.tokenBody(creator, { endTime: env.tokenBody(creator).startTime }), 'endTime'],
     ['endTime before startTime', () => env.pointBody({ startTime: '2030-01-02T00:00:00Z', endTime: '2030-01-01T00:00:00Z' }), 'endTime'],

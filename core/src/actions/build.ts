@@ -4,6 +4,7 @@
  * The action id is made before building because the tag names it.
  */
 import { attributionTag } from '../attribution.ts'
+import { hasControlCharacter, InvalidArgumentError } from '../errors.ts'
 import type { Clock } from '../clock.ts'
 import type { BuildParameters, OpportunityTarget } from '../ecosystem.ts'
 import type { NewAction } from '../store/schema.ts'
@@ -77,6 +78,9 @@ async function preflightThenBuild<T>(check: Promise<void>, build: () => Promise<
 
 export async function buildDeposit(deps: ActionDeps, p: ActionParameters<DepositBody>): Promise<ActionResult> {
   const { body } = p
+  // A body fault, told first: the code is shown back (verify, activity) as one line of text.
+  if (body.referralCode !== undefined && hasControlCharacter(body.referralCode))
+    throw new InvalidArgumentError('referralCode must be one line of text, without control characters', { referralCode: 'has a control character' })
   const c = await checkCommon(deps, {
     kind: 'deposit',
     orgId: p.orgId,

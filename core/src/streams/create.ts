@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto'
 import { parseField, preflight } from '../actions/checks.ts'
 import { ConfigError } from '../config.ts'
 import { InsufficientBalanceError } from '../actions/errors.ts'
-import { ApiError, InvalidArgumentError, UnavailableError } from '../errors.ts'
+import { ApiError, hasControlCharacter, InvalidArgumentError, UnavailableError } from '../errors.ts'
 import { STREAM_FEE_BPS, streamFee, UINT256_MAX } from '../fees.ts'
 import { OpportunityDelistedError, OpportunityNotFoundError } from '../opportunities/errors.ts'
 import { findOpportunity } from '../opportunities/query.ts'
@@ -44,6 +44,7 @@ function checkFields(body: CreateStreamBody, now: number): Checked {
   for (const field of own) if (body[field] === undefined) throw new InvalidStreamFieldError(field, `is required for ${body.type} streams`)
   for (const field of other) if (body[field] !== undefined) throw new InvalidStreamFieldError(field, `applies only to ${body.type === 'token' ? 'point' : 'token'} streams`)
   if (body.type === 'point' && body.pointName!.trim() === '') throw new InvalidStreamFieldError('pointName', 'must not be blank')
+  if (body.type === 'point' && hasControlCharacter(body.pointName!)) throw new InvalidStreamFieldError('pointName', 'must be one line of text, without control characters')
 
   const netBudget = parseBudget(body.netBudget)
   const startTime = parseInstant(body.startTime, 'startTime')
