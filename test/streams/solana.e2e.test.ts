@@ -65,3 +65,21 @@ test('a budget beyond what any Solana account holds (u64) is refused by the bala
   expect(r.body.error).toBe('insufficient token balance')
   expect(r.body.context).toMatchObject({ required: (2n ** 64n + (2n ** 64n * 150n + 9_999n) / 10_000n).toString(), available: '0' })
 })
+
+test("a SOL stream into a treasury holding nothing: the rent-exempt bound is on totalPulled, and the 400 says so under netBudget", async () => {
+  const creator = await generateKeyPairSigner()
+  await chain.airdrop(creator.address, 1_000_000_000n)
+  const now = Math.floor(Date.now() / 1000)
+  const body = (netBudget: string) => ({ type: 'token', chainId: 'localnet', rewardToken: 'native', creatorAddress: creator.address, netBudget, targetOpportunityId: entry.id, startTime: now, endTime: now + 60 })
+  // 877,000 plus its fee (13,155) is 890,155: short of the 890,880 a new account must hold.
+  const short = await h.post('/v2/streams', body('877000'))
+  expect(short.status).toBe(400)
+  expectEnvelope(short.body, 400, 'INVALID_ARGUMENT')
+  expect(short.body.context).toEqual({ netBudget: 'totalPulled 890155 (netBudget plus fee) must be at least 890880 while the recipient holds nothing' })
+  // Below 890,880 itself, but its total reaches it: built, and it lands.
+  const enough = await h.post('/v2/streams', body('880000'))
+  expect(enough.status, enough.text).toBe(200)
+  expect(enough.body.totalPulled).toBe('893200')
+  await chain.signAndSend(enough.body.transactions[0].transaction.serializedTransaction, creator)
+  expect(chain.svm.getBalance(treasury as Parameters<typeof chain.svm.getBalance>[0])).toBe(893_200n)
+})

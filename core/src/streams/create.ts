@@ -99,11 +99,17 @@ function treasuryOn(deps: StreamDeps, ecosystem: LoadedEcosystem, chainId: strin
 // The plugins name their own parameters; the request's fields are what the caller can fix.
 const REQUEST_FIELDS: Readonly<Record<string, string>> = { token: 'rewardToken', from: 'creatorAddress', amount: 'netBudget' }
 
-/** A plugin's 400 about its parameters, renamed to the request field it came from. */
-function asRequestError(e: unknown): unknown {
+/**
+ * A plugin's 400 about its parameters, renamed to the request field it came from. The transfer's amount is totalPulled,
+ * not the netBudget the caller gave: a bound the plugin states is on that total.
+ */
+function asRequestError(e: unknown, totalPulled: bigint): unknown {
   if (!(e instanceof ApiError) || e.code !== 'INVALID_ARGUMENT' || e instanceof InsufficientBalanceError) return e
   if (!Object.keys(e.context).some((key) => key in REQUEST_FIELDS)) return e
-  const renamed = Object.entries(e.context).map(([key, value]) => [REQUEST_FIELDS[key] ?? key, value])
+  const renamed = Object.entries(e.context).map(([key, value]) => [
+    REQUEST_FIELDS[key] ?? key,
+    key === 'amount' && typeof value === 'string' ? `totalPulled ${totalPulled} (netBudget plus fee) ${value}` : value,
+  ])
   return new InvalidArgumentError(e.message, Object.fromEntries(renamed), { cause: e })
 }
 
@@ -172,7 +178,7 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
       await preflight(ecosystem, { chainId: body.chainId, owner: creator, token: rewardToken, required: totalPulled })
       transactions = await plugin.transactions.buildTransfer(client, { chainId: body.chainId, from: creator, token: rewardToken, to: treasury!, amount: totalPulled, tag })
     } catch (e) {
-      throw asRequestError(e)
+      throw asRequestError(e, totalPulled)
     }
     row.rewardToken = rewardToken
     row.creator = creator

@@ -12,6 +12,9 @@ import { WALLET_RENT } from './fees.ts'
 import { newWallet } from './fixtures.ts'
 import { buildTransfer } from './fundingTransfer.ts'
 import { readTransfers } from './readTransfers.ts'
+import { TOKEN_2022_PROGRAM_ADDRESS } from './token.ts'
+
+const u64Max = 2n ** 64n - 1n
 
 const TAG = 'earn:v1:stream:5b0c1f2e-3d4a-4b5c-8d6e-7f8091a2b3c4:0123456789abcdef0123456789abcdef'
 
@@ -105,6 +108,45 @@ describe('refusals', () => {
       const e = await buildTransfer(client, params(over)).catch((x: unknown) => x)
       expect(e).toBeInstanceOf(InvalidArgumentError)
       expect((e as InvalidArgumentError).context).toHaveProperty(field)
+    }
+  })
+
+  test("a Token-2022 mint charging a transfer fee, in force or scheduled, is refused (the treasury would get less than asked); a fee of 0 lands whole", async () => {
+    // A TransferFeeConfig written into the mint's data as the program lays it out (two authorities, the withheld
+    // amount, then the older and the newer fee: epoch, maximum, bps); LiteSVM's Token-2022 charges what it says.
+    async function mintWithFee(older: [maximum: bigint, bps: number], newer: [maximum: bigint, bps: number]) {
+      const feeMint = await chain.createMint({ decimals: 6, tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
+      const base = chain.svm.getAccount(address(feeMint))
+      if (!base.exists) throw new Error('no mint')
+      const config = new Uint8Array(108)
+      const view = new DataView(config.buffer)
+      for (const [at, [maximum, bps], epoch] of [[72, older, 0n], [90, newer, 1n]] as const) {
+        view.setBigUint64(at, epoch, true)
+        view.setBigUint64(at + 8, maximum, true)
+        view.setUint16(at + 16, bps, true)
+      }
+      const data = new Uint8Array([...base.data, ...new Array<number>(165 - base.data.length).fill(0), 1, 1, 0, 108, 0, ...config])
+      chain.svm.setAccount({ ...base, data, lamports: chain.svm.minimumBalanceForRentExemption(BigInt(data.length)) } as typeof base)
+      await chain.mintTo({ mint: feeMint, owner: sender.address, amount: 5_000_000n })
+      return feeMint
+    }
+    for (const [older, newer, fee] of [
+      [[10_000n, 100], [10_000n, 100], 10_000n],
+      [[u64Max, 0], [u64Max, 100], 10_151n],
+      [[3n, 50], [0n, 0], 3n],
+    ] as const) {
+      const feeMint = await mintWithFee(older as [bigint, number], newer as [bigint, number])
+      const e = await buildTransfer(client, params({ token: feeMint })).catch((x: unknown) => x)
+      expect(e).toBeInstanceOf(InvalidArgumentError)
+      expect((e as InvalidArgumentError).context).toEqual({ token: 'charges a transfer fee' })
+      expect((e as InvalidArgumentError).message).toContain(`up to ${fee} of these 1015002`)
+    }
+    for (const free of [[[u64Max, 0], [u64Max, 0]], [[0n, 100], [0n, 100]]] as const) {
+      const feeMint = await mintWithFee(free[0] as [bigint, number], free[1] as [bigint, number])
+      const p = params({ token: feeMint })
+      const [step] = await buildTransfer(client, p)
+      await chain.signAndSend(step!.transaction.serializedTransaction as string, sender)
+      expect(await chain.tokenBalance(feeMint, p.to)).toBe(1_015_002n)
     }
   })
 

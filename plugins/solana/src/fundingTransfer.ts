@@ -49,6 +49,14 @@ export async function buildTransfer(client: SolanaClient, p: TransferParameters)
         readLamports(rpc, from, abortSignal),
       ])
       lifetime = l
+      // The treasury must receive the whole amount (a stream's funding is judged by what arrives): a fee taken on the
+      // way would leave the stream unconfirmable, its tokens gone.
+      const fee = token.transferFee(amount)
+      if (fee > 0n)
+        throw new InvalidArgumentError(
+          `token ${mint} charges a transfer fee (up to ${fee} of these ${amount} smallest units), so the recipient would receive less than the amount; use a mint without a transfer fee`,
+          { token: 'charges a transfer fee' },
+        )
       const transfer = tokenTransferToVault({ token, owner: from, vault: to, amount })
       assertPaysFor({ available, moved: 0n, newAccountRent: transfer.newAccountRent })
       instructions = [...transfer.instructions, memo]

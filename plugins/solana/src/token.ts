@@ -33,6 +33,11 @@ export interface MintWithAccounts {
   accountSize: number
   /** The associated token account of each owner, in the order asked. */
   accounts: TokenAccount[]
+  /**
+   * What a transfer of `amount` pays the mint's Token-2022 transfer fee at most: the larger of the fee in force and the
+   * one the mint has scheduled (a transaction built now may land in either epoch). 0 for a mint without a fee.
+   */
+  transferFee(amount: bigint): bigint
 }
 
 export interface ReadMintParameters {
@@ -53,13 +58,41 @@ export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintPa
     abortSignal: p.abortSignal,
     commitment: COMMITMENT,
   })
-  const { tokenProgram, decimals, extensions } = decodeMint(mintAccount!, p.field)
+  const { tokenProgram, decimals, extensions, fees } = decodeMint(mintAccount!, p.field)
   const offset = TOKEN_PROGRAMS.indexOf(tokenProgram as (typeof TOKEN_PROGRAMS)[number]) * p.owners.length
   const accounts = p.owners.map((_, i) => {
     const account = found[offset + i]!
     return { address: account.address, amount: account.exists ? tokenAmount(account.data) : undefined }
   })
-  return { mint: p.mint, tokenProgram, decimals, accountSize: newAccountSize(tokenProgram, extensions), accounts }
+  return {
+    mint: p.mint,
+    tokenProgram,
+    decimals,
+    accountSize: newAccountSize(tokenProgram, extensions),
+    accounts,
+    transferFee: (amount) => fees.reduce((most, fee) => (feeOf(fee, amount) > most ? feeOf(fee, amount) : most), 0n),
+  }
+}
+
+/** One of a TransferFeeConfig's two fees (older: in force; newer: from its epoch on). */
+interface TransferFee {
+  maximumFee: bigint
+  basisPoints: bigint
+}
+
+/** spl-token-2022's `calculate_fee`: the rate rounded up, capped at the maximum. */
+function feeOf(fee: TransferFee, amount: bigint): bigint {
+  if (fee.basisPoints === 0n || amount === 0n) return 0n
+  const raw = (amount * fee.basisPoints + 9_999n) / 10_000n
+  return raw < fee.maximumFee ? raw : fee.maximumFee
+}
+
+/** TransferFeeConfig (108 bytes): two authorities (32 each) and the withheld amount (8), then the older and the newer fee (epoch u64, maximum u64, bps u16). */
+const TRANSFER_FEE_CONFIG = 1
+const TRANSFER_FEE_CONFIG_LENGTH = 108
+
+function transferFees(view: DataView, at: number): TransferFee[] {
+  return [at + 72, at + 90].map((fee) => ({ maximumFee: view.getBigUint64(fee + 8, true), basisPoints: BigInt(view.getUint16(fee + 16, true)) }))
 }
 
 /**
@@ -81,9 +114,10 @@ export function newAccountSize(tokenProgram: Address, mintExtensions: readonly n
   return TOKEN_ACCOUNT_SIZE + 1 + 4 + [...new Set(mintExtensions)].reduce((sum, type) => sum + (ACCOUNT_BYTES_FOR_MINT_EXTENSION[type] ?? 0), 0)
 }
 
-/** The extension types a Token-2022 mint's data lists: type-length-value entries after the account type byte. */
-function extensionTypes(data: Uint8Array): number[] {
+/** The extension types a Token-2022 mint's data lists (type-length-value entries after the account type byte), and its transfer fees. */
+function readExtensions(data: Uint8Array): { types: number[]; fees: TransferFee[] } {
   const types: number[] = []
+  let fees: TransferFee[] = []
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength)
   for (let at = TOKEN_ACCOUNT_SIZE + 1; at + 4 <= data.length; ) {
     const type = view.getUint16(at, true)
@@ -91,12 +125,13 @@ function extensionTypes(data: Uint8Array): number[] {
     // Type 0 is the unused space after the last entry.
     if (type === 0) break
     types.push(type)
+    if (type === TRANSFER_FEE_CONFIG && length === TRANSFER_FEE_CONFIG_LENGTH && at + 4 + length <= data.length) fees = transferFees(view, at + 4)
     at += 4 + length
   }
-  return types
+  return { types, fees }
 }
 
-function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram: Address; decimals: number; extensions: number[] } {
+function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram: Address; decimals: number; extensions: number[]; fees: TransferFee[] } {
   const notAMint = () =>
     new InvalidArgumentError(`${field} ${account.address} is not an SPL token mint on this Solana cluster`, {
       [field]: 'not a token mint on this cluster',
@@ -107,7 +142,8 @@ function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram
   if (!isMint) throw notAMint()
   const mint = getMintDecoder().decode(data.subarray(0, MINT_SIZE))
   if (!mint.isInitialized) throw notAMint()
-  return { tokenProgram: account.programAddress, decimals: mint.decimals, extensions: data.length > MINT_SIZE ? extensionTypes(data) : [] }
+  const { types, fees } = data.length > MINT_SIZE ? readExtensions(data) : { types: [], fees: [] }
+  return { tokenProgram: account.programAddress, decimals: mint.decimals, extensions: types, fees }
 }
 
 /** The base layout's amount; Token-2022 extensions come after it and do not move it. */
