@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { ApiError, UnavailableError, type VerifySignInParameters } from '@earn/core'
 import type { ContractProvider } from '@ton/core'
+import { WalletContractV2R2 } from '@ton/ton'
 import { keyPairFromSeed, mnemonicNew, mnemonicToPrivateKey, type KeyPair } from '@ton/crypto'
 import {
   signTonProof,
@@ -271,6 +272,16 @@ describe('ton_proof without stateInit (get_public_key on the sandbox)', () => {
     const p = agreement(wallet.address.toRawString())
     const signature = signTonProof({ keyPair: kp, address: wallet.address, domain: DOMAIN, timestamp: NOW_S, payload: p.message })
     expect(await rejected(chain.client, { ...p, signature })).toBe('the wallet is not deployed; send its stateInit with the proof')
+  })
+
+  test("a stateInit of a wallet this server does not read (v2r2), not deployed: says so rather than to send the stateInit it sent", async () => {
+    const kp = await newKeyPair()
+    const wallet = WalletContractV2R2.create({ workchain: 0, publicKey: kp.publicKey })
+    const p = agreement(wallet.address.toRawString())
+    const signature = signTonProof({ keyPair: kp, address: wallet.address, domain: DOMAIN, timestamp: NOW_S, payload: p.message, stateInit: wallet.init })
+    expect(await rejected(chain.client, { ...p, signature })).toBe(
+      'the wallet is not deployed and proof.stateInit is not a wallet contract this server reads a key from (v3r1, v3r2, v4r2, v5beta, v5r1); deploy the wallet first',
+    )
   })
 
   test('rejects a contract with no get_public_key (a jetton minter)', async () => {

@@ -14,7 +14,7 @@ import { ed25519 } from '@noble/curves/ed25519.js'
 import { askChain, getMethodExitCode, type TonChainClient } from './client.ts'
 import { checkTonAddress } from './address.ts'
 import { decodeBase64, decodeTonProof, tonProofHash } from './tonProof.ts'
-import { publicKeyFromStateInit } from './walletState.ts'
+import { KNOWN_WALLET_VERSIONS, publicKeyFromStateInit } from './walletState.ts'
 
 /** A wallet's clock may run a little ahead of ours, or the proof be made just before the agreement. */
 export const CLOCK_SKEW_SECONDS = 60
@@ -92,7 +92,7 @@ async function walletPublicKey(
     key = publicKeyFromStateInit(init)?.publicKey ?? null
   }
   if (!key) {
-    const onChain = await publicKeyOnChain(client, address)
+    const onChain = await publicKeyOnChain(client, address, stateInitBase64 !== undefined)
     if (!onChain.ok) return onChain
     key = onChain.publicKey
   }
@@ -110,11 +110,17 @@ function decodeStateInit(base64: string): StateInit | null {
   }
 }
 
-async function publicKeyOnChain(client: TonChainClient, address: Address): Promise<KeyResult> {
+async function publicKeyOnChain(client: TonChainClient, address: Address, sentStateInit: boolean): Promise<KeyResult> {
   const provider = client.provider(address)
   const state = await askChain('the wallet state', () => provider.getState())
   if (state.state.type !== 'active')
-    return { ok: false, reason: 'the wallet is not deployed; send its stateInit with the proof' }
+    return {
+      ok: false,
+      // A stateInit sent but not read: telling its wallet to send it would not help.
+      reason: sentStateInit
+        ? `the wallet is not deployed and proof.stateInit is not a wallet contract this server reads a key from (${KNOWN_WALLET_VERSIONS.join(', ')}); deploy the wallet first`
+        : 'the wallet is not deployed; send its stateInit with the proof',
+    }
   try {
     const { stack } = await askChain('get_public_key', () => provider.get('get_public_key', []))
     const n = stack.readBigNumber()

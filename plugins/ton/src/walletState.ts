@@ -37,6 +37,9 @@ const KNOWN_WALLETS: readonly KnownWallet[] = [
   { version: 'v5r1', codeHash: codeHash(WalletContractV5R1.create({ publicKey: ZERO_KEY }).init.code), keyOffsetBits: 1 + 32 + 32 },
 ]
 
+/** The wallet versions whose stateInit gives their key. */
+export const KNOWN_WALLET_VERSIONS: readonly WalletVersion[] = KNOWN_WALLETS.map((w) => w.version)
+
 export type WalletKey = { version: WalletVersion; publicKey: Buffer }
 
 /**
