@@ -10,9 +10,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
-import { createStore, storeUnavailable, type Store } from '@earn/core'
+import { createOrganization, createStore, storeUnavailable, type Store } from '@earn/core'
 import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
 import { DATABASE_URL, freshSchema, postgresAvailable } from '../services.ts'
+import { cuttableProxy } from '../proxy.ts'
 import { thrown } from '../thrown.ts'
 
 const wallet = '0x' + 'ab'.repeat(20)
@@ -58,6 +59,64 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL statement timeout', ()
     expect(waited).toBeLessThan(5_000)
     expect(logged.some((f) => f.msg === 'store unavailable' && String(f.error).includes('statement timeout'))).toBe(true)
     expect((await h.get(`/v2/membership/?address=${wallet}`)).status).toBe(200)
+  })
+})
+
+describe.skipIf(!(await postgresAvailable()))('PostgreSQL gone silent (a crashed host: connections open, nothing comes back)', () => {
+  let h: Harness
+  let store: Store
+  let drop: () => Promise<void>
+  let proxy: ReturnType<typeof cuttableProxy>
+  beforeAll(async () => {
+    let schema: string
+    ;({ schema, drop } = await freshSchema())
+    proxy = cuttableProxy(5432)
+    const url = new URL(DATABASE_URL)
+    url.hostname = '127.0.0.1'
+    url.port = String(proxy.port)
+    // Statements are timed on this side at the statement timeout plus 2 s.
+    store = createStore({ engine: 'postgres', url: url.toString(), schema, statementTimeoutMs: 300 })
+    h = await createHarness({ store, logger: { info: () => {}, error: () => {} } })
+  })
+  afterAll(async () => {
+    await store.close()
+    proxy.stop()
+    await drop()
+  })
+
+  test('reads, writes and readiness answer 503 in seconds, not when TCP gives up; once it is back, so is the server', async () => {
+    expect((await h.get(`/v2/membership/?address=${wallet}`)).status).toBe(200)
+    proxy.cut()
+    const started = performance.now()
+    const [read, write, ready] = await Promise.all([
+      // Another wallet: the first's "not a member" is remembered for a second.
+      h.get(`/v2/membership/?address=${'0x' + 'cd'.repeat(20)}`),
+      h.post('/v2/membership/agreement', { address: wallet, walletEcosystem: 'evm', url: 'https://app.example.com' }),
+      h.app.handle(new Request('http://localhost/readyz')),
+    ])
+    const waited = performance.now() - started
+    for (const r of [read, write]) {
+      expectEnvelope(r.body, 503, 'UNAVAILABLE')
+      expect(r.body.context).toEqual({ database: 'unreachable' })
+    }
+    expect(ready.status).toBe(503)
+    expect(((await ready.json()) as { checks: Record<string, string> }).checks.store).toBe('unavailable: no answer within 2000 ms')
+    expect(waited).toBeLessThan(5_000)
+    // A transaction (an organization with its key and distributor) fails the same way and leaves nothing behind.
+    const tx = await createOrganization({ store, clock: h.deps.clock }, { name: 'Silent org' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(storeUnavailable(tx)).toBe('unreachable')
+    // The route is back; the silent connections are not (as after a crash), so the pool made new ones.
+    proxy.restore()
+    expect((await h.get(`/v2/membership/?address=${wallet}`)).status).toBe(200)
+    const agreement = await h.post('/v2/membership/agreement', { address: wallet, walletEcosystem: 'evm', url: 'https://app.example.com' })
+    expect(agreement.status, agreement.text).toBe(200)
+    expect((await h.app.handle(new Request('http://localhost/readyz'))).status).toBe(200)
+    expect((await store.listOrganizations()).map((o) => o.name)).not.toContain('Silent org')
+    const created = await createOrganization({ store, clock: h.deps.clock }, { name: 'Back org' })
+    expect((await store.listOrganizations()).map((o) => o.id)).toContain(created.orgId)
   })
 })
 

@@ -5,7 +5,7 @@
 import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
-import { generateKeyPairSigner } from '@solana/kit'
+import { address, generateKeyPairSigner } from '@solana/kit'
 import { localCatalog } from '../actions/localChain.ts'
 import { deploySampleSolana, startSolana } from '../chains/solana.ts'
 import { createHarness, expectEnvelope } from '../harness.ts'
@@ -81,5 +81,5 @@ test("a SOL stream into a treasury holding nothing: the rent-exempt bound is on 
   expect(enough.status, enough.text).toBe(200)
   expect(enough.body.totalPulled).toBe('893200')
   await chain.signAndSend(enough.body.transactions[0].transaction.serializedTransaction, creator)
-  expect(chain.svm.getBalance(treasury as Parameters<typeof chain.svm.getBalance>[0])).toBe(893_200n)
+  expect<bigint | null>(chain.svm.getBalance(address(treasury))).toBe(893_200n)
 })

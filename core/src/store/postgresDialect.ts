@@ -35,6 +35,73 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000
 type Sql = import('postgres').Sql
 type TransactionSql = import('postgres').TransactionSql
 
+/** How long past the statement timeout the server's answer may take before the database counts as silent. */
+const ANSWER_GRACE_MS = 2_000
+
+/**
+ * The connection pool, replaced when it goes silent. `statement_timeout` is PostgreSQL's own, so it ends nothing
+ * when no packet comes back (a host that crashed or dropped off the network: its connections stay open on this side,
+ * and a statement sent on one waits as long as TCP keeps trying, ~15 minutes). Every statement here is therefore also
+ * timed on this side, and one that has no answer within the statement timeout plus a grace fails as `unreachable`
+ * (503); and when the whole pool has answered nothing for that long, its connections are dropped and new ones made,
+ * so the server is back as soon as the database is.
+ */
+class Pool {
+  #sql: Sql
+  #lastAnswer = performance.now()
+
+  constructor(
+    private readonly open: () => Sql,
+    /** 0: statements are not timed here (PostgreSQL's statement timeout is off too). */
+    readonly answerWithinMs: number,
+  ) {
+    this.#sql = open()
+  }
+
+  get sql(): Sql {
+    return this.#sql
+  }
+
+  /** `work` (on `sql`, this pool's now or an earlier one) or, past the limit, the `unreachable` failure. */
+  async answer<T>(sql: Sql, work: Promise<T>, limitMs = this.answerWithinMs): Promise<T> {
+    const answered = () => {
+      if (sql === this.#sql) this.#lastAnswer = performance.now()
+    }
+    if (limitMs === 0) return work.finally(answered)
+    let timer: Timer | undefined
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.#silent(sql, limitMs)
+        reject(Object.assign(new Error(`PostgreSQL gave no answer within ${limitMs} ms`), { code: 'ETIMEDOUT', [SILENT]: true }))
+      }, limitMs)
+    })
+    try {
+      return await Promise.race([work.finally(answered), silent])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  #silent(sql: Sql, limitMs: number) {
+    // One slow statement on a pool that answers others (queued behind a busy pool, say) is that statement's failure.
+    if (sql !== this.#sql || performance.now() - this.#lastAnswer < limitMs) return
+    this.#sql = this.open()
+    this.#lastAnswer = performance.now()
+    // Pending statements on the old connections fail (CONNECTION_DESTROYED) and their transactions end with them.
+    void sql.end({ timeout: 0 }).catch(() => {})
+  }
+
+  end(): Promise<void> {
+    return this.#sql.end({ timeout: 5 })
+  }
+}
+
+const SILENT = Symbol('silent')
+const silent = (e: unknown) => typeof e === 'object' && e !== null && SILENT in e
+
+/** Migrations lift the statement timeout for their transaction (`SET LOCAL statement_timeout = 0`): this side's timing with it. */
+const LIFTS_TIMEOUT = /^set local statement_timeout = 0$/i
+
 /** postgres.js's codes for a connection that is gone; the server rolled back whatever it held. */
 const LOST = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'])
 const lost = (e: unknown) => LOST.has(String((e as { code?: unknown } | null)?.code))
@@ -50,21 +117,28 @@ const ROLLBACK = Symbol('rollback')
  */
 class PostgresJsConnection implements DatabaseConnection {
   #tx: TransactionSql | undefined
+  /** The pool's connections the transaction was begun on. */
+  #txSql: Sql | undefined
   #end: { resolve(): void; reject(reason: unknown): void } | undefined
   #finished: Promise<unknown> | undefined
   #lost: unknown
+  #untimed = false
 
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly pool: Pool) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#lost !== undefined) throw this.#lost
     try {
-      const result = await (this.#tx ?? this.sql).unsafe(query.sql, query.parameters as never[])
+      const sql = this.#txSql ?? this.pool.sql
+      const result = await this.pool.answer(sql, (this.#tx ?? sql).unsafe(query.sql, query.parameters as never[]).execute(), this.#untimed ? 0 : undefined)
+      if (this.#tx && LIFTS_TIMEOUT.test(query.sql)) this.#untimed = true
       const { command, count } = result
       const changed = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'
       return { rows: Array.from(result) as R[], ...(changed ? { numAffectedRows: BigInt(count) } : {}) }
     } catch (e) {
-      if (this.#tx && lost(e)) this.#lost = e
+      // Nothing more is sent on a transaction whose connection is lost, or silent: dropped with its pool, or ended by
+      // PostgreSQL's idle_in_transaction_session_timeout should it answer after all.
+      if (this.#tx && (lost(e) || silent(e))) this.#lost = e
       throw e
     }
   }
@@ -78,8 +152,10 @@ class PostgresJsConnection implements DatabaseConnection {
     const ready = Promise.withResolvers<void>()
     const end = (this.#end = Promise.withResolvers<void>())
     this.#lost = undefined
+    this.#untimed = false
     const options = settings.isolationLevel ? `isolation level ${settings.isolationLevel}` : ''
-    this.#finished = this.sql.begin(options, async (tx) => {
+    const sql = (this.#txSql = this.pool.sql)
+    this.#finished = sql.begin(options, async (tx) => {
       this.#tx = tx
       ready.resolve()
       // Settled by commit (resolve) or rollback (reject): postgres.js then sends COMMIT or ROLLBACK itself.
@@ -90,14 +166,18 @@ class PostgresJsConnection implements DatabaseConnection {
       if (e !== ROLLBACK) this.#lost ??= e
       ready.reject(e)
     })
-    return ready.promise
+    // A BEGIN with no answer in time is abandoned like a silent statement's transaction.
+    return this.pool.answer(sql, ready.promise).catch((e: unknown) => {
+      this.#lost ??= e
+      throw e
+    })
   }
 
   async commit(): Promise<void> {
     try {
       if (this.#lost !== undefined) throw this.#lost
       this.#end!.resolve()
-      await this.#finished
+      await this.pool.answer(this.#txSql!, this.#finished!)
     } finally {
       this.#reset()
     }
@@ -110,22 +190,27 @@ class PostgresJsConnection implements DatabaseConnection {
       // then too): PostgreSQL ended that transaction, and commit() has reset the connection.
       if (this.#lost !== undefined || this.#end === undefined) return
       this.#end!.reject(ROLLBACK)
-      await this.#finished!.catch((e: unknown) => {
-        if (e !== ROLLBACK) throw e
-      })
+      await this.pool.answer(
+        this.#txSql!,
+        this.#finished!.catch((e: unknown) => {
+          if (e !== ROLLBACK) throw e
+        }),
+      )
     } finally {
       this.#reset()
     }
   }
 
   #reset() {
-    this.#tx = this.#end = this.#finished = this.#lost = undefined
+    this.#tx = this.#txSql = this.#end = this.#finished = this.#lost = undefined
+    this.#untimed = false
   }
 }
 
 async function connect(options: PostgresOptions): Promise<Driver> {
   const { default: postgres } = await import('postgres')
-  const sql = postgres(options.url, {
+  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
+  const open = () => postgres(options.url, {
     max: options.maxConnections ?? 10,
     onnotice: () => {},
     // postgres.js reads the server's array types on each new connection, in a query no caller awaits: a connection
@@ -137,7 +222,7 @@ async function connect(options: PostgresOptions): Promise<Driver> {
     // database that stays away fails each statement (a 503) rather than holding it.
     backoff: (retries: number) => Math.min(retries * 0.1, 1),
     connection: {
-      statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+      statement_timeout: statementTimeoutMs,
       application_name: options.applicationName ?? 'earn-api',
       // A transaction left open (a process paused mid-way) would hold its locks, and every writer behind them, for good.
       idle_in_transaction_session_timeout: 60_000,
@@ -146,16 +231,17 @@ async function connect(options: PostgresOptions): Promise<Driver> {
     // int8 columns hold epoch milliseconds and budgets, all far below 2^53.
     types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
   })
+  const pool = new Pool(open, statementTimeoutMs === 0 ? 0 : statementTimeoutMs + ANSWER_GRACE_MS)
   return {
     init: async () => {},
-    acquireConnection: async () => new PostgresJsConnection(sql),
+    acquireConnection: async () => new PostgresJsConnection(pool),
     beginTransaction: (c, settings) => (c as PostgresJsConnection).begin(settings),
     commitTransaction: (c) => (c as PostgresJsConnection).commit(),
     rollbackTransaction: (c) => (c as PostgresJsConnection).rollback(),
     releaseConnection: async () => {},
     // A connection PostgreSQL closed under a statement keeps postgres.js's end() waiting for good: past the timeout,
     // every connection is dropped instead.
-    destroy: () => sql.end({ timeout: 5 }),
+    destroy: () => pool.end(),
   }
 }
 

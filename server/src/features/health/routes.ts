@@ -10,6 +10,17 @@ const Check = t.Object({
   checks: t.Record(t.String(), t.String()),
 })
 
+/** A probe answers within this, whatever its dependency does: a readiness check that waits is no check. */
+const PROBE_LIMIT_MS = 2_000
+
+function within<T>(work: Promise<T>): Promise<T> {
+  let timer: Timer | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_LIMIT_MS} ms`)), PROBE_LIMIT_MS)
+  })
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
+}
+
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]!.slice(0, 120) : 'error')
 
 export const healthRoutes = (deps: Deps) =>
@@ -31,7 +42,7 @@ export const healthRoutes = (deps: Deps) =>
           }
         }
         await Promise.all([
-          probe('store', async () => (await deps.store.ping(), 'ok')),
+          probe('store', async () => (await within(deps.store.ping()), 'ok')),
           probe('meter', async () => {
             const s = await deps.meter.ping()
             if (s.state === 'ok') return 'ok'
