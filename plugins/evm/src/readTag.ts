@@ -186,5 +186,31 @@ export async function minedTransaction(client: EvmClient, p: ReadTagParameters):
     if (receipt.reason instanceof TransactionReceiptNotFoundError) throw notFound(`transaction ${hash} is not mined yet`)
     throw receipt.reason
   }
+  // What the RPC answered is read as viem shaped it; an answer that is not a transaction and its receipt for this hash
+  // (a broken or misconfigured endpoint) is the chain's failure, not a verdict.
+  if (!isMined(transaction.value, receipt.value, hash)) throw chainUnavailable(p.chainId, new Error('the RPC answered something other than the transaction and its receipt'))
   return { transaction: transaction.value, receipt: receipt.value }
+}
+
+const HEX = /^0x[0-9a-fA-F]*$/
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+
+function isMined(transaction: unknown, receipt: unknown, hash: Hash): boolean {
+  const t = transaction as Partial<Transaction> | null
+  const r = receipt as Partial<TransactionReceipt> | null
+  if (typeof t !== 'object' || t === null || typeof r !== 'object' || r === null) return false
+  return (
+    typeof t.hash === 'string' &&
+    t.hash.toLowerCase() === hash &&
+    typeof t.from === 'string' &&
+    ADDRESS.test(t.from) &&
+    (t.to === null || t.to === undefined || (typeof t.to === 'string' && ADDRESS.test(t.to))) &&
+    typeof t.input === 'string' &&
+    HEX.test(t.input) &&
+    typeof t.value === 'bigint' &&
+    typeof r.transactionHash === 'string' &&
+    r.transactionHash.toLowerCase() === hash &&
+    (r.status === 'success' || r.status === 'reverted') &&
+    Array.isArray(r.logs)
+  )
 }

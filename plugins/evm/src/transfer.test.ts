@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { InvalidAddressError, InvalidArgumentError, NotFoundError } from '@earn/core'
+import { InvalidAddressError, InvalidArgumentError, NotFoundError, UnavailableError } from '@earn/core'
 import { encodeFunctionData, erc20Abi, parseEther, parseUnits, stringToHex, zeroAddress, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { sendUnsigned } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
+import { connect } from './client.ts'
 import { build } from './transactions.ts'
 import { buildTransfer, readTransfers, TRANSFER_GAS } from './transfer.ts'
 
@@ -104,6 +105,42 @@ describe('readTransfers', () => {
       { token: lower(chain.vault), from: zeroAddress, to: lower(owner.address), amount: shares },
     ])
     expect(read.tag).toStartWith('earn:v1:')
+  })
+
+  test("an RPC answering something other than the transaction asked for is 503, not a verdict or a crash", async () => {
+    const sender = await chain.user(parseUnits('1', 6))
+    const [real] = await chain.sendAll(sender, await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: lower(sender.address), token: lower(chain.asset), to: lower(newAddress()), amount: 1n, tag: TAG }))
+    const asked = `0x${'cd'.repeat(32)}`
+    // A broken endpoint in front of anvil: the two reads of a mined transaction answer `mode`, the rest go through.
+    let mode: 'bare' | 'empty' | 'another' = 'bare'
+    const broken = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: async (req) => {
+        type Call = { id: number; method: string; params: unknown[] }
+        const toAnvil = async (call: Call) =>
+          (await fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) })).json()
+        const answer = (call: Call) => {
+          if (call.method !== 'eth_getTransactionByHash' && call.method !== 'eth_getTransactionReceipt') return toAnvil(call)
+          if (mode !== 'another') return { jsonrpc: '2.0', id: call.id, result: mode === 'bare' ? '0x' : {} }
+          // Another transaction's answers, as a misrouted or caching endpoint might give.
+          return toAnvil({ ...call, params: [real] })
+        }
+        const body = (await req.json()) as Call | Call[]
+        return Response.json(Array.isArray(body) ? await Promise.all(body.map(answer)) : await answer(body))
+      },
+    })
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=http://127.0.0.1:${broken.port}` })
+      for (const m of ['bare', 'empty', 'another'] as const) {
+        mode = m
+        const e = await readTransfers(client, { chainId: chain.anvil.chainId, txHash: asked }).catch((x: unknown) => x)
+        expect(e, m).toBeInstanceOf(UnavailableError)
+        expect((e as UnavailableError).context).toEqual({ chainId: chain.anvil.chainId })
+      }
+    } finally {
+      await broken.stop(true)
+    }
   })
 
   test('an unknown hash is 404; a malformed one is 400', async () => {
