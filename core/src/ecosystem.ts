@@ -1,7 +1,9 @@
 /**
  * The one interface every wallet ecosystem implements. Core and the server speak only to this;
  * a new chain is a new package under plugins/, its id in `ECOSYSTEM_IDS` below, and one registry entry in the server
- * (server/src/ecosystems.ts); the conformance kit (plugins/conformance) checks the package against this interface.
+ * (server/src/ecosystems.ts) with the package among the server's dependencies; the conformance kit
+ * (plugins/conformance, whose `OTHER_CHAIN_IDS` takes the new chain ids) checks the package against this interface.
+ * The README's "Adding an ecosystem" lists the steps.
  *
  * Chain-touching capabilities take a `client` made by `connect`, like a viem action takes a client,
  * so a plugin holds no state and tests can hand it a client bound to a local chain.
@@ -220,8 +222,20 @@ export interface UnsignedTransaction<Type extends string = 'approve' | 'swap' | 
   metadata?: Record<string, unknown>
 }
 
+/** The chain's own coin (ETH, SOL, TON), whose token address is `native`. */
+export interface NativeCoin {
+  symbol: string
+  decimals: number
+}
+
 export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknown> {
   id: Id
+  /**
+   * How portfolios name the chain's own coin, and the decimals a catalog's `native` deposit token must have. Chains of
+   * the ecosystem whose coin is another (POL, BNB on EVM chains) keep its decimals; a catalog token with the address
+   * `native` on such a chain names the coin instead.
+   */
+  nativeCoin: NativeCoin
   /**
    * Whether a chain id (as written in the catalog and the verify endpoint) belongs to this ecosystem. No two
    * ecosystems may own one id: core sends an id to the first loaded plugin that owns it (registry.ts `chainOf`).

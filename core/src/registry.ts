@@ -1,7 +1,7 @@
 /**
- * The ecosystems this deployment loaded, each with its client. Core asks the registry; it never
- * names an ecosystem itself. Plugins load lazily (their chain libraries are most of the start-up
- * cost), so `get` is async; `warm` loads them all ahead of traffic.
+ * The ecosystems this deployment loaded, each with its client. Core asks the registry; beyond the ids in
+ * `ECOSYSTEM_IDS`, it never names an ecosystem itself. Plugins load lazily (their chain libraries are most of the
+ * start-up cost), so `get` is async; `warm` loads them all ahead of traffic.
  */
 import { type Ecosystem, type EcosystemId, ECOSYSTEM_IDS } from './ecosystem.ts'
 import { UnsupportedEcosystemError } from './errors.ts'

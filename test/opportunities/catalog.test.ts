@@ -4,9 +4,10 @@
  * the refresher, which keeps the last facts when the chain fails.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { CatalogError, ConfigError, createStore, importCatalog, manualClock, parseConfig, refreshCatalog, startCatalogRefresher } from '@earn/core'
+import { CatalogError, ConfigError, createRegistry, createStore, importCatalog, manualClock, parseConfig, refreshCatalog, startCatalogRefresher } from '@earn/core'
 import { loadEcosystems } from '@earn/server/ecosystems'
-import { connect, evmClientFromPublicClients } from '@earn/plugin-evm'
+import { connect, evm, evmClientFromPublicClients } from '@earn/plugin-evm'
+import { solana } from '@earn/plugin-solana'
 import { createPublicClient, http } from 'viem'
 import { closedPortUrl, deployVault, mintToken, sendUnsigned } from '../chains/evm.ts'
 import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
@@ -108,6 +109,20 @@ describe('catalog validation', () => {
       'depositTokens[0].address',
       'depositTokens[1].chainId',
     ])
+  })
+
+  test("an entry on a chain id another loaded ecosystem also owns (and is asked first for) is refused: its verify and streams would go there", async () => {
+    // A fourth chain's plugin that claims EVM's ids, as no plugin here does: the Solana plugin with one more id.
+    const greedy = { ...solana, ownsChain: (id: string) => id === '31337' || solana.ownsChain(id) }
+    const ecosystems = createRegistry({ evm: async () => ({ plugin: evm, client: chain.evmClient() }), solana: async () => ({ plugin: greedy, client: solana.connect({}) }) })
+    let refused: unknown
+    await importCatalog({ ...deps(), ecosystems }, { opportunities: [entry({ ecosystem: 'solana' })] }).catch((e: unknown) => (refused = e))
+    expect(refused).toBeInstanceOf(CatalogError)
+    expect((refused as CatalogError).problems.filter((p) => p.includes(': chainId: '))).toEqual([
+      expect.stringMatching(/^opportunities\[0\] \([^)]+\): chainId: "31337" is a chain id of evm too, which is asked first for it; two ecosystems must not own one chain id$/),
+    ])
+    // The same entry as EVM's is fine.
+    expect((await problems({ opportunities: [entry({ eventsFromBlock: -1 })] })).some((p) => p.includes('chainId'))).toBe(false)
   })
 
   test('names and symbols are one line: a line break or an escape sequence, which would forge a row in a listing, is refused', async () => {

@@ -6,7 +6,6 @@
 import { Value } from '@sinclair/typebox/value'
 import { ApiError, hasControlCharacter, quoted } from '../errors.ts'
 import { type Ecosystem, type EcosystemId, NATIVE_TOKEN, parseToken } from '../ecosystem.ts'
-import { NATIVE_COINS } from '../portfolio/native.ts'
 import { canonicalChainId, type EcosystemRegistry } from '../registry.ts'
 import { CatalogError } from './errors.ts'
 import { CatalogFile, type CatalogEntry, type Listing } from './schema.ts'
@@ -74,6 +73,12 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
   }
   // Quoted as JSON: a line break in the value would forge a line of the problem list.
   if (!plugin.ownsChain(entry.chainId)) problem('chainId', `${JSON.stringify(quoted(entry.chainId))} is not a chain id of ${plugin.id}`)
+  else {
+    // Verify, streams and portfolios send a chain id to the first loaded plugin that owns it (registry.ts `chainOf`).
+    const first = (await ecosystems.all()).find((e) => e.plugin.ownsChain(entry.chainId))!.plugin
+    if (first.id !== plugin.id)
+      problem('chainId', `${JSON.stringify(quoted(entry.chainId))} is a chain id of ${first.id} too, which is asked first for it; two ecosystems must not own one chain id`)
+  }
   // Stored in its one spelling, which filters, streams and verify compare with.
   const chainId = canonicalChainId(plugin, entry.chainId)
   const address = (field: string, input: string, kind: 'account' | 'token' = 'token') => {
@@ -97,7 +102,7 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
     if (first.has(canonical)) problem(`depositTokens[${i}].address`, `repeats depositTokens[${first.get(canonical)}]`)
     first.set(canonical, i)
     // Wallets show the coin's balance with these decimals (the portfolio); the chain's own coin has fixed ones.
-    const coin = NATIVE_COINS[plugin.id]
+    const coin = plugin.nativeCoin
     if (canonical === NATIVE_TOKEN && t.decimals !== coin.decimals)
       problem(`depositTokens[${i}].decimals`, `the chain's own coin has ${coin.decimals} decimals on ${plugin.id}, the file says ${t.decimals}`)
     return { ...t, address: canonical, chainId }

@@ -2,10 +2,9 @@
  * The part of the catalog a portfolio reads: every served opportunity of one ecosystem, and the tokens they name
  * (deposit, base and receipt tokens, plus each chain's own coin), each once per chain.
  */
-import { type EcosystemId, NATIVE_TOKEN } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, NATIVE_TOKEN } from '../ecosystem.ts'
 import { decodeOpportunity, depositTokenDecimals, isLive, receiptDecimals, type LiveOpportunity } from '../opportunities/records.ts'
 import type { Store } from '../store/store.ts'
-import { NATIVE_COINS } from './native.ts'
 
 /**
  * Opportunities with known chain facts, of one ecosystem: the ones the API serves, and delisted ones (holders still
@@ -40,7 +39,7 @@ export interface CatalogToken {
 export const tokenKey = (chainId: string, address: string) => `${chainId}|${address}`
 
 /** Every token the opportunities name, and each chain's own coin, once per (chain, address). */
-export function catalogTokens(ecosystem: EcosystemId, opportunities: readonly LiveOpportunity[]): CatalogToken[] {
+export function catalogTokens(plugin: Pick<Ecosystem, 'nativeCoin'>, opportunities: readonly LiveOpportunity[]): CatalogToken[] {
   const tokens = new Map<string, CatalogToken>()
   const add = (t: Omit<CatalogToken, 'receipt'>, receipt = false) => {
     const key = tokenKey(t.chainId, t.address)
@@ -48,13 +47,13 @@ export function catalogTokens(ecosystem: EcosystemId, opportunities: readonly Li
     if (seen) seen.receipt ||= receipt
     else tokens.set(key, { ...t, receipt })
   }
-  // The catalog's own names first: a listed native token (say POL on Polygon) names the coin better than the table.
+  // The catalog's own names first: a listed native token (say POL on Polygon) names the coin better than the plugin.
   for (const { listing, facts } of opportunities) {
     const chainId = listing.chainId
     for (const t of listing.depositTokens) add({ chainId, address: t.address, symbol: t.symbol, decimals: depositTokenDecimals(facts, t) })
     add({ chainId, address: facts.baseToken, symbol: listing.baseToken.symbol, decimals: facts.decimals })
     add({ chainId, address: facts.receiptToken, symbol: listing.receiptToken.symbol, decimals: receiptDecimals(listing, facts) }, true)
   }
-  for (const chainId of new Set(opportunities.map((o) => o.listing.chainId))) add({ chainId, address: NATIVE_TOKEN, ...NATIVE_COINS[ecosystem] })
+  for (const chainId of new Set(opportunities.map((o) => o.listing.chainId))) add({ chainId, address: NATIVE_TOKEN, ...plugin.nativeCoin })
   return [...tokens.values()]
 }

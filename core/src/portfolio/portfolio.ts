@@ -90,7 +90,7 @@ export async function getPortfolio(deps: QueryDeps, p: PortfolioParameters): Pro
       a.listing.name.localeCompare(b.listing.name) ||
       a.listing.id.localeCompare(b.listing.id),
   )
-  const tokens = catalogTokens(plugin.id, opportunities).sort(tokenOrder(chains))
+  const tokens = catalogTokens(plugin, opportunities).sort(tokenOrder(chains))
   const member = (await deps.store.getMember(plugin.id, wallet.address)) !== undefined
   const reading = await readWallet(wallet.ecosystem, wallet.address, tokens, opportunities, member ? 'all' : 'held')
 

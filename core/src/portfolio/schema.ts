@@ -82,7 +82,7 @@ export type WalletHoldings = Static<typeof WalletHoldings>
 export const PortfolioResult = Type.Object(
   {
     portfolio: Type.Object({
-      productsEarnings: Type.Array(ProductEarnings, { description: 'One entry per opportunity with a position or a recorded deposit or withdrawal' }),
+      productsEarnings: Type.Array(ProductEarnings, { description: 'One entry per opportunity with a position, or, for a member of this deployment, a deposit or withdrawal the vault recorded (any other address: only the vaults it holds shares in now)' }),
       holdings: Type.Object({ wallets: Type.Array(WalletHoldings) }),
     }),
   },

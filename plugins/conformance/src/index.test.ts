@@ -71,6 +71,23 @@ describe('conformance kit on an incomplete plugin', () => {
     expect((await conformanceReport(honest as never, fixtures)).find((f) => f.name === name)).toBeUndefined()
   })
 
+  test("reports a plugin that does not name its chain's own coin", async () => {
+    const name = 'declares a known ecosystem id'
+    const declared = { ...halfBuilt, ownsChain: () => false, health: async () => [] }
+    for (const nativeCoin of [undefined, { symbol: '', decimals: 18 }, { symbol: 'ETH\n', decimals: 18 }, { symbol: 'ETH', decimals: 1.5 }, { symbol: 'ETH', decimals: 256 }])
+      expect((await conformanceReport({ ...declared, nativeCoin } as never, fixtures)).find((f) => f.name === name)?.error).toStartWith("nativeCoin must name the chain's own coin")
+    expect((await conformanceReport({ ...declared, nativeCoin: { symbol: 'ETH', decimals: 18 } } as never, fixtures)).find((f) => f.name === name)).toBeUndefined()
+  })
+
+  test('signs the agreement a request naming no chain gets: the plugin\'s default chain, or none', async () => {
+    const seen: (string | null)[] = []
+    const recording = { ...halfBuilt, signIn: { message: (p: { nonce: string; chainId: string | null }) => (seen.push(p.chainId), `sign in ${p.nonce}`) } }
+    await conformanceReport(recording as never, fixtures)
+    await conformanceReport({ ...recording, signIn: { ...recording.signIn, defaultChainId: '10' } } as never, fixtures)
+    expect(seen.length).toBeGreaterThan(1)
+    expect(new Set(seen)).toEqual(new Set([null, '10']))
+  })
+
   test('reports a plugin with no id or connect', async () => {
     const failures = await conformanceReport({} as never, fixtures)
     expect(failures.find((f) => f.name === 'declares a known ecosystem id')?.error).toContain('id is missing or unknown')

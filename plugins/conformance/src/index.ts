@@ -75,12 +75,13 @@ const OTHER_CHAIN_IDS: Readonly<Record<string, readonly string[]>> = {
   ton: ['-239', '-3'],
 }
 
-function agreement(address: string, nonce: string, now: Date): SignInMessageParameters {
+/** An agreement as core makes one for a request that names no chain. */
+function agreement(plugin: Ecosystem<any, any>, address: string, nonce: string, now: Date): SignInMessageParameters {
   return {
     address,
     domain: 'app.example.com',
     uri: 'https://app.example.com/earn',
-    chainId: '1',
+    chainId: plugin.signIn.defaultChainId ?? null,
     nonce,
     issuedAt: now,
     expiresAt: new Date(now.getTime() + 300_000),
@@ -109,7 +110,7 @@ export function checkEcosystem<Client>(
   const canonical = () => p.address.parse(fixtures.addressForms[0] ?? fail('fixtures.addressForms is empty'))
   const signAndVerify = async (nonce: string) => {
     const signer = await fixtures.newSigner()
-    const params = agreement(p.address.parse(signer.address), nonce, new Date())
+    const params = agreement(p, p.address.parse(signer.address), nonce, new Date())
     const message = p.signIn.message(params)
     const signature = await signer.sign(message, params)
     return { signer, params, message, signature }
@@ -124,6 +125,9 @@ export function checkEcosystem<Client>(
         if (typeof plugin.connect !== 'function') fail('connect is missing: the plugin must implement connect(env)')
         if (typeof plugin.ownsChain !== 'function') fail('ownsChain is missing: the plugin must implement ownsChain(chainId)')
         if (typeof plugin.health !== 'function') fail('health is missing: the plugin must implement health(client)')
+        const coin = plugin.nativeCoin
+        if (typeof coin?.symbol !== 'string' || !/^[^\p{Cc}]{1,32}$/u.test(coin.symbol) || !Number.isInteger(coin.decimals) || coin.decimals < 0 || coin.decimals > 255)
+          fail(`nativeCoin must name the chain's own coin: {symbol: one line of 1-32 characters, decimals: an integer 0-255}; got ${JSON.stringify(coin)}`)
       },
     },
     {
@@ -195,7 +199,7 @@ export function checkEcosystem<Client>(
       name: 'signIn.message is deterministic and carries the nonce',
       async run() {
         need('signIn', 'message')
-        const params = agreement(canonical(), 'c0ffee00-0000-4000-8000-000000000001', new Date(1_700_000_000_000))
+        const params = agreement(p, canonical(), 'c0ffee00-0000-4000-8000-000000000001', new Date(1_700_000_000_000))
         const a = p.signIn.message(params)
         if (a !== p.signIn.message({ ...params })) fail('signIn.message gives different text for the same parameters')
         // EIP-4361 nonces are alphanumeric, so a UUID may appear without its dashes.

@@ -17,6 +17,8 @@ import { health } from './health.ts'
 
 export const evm = defineEcosystem({
   id: 'evm',
+  // Chains whose coin is another (POL, BNB, xDAI) keep 18 decimals; their catalog names it (a `native` token).
+  nativeCoin: { symbol: 'ETH', decimals: 18 },
   // EVM chain ids are positive decimal integers (EIP-155), as far as EVM_RPC_URLS and SIWE take them (2^53 - 1).
   ownsChain: (chainId: string) => /^[1-9]\d{0,15}$/.test(chainId) && Number.isSafeInteger(Number(chainId)),
   connect,

@@ -20,6 +20,7 @@ export type { SolanaClient } from './client.ts'
 
 export const solana = defineEcosystem({
   id: 'solana',
+  nativeCoin: { symbol: 'SOL', decimals: 9 },
   ownsChain: ownsSolanaChain,
   canonicalChainId: canonicalSolanaChain,
   connect,
