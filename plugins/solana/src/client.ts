@@ -3,7 +3,8 @@
  * signatures verify offline, so a server without `SOLANA_RPC_URL` still registers Solana wallets.
  */
 import type { ChainEnv } from '@earn/core'
-import { createSolanaRpc, type Rpc, type SolanaRpcApi } from '@solana/kit'
+import { createDefaultRpcTransport, createSolanaRpcFromTransport, type Rpc, type SolanaRpcApi } from '@solana/kit'
+import { checkedTransport } from './answers.ts'
 
 export interface SolanaClient {
   /** Absent when no `SOLANA_RPC_URL` is configured; capabilities that need it say so. */
@@ -27,7 +28,8 @@ export function connect(env: ChainEnv): SolanaClient {
   let rpc: Rpc<SolanaRpcApi> | undefined
   return {
     get rpc() {
-      return (rpc ??= createSolanaRpc(url))
+      // createSolanaRpc's own transport, with every answer checked before kit hands it on (answers.ts).
+      return (rpc ??= createSolanaRpcFromTransport(checkedTransport(createDefaultRpcTransport({ url }))))
     },
   }
 }

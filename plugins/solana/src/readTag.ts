@@ -14,6 +14,7 @@ import {
   signature as toSignature,
   type CompiledTransactionMessage,
 } from '@solana/kit'
+import { MalformedAnswerError } from './answers.ts'
 import { ownsSolanaChain } from './chain.ts'
 import type { SolanaClient } from './client.ts'
 import { clusterRpc } from './cluster.ts'
@@ -51,8 +52,15 @@ export async function landedTransaction(client: SolanaClient, p: ReadTagParamete
   // Also what a node answers for a transaction older than its history: it cannot be checked here.
   if (!found) throw new NotFoundError('no such transaction on this Solana cluster', { txHash: p.txHash })
 
-  const wire = getTransactionDecoder().decode(getBase64Encoder().encode(found.transaction[0]))
-  const message = getCompiledTransactionMessageDecoder().decode(wire.messageBytes)
+  let message: CompiledTransactionMessage
+  try {
+    const wire = getTransactionDecoder().decode(getBase64Encoder().encode(found.transaction[0]))
+    message = getCompiledTransactionMessageDecoder().decode(wire.messageBytes)
+  } catch (e) {
+    // The node's bytes for a transaction it says landed are not one.
+    throw rpcFailure(new MalformedAnswerError(`the Solana RPC answered getTransaction with bytes that are not a transaction (${e instanceof Error ? e.message.split('\n')[0] : 'undecodable'})`))
+  }
+  if (message.staticAccounts.length === 0) throw rpcFailure(new MalformedAnswerError('the Solana RPC answered getTransaction with a transaction without accounts'))
   // Program ids are always static keys (lookup tables cannot supply them), and the fee payer is
   // the first static key, so both are read without resolving any lookup table.
   const from = message.staticAccounts[0]!

@@ -4,6 +4,7 @@
  */
 import { ApiError, ChainNotConfiguredError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import { isSolanaError, type Rpc, type SolanaRpcApi } from '@solana/kit'
+import { MalformedAnswerError } from './answers.ts'
 import type { SolanaClient } from './client.ts'
 
 /** kit sets no deadline of its own; a stalled RPC must not hold a request open. */
@@ -29,10 +30,11 @@ export const deadline = (): AbortSignal => AbortSignal.timeout(RPC_TIMEOUT_MS)
 
 /**
  * What talking to the node can throw: kit's errors (HTTP status, JSON-RPC error), a timeout or
- * abort, or a socket failure (Bun's fetch sets a `code` such as ECONNREFUSED).
+ * abort, a socket failure (Bun's fetch sets a `code` such as ECONNREFUSED), or an answer that is not
+ * the method's (answers.ts).
  */
 function isTransportFailure(e: unknown): boolean {
-  return isSolanaError(e) || e instanceof DOMException || typeof (e as { code?: unknown } | null)?.code === 'string'
+  return isSolanaError(e) || e instanceof DOMException || e instanceof MalformedAnswerError || typeof (e as { code?: unknown } | null)?.code === 'string'
 }
 
 /**

@@ -112,10 +112,28 @@ export function connectTon(env: ChainEnv): TonChainClient {
     }
     return network
   }
-  return createTonClient((address, init) => api().provider(address, init), {
+  return createTonClient((address, init) => checkedState(api().provider(address, init)), {
     network: askNetwork,
     findTransaction: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byHash(hash) : noIndex()),
     findTransactionByMessage: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byInMessage(hash) : noIndex()),
+  })
+}
+
+/** A coin amount is a VarUInteger 16: below 2^120. */
+const COINS_LIMIT = 2n ** 120n
+
+/**
+ * TonClient reads an account's balance as the endpoint writes it (`"-5"` is -5n): an amount no account can hold is
+ * the endpoint's fault, a 503 (askChain), not a balance to build on or show.
+ */
+function checkedState(provider: ContractProvider): ContractProvider {
+  return Object.assign(Object.create(provider) as ContractProvider, {
+    async getState() {
+      const state = await provider.getState()
+      if (typeof state.balance !== 'bigint' || state.balance < 0n || state.balance >= COINS_LIMIT)
+        throw new Error('the TON API answered an account balance no account can hold')
+      return state
+    },
   })
 }
 

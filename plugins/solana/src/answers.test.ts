@@ -1,0 +1,99 @@
+/**
+ * A broken endpoint in front of a real chain (LiteSVM behind the JSON-RPC facade): one method at a time answers
+ * something other than its result, the rest pass through. Every read is then the node's failure (503), never a
+ * TypeError (500), a balance believed, or a transaction built that could never land.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { UnavailableError } from '@earn/core'
+import { generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
+import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
+import { readBalance } from './balance.ts'
+import { connect } from './client.ts'
+import { newWallet } from './fixtures.ts'
+import { buildTransfer } from './fundingTransfer.ts'
+import { health } from './health.ts'
+import { readTransfers } from './readTransfers.ts'
+
+const TAG = 'earn:v1:stream:5b0c1f2e-3d4a-4b5c-8d6e-7f8091a2b3c4:0123456789abcdef0123456789abcdef'
+
+let chain: SolanaChain
+let sender: KeyPairSigner
+let mint: string
+let landed: string
+/** The method whose answer is replaced, and by what (a raw body, or a result). */
+let broken: { method: string; body?: string; result?: unknown } | undefined
+let endpoint: ReturnType<typeof Bun.serve>
+
+beforeAll(async () => {
+  chain = await startSolana()
+  sender = await generateKeyPairSigner()
+  await chain.airdrop(sender.address, 10_000_000_000n)
+  mint = await chain.createMint({ decimals: 6 })
+  await chain.mintTo({ mint, owner: sender.address, amount: 5_000_000n })
+  const [step] = await buildTransfer(connect({ SOLANA_RPC_URL: chain.url }), { chainId: 'localnet', from: sender.address, token: 'native', to: newWallet().address, amount: 1_000_000_000n, tag: TAG })
+  landed = await chain.signAndSend(step!.transaction.serializedTransaction as string, sender)
+  endpoint = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(req) {
+      const text = await req.text()
+      const call = JSON.parse(text) as { id: unknown; method: string }
+      if (broken?.method !== call.method) return fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text })
+      if (broken.body !== undefined) return new Response(broken.body, { headers: { 'content-type': 'text/html' } })
+      return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":${broken.result}}`, { headers: { 'content-type': 'application/json' } })
+    },
+  })
+})
+afterAll(async () => {
+  await endpoint?.stop(true)
+  chain?.stop()
+})
+
+/** A fresh client each time: the cluster's genesis is remembered per client. */
+const client = () => connect({ SOLANA_RPC_URL: `http://127.0.0.1:${endpoint.port}` })
+const HTML = '<html><body>502 Bad Gateway</body></html>'
+const BLOCKHASH = 'CmpNeggWJ4JaWJeJ8YKN1Zypmk7uvQq3PECGUCAEMbky'
+
+const reads: Record<string, () => Promise<unknown>> = {
+  balance: () => readBalance(client(), { chainId: 'localnet', owner: sender.address, token: 'native' }),
+  tokenBalance: () => readBalance(client(), { chainId: 'localnet', owner: sender.address, token: mint }),
+  solTransfer: () => buildTransfer(client(), { chainId: 'localnet', from: sender.address, token: 'native', to: newWallet().address, amount: 1_000_000_000n, tag: TAG }),
+  tokenTransfer: () => buildTransfer(client(), { chainId: 'localnet', from: sender.address, token: mint, to: newWallet().address, amount: 1_000n, tag: TAG }),
+  transfers: () => readTransfers(client(), { chainId: 'localnet', txHash: landed }),
+}
+
+const CASES: [method: string, read: keyof typeof reads, answers: { body?: string; result?: string }[]][] = [
+  ['getBalance', 'balance', [{ body: HTML }, { body: '{"jsonrpc":' }, { result: 'null' }, { result: '{}' }, { result: '"5"' }, { result: '42' }, { result: '{"context":{"slot":1},"value":-5}' }, { result: '{"context":{"slot":1},"value":1.5}' }, { result: '{"context":{"slot":1},"value":18446744073709551616}' }]],
+  ['getBalance', 'solTransfer', [{ result: '{}' }, { result: '{"context":{"slot":1},"value":-5}' }]],
+  ['getTokenAccountsByOwner', 'tokenBalance', [{ body: HTML }, { result: 'null' }, { result: '{"context":{"slot":1},"value":null}' }, { result: '{"context":{"slot":1},"value":[{"pubkey":"x"}]}' }, { result: `{"context":{"slot":1},"value":[{"pubkey":"${BLOCKHASH}","account":{"data":{"parsed":{"info":{"tokenAmount":{"amount":"abc"}}}}}}]}` }]],
+  ['getLatestBlockhash', 'solTransfer', [{ body: HTML }, { result: 'null' }, { result: '{"context":{"slot":1},"value":{"lastValidBlockHeight":5}}' }, { result: '{"context":{"slot":1},"value":{"blockhash":"0OIl","lastValidBlockHeight":5}}' }, { result: `{"context":{"slot":1},"value":{"blockhash":"${BLOCKHASH}","lastValidBlockHeight":"abc"}}` }, { result: `{"context":{"slot":1},"value":{"blockhash":"${BLOCKHASH}","lastValidBlockHeight":1.5}}` }]],
+  ['getMultipleAccounts', 'tokenTransfer', [{ body: HTML }, { result: 'null' }, { result: '{"context":{"slot":1},"value":[]}' }, { result: '{"context":{"slot":1},"value":"abc"}' }, { result: '{"context":{"slot":1},"value":[{"data":"abc","owner":"x","lamports":1,"executable":false},null,null,null,null]}' }]],
+  ['getTransaction', 'transfers', [{ body: HTML }, { result: '{}' }, { result: '"abc"' }, { result: '{"transaction":["!!!","base64"],"meta":null}' }, { result: '{"transaction":["AAAA","base64"],"meta":null}' }, { result: '{"transaction":["AAAA","base64"],"meta":{"fee":5000,"preBalances":[1.5],"postBalances":[1]}}' }]],
+  ['getGenesisHash', 'balance', [{ body: HTML }, { result: '42' }, { result: '"not base58 0OIl"' }]],
+]
+
+describe('an endpoint answering something other than the method result', () => {
+  for (const [method, read, answers] of CASES)
+    test(`${method} (read by ${read}): 503, whatever the answer`, async () => {
+      for (const answer of answers) {
+        broken = { method, ...answer }
+        const e = await reads[read]!().then(
+          () => 'answered',
+          (x: unknown) => x,
+        )
+        expect(e, `${method} ${JSON.stringify(answer)}`).toBeInstanceOf(UnavailableError)
+      }
+      // The same read through the endpoint answering properly.
+      broken = undefined
+      await reads[read]!()
+    })
+
+  test('readiness: a getSlot answer that is not a slot is not ready', async () => {
+    for (const result of ['null', '{}', '"abc"', '-1']) {
+      broken = { method: 'getSlot', result }
+      expect(await health(client())).toEqual([{ chain: 'solana', ok: false, detail: 'answers malformed' }])
+    }
+    broken = undefined
+    expect(await health(client())).toEqual([{ chain: 'solana', ok: true }])
+  })
+})
