@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { createOrganization, createStore, storeUnavailable, type Store } from '@earn/core'
+import { Kysely, sql, type Transaction } from 'kysely'
+import { LazyPostgresDialect } from '../../core/src/store/postgresDialect.ts'
 import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
 import { DATABASE_URL, freshSchema, postgresAvailable } from '../services.ts'
 import { cuttableProxy } from '../proxy.ts'
@@ -117,6 +119,56 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL gone silent (a crashed
     expect((await store.listOrganizations()).map((o) => o.name)).not.toContain('Silent org')
     const created = await createOrganization({ store, clock: h.deps.clock }, { name: 'Back org' })
     expect((await store.listOrganizations()).map((o) => o.id)).toContain(created.orgId)
+  })
+})
+
+describe.skipIf(!(await postgresAvailable()))('PostgreSQL pool busy (every connection in use past the limit)', () => {
+  // The dialect alone, with one connection: a transaction holds it while a statement waits for it.
+  let schema: string
+  let drop: () => Promise<void>
+  let db: Kysely<any>
+  const sleeps = (trx: Transaction<any>, n: number) => (async () => {
+    // Each statement inside the 100 ms statement timeout; the transaction holds its connection for n × 80 ms.
+    for (let i = 0; i < n; i++) await sql`select pg_sleep(0.08)`.execute(trx)
+  })()
+  beforeAll(async () => {
+    ;({ schema, drop } = await freshSchema())
+    db = new Kysely({ dialect: new LazyPostgresDialect({ url: DATABASE_URL, schema, maxConnections: 1, statementTimeoutMs: 100, applicationName: `busy-${schema}` }) })
+    await sql`create table ${sql.table(`${schema}.w`)} (x int)`.execute(db)
+  })
+  afterAll(async () => {
+    await db.destroy()
+    await drop()
+  })
+
+  test("a statement whose rows were coming in when its timeout struck leaves the connection's next answer whole", async () => {
+    // Rows 1-399 are sent, then the 400th waits past the 100 ms statement timeout.
+    const cut = await sql`select g from generate_series(1, 1000) g where g < 400 or pg_sleep(0.3) is not null`.execute(db).then(() => undefined, (e: unknown) => e)
+    expect(storeUnavailable(cut)).toBe('busy')
+    // The one connection's next statement: its rows, not 399 empty slots and then its rows.
+    expect((await sql<{ x: number }>`select 1 as x union all select 2`.execute(db)).rows).toEqual([{ x: 1 }, { x: 2 }])
+  })
+
+  test('a statement still waiting for a connection at the limit is withdrawn (busy, never run); a waiting transaction gives its connection back; the pool is kept', async () => {
+    const holder = db.transaction().execute((trx) => sleeps(trx, 30))
+    await Bun.sleep(50)
+    const [insert, tx] = await Promise.all([
+      sql`insert into ${sql.table(`${schema}.w`)} values (1)`.execute(db).then(() => undefined, (e: unknown) => e),
+      db.transaction().execute((trx) => sql`insert into ${sql.table(`${schema}.w`)} values (2)`.execute(trx)).then(() => undefined, (e: unknown) => e),
+    ])
+    await holder
+    expect(storeUnavailable(insert)).toBe('busy')
+    expect(storeUnavailable(tx)).toBe('busy')
+    // Neither ran once the connection came free, and it is not left idle in a transaction.
+    await Bun.sleep(200)
+    expect((await sql<{ x: number }>`select x from ${sql.table(`${schema}.w`)}`.execute(db)).rows).toEqual([])
+    const states = await sql<{ state: string }>`select state from pg_stat_activity where application_name = ${`busy-${schema}`}`.execute(db)
+    expect(states.rows.map((r) => r.state)).toEqual(['active'])
+    // The pool was answering all along: still the same one, and it serves at once.
+    const started = performance.now()
+    await sql`insert into ${sql.table(`${schema}.w`)} values (3)`.execute(db)
+    expect(performance.now() - started).toBeLessThan(1_000)
+    expect((await sql<{ x: number }>`select x from ${sql.table(`${schema}.w`)}`.execute(db)).rows).toEqual([{ x: 3 }])
   })
 })
 

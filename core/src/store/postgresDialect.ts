@@ -15,6 +15,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely'
+import { STORE_UNAVAILABLE } from './unavailable.ts'
 
 export interface PostgresOptions {
   url: string
@@ -42,9 +43,11 @@ const ANSWER_GRACE_MS = 2_000
  * The connection pool, replaced when it goes silent. `statement_timeout` is PostgreSQL's own, so it ends nothing
  * when no packet comes back (a host that crashed or dropped off the network: its connections stay open on this side,
  * and a statement sent on one waits as long as TCP keeps trying, ~15 minutes). Every statement here is therefore also
- * timed on this side, and one that has no answer within the statement timeout plus a grace fails as `unreachable`
- * (503); and when the whole pool has answered nothing for that long, its connections are dropped and new ones made,
- * so the server is back as soon as the database is.
+ * timed on this side, from when it is handed to postgres.js, so a wait for a free connection counts: one without an
+ * answer within the statement timeout plus a grace fails. A statement still waiting for a connection then is
+ * withdrawn (it never runs) and is `busy`, as is any other while the pool answers others; when the whole pool has
+ * answered nothing for that long it is `unreachable`, and its connections are dropped and new ones made, so the
+ * server is back as soon as the database is.
  */
 class Pool {
   #sql: Sql
@@ -62,33 +65,43 @@ class Pool {
     return this.#sql
   }
 
-  /** `work` (on `sql`, this pool's now or an earlier one) or, past the limit, the `unreachable` failure. */
-  async answer<T>(sql: Sql, work: Promise<T>, limitMs = this.answerWithinMs): Promise<T> {
+  /**
+   * `work` (on `sql`, this pool's now or an earlier one) or, past the limit, the failure above. `query`, where given,
+   * is withdrawn if it has not been sent by then.
+   */
+  async answer<T>(sql: Sql, work: Promise<T>, limitMs = this.answerWithinMs, query?: Withdrawable): Promise<T> {
     const answered = () => {
       if (sql === this.#sql) this.#lastAnswer = performance.now()
     }
     if (limitMs === 0) return work.finally(answered)
     let timer: Timer | undefined
-    const silent = new Promise<never>((_, reject) => {
+    const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        this.#silent(sql, limitMs)
-        reject(Object.assign(new Error(`PostgreSQL gave no answer within ${limitMs} ms`), { code: 'ETIMEDOUT', [SILENT]: true }))
+        // postgres.js gives a query its connection's state once it is sent; one not sent yet can still be withdrawn.
+        const unsent = query !== undefined && query.state === null
+        if (unsent) query.cancel()
+        const silent = this.#silent(sql, limitMs)
+        if (silent) reject(timedOut(`PostgreSQL gave no answer within ${limitMs} ms`, 'unreachable'))
+        else reject(timedOut(unsent ? `no PostgreSQL connection came free within ${limitMs} ms` : `PostgreSQL gave this statement no answer within ${limitMs} ms`, 'busy'))
       }, limitMs)
     })
     try {
-      return await Promise.race([work.finally(answered), silent])
+      return await Promise.race([work.finally(answered), late])
     } finally {
       clearTimeout(timer)
     }
   }
 
-  #silent(sql: Sql, limitMs: number) {
-    // One slow statement on a pool that answers others (queued behind a busy pool, say) is that statement's failure.
-    if (sql !== this.#sql || performance.now() - this.#lastAnswer < limitMs) return
+  /** Whether the pool `sql` answered nothing for `limitMs`; if it is still the current one, it is replaced. */
+  #silent(sql: Sql, limitMs: number): boolean {
+    if (sql !== this.#sql) return true
+    // One slow statement on a pool that answers others (a BEGIN queued behind a busy pool, say) is that statement's failure.
+    if (performance.now() - this.#lastAnswer < limitMs) return false
     this.#sql = this.open()
     this.#lastAnswer = performance.now()
     // Pending statements on the old connections fail (CONNECTION_DESTROYED) and their transactions end with them.
     void sql.end({ timeout: 0 }).catch(() => {})
+    return true
   }
 
   end(): Promise<void> {
@@ -96,8 +109,13 @@ class Pool {
   }
 }
 
-const SILENT = Symbol('silent')
-const silent = (e: unknown) => typeof e === 'object' && e !== null && SILENT in e
+/** What postgres.js's query is beyond its promise: a `state` once sent, and `cancel()`, which withdraws one not yet sent. */
+type Withdrawable = { state: unknown; cancel(): unknown }
+
+const TIMED_OUT = Symbol('timedOut')
+const timedOut = (message: string, state: 'busy' | 'unreachable') =>
+  Object.assign(new Error(message), { code: 'ETIMEDOUT', [TIMED_OUT]: true, [STORE_UNAVAILABLE]: state })
+const timed = (e: unknown) => typeof e === 'object' && e !== null && TIMED_OUT in e
 
 /** Migrations lift the statement timeout for their transaction (`SET LOCAL statement_timeout = 0`): this side's timing with it. */
 const LIFTS_TIMEOUT = /^set local statement_timeout = 0$/i
@@ -130,15 +148,22 @@ class PostgresJsConnection implements DatabaseConnection {
     if (this.#lost !== undefined) throw this.#lost
     try {
       const sql = this.#txSql ?? this.pool.sql
-      const result = await this.pool.answer(sql, (this.#tx ?? sql).unsafe(query.sql, query.parameters as never[]).execute(), this.#untimed ? 0 : undefined)
+      const statement = (this.#tx ?? sql).unsafe(query.sql, query.parameters as never[]).execute()
+      // Outside a transaction a statement still waiting for a connection is withdrawn at the limit (the pool's queue).
+      const result = await this.pool.answer(sql, statement, this.#untimed ? 0 : undefined, this.#tx ? undefined : (statement as unknown as Withdrawable))
       if (this.#tx && LIFTS_TIMEOUT.test(query.sql)) this.#untimed = true
       const { command, count } = result
       const changed = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'
-      return { rows: Array.from(result) as R[], ...(changed ? { numAffectedRows: BigInt(count) } : {}) }
+      let rows = Array.from(result) as R[]
+      // postgres.js 3.4.9 resets its row index only when a statement completes: after one that failed while its rows
+      // came in (a statement timeout mid-result), the next on that connection gets its rows after as many empty slots.
+      if (rows[0] === undefined && rows.length > 0) rows = rows.filter((row) => row !== undefined)
+      return { rows, ...(changed ? { numAffectedRows: BigInt(count) } : {}) }
     } catch (e) {
-      // Nothing more is sent on a transaction whose connection is lost, or silent: dropped with its pool, or ended by
-      // PostgreSQL's idle_in_transaction_session_timeout should it answer after all.
-      if (this.#tx && (lost(e) || silent(e))) this.#lost = e
+      if (this.#tx && lost(e)) this.#lost = e
+      // A transaction whose statement had no answer in time sends nothing more of its own, and rolls back as soon as
+      // its connection answers, if it ever does (else it goes with its pool), rather than holding it idle in transaction.
+      if (this.#tx && timed(e)) this.#abandon(e)
       throw e
     }
   }
@@ -151,6 +176,8 @@ class PostgresJsConnection implements DatabaseConnection {
   begin(settings: TransactionSettings): Promise<void> {
     const ready = Promise.withResolvers<void>()
     const end = (this.#end = Promise.withResolvers<void>())
+    // Rejected unawaited when the transaction is abandoned before its callback runs, which it may never do.
+    end.promise.catch(() => {})
     this.#lost = undefined
     this.#untimed = false
     const options = settings.isolationLevel ? `isolation level ${settings.isolationLevel}` : ''
@@ -166,11 +193,18 @@ class PostgresJsConnection implements DatabaseConnection {
       if (e !== ROLLBACK) this.#lost ??= e
       ready.reject(e)
     })
-    // A BEGIN with no answer in time is abandoned like a silent statement's transaction.
+    // A BEGIN with no answer in time (queued for a connection, or sent to a silent one) is abandoned: should it get
+    // its connection later, the transaction rolls back at once and frees it.
     return this.pool.answer(sql, ready.promise).catch((e: unknown) => {
-      this.#lost ??= e
+      if (timed(e)) this.#abandon(e)
+      else this.#lost ??= e
       throw e
     })
+  }
+
+  #abandon(e: unknown) {
+    this.#lost ??= e
+    this.#end?.reject(ROLLBACK)
   }
 
   async commit(): Promise<void> {

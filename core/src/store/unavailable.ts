@@ -22,8 +22,12 @@ function sqlite(code: string): StoreUnavailable | undefined {
 }
 
 /** Why the store could not serve now, or undefined for any other failure. */
+/** Set on the store's own failures (a statement it timed itself, postgresDialect.ts) to say which they are. */
+export const STORE_UNAVAILABLE = Symbol('storeUnavailable')
+
 export function storeUnavailable(error: unknown): StoreUnavailable | undefined {
-  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown }
+  const { name, code, [STORE_UNAVAILABLE]: own } = (error ?? {}) as { name?: unknown; code?: unknown; [STORE_UNAVAILABLE]?: StoreUnavailable }
+  if (own) return own
   if (typeof code !== 'string') return undefined
   if (name === 'SQLiteError') return sqlite(code)
   if (name === 'PostgresError') return code.startsWith('08') || code.startsWith('57P') ? 'unreachable' : POSTGRES_STATES[code]
