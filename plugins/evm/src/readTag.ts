@@ -210,7 +210,8 @@ function isMined(transaction: unknown, receipt: unknown, hash: Hash): boolean {
     typeof t.value === 'bigint' &&
     typeof r.transactionHash === 'string' &&
     r.transactionHash.toLowerCase() === hash &&
-    (r.status === 'success' || r.status === 'reverted') &&
+    // A receipt from before Byzantium (2017) has a state root and no status: mined, its outcome unknown (read as not a success).
+    (r.status === 'success' || r.status === 'reverted' || (r.status === null && typeof (r as { root?: unknown }).root === 'string')) &&
     Array.isArray(r.logs)
   )
 }

@@ -112,7 +112,7 @@ describe('readTransfers', () => {
     const [real] = await chain.sendAll(sender, await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: lower(sender.address), token: lower(chain.asset), to: lower(newAddress()), amount: 1n, tag: TAG }))
     const asked = `0x${'cd'.repeat(32)}`
     // A broken endpoint in front of anvil: the two reads of a mined transaction answer `mode`, the rest go through.
-    let mode: 'bare' | 'empty' | 'another' = 'bare'
+    let mode: 'bare' | 'empty' | 'another' | 'preByzantium' = 'bare'
     const broken = Bun.serve({
       port: 0,
       hostname: '127.0.0.1',
@@ -120,8 +120,17 @@ describe('readTransfers', () => {
         type Call = { id: number; method: string; params: unknown[] }
         const toAnvil = async (call: Call) =>
           (await fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) })).json()
-        const answer = (call: Call) => {
+        const answer = async (call: Call) => {
           if (call.method !== 'eth_getTransactionByHash' && call.method !== 'eth_getTransactionReceipt') return toAnvil(call)
+          if (mode === 'preByzantium') {
+            // The real answers, as a node serves a 2016 receipt: a state root, no status.
+            const answer = (await toAnvil(call)) as { result: Record<string, unknown> }
+            if (call.method === 'eth_getTransactionReceipt') {
+              delete answer.result.status
+              answer.result.root = `0x${'11'.repeat(32)}`
+            }
+            return answer
+          }
           if (mode !== 'another') return { jsonrpc: '2.0', id: call.id, result: mode === 'bare' ? '0x' : {} }
           // Another transaction's answers, as a misrouted or caching endpoint might give.
           return toAnvil({ ...call, params: [real] })
@@ -138,6 +147,9 @@ describe('readTransfers', () => {
         expect(e, m).toBeInstanceOf(UnavailableError)
         expect((e as UnavailableError).context).toEqual({ chainId: chain.anvil.chainId })
       }
+      // A receipt without a status (before Byzantium) is a mined transaction whose outcome is unknown: it attributes nothing.
+      mode = 'preByzantium'
+      expect(await readTransfers(client, { chainId: chain.anvil.chainId, txHash: real! })).toMatchObject({ txHash: real, tag: null, transfers: [] })
     } finally {
       await broken.stop(true)
     }

@@ -53,6 +53,7 @@ const isMeta = (v: unknown): boolean =>
 const RESULTS: Readonly<Record<string, (result: unknown, params: readonly unknown[]) => boolean>> = {
   getBalance: withValue(isU64),
   getSlot: isU64,
+  getEpochInfo: (r) => isObject(r) && isU64(r.epoch),
   getGenesisHash: (r) => isBytes58(r, 32),
   getLatestBlockhash: withValue((v) => isObject(v) && isBytes58(v.blockhash, 32) && isU64(v.lastValidBlockHeight)),
   getMultipleAccounts: (r, params) => isObject(r) && Array.isArray(r.value) && Array.isArray(params[0]) && r.value.length === params[0].length && r.value.every(isAccount),

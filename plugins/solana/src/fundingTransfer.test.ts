@@ -111,16 +111,16 @@ describe('refusals', () => {
     }
   })
 
-  test("a Token-2022 mint charging a transfer fee, in force or scheduled, is refused (the treasury would get less than asked); a fee of 0 lands whole", async () => {
+  test("a Token-2022 mint charging a transfer fee, in force or scheduled, is refused (the treasury would get less than asked); a fee of 0, or one switched off, lands whole", async () => {
     // A TransferFeeConfig written into the mint's data as the program lays it out (two authorities, the withheld
     // amount, then the older and the newer fee: epoch, maximum, bps); LiteSVM's Token-2022 charges what it says.
-    async function mintWithFee(older: [maximum: bigint, bps: number], newer: [maximum: bigint, bps: number]) {
+    async function mintWithFee(older: [maximum: bigint, bps: number], newer: [maximum: bigint, bps: number], newerEpoch = 1n) {
       const feeMint = await chain.createMint({ decimals: 6, tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
       const base = chain.svm.getAccount(address(feeMint))
       if (!base.exists) throw new Error('no mint')
       const config = new Uint8Array(108)
       const view = new DataView(config.buffer)
-      for (const [at, [maximum, bps], epoch] of [[72, older, 0n], [90, newer, 1n]] as const) {
+      for (const [at, [maximum, bps], epoch] of [[72, older, 0n], [90, newer, newerEpoch]] as const) {
         view.setBigUint64(at, epoch, true)
         view.setBigUint64(at + 8, maximum, true)
         view.setUint16(at + 16, bps, true)
@@ -141,8 +141,10 @@ describe('refusals', () => {
       expect((e as InvalidArgumentError).context).toEqual({ token: 'charges a transfer fee' })
       expect((e as InvalidArgumentError).message).toContain(`up to ${fee} of these 1015002`)
     }
-    for (const free of [[[u64Max, 0], [u64Max, 0]], [[0n, 100], [0n, 100]]] as const) {
-      const feeMint = await mintWithFee(free[0] as [bigint, number], free[1] as [bigint, number])
+    // No fee; a zero maximum; and a fee switched off from this epoch on (the chain's epoch is 0 here), whose older fee stays stored.
+    expect(chain.svm.getClock().epoch).toBe(0n)
+    for (const free of [[[u64Max, 0], [u64Max, 0], 1n], [[0n, 100], [0n, 100], 1n], [[3n, 50], [0n, 0], 0n]] as const) {
+      const feeMint = await mintWithFee(free[0] as [bigint, number], free[1] as [bigint, number], free[2])
       const p = params({ token: feeMint })
       const [step] = await buildTransfer(client, p)
       await chain.signAndSend(step!.transaction.serializedTransaction as string, sender)

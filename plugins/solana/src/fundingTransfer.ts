@@ -14,7 +14,7 @@ import type { SolanaClient } from './client.ts'
 import { assertCreatesFunded, assertPaysFor, readLamports } from './fees.ts'
 import { latestLifetime, lifetimeMetadata, unsignedTransaction, type Lifetime } from './message.ts'
 import { clusterRpc } from './cluster.ts'
-import { deadline, rpcFailure } from './rpc.ts'
+import { COMMITMENT, deadline, rpcFailure } from './rpc.ts'
 import { tagInstruction } from './tag.ts'
 import { readMintWithAccounts } from './token.ts'
 import { tokenTransferToVault } from './transfer.ts'
@@ -51,7 +51,7 @@ export async function buildTransfer(client: SolanaClient, p: TransferParameters)
       lifetime = l
       // The treasury must receive the whole amount (a stream's funding is judged by what arrives): a fee taken on the
       // way would leave the stream unconfirmable, its tokens gone.
-      const fee = token.transferFee(amount)
+      const fee = await token.transferFee(amount, async () => (await rpc.getEpochInfo({ commitment: COMMITMENT }).send({ abortSignal })).epoch)
       if (fee > 0n)
         throw new InvalidArgumentError(
           `token ${mint} charges a transfer fee (up to ${fee} of these ${amount} smallest units), so the recipient would receive less than the amount; use a mint without a transfer fee`,

@@ -34,10 +34,11 @@ export interface MintWithAccounts {
   /** The associated token account of each owner, in the order asked. */
   accounts: TokenAccount[]
   /**
-   * What a transfer of `amount` pays the mint's Token-2022 transfer fee at most: the larger of the fee in force and the
-   * one the mint has scheduled (a transaction built now may land in either epoch). 0 for a mint without a fee.
+   * What a transfer of `amount` pays the mint's Token-2022 transfer fee at most, landing in `epoch` or later: the newer
+   * fee from its epoch on, and before it the larger of the older and the newer (a transaction built now may land in
+   * either epoch). 0 for a mint without a fee. `epoch` is asked of the chain only where it decides the answer.
    */
-  transferFee(amount: bigint): bigint
+  transferFee(amount: bigint, epoch: () => Promise<bigint>): Promise<bigint>
 }
 
 export interface ReadMintParameters {
@@ -70,12 +71,19 @@ export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintPa
     decimals,
     accountSize: newAccountSize(tokenProgram, extensions),
     accounts,
-    transferFee: (amount) => fees.reduce((most, fee) => (feeOf(fee, amount) > most ? feeOf(fee, amount) : most), 0n),
+    async transferFee(amount, epoch) {
+      if (!fees) return 0n
+      const [older, newer] = [feeOf(fees.older, amount), feeOf(fees.newer, amount)]
+      // The newer fee is in force from its epoch on: the older one matters only before it.
+      if (older <= newer || (await epoch()) >= fees.newer.epoch) return newer
+      return older
+    },
   }
 }
 
-/** One of a TransferFeeConfig's two fees (older: in force; newer: from its epoch on). */
+/** One of a TransferFeeConfig's two fees (older: in force until the newer's epoch). */
 interface TransferFee {
+  epoch: bigint
   maximumFee: bigint
   basisPoints: bigint
 }
@@ -91,9 +99,16 @@ function feeOf(fee: TransferFee, amount: bigint): bigint {
 const TRANSFER_FEE_CONFIG = 1
 const TRANSFER_FEE_CONFIG_LENGTH = 108
 
-function transferFees(view: DataView, at: number): TransferFee[] {
-  return [at + 72, at + 90].map((fee) => ({ maximumFee: view.getBigUint64(fee + 8, true), basisPoints: BigInt(view.getUint16(fee + 16, true)) }))
+function transferFees(view: DataView, at: number): TransferFees {
+  const fee = (from: number): TransferFee => ({
+    epoch: view.getBigUint64(from, true),
+    maximumFee: view.getBigUint64(from + 8, true),
+    basisPoints: BigInt(view.getUint16(from + 16, true)),
+  })
+  return { older: fee(at + 72), newer: fee(at + 90) }
 }
+
+type TransferFees = { older: TransferFee; newer: TransferFee }
 
 /**
  * The account extension each mint extension makes every new account of the mint carry (spl-token-2022's required
@@ -115,9 +130,9 @@ export function newAccountSize(tokenProgram: Address, mintExtensions: readonly n
 }
 
 /** The extension types a Token-2022 mint's data lists (type-length-value entries after the account type byte), and its transfer fees. */
-function readExtensions(data: Uint8Array): { types: number[]; fees: TransferFee[] } {
+function readExtensions(data: Uint8Array): { types: number[]; fees: TransferFees | undefined } {
   const types: number[] = []
-  let fees: TransferFee[] = []
+  let fees: TransferFees | undefined
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength)
   for (let at = TOKEN_ACCOUNT_SIZE + 1; at + 4 <= data.length; ) {
     const type = view.getUint16(at, true)
@@ -131,7 +146,7 @@ function readExtensions(data: Uint8Array): { types: number[]; fees: TransferFee[
   return { types, fees }
 }
 
-function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram: Address; decimals: number; extensions: number[]; fees: TransferFee[] } {
+function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram: Address; decimals: number; extensions: number[]; fees: TransferFees | undefined } {
   const notAMint = () =>
     new InvalidArgumentError(`${field} ${account.address} is not an SPL token mint on this Solana cluster`, {
       [field]: 'not a token mint on this cluster',
@@ -142,7 +157,7 @@ function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram
   if (!isMint) throw notAMint()
   const mint = getMintDecoder().decode(data.subarray(0, MINT_SIZE))
   if (!mint.isInitialized) throw notAMint()
-  const { types, fees } = data.length > MINT_SIZE ? readExtensions(data) : { types: [], fees: [] }
+  const { types, fees } = data.length > MINT_SIZE ? readExtensions(data) : { types: [], fees: undefined }
   return { tokenProgram: account.programAddress, decimals: mint.decimals, extensions: types, fees }
 }
 
