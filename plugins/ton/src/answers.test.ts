@@ -4,11 +4,13 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
-import { Address } from '@ton/core'
+import { Address, TupleReader, type ContractProvider } from '@ton/core'
 import { readTonBalance } from './balance.ts'
-import { connectTon } from './client.ts'
+import { connectTon, createTonClient } from './client.ts'
+import { jettonWalletBalance, notJetton } from './jettonMaster.ts'
 
 let balance = '1000'
+let trickle = false
 let node: ReturnType<typeof Bun.serve>
 beforeAll(() => {
   node = Bun.serve({
@@ -17,6 +19,17 @@ beforeAll(() => {
     async fetch(request) {
       const call = (await request.json()) as { id: number; method: string }
       if (call.method !== 'getAddressInformation') return Response.json({ ok: false, error: `not here: ${call.method}`, code: 500 })
+      if (trickle) {
+        // A 200 whose body comes a byte every half second, for good: axios's timeout restarts with each byte.
+        let timer: Timer | undefined
+        const body = new ReadableStream({
+          start(controller) {
+            timer = setInterval(() => controller.enqueue(new TextEncoder().encode(' ')), 500)
+          },
+          cancel: () => clearInterval(timer),
+        })
+        return new Response(body, { headers: { 'content-type': 'application/json' } })
+      }
       return Response.json({
         ok: true,
         id: call.id,
@@ -38,4 +51,28 @@ test('a balance below zero or past what a coin amount holds is the endpoint fail
   }
   balance = (2n ** 120n - 1n).toString()
   expect(await readTonBalance(client, { chainId: '-239', owner, token: 'native' })).toBe(2n ** 120n - 1n)
+})
+
+test('an answer that never ends (a byte at a time) is a 503 at the 10 s deadline, not a request held for good', async () => {
+  trickle = true
+  try {
+    const started = performance.now()
+    const e = await readTonBalance(connectTon({ TON_API_URL: `http://127.0.0.1:${node.port}/api/v2/jsonRPC` }), { chainId: '-239', owner, token: 'native' }).catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(UnavailableError)
+    expect(performance.now() - started).toBeLessThan(12_000)
+  } finally {
+    trickle = false
+  }
+}, 20_000)
+
+test("a jetton wallet's balance out of a coin amount's range is no jetton wallet's (400 naming the token), not a balance to compare", async () => {
+  // A stand-in provider: a contract answering get_wallet_data with this balance (no contract here can be made to).
+  const answering = (balance: bigint) =>
+    createTonClient(() => ({ getState: async () => ({ state: { type: 'active' } }), get: async () => ({ stack: new TupleReader([{ type: 'int', value: balance }]) }) }) as unknown as ContractProvider)
+  const wallet = new Address(0, Buffer.alloc(32, 9))
+  for (const balance of [-5n, 2n ** 120n]) {
+    const e = await jettonWalletBalance(answering(balance), wallet, notJetton('token', 'EQ…')).catch((x: unknown) => x)
+    expect((e as Error).message, String(balance)).toBe('token EQ… is not a TEP-74 jetton: get_wallet_data returned a balance no jetton wallet can hold')
+  }
+  expect(await jettonWalletBalance(answering(7n), wallet, notJetton('token', 'EQ…'))).toBe(7n)
 })

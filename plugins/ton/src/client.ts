@@ -83,8 +83,8 @@ export function connectTon(env: ChainEnv): TonChainClient {
       throw new ChainNotConfiguredError('TON_API_URL is not configured: this server cannot read the TON chain', {
         TON_API_URL: 'set it to a toncenter-style JSON-RPC endpoint, e.g. https://toncenter.com/api/v2/jsonRPC',
       })
-    // A hung endpoint should fail the request as unavailable, not hold it open.
-    tonClient ??= new TonClient({ endpoint, apiKey, timeout: 10_000 })
+    // A hung endpoint should fail the request as unavailable, not hold it open (and see `deadlined`).
+    tonClient ??= new TonClient({ endpoint, apiKey, timeout: API_TIMEOUT_MS })
     return tonClient
   }
   const lookups = indexUrl
@@ -92,7 +92,7 @@ export function connectTon(env: ChainEnv): TonChainClient {
         indexUrl,
         apiKey,
         // The index names the transaction; the node serves its bytes, parsed by TonClient.
-        getTransaction: (account, lt, hash) => api().getTransaction(account, lt, hash),
+        getTransaction: (account, lt, hash) => withinDeadline(api().getTransaction(account, lt, hash)),
       })
     : undefined
   const noIndex = (): never => {
@@ -112,10 +112,33 @@ export function connectTon(env: ChainEnv): TonChainClient {
     }
     return network
   }
-  return createTonClient((address, init) => checkedState(api().provider(address, init)), {
+  return createTonClient((address, init) => deadlined(checkedState(api().provider(address, init))), {
     network: askNetwork,
     findTransaction: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byHash(hash) : noIndex()),
     findTransactionByMessage: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byInMessage(hash) : noIndex()),
+  })
+}
+
+/** One TON API call's limit. */
+const API_TIMEOUT_MS = 10_000
+
+/**
+ * TonClient's timeout is axios's, which a body sent a byte at a time never reaches (each byte restarts it): every
+ * read through the provider, and the node's transaction lookup, also has a deadline of its own.
+ */
+function withinDeadline<T>(call: Promise<T>): Promise<T> {
+  let timer: Timer | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the TON API gave no whole answer within ${API_TIMEOUT_MS} ms`)), API_TIMEOUT_MS)
+  })
+  return Promise.race([call, late]).finally(() => clearTimeout(timer))
+}
+
+function deadlined(provider: ContractProvider): ContractProvider {
+  return Object.assign(Object.create(provider) as ContractProvider, {
+    getState: () => withinDeadline(provider.getState()),
+    get: (name: Parameters<ContractProvider['get']>[0], args: Parameters<ContractProvider['get']>[1]) => withinDeadline(provider.get(name, args)),
+    getTransactions: (...args: Parameters<ContractProvider['getTransactions']>) => withinDeadline(provider.getTransactions(...args)),
   })
 }
 

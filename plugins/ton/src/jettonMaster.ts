@@ -42,7 +42,10 @@ export async function jettonWalletBalance(client: TonChainClient, wallet: Addres
   const state = await askChain('the jetton wallet state', () => provider.getState())
   if (state.state.type !== 'active') return 0n
   const stack = await getMethod(() => provider.get('get_wallet_data', []), 'get_wallet_data', fail)
-  return read(() => stack.readBigNumber(), fail('get_wallet_data returned no balance'))
+  const balance = read(() => stack.readBigNumber(), fail('get_wallet_data returned no balance'))
+  // A jetton balance is a coin amount (VarUInteger 16); any other number is no jetton wallet's.
+  if (balance < 0n || balance >= 2n ** 120n) throw fail('get_wallet_data returned a balance no jetton wallet can hold')
+  return balance
 }
 
 /** TEP-64: "decimals" is optional, and 9 when absent (as TON itself). */
