@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'bun:test'
+import { UnavailableError } from '@earn/core'
 import { createPublicClient, http, type Address } from 'viem'
 import { connect, DEPLOYLESS_BATCH_BYTES, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
 import { parseRpcUrls } from './env.ts'
+import { evm } from './index.ts'
 
 describe('connect', () => {
   test('no EVM_RPC_URLS, or an empty one, means no chains', () => {
@@ -105,4 +107,31 @@ describe('evmClientFromPublicClients', () => {
     )
     expect(() => evmClientFromPublicClients({ '31337': anvil }, { swapRouters: { '31337': 'nope' } })).toThrow(/not an EVM address/)
   })
+})
+
+describe('a node that sends its answer a byte at a time', () => {
+  test('fails within the timeout (and its one retry) as unavailable, where viem alone waited for good', async () => {
+    // Headers at once, then a space every 200 ms for as long as the request is read: viem's timeout ends at the headers.
+    const node = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch() {
+        let timer: Timer | undefined
+        const body = new ReadableStream({
+          start: (c) => void (timer = setInterval(() => c.enqueue(new TextEncoder().encode(' ')), 200)),
+          cancel: () => clearInterval(timer),
+        })
+        return new Response(body, { headers: { 'content-type': 'application/json' } })
+      },
+    })
+    try {
+      const client = connect({ EVM_RPC_URLS: `31337=http://127.0.0.1:${node.port}`, EVM_RPC_TIMEOUT_MS: '1000' })
+      const started = performance.now()
+      const e = await evm.balance.read(client, { chainId: '31337', owner: `0x${'11'.repeat(20)}`, token: 'native' }).catch((x: unknown) => x)
+      expect(e).toBeInstanceOf(UnavailableError)
+      expect(performance.now() - started).toBeLessThan(4_000)
+    } finally {
+      await node.stop(true)
+    }
+  }, 20_000)
 })

@@ -172,6 +172,18 @@ export function requirePublicClient(client: EvmClient, chainId: string): PublicC
   return publicClient
 }
 
+/**
+ * viem's timeout covers a request until its headers arrive, not its body: a node that sends a body a byte at a time
+ * held a request for good. Its fetch gets a deadline of its own that covers the body too.
+ */
+function wholeAnswerWithin(timeoutMs: number): typeof fetch | undefined {
+  if (timeoutMs <= 0) return undefined
+  return ((input: RequestInfo | URL, init?: RequestInit) => {
+    const deadline = AbortSignal.timeout(timeoutMs)
+    return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline })
+  }) as typeof fetch
+}
+
 function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequest: () => void): PublicClient {
   const chain = chainFor(chainId, url)
   return createPublicClient({
@@ -179,7 +191,7 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
     // Whatever still leaves separately in one tick (getBalance, estimates) goes as one JSON-RPC batch...
     // (The hook returns nothing: viem would take a returned value as the request to send instead.)
     // One retry: a dropped connection is worth a second try; a node that hangs fails within ~2 × timeoutMs.
-    transport: http(url, { batch: true, timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest() }),
+    transport: http(url, { batch: true, timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest(), fetchFn: wholeAnswerWithin(timeoutMs) }),
     // ...and eth_calls fold into one Multicall3 call. Where viem does not know the chain's Multicall3, the call
     // carries Multicall3's code (deployless) instead of assuming a contract the chain may lack.
     batch: {
