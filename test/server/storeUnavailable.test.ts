@@ -152,6 +152,30 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL pool busy (every conne
   test('a statement still waiting for a connection at the limit is withdrawn (busy, never run); a waiting transaction gives its connection back; the pool is kept', async () => {
     const holder = db.transaction().execute((trx) => sleeps(trx, 30))
     await Bun.sleep(50)
+    await expectWithdrawn(holder)
+  })
+
+  test('so is one behind statements of their own (postgres.js would have sent it behind them on the busy connection)', async () => {
+    // A 1 s statement timeout (3 s here): four 0.9 s statements ahead get their turns in time, the fourth running
+    // from 2.7 s to 3.6 s, past the limit of the two queued after them.
+    const slow = new Kysely({ dialect: new LazyPostgresDialect({ url: DATABASE_URL, schema, maxConnections: 1, statementTimeoutMs: 1_000 }) })
+    try {
+      await sql`delete from ${sql.table(`${schema}.w`)}`.execute(slow)
+      const holder = Promise.allSettled(Array.from({ length: 4 }, () => sql`select pg_sleep(0.9)`.execute(slow)))
+      await Bun.sleep(20)
+      const [insert, tx] = await Promise.all([
+        sql`insert into ${sql.table(`${schema}.w`)} values (1)`.execute(slow).then(() => undefined, (e: unknown) => e),
+        slow.transaction().execute((trx) => sql`insert into ${sql.table(`${schema}.w`)} values (2)`.execute(trx)).then(() => undefined, (e: unknown) => e),
+      ])
+      expect((await holder).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'])
+      expect([storeUnavailable(insert), storeUnavailable(tx)]).toEqual(['busy', 'busy'])
+      expect((await sql<{ x: number }>`select x from ${sql.table(`${schema}.w`)}`.execute(slow)).rows).toEqual([])
+    } finally {
+      await slow.destroy()
+    }
+  })
+
+  async function expectWithdrawn(holder: Promise<unknown>) {
     const [insert, tx] = await Promise.all([
       sql`insert into ${sql.table(`${schema}.w`)} values (1)`.execute(db).then(() => undefined, (e: unknown) => e),
       db.transaction().execute((trx) => sql`insert into ${sql.table(`${schema}.w`)} values (2)`.execute(trx)).then(() => undefined, (e: unknown) => e),
@@ -169,7 +193,7 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL pool busy (every conne
     await sql`insert into ${sql.table(`${schema}.w`)} values (3)`.execute(db)
     expect(performance.now() - started).toBeLessThan(1_000)
     expect((await sql<{ x: number }>`select x from ${sql.table(`${schema}.w`)}`.execute(db)).rows).toEqual([{ x: 3 }])
-  })
+  }
 })
 
 describe('which store failures are the database being unavailable', () => {

@@ -43,46 +43,83 @@ const ANSWER_GRACE_MS = 2_000
  * The connection pool, replaced when it goes silent. `statement_timeout` is PostgreSQL's own, so it ends nothing
  * when no packet comes back (a host that crashed or dropped off the network: its connections stay open on this side,
  * and a statement sent on one waits as long as TCP keeps trying, ~15 minutes). Every statement here is therefore also
- * timed on this side, from when it is handed to postgres.js, so a wait for a free connection counts: one without an
- * answer within the statement timeout plus a grace fails. A statement still waiting for a connection then is
- * withdrawn (it never runs) and is `busy`, as is any other while the pool answers others; when the whole pool has
- * answered nothing for that long it is `unreachable`, and its connections are dropped and new ones made, so the
- * server is back as soon as the database is.
+ * timed on this side: one without an answer within the statement timeout plus a grace fails (PostgreSQL's own timeout
+ * answers first where PostgreSQL answers at all), `unreachable` when the whole pool has answered nothing for that
+ * long, and then the pool's connections are dropped and new ones made, so the server is back as soon as the database
+ * is; else `busy`.
+ *
+ * Statements and transactions take turns, as many at once as the pool has connections, and wait for one here rather
+ * than in postgres.js: its queue cannot be left (a statement given up on there, or sent behind another on a busy
+ * connection, still ran later), where a wait here that outlasts the same limit leaves (`busy`) and nothing of it
+ * ever runs. A statement's time on its connection is timed apart from its wait, so one that was sent is cut short
+ * only by a database that does not answer.
  */
 class Pool {
-  #sql: Sql
+  #current: Generation
   #lastAnswer = performance.now()
 
   constructor(
     private readonly open: () => Sql,
+    private readonly size: number,
     /** 0: statements are not timed here (PostgreSQL's statement timeout is off too). */
     readonly answerWithinMs: number,
   ) {
-    this.#sql = open()
+    this.#current = { sql: open(), free: size, waiting: [] }
   }
 
-  get sql(): Sql {
-    return this.#sql
-  }
-
-  /**
-   * `work` (on `sql`, this pool's now or an earlier one) or, past the limit, the failure above. `query`, where given,
-   * is withdrawn if it has not been sent by then.
-   */
-  async answer<T>(sql: Sql, work: Promise<T>, limitMs = this.answerWithinMs, query?: Withdrawable): Promise<T> {
-    const answered = () => {
-      if (sql === this.#sql) this.#lastAnswer = performance.now()
+  /** A turn on one of the connections, within `limitMs` (0: however long it takes). */
+  turn(limitMs: number): Promise<Turn> {
+    const generation = this.#current
+    if (generation.free > 0) {
+      generation.free--
+      return Promise.resolve(this.#turnOf(generation))
     }
-    if (limitMs === 0) return work.finally(answered)
+    return new Promise<Turn>((resolve, reject) => {
+      let timer: Timer | undefined
+      const waiter: Waiter = {
+        grant: () => {
+          clearTimeout(timer)
+          resolve(this.#turnOf(generation))
+        },
+        fail: (e) => {
+          clearTimeout(timer)
+          reject(e)
+        },
+      }
+      generation.waiting.push(waiter)
+      if (limitMs > 0)
+        timer = setTimeout(() => {
+          generation.waiting.splice(generation.waiting.indexOf(waiter), 1)
+          reject(this.#silent(generation.sql) ? unreachable(limitMs) : timedOut(`no PostgreSQL connection came free within ${limitMs} ms`, 'busy'))
+        }, limitMs)
+    })
+  }
+
+  #turnOf(generation: Generation): Turn {
+    let released = false
+    return {
+      sql: generation.sql,
+      release: () => {
+        if (released) return
+        released = true
+        const next = generation.waiting.shift()
+        if (next) next.grant()
+        else generation.free++
+      },
+    }
+  }
+
+  /** `work` (on `sql`, this pool's now or an earlier one), or past `limitMs` the failure above. */
+  async answer<T>(sql: Sql, work: Promise<T>, limitMs: number): Promise<T> {
+    const answered = () => {
+      if (sql === this.#current.sql) this.#lastAnswer = performance.now()
+    }
+    if (limitMs <= 0) return work.finally(answered)
     let timer: Timer | undefined
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        // postgres.js gives a query its connection's state once it is sent; one not sent yet can still be withdrawn.
-        const unsent = query !== undefined && query.state === null
-        if (unsent) query.cancel()
-        const silent = this.#silent(sql, limitMs)
-        if (silent) reject(timedOut(`PostgreSQL gave no answer within ${limitMs} ms`, 'unreachable'))
-        else reject(timedOut(unsent ? `no PostgreSQL connection came free within ${limitMs} ms` : `PostgreSQL gave this statement no answer within ${limitMs} ms`, 'busy'))
+        const within = this.answerWithinMs
+        reject(this.#silent(sql) ? unreachable(within) : timedOut(`PostgreSQL gave this statement no answer within ${within} ms`, 'busy'))
       }, limitMs)
     })
     try {
@@ -92,30 +129,50 @@ class Pool {
     }
   }
 
-  /** Whether the pool `sql` answered nothing for `limitMs`; if it is still the current one, it is replaced. */
-  #silent(sql: Sql, limitMs: number): boolean {
-    if (sql !== this.#sql) return true
-    // One slow statement on a pool that answers others (a BEGIN queued behind a busy pool, say) is that statement's failure.
-    if (performance.now() - this.#lastAnswer < limitMs) return false
-    this.#sql = this.open()
+  /**
+   * Whether the pool `sql` answered nothing for a whole limit (not what was left of one statement's); if it is still
+   * the current one, it is replaced.
+   */
+  #silent(sql: Sql): boolean {
+    const old = this.#current
+    if (sql !== old.sql) return true
+    // One slow statement on a pool that answers others is that statement's failure.
+    if (performance.now() - this.#lastAnswer < this.answerWithinMs) return false
+    this.#current = { sql: this.open(), free: this.size, waiting: [] }
     this.#lastAnswer = performance.now()
-    // Pending statements on the old connections fail (CONNECTION_DESTROYED) and their transactions end with them.
-    void sql.end({ timeout: 0 }).catch(() => {})
+    // Pending statements on the old connections fail (CONNECTION_DESTROYED) and their transactions end with them;
+    // nothing waiting for one of them had started.
+    for (const waiter of old.waiting.splice(0)) waiter.fail(unreachable(this.answerWithinMs))
+    void old.sql.end({ timeout: 0 }).catch(() => {})
     return true
   }
 
   end(): Promise<void> {
-    return this.#sql.end({ timeout: 5 })
+    return this.#current.sql.end({ timeout: 5 })
   }
 }
 
-/** What postgres.js's query is beyond its promise: a `state` once sent, and `cancel()`, which withdraws one not yet sent. */
-type Withdrawable = { state: unknown; cancel(): unknown }
+/** One pool of connections, and its turns: `free` of them, and those waiting for one. */
+interface Generation {
+  sql: Sql
+  free: number
+  waiting: Waiter[]
+}
+interface Waiter {
+  grant(): void
+  fail(e: unknown): void
+}
+/** A turn on a connection of `sql`, given back once what used it has ended. */
+interface Turn {
+  sql: Sql
+  release(): void
+}
 
 const TIMED_OUT = Symbol('timedOut')
 const timedOut = (message: string, state: 'busy' | 'unreachable') =>
   Object.assign(new Error(message), { code: 'ETIMEDOUT', [TIMED_OUT]: true, [STORE_UNAVAILABLE]: state })
 const timed = (e: unknown) => typeof e === 'object' && e !== null && TIMED_OUT in e
+const unreachable = (limitMs: number) => timedOut(`PostgreSQL gave no answer within ${limitMs} ms`, 'unreachable')
 
 /** Migrations lift the statement timeout for their transaction (`SET LOCAL statement_timeout = 0`): this side's timing with it. */
 const LIFTS_TIMEOUT = /^set local statement_timeout = 0$/i
@@ -147,10 +204,7 @@ class PostgresJsConnection implements DatabaseConnection {
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#lost !== undefined) throw this.#lost
     try {
-      const sql = this.#txSql ?? this.pool.sql
-      const statement = (this.#tx ?? sql).unsafe(query.sql, query.parameters as never[]).execute()
-      // Outside a transaction a statement still waiting for a connection is withdrawn at the limit (the pool's queue).
-      const result = await this.pool.answer(sql, statement, this.#untimed ? 0 : undefined, this.#tx ? undefined : (statement as unknown as Withdrawable))
+      const result = this.#tx ? await this.#inTransaction(this.#tx, query) : await this.#alone(query)
       if (this.#tx && LIFTS_TIMEOUT.test(query.sql)) this.#untimed = true
       const { command, count } = result
       const changed = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'
@@ -168,12 +222,35 @@ class PostgresJsConnection implements DatabaseConnection {
     }
   }
 
+  /** A statement of the transaction, on its connection; timed from now. */
+  #inTransaction(tx: TransactionSql, query: CompiledQuery) {
+    return this.pool.answer(this.#txSql!, tx.unsafe(query.sql, query.parameters as never[]).execute(), this.#untimed ? 0 : this.pool.answerWithinMs)
+  }
+
+  /** A statement on its own: a turn on a connection, held until the statement has ended, however its caller fares. */
+  async #alone(query: CompiledQuery) {
+    const limit = this.pool.answerWithinMs
+    const turn = await this.pool.turn(limit)
+    let statement
+    try {
+      statement = turn.sql.unsafe(query.sql, query.parameters as never[]).execute()
+    } catch (e) {
+      turn.release()
+      throw e
+    }
+    statement.then(turn.release, turn.release)
+    return this.pool.answer(turn.sql, statement, limit)
+  }
+
   // eslint-disable-next-line require-yield
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not used by this store')
   }
 
-  begin(settings: TransactionSettings): Promise<void> {
+  async begin(settings: TransactionSettings): Promise<void> {
+    const limit = this.pool.answerWithinMs
+    // Nothing of the transaction starts before its turn: a wait that outlasts the limit leaves no trace.
+    const turn = await this.pool.turn(limit)
     const ready = Promise.withResolvers<void>()
     const end = (this.#end = Promise.withResolvers<void>())
     // Rejected unawaited when the transaction is abandoned before its callback runs, which it may never do.
@@ -181,21 +258,23 @@ class PostgresJsConnection implements DatabaseConnection {
     this.#lost = undefined
     this.#untimed = false
     const options = settings.isolationLevel ? `isolation level ${settings.isolationLevel}` : ''
-    const sql = (this.#txSql = this.pool.sql)
+    const sql = (this.#txSql = turn.sql)
     this.#finished = sql.begin(options, async (tx) => {
       this.#tx = tx
       ready.resolve()
       // Settled by commit (resolve) or rollback (reject): postgres.js then sends COMMIT or ROLLBACK itself.
       await end.promise
     })
+    // The turn is the transaction's until it has ended: committed, rolled back, or its connection gone.
+    this.#finished.then(turn.release, turn.release)
     // Rejected before the callback (BEGIN failed), or whenever the connection closes, even between statements.
     this.#finished.catch((e: unknown) => {
       if (e !== ROLLBACK) this.#lost ??= e
       ready.reject(e)
     })
-    // A BEGIN with no answer in time (queued for a connection, or sent to a silent one) is abandoned: should it get
-    // its connection later, the transaction rolls back at once and frees it.
-    return this.pool.answer(sql, ready.promise).catch((e: unknown) => {
+    // A BEGIN with no answer in time (sent to a silent connection) is abandoned: should it be answered later, the
+    // transaction rolls back at once.
+    return this.pool.answer(sql, ready.promise, limit).catch((e: unknown) => {
       if (timed(e)) this.#abandon(e)
       else this.#lost ??= e
       throw e
@@ -211,7 +290,7 @@ class PostgresJsConnection implements DatabaseConnection {
     try {
       if (this.#lost !== undefined) throw this.#lost
       this.#end!.resolve()
-      await this.pool.answer(this.#txSql!, this.#finished!)
+      await this.pool.answer(this.#txSql!, this.#finished!, this.pool.answerWithinMs)
     } finally {
       this.#reset()
     }
@@ -229,6 +308,7 @@ class PostgresJsConnection implements DatabaseConnection {
         this.#finished!.catch((e: unknown) => {
           if (e !== ROLLBACK) throw e
         }),
+        this.pool.answerWithinMs,
       )
     } finally {
       this.#reset()
@@ -244,8 +324,9 @@ class PostgresJsConnection implements DatabaseConnection {
 async function connect(options: PostgresOptions): Promise<Driver> {
   const { default: postgres } = await import('postgres')
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
+  const size = options.maxConnections ?? 10
   const open = () => postgres(options.url, {
-    max: options.maxConnections ?? 10,
+    max: size,
     onnotice: () => {},
     // postgres.js reads the server's array types on each new connection, in a query no caller awaits: a connection
     // PostgreSQL closes during it (a failover, pg_terminate_backend) rejected it unhandled, which ends a Bun process,
@@ -265,7 +346,7 @@ async function connect(options: PostgresOptions): Promise<Driver> {
     // int8 columns hold epoch milliseconds and budgets, all far below 2^53.
     types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
   })
-  const pool = new Pool(open, statementTimeoutMs === 0 ? 0 : statementTimeoutMs + ANSWER_GRACE_MS)
+  const pool = new Pool(open, size, statementTimeoutMs === 0 ? 0 : statementTimeoutMs + ANSWER_GRACE_MS)
   return {
     init: async () => {},
     acquireConnection: async () => new PostgresJsConnection(pool),
