@@ -11,6 +11,8 @@ import { jettonWalletBalance, notJetton } from './jettonMaster.ts'
 
 let balance = '1000'
 let trickle = false
+/** Answers the stand-in is still sending. */
+let streaming = 0
 let node: ReturnType<typeof Bun.serve>
 beforeAll(() => {
   node = Bun.serve({
@@ -24,9 +26,13 @@ beforeAll(() => {
         let timer: Timer | undefined
         const body = new ReadableStream({
           start(controller) {
+            streaming++
             timer = setInterval(() => controller.enqueue(new TextEncoder().encode(' ')), 500)
           },
-          cancel: () => clearInterval(timer),
+          cancel: () => {
+            streaming--
+            clearInterval(timer)
+          },
         })
         return new Response(body, { headers: { 'content-type': 'application/json' } })
       }
@@ -53,13 +59,16 @@ test('a balance below zero or past what a coin amount holds is the endpoint fail
   expect(await readTonBalance(client, { chainId: '-239', owner, token: 'native' })).toBe(2n ** 120n - 1n)
 })
 
-test('an answer that never ends (a byte at a time) is a 503 at the 10 s deadline, not a request held for good', async () => {
+test('an answer that never ends (a byte at a time) is a 503 at the 10 s deadline, and its connection closed, not a request held for good', async () => {
   trickle = true
   try {
     const started = performance.now()
     const e = await readTonBalance(connectTon({ TON_API_URL: `http://127.0.0.1:${node.port}/api/v2/jsonRPC` }), { chainId: '-239', owner, token: 'native' }).catch((x: unknown) => x)
     expect(e).toBeInstanceOf(UnavailableError)
     expect(performance.now() - started).toBeLessThan(12_000)
+    // The call given up on is closed, not left reading.
+    await Bun.sleep(1_000)
+    expect(streaming).toBe(0)
   } finally {
     trickle = false
   }

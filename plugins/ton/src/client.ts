@@ -83,8 +83,8 @@ export function connectTon(env: ChainEnv): TonChainClient {
       throw new ChainNotConfiguredError('TON_API_URL is not configured: this server cannot read the TON chain', {
         TON_API_URL: 'set it to a toncenter-style JSON-RPC endpoint, e.g. https://toncenter.com/api/v2/jsonRPC',
       })
-    // A hung endpoint should fail the request as unavailable, not hold it open (and see `deadlined`).
-    tonClient ??= new TonClient({ endpoint, apiKey, timeout: API_TIMEOUT_MS })
+    // A hung endpoint should fail the request as unavailable, not hold it open (see `fetchWithDeadline`).
+    tonClient ??= new TonClient({ endpoint, apiKey, timeout: API_TIMEOUT_MS, httpAdapter: fetchWithDeadline as never })
     return tonClient
   }
   const lookups = indexUrl
@@ -92,7 +92,7 @@ export function connectTon(env: ChainEnv): TonChainClient {
         indexUrl,
         apiKey,
         // The index names the transaction; the node serves its bytes, parsed by TonClient.
-        getTransaction: (account, lt, hash) => withinDeadline(api().getTransaction(account, lt, hash)),
+        getTransaction: (account, lt, hash) => api().getTransaction(account, lt, hash),
       })
     : undefined
   const noIndex = (): never => {
@@ -112,7 +112,7 @@ export function connectTon(env: ChainEnv): TonChainClient {
     }
     return network
   }
-  return createTonClient((address, init) => deadlined(checkedState(api().provider(address, init))), {
+  return createTonClient((address, init) => checkedState(api().provider(address, init)), {
     network: askNetwork,
     findTransaction: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byHash(hash) : noIndex()),
     findTransactionByMessage: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byInMessage(hash) : noIndex()),
@@ -122,24 +122,29 @@ export function connectTon(env: ChainEnv): TonChainClient {
 /** One TON API call's limit. */
 const API_TIMEOUT_MS = 10_000
 
-/**
- * TonClient's timeout is axios's, which a body sent a byte at a time never reaches (each byte restarts it): every
- * read through the provider, and the node's transaction lookup, also has a deadline of its own.
- */
-function withinDeadline<T>(call: Promise<T>): Promise<T> {
-  let timer: Timer | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the TON API gave no whole answer within ${API_TIMEOUT_MS} ms`)), API_TIMEOUT_MS)
-  })
-  return Promise.race([call, late]).finally(() => clearTimeout(timer))
+/** What TonClient's axios hands its adapter, and what it takes back (its own response parsing runs after). */
+interface AxiosRequest {
+  url?: string
+  method?: string
+  headers?: { toJSON?(): Record<string, unknown> } & Record<string, unknown>
+  data?: unknown
 }
 
-function deadlined(provider: ContractProvider): ContractProvider {
-  return Object.assign(Object.create(provider) as ContractProvider, {
-    getState: () => withinDeadline(provider.getState()),
-    get: (name: Parameters<ContractProvider['get']>[0], args: Parameters<ContractProvider['get']>[1]) => withinDeadline(provider.get(name, args)),
-    getTransactions: (...args: Parameters<ContractProvider['getTransactions']>) => withinDeadline(provider.getTransactions(...args)),
+/**
+ * TonClient's HTTP through fetch, with a deadline over the whole answer: axios's own timeout restarts with each byte,
+ * so a body sent a byte at a time held a request for good, and a call given up on kept its connection reading.
+ */
+async function fetchWithDeadline(config: AxiosRequest) {
+  const headers = new Headers()
+  const given = typeof config.headers?.toJSON === 'function' ? config.headers.toJSON() : (config.headers ?? {})
+  for (const [name, value] of Object.entries(given)) if (value !== undefined && value !== null) headers.set(name, String(value))
+  const response = await fetch(config.url!, {
+    method: (config.method ?? 'get').toUpperCase(),
+    headers,
+    body: typeof config.data === 'string' ? config.data : undefined,
+    signal: AbortSignal.timeout(API_TIMEOUT_MS),
   })
+  return { data: await response.text(), status: response.status, statusText: response.statusText, headers: response.headers.toJSON(), config, request: null }
 }
 
 /** A coin amount is a VarUInteger 16: below 2^120. */
