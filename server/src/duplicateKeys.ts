@@ -2,39 +2,75 @@
  * The first key an object of a JSON text names twice. JSON.parse keeps the last silently, so a catalog entry with
  * two `vaultAddress` lines would list the second vault without a word. The text must already parse as JSON: this
  * only follows its strings and brackets.
+ *
+ * It runs on every request body before the key is checked, so it allocates little: a key is sliced from the text
+ * unless it has an escape, an object's first key needs no set, and a path is only spelled out for the duplicate.
  */
 export function firstDuplicateKey(text: string): { path: string; key: string } | undefined {
-  type Frame = { keys: Set<string> | null; path: string; index: number; key: string | undefined }
-  const stack: Frame[] = []
+  let top: Frame | undefined
   let expectingKey = false
-  const here = () => stack[stack.length - 1]
-  const childPath = (f: Frame | undefined) => (f === undefined ? '' : f.keys ? join(f.path, f.key ?? '') : `${f.path}[${f.index}]`)
   for (let i = 0; i < text.length; i++) {
-    const c = text[i]
-    if (c === '"') {
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) {
       let end = i + 1
-      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1
-      const frame = here()
-      if (expectingKey && frame?.keys) {
-        const key = JSON.parse(text.slice(i, end + 1)) as string
-        if (frame.keys.has(key)) return { path: frame.path, key }
-        frame.keys.add(key)
-        frame.key = key
+      let escaped = false
+      for (let d = text.charCodeAt(end); d !== QUOTE; d = text.charCodeAt(end)) {
+        if (d === BACKSLASH) {
+          escaped = true
+          end += 2
+        } else end++
+      }
+      if (expectingKey && top?.object) {
+        const key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end)
+        if (top.keys === undefined && top.first === undefined) top.first = key
+        else if (top.keys === undefined && top.first !== key) top.keys = new Set([top.first!, key])
+        else if (top.keys === undefined || top.keys.has(key)) return { path: pathOf(top), key }
+        else top.keys.add(key)
+        top.key = key
         expectingKey = false
       }
       i = end
-    } else if (c === '{' || c === '[') {
-      stack.push({ keys: c === '{' ? new Set() : null, path: childPath(here()), index: 0, key: undefined })
-      expectingKey = c === '{'
-    } else if (c === '}' || c === ']') {
-      stack.pop()
-    } else if (c === ',') {
-      const frame = here()
-      if (frame?.keys) expectingKey = true
-      else if (frame) frame.index++
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      top = { parent: top, at: top === undefined ? undefined : top.object ? top.key : top.index, object: c === OPEN_OBJECT, first: undefined, keys: undefined, key: undefined, index: 0 }
+      expectingKey = c === OPEN_OBJECT
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      top = top?.parent
+    } else if (c === COMMA) {
+      if (top?.object) expectingKey = true
+      else if (top) top.index++
     }
   }
   return undefined
+}
+
+const [QUOTE, BACKSLASH, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY, COMMA] = ['"', '\\', '{', '}', '[', ']', ','].map((s) => s.charCodeAt(0)) as [
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+]
+
+interface Frame {
+  parent: Frame | undefined
+  /** Where it sits in its parent: the parent's key, or its index. */
+  at: string | number | undefined
+  object: boolean
+  /** An object's keys so far: the first alone, then a set from the second on. */
+  first: string | undefined
+  keys: Set<string> | undefined
+  /** The object's latest key, or the array's current index. */
+  key: string | undefined
+  index: number
+}
+
+/** `a.b[0]["odd key"]`, as the frames from the root to this one say. */
+function pathOf(frame: Frame): string {
+  const frames: Frame[] = []
+  for (let f: Frame | undefined = frame; f?.parent; f = f.parent) frames.unshift(f)
+  return frames.reduce((path, f) => (f.parent!.object ? join(path, f.at as string) : `${path}[${f.at}]`), '')
 }
 
 const join = (path: string, key: string) => (/^[A-Za-z_$][\w$]*$/.test(key) ? (path ? `${path}.${key}` : key) : `${path}[${JSON.stringify(key)}]`)

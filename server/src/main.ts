@@ -9,6 +9,7 @@ import { composeDeps } from './compose.ts'
 import { loggableError } from './logger.ts'
 
 const PLUGIN_WARM_DELAY_MS = 1000
+const IDLE_TIMEOUT_SECONDS = 10
 
 /** One line for a start that cannot go on: the cause and its code (ENOTDIR, SQLITE_CANTOPEN, EADDRINUSE), no stack. */
 function startupError(step: string, e: unknown): never {
@@ -82,9 +83,11 @@ async function main() {
   // MAX_BODY_BYTES of any body (http/parse.ts) and answers the rest with its envelope, so Bun's limit only has to
   // stay out of its way. development off whatever NODE_ENV says: an error that escaped the app must never get
   // Bun's page of source lines. reusePort off (Elysia turns it on): a second server started on the same port would
-  // otherwise listen beside the first, each taking part of the other's requests with its own store.
+  // otherwise listen beside the first, each taking part of the other's requests with its own store. A connection
+  // that sends nothing for 10 s (idle between requests, or a body stalled) is closed: Elysia's 30 s let a client
+  // hold the process's file descriptors with idle connections three times as cheaply.
   try {
-    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, development: false, reusePort: false })
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, development: false, reusePort: false, idleTimeout: IDLE_TIMEOUT_SECONDS })
   } catch (e) {
     startupError(`listening on ${config.host}:${config.port} (HOST, PORT)`, e)
   }

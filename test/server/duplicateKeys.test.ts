@@ -12,3 +12,11 @@ test('the first key an object names twice, with where it is; the same key in dif
   // Brackets and commas inside strings are text, not structure.
   expect(firstDuplicateKey('{"a":"{[,\\\\","b":1}')).toBeUndefined()
 })
+
+test('a key repeated third or later, after the first two differ, and paths through arrays of arrays', () => {
+  expect(firstDuplicateKey('{"a":1,"b":2,"c":3,"b":4}')).toEqual({ path: '', key: 'b' })
+  expect(firstDuplicateKey('{"a":1,"b":2,"a":3}')).toEqual({ path: '', key: 'a' })
+  expect(firstDuplicateKey('{"x":[[1],[2,{"y":{"z":0,"z":1}}]]}')).toEqual({ path: 'x[1][1].y', key: 'z' })
+  expect(firstDuplicateKey('{"":1,"":2}')).toEqual({ path: '', key: '' })
+  expect(firstDuplicateKey('[[],{},[{}],{"a":[]}]')).toBeUndefined()
+})

@@ -170,3 +170,30 @@ describe('an empty body', () => {
     expect(JSON.stringify(answers[0])).toContain('is required')
   })
 })
+
+describe('connections that send nothing', () => {
+  /** When the server closes a connection that sent `head` and then nothing more, in ms from the last byte sent. */
+  function closedAfter(head: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      let sent = 0
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(head.replaceAll('\n', '\r\n'))
+        sent = performance.now()
+      })
+      socket.on('data', () => {})
+      socket.on('error', reject)
+      socket.on('close', () => resolve(performance.now() - sent))
+    })
+  }
+
+  test('an idle keep-alive connection, or a body stalled midway, is closed after about 10 s', async () => {
+    const [idle, stalled] = await Promise.all([
+      closedAfter('GET /healthz HTTP/1.1\nHost: x\n\n'),
+      closedAfter(`POST /v2/membership/agreement HTTP/1.1\nHost: x\nX-API-Key: ${key}\nContent-Type: application/json\nContent-Length: 100\n\n{"addr`),
+    ])
+    for (const ms of [idle, stalled]) {
+      expect(ms).toBeGreaterThan(8_000)
+      expect(ms).toBeLessThan(14_000)
+    }
+  }, 30_000)
+})

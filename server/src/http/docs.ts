@@ -133,11 +133,13 @@ export function apiDocs(version: string, app: () => AnyElysia) {
         components: { ...DOCUMENTATION.components, schemas: { ...components.schemas, ...shared }, headers: HEADERS },
       } as Spec
     }))
+  // Both answers are kept as text too: they need no key, and serializing ~150 KB on every request made a cheap way
+  // to hold the one thread (hundreds of pipelined requests on a connection kept every other client waiting).
+  let json: Promise<string> | undefined
+  let html: Promise<string> | undefined
+  const asJson = () => (json ??= document().then((d) => JSON.stringify(d)))
+  const asHtml = () => (html ??= document().then(renderDocs))
   return new Elysia({ name: 'earn/docs' })
-    .get('/openapi.json', () => document(), { detail: { hide: true } })
-    .get(
-      '/docs',
-      async () => new Response(renderDocs(await document()), { headers: { 'content-type': 'text/html; charset=utf-8' } }),
-      { detail: { hide: true } },
-    )
+    .get('/openapi.json', async () => new Response(await asJson(), { headers: { 'content-type': 'application/json' } }), { detail: { hide: true } })
+    .get('/docs', async () => new Response(await asHtml(), { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
 }

@@ -40,12 +40,20 @@ export class UnreadableBody {
 export const MAX_BODY_DEPTH = 16
 
 function nestsDeeperThan(body: unknown, limit: number): boolean {
-  const pending: [unknown, number][] = [[body, 0]]
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [value, depth] = next
-    if (typeof value !== 'object' || value === null) continue
+  // Level by level, with plain loops: Object.values over a 500,000-element array, and a [value, depth] pair per
+  // nested value, took ~0.3 s of the one thread for a 1 MiB body, before its key is checked.
+  let level: object[] = typeof body === 'object' && body !== null ? [body] : []
+  for (let depth = 0; level.length; depth++) {
     if (depth === limit) return true
-    for (const child of Object.values(value)) if (typeof child === 'object' && child !== null) pending.push([child, depth + 1])
+    const next: object[] = []
+    for (const value of level) {
+      const children = Array.isArray(value) ? value : Object.values(value)
+      for (let i = 0; i < children.length; i++) {
+        const child: unknown = children[i]
+        if (typeof child === 'object' && child !== null) next.push(child)
+      }
+    }
+    level = next
   }
   return false
 }
