@@ -43,16 +43,15 @@ const ANSWER_GRACE_MS = 2_000
  * The connection pool, replaced when it goes silent. `statement_timeout` is PostgreSQL's own, so it ends nothing
  * when no packet comes back (a host that crashed or dropped off the network: its connections stay open on this side,
  * and a statement sent on one waits as long as TCP keeps trying, ~15 minutes). Every statement here is therefore also
- * timed on this side: one without an answer within the statement timeout plus a grace fails (PostgreSQL's own timeout
- * answers first where PostgreSQL answers at all), `unreachable` when the whole pool has answered nothing for that
- * long, and then the pool's connections are dropped and new ones made, so the server is back as soon as the database
- * is; else `busy`.
+ * timed on this side: one without an answer within the statement timeout plus a grace (PostgreSQL's own timeout
+ * answers first where PostgreSQL answers at all) fails `unreachable`, and the pool's connections are dropped and new
+ * ones made, so the server is back as soon as the database is.
  *
  * Statements and transactions take turns, as many at once as the pool has connections, and wait for one here rather
  * than in postgres.js: its queue cannot be left (a statement given up on there, or sent behind another on a busy
- * connection, still ran later), where a wait here that outlasts the same limit leaves (`busy`) and nothing of it
- * ever runs. A statement's time on its connection is timed apart from its wait, so one that was sent is cut short
- * only by a database that does not answer.
+ * connection, still ran later), where a wait here that outlasts the same limit leaves and nothing of it ever runs:
+ * `busy` while the pool answers others, else `unreachable` (and the pool replaced). A statement's time on its
+ * connection is timed apart from its wait, so one that was sent is cut short only by a database that does not answer.
  */
 class Pool {
   #current: Generation
@@ -118,8 +117,11 @@ class Pool {
     let timer: Timer | undefined
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        const within = this.answerWithinMs
-        reject(this.#silent(sql) ? unreachable(within) : timedOut(`PostgreSQL gave this statement no answer within ${within} ms`, 'busy'))
+        // Sent on a connection of its own, it had PostgreSQL's statement timeout to be answered, even behind a lock:
+        // no answer means that connection is gone (a killed backend can leave postgres.js waiting on it for good),
+        // and so are the turns of whatever waits on it. Every connection is dropped and new ones made.
+        this.#replace(sql)
+        reject(unreachable(this.answerWithinMs))
       }, limitMs)
     })
     try {
@@ -129,22 +131,26 @@ class Pool {
     }
   }
 
-  /**
-   * Whether the pool `sql` answered nothing for a whole limit (not what was left of one statement's); if it is still
-   * the current one, it is replaced.
-   */
+  /** Whether the pool `sql` answered nothing for a whole limit; such a pool, if still the current one, is replaced. */
   #silent(sql: Sql): boolean {
     const old = this.#current
     if (sql !== old.sql) return true
-    // One slow statement on a pool that answers others is that statement's failure.
+    // A wait on a pool that answers others is the wait's failure.
     if (performance.now() - this.#lastAnswer < this.answerWithinMs) return false
+    this.#replace(sql)
+    return true
+  }
+
+  /** New connections in place of `sql`'s, if it is still the current pool. */
+  #replace(sql: Sql) {
+    const old = this.#current
+    if (sql !== old.sql) return
     this.#current = { sql: this.open(), free: this.size, waiting: [] }
     this.#lastAnswer = performance.now()
     // Pending statements on the old connections fail (CONNECTION_DESTROYED) and their transactions end with them;
     // nothing waiting for one of them had started.
     for (const waiter of old.waiting.splice(0)) waiter.fail(unreachable(this.answerWithinMs))
     void old.sql.end({ timeout: 0 }).catch(() => {})
-    return true
   }
 
   end(): Promise<void> {
