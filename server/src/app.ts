@@ -16,6 +16,7 @@ import { apiDocs } from './http/docs.ts'
 import { errorHandling } from './http/errors.ts'
 import { cors } from './http/cors.ts'
 import { hostRequired } from './http/host.ts'
+import { idleWhileAnswering } from './http/idle.ts'
 import { bodyParsing } from './http/parse.ts'
 import { requestLogging } from './http/requestLog.ts'
 
@@ -30,6 +31,7 @@ export function createApp(deps: Deps) {
     .use(hostRequired)
     .use(cors(deps.config.corsOrigins))
     .use(bodyParsing)
+    .use(idleWhileAnswering)
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))
     .use(opportunityRoutes(deps))

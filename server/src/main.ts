@@ -4,12 +4,12 @@
  */
 import { checkTreasuries, ConfigError, parseConfig, respellStoredChains, startCatalogRefresher } from '@earn/core'
 import { createApp } from './app.ts'
+import { IDLE_TIMEOUT_SECONDS } from './http/idle.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
 import { composeDeps } from './compose.ts'
 import { loggableError } from './logger.ts'
 
 const PLUGIN_WARM_DELAY_MS = 1000
-const IDLE_TIMEOUT_SECONDS = 10
 
 /** One line for a start that cannot go on: the cause and its code (ENOTDIR, SQLITE_CANTOPEN, EADDRINUSE), no stack. */
 function startupError(step: string, e: unknown): never {
@@ -84,8 +84,8 @@ async function main() {
   // stay out of its way. development off whatever NODE_ENV says: an error that escaped the app must never get
   // Bun's page of source lines. reusePort off (Elysia turns it on): a second server started on the same port would
   // otherwise listen beside the first, each taking part of the other's requests with its own store. A connection
-  // that sends nothing for 10 s (idle between requests, or a body stalled) is closed: Elysia's 30 s let a client
-  // hold the process's file descriptors with idle connections three times as cheaply.
+  // that sends nothing for 10 s (idle between requests, or a body stalled; not one waiting for its answer, see
+  // http/idle.ts) is closed: Elysia's 30 s let a client hold the process's file descriptors three times as cheaply.
   try {
     app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, development: false, reusePort: false, idleTimeout: IDLE_TIMEOUT_SECONDS })
   } catch (e) {

@@ -197,3 +197,34 @@ describe('connections that send nothing', () => {
     }
   }, 30_000)
 })
+
+describe('a request whose answer takes longer than the idle timeout', () => {
+  test('is answered (a chain read taking 12 s): only a connection that sends nothing while not being answered is closed', async () => {
+    // A stand-in EVM RPC that answers eth_getTransactionByHash after 12 s (with null: no such transaction), the rest at once.
+    const rpc = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const body = (await req.json()) as { id: number; method: string } | { id: number; method: string }[]
+        const calls = Array.isArray(body) ? body : [body]
+        if (calls.some((c) => c.method === 'eth_getTransactionByHash' || c.method === 'eth_getTransactionReceipt')) await Bun.sleep(12_000)
+        const answers = calls.map((c) => ({ jsonrpc: '2.0', id: c.id, result: c.method === 'eth_chainId' ? '0x7a69' : null }))
+        return Response.json(Array.isArray(body) ? answers : answers[0])
+      },
+    })
+    const slowDir = mkdtempSync(join(tmpdir(), 'earn-slow-'))
+    const slow = await startServer({ DATA_DIR: slowDir, EVM_RPC_URLS: `31337=http://127.0.0.1:${rpc.port}`, EVM_RPC_TIMEOUT_MS: '15000' })
+    try {
+      const slowKey = (await withDemoBanner(slow)).match(/publishable key (pk_live_\w+)/)![1]!
+      const started = performance.now()
+      const r = await fetch(`${slow.url}/v2/actions/verify?chainId=31337&txHash=0x${'ab'.repeat(32)}`, { headers: { 'X-API-Key': slowKey } })
+      expect(performance.now() - started).toBeGreaterThan(11_000)
+      expect(r.status).toBe(404)
+      expectEnvelope((await r.json()) as Record<string, unknown>, 404, 'NOT_FOUND')
+    } finally {
+      await slow.stop()
+      await rpc.stop(true)
+      rmSync(slowDir, { recursive: true, force: true })
+    }
+  }, 40_000)
+})
