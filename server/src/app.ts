@@ -27,11 +27,12 @@ export function createApp(deps: Deps) {
   // of a short host (`http://api/v2/...`, what a proxy to an upstream named `api` sends).
   const app = new Elysia({ name: 'earn-api', handler: { standardHostname: false } })
     .use(requestLogging({ clock: deps.clock, logger: deps.logger, enabled: deps.config.logRequests }))
+    // Before the error handling, whose onError answers and so ends the chain: the idle limit is set again first.
+    .use(idleWhileAnswering)
     .use(errorHandling(deps))
     .use(hostRequired)
     .use(cors(deps.config.corsOrigins))
     .use(bodyParsing)
-    .use(idleWhileAnswering)
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))
     .use(opportunityRoutes(deps))

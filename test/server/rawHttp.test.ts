@@ -187,11 +187,14 @@ describe('connections that send nothing', () => {
   }
 
   test('an idle keep-alive connection, or a body stalled midway, is closed after about 10 s', async () => {
-    const [idle, stalled] = await Promise.all([
+    const [idle, refused, limited, stalled] = await Promise.all([
       closedAfter('GET /healthz HTTP/1.1\nHost: x\n\n'),
+      // Answered by the key check before any handler, and by the error handler.
+      closedAfter('GET /v2/opportunities/ HTTP/1.1\nHost: x\n\n'),
+      closedAfter(`GET /v2/opportunities/?limit=0 HTTP/1.1\nHost: x\nX-API-Key: ${key}\n\n`),
       closedAfter(`POST /v2/membership/agreement HTTP/1.1\nHost: x\nX-API-Key: ${key}\nContent-Type: application/json\nContent-Length: 100\n\n{"addr`),
     ])
-    for (const ms of [idle, stalled]) {
+    for (const ms of [idle, refused, limited, stalled]) {
       expect(ms).toBeGreaterThan(8_000)
       expect(ms).toBeLessThan(14_000)
     }

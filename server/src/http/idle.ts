@@ -2,16 +2,27 @@
  * Bun closes a connection that sends nothing for `IDLE_TIMEOUT_SECONDS`, and a request waiting for its answer counts
  * as idle: a build whose chain read takes its full timeout and one retry (up to 2 × EVM_RPC_TIMEOUT_MS), or a TON
  * verify through several slow calls, lost its answer to an empty reply. The limit is lifted once a request is read
- * (its body included, so a stalled body is still closed) and set again when its answer has gone out.
+ * (its body included, so a stalled body is still closed) and set again with its answer, a result or an error (once
+ * it has gone out is too late: the connection would then stay open however long it sat idle).
  */
+import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 
 export const IDLE_TIMEOUT_SECONDS = 10
 
+// The server of each request whose limit is lifted: an error's context does not always carry it.
+const lifted = new WeakMap<Request, Server<unknown>>()
+
+const restore = ({ request }: { request: Request }) => {
+  lifted.get(request)?.timeout(request, IDLE_TIMEOUT_SECONDS)
+  lifted.delete(request)
+}
+
 export const idleWhileAnswering = new Elysia({ name: 'earn/idle' })
   .onBeforeHandle({ as: 'global' }, ({ server, request }) => {
-    server?.timeout(request, 0)
+    if (!server) return
+    server.timeout(request, 0)
+    lifted.set(request, server)
   })
-  .onAfterResponse({ as: 'global' }, ({ server, request }) => {
-    server?.timeout(request, IDLE_TIMEOUT_SECONDS)
-  })
+  .onAfterHandle({ as: 'global' }, restore)
+  .onError({ as: 'global' }, restore)
