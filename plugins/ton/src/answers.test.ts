@@ -10,6 +10,8 @@ import { connectTon, createTonClient } from './client.ts'
 import { jettonWalletBalance, notJetton } from './jettonMaster.ts'
 
 let balance = '1000'
+/** An HTTP error status to answer with, and its body. */
+let failing: { status: number; body: string } | undefined
 let trickle = false
 /** Answers the stand-in is still sending. */
 let streaming = 0
@@ -20,6 +22,7 @@ beforeAll(() => {
     port: 0,
     async fetch(request) {
       const call = (await request.json()) as { id: number; method: string }
+      if (failing) return new Response(failing.body, { status: failing.status, headers: { 'content-type': 'application/json' } })
       if (call.method !== 'getAddressInformation') return Response.json({ ok: false, error: `not here: ${call.method}`, code: 500 })
       if (trickle) {
         // A 200 whose body comes a byte every half second, for good: axios's timeout restarts with each byte.
@@ -84,4 +87,14 @@ test("a jetton wallet's balance out of a coin amount's range is no jetton wallet
     expect((e as Error).message, String(balance)).toBe('token EQ… is not a TEP-74 jetton: get_wallet_data returned a balance no jetton wallet can hold')
   }
   expect(await jettonWalletBalance(answering(7n), wallet, notJetton('token', 'EQ…'))).toBe(7n)
+})
+
+test("an HTTP error whose body names an exit code is the endpoint failing (503), not a contract's answer", async () => {
+  failing = { status: 500, body: '{"ok":false,"error":"failed to run get method: exit_code: -13","code":500}' }
+  try {
+    const e = await readTonBalance(connectTon({ TON_API_URL: `http://127.0.0.1:${node.port}/api/v2/jsonRPC` }), { chainId: '-239', owner, token: 'native' }).catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(UnavailableError)
+  } finally {
+    failing = undefined
+  }
 })

@@ -144,7 +144,11 @@ async function fetchWithDeadline(config: AxiosRequest) {
     body: typeof config.data === 'string' ? config.data : undefined,
     signal: AbortSignal.timeout(API_TIMEOUT_MS),
   })
-  return { data: await response.text(), status: response.status, statusText: response.statusText, headers: response.headers.toJSON(), config, request: null }
+  const data = await response.text()
+  // As axios's own adapters settle: anything but a 2xx is a failed request (the endpoint's), never a contract's answer,
+  // whatever its body says (an `exit_code` in an error page is no get-method's).
+  if (response.status < 200 || response.status >= 300) throw new Error(`the TON API answered HTTP ${response.status}`)
+  return { data, status: response.status, statusText: response.statusText, headers: response.headers.toJSON(), config, request: null }
 }
 
 /** A coin amount is a VarUInteger 16: below 2^120. */
