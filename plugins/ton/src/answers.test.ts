@@ -8,6 +8,7 @@ import { Address, TupleReader, type ContractProvider } from '@ton/core'
 import { readTonBalance } from './balance.ts'
 import { connectTon, createTonClient } from './client.ts'
 import { jettonWalletBalance, notJetton } from './jettonMaster.ts'
+import { toncenterStandIn } from './standIn.ts'
 
 let balance = '1000'
 /** An HTTP error status to answer with, and its body. */
@@ -15,45 +16,40 @@ let failing: { status: number; body: string } | undefined
 let trickle = false
 /** Answers the stand-in is still sending. */
 let streaming = 0
-let node: ReturnType<typeof Bun.serve>
+let node: ReturnType<typeof toncenterStandIn>
 beforeAll(() => {
-  node = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(request) {
-      const call = (await request.json()) as { id: number; method: string }
-      if (failing) return new Response(failing.body, { status: failing.status, headers: { 'content-type': 'application/json' } })
-      if (call.method !== 'getAddressInformation') return Response.json({ ok: false, error: `not here: ${call.method}`, code: 500 })
-      if (trickle) {
-        // A 200 whose body comes a byte every half second, for good: axios's timeout restarts with each byte.
-        let timer: Timer | undefined
-        const body = new ReadableStream({
-          start(controller) {
-            streaming++
-            timer = setInterval(() => controller.enqueue(new TextEncoder().encode(' ')), 500)
-          },
-          cancel: () => {
-            streaming--
-            clearInterval(timer)
-          },
-        })
-        return new Response(body, { headers: { 'content-type': 'application/json' } })
-      }
-      return Response.json({
-        ok: true,
-        id: call.id,
-        jsonrpc: '2.0',
-        result: { '@type': 'raw.fullAccountState', balance, code: '', data: '', last_transaction_id: { '@type': 'internal.transactionId', lt: '0', hash: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' }, block_id: { '@type': 'ton.blockIdExt', workchain: -1, shard: '-9223372036854775808', seqno: 1, root_hash: 'x', file_hash: 'x' }, frozen_hash: '', sync_utime: 0, state: 'uninitialized' },
+  node = toncenterStandIn((call) => {
+    if (failing) return new Response(failing.body, { status: failing.status, headers: { 'content-type': 'application/json' } })
+    if (call.method !== 'getAddressInformation') return Response.json({ ok: false, error: `not here: ${call.method}`, code: 500 })
+    if (trickle) {
+      // A 200 whose body comes a byte every half second, for good: axios's timeout restarts with each byte.
+      let timer: Timer | undefined
+      const body = new ReadableStream({
+        start(controller) {
+          streaming++
+          timer = setInterval(() => controller.enqueue(new TextEncoder().encode(' ')), 500)
+        },
+        cancel: () => {
+          streaming--
+          clearInterval(timer)
+        },
       })
-    },
+      return new Response(body, { headers: { 'content-type': 'application/json' } })
+    }
+    return Response.json({
+      ok: true,
+      id: call.id,
+      jsonrpc: '2.0',
+      result: { '@type': 'raw.fullAccountState', balance, code: '', data: '', last_transaction_id: { '@type': 'internal.transactionId', lt: '0', hash: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' }, block_id: { '@type': 'ton.blockIdExt', workchain: -1, shard: '-9223372036854775808', seqno: 1, root_hash: 'x', file_hash: 'x' }, frozen_hash: '', sync_utime: 0, state: 'uninitialized' },
+    })
   })
 })
-afterAll(() => node.stop(true))
+afterAll(() => node.stop())
 
 const owner = new Address(0, Buffer.alloc(32, 7)).toString({ bounceable: false })
 
 test('a balance below zero or past what a coin amount holds is the endpoint failing (503); a real one is read', async () => {
-  const client = connectTon({ TON_API_URL: `http://127.0.0.1:${node.port}/api/v2/jsonRPC` })
+  const client = connectTon({ TON_API_URL: node.url })
   for (const wrong of ['-5', (2n ** 120n).toString()]) {
     balance = wrong
     expect(await readTonBalance(client, { chainId: '-239', owner, token: 'native' }).catch((e: unknown) => e), wrong).toBeInstanceOf(UnavailableError)
@@ -66,7 +62,7 @@ test('an answer that never ends (a byte at a time) is a 503 at the 10 s deadline
   trickle = true
   try {
     const started = performance.now()
-    const e = await readTonBalance(connectTon({ TON_API_URL: `http://127.0.0.1:${node.port}/api/v2/jsonRPC` }), { chainId: '-239', owner, token: 'native' }).catch((x: unknown) => x)
+    const e = await readTonBalance(connectTon({ TON_API_URL: node.url }), { chainId: '-239', owner, token: 'native' }).catch((x: unknown) => x)
     expect(e).toBeInstanceOf(UnavailableError)
     expect(performance.now() - started).toBeLessThan(12_000)
     // The call given up on is closed, not left reading.
@@ -92,7 +88,7 @@ test("a jetton wallet's balance out of a coin amount's range is no jetton wallet
 test("an HTTP error whose body names an exit code is the endpoint failing (503), not a contract's answer", async () => {
   failing = { status: 500, body: '{"ok":false,"error":"failed to run get method: exit_code: -13","code":500}' }
   try {
-    const e = await readTonBalance(connectTon({ TON_API_URL: `http://127.0.0.1:${node.port}/api/v2/jsonRPC` }), { chainId: '-239', owner, token: 'native' }).catch((x: unknown) => x)
+    const e = await readTonBalance(connectTon({ TON_API_URL: node.url }), { chainId: '-239', owner, token: 'native' }).catch((x: unknown) => x)
     expect(e).toBeInstanceOf(UnavailableError)
   } finally {
     failing = undefined

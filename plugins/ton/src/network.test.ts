@@ -7,6 +7,7 @@ import { InvalidArgumentError, UnavailableError } from '@earn/core'
 import { connectTon } from './client.ts'
 import { ton } from './index.ts'
 import { networkOfZeroState } from './network.ts'
+import { toncenterStandIn } from './standIn.ts'
 
 const MAINNET = 'F6OpKZKqvqeFp6CQmFomXNMfMj2EnaUSOXN+Mh+wVWk='
 const TESTNET = 'gj+B8wb/AmlPk1z1AhVI484rhrUpgSr2oSFIh56VoSg='
@@ -14,24 +15,19 @@ const TESTNET = 'gj+B8wb/AmlPk1z1AhVI484rhrUpgSr2oSFIh56VoSg='
 let zeroState: string | undefined = MAINNET
 let failing: false | 'http' | 'not ok' = false
 const seen: { method: string; key: string | null }[] = []
-let node: ReturnType<typeof Bun.serve>
+let node: ReturnType<typeof toncenterStandIn>
 beforeAll(() => {
-  node = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(request) {
-      const call = (await request.json()) as { id: number; method: string }
-      seen.push({ method: call.method, key: request.headers.get('x-api-key') })
-      if (failing === 'http') return new Response('busy', { status: 502 })
-      if (failing === 'not ok') return Response.json({ ok: false, error: 'LITE_SERVER_UNKNOWN', code: 500 })
-      const init = zeroState === undefined ? undefined : { '@type': 'ton.blockIdExt', workchain: -1, shard: '-9223372036854775808', seqno: 0, root_hash: zeroState, file_hash: 'x' }
-      return Response.json({ ok: true, id: call.id, jsonrpc: '2.0', result: { '@type': 'blocks.masterchainInfo', init } })
-    },
+  node = toncenterStandIn((call, request) => {
+    seen.push({ method: call.method, key: request.headers.get('x-api-key') })
+    if (failing === 'http') return new Response('busy', { status: 502 })
+    if (failing === 'not ok') return Response.json({ ok: false, error: 'LITE_SERVER_UNKNOWN', code: 500 })
+    const init = zeroState === undefined ? undefined : { '@type': 'ton.blockIdExt', workchain: -1, shard: '-9223372036854775808', seqno: 0, root_hash: zeroState, file_hash: 'x' }
+    return Response.json({ ok: true, id: call.id, jsonrpc: '2.0', result: { '@type': 'blocks.masterchainInfo', init } })
   })
 })
-afterAll(() => node.stop(true))
+afterAll(() => node.stop())
 
-const url = () => `http://127.0.0.1:${node.port}/api/v2/jsonRPC`
+const url = () => node.url
 const owner = 'UQBVTf3dl8R3xyG9wsG7OQpL6wPnbKFIfDEj3Ws0lO-5SeOR'
 
 test('a zero state names its public network; any other names none', () => {
