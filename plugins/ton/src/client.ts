@@ -194,7 +194,9 @@ export function getMethodExitCode(error: unknown): number | undefined {
   if (typeof error !== 'object' || error === null) return undefined
   const code = (error as { exitCode?: unknown }).exitCode
   if (typeof code === 'number') return code
-  const match = /exit_code:\s*(-?\d+)/.exec(String((error as { message?: unknown }).message ?? ''))
+  // Only that message itself: an endpoint's error text quoted in another ("Received error: {…exit_code: -13…}", toncenter
+  // failing to run the method) is the endpoint failing, not the contract answering.
+  const match = /^Unable to execute get method\. Got exit_code: (-?\d+)$/.exec(String((error as { message?: unknown }).message ?? ''))
   return match ? Number(match[1]) : undefined
 }
 
