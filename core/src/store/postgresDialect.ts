@@ -296,7 +296,7 @@ class PostgresJsConnection implements DatabaseConnection {
     try {
       if (this.#lost !== undefined) throw this.#lost
       this.#end!.resolve()
-      await this.pool.answer(this.#txSql!, this.#finished!, this.pool.answerWithinMs)
+      await this.pool.answer(this.#txSql!, this.#finished!, this.#untimed ? 0 : this.pool.answerWithinMs)
     } finally {
       this.#reset()
     }
@@ -314,7 +314,7 @@ class PostgresJsConnection implements DatabaseConnection {
         this.#finished!.catch((e: unknown) => {
           if (e !== ROLLBACK) throw e
         }),
-        this.pool.answerWithinMs,
+        this.#untimed ? 0 : this.pool.answerWithinMs,
       )
     } finally {
       this.#reset()
