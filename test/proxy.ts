@@ -56,6 +56,11 @@ export function cuttableProxy(targetPort: number) {
     restore() {
       cut = false
     },
+    /** Cuts the oldest open connection alone, as a backend gone silent while the others still answer. */
+    cutOne() {
+      const link = [...links].find((l) => !l.dead)
+      if (link) link.dead = true
+    },
     stop: () => server.stop(true),
   }
 }

@@ -175,6 +175,35 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL pool busy (every conne
     }
   })
 
+  test('a connection gone silent while the others answer: its statement is 503 unreachable and the pool is made anew, not left a connection short', async () => {
+    const proxy = cuttableProxy(5432)
+    const url = new URL(DATABASE_URL)
+    url.hostname = '127.0.0.1'
+    url.port = String(proxy.port)
+    // Two connections; a statement has 0.3 s plus 2 s for its answer.
+    const two = new Kysely<any>({ dialect: new LazyPostgresDialect({ url: url.toString(), schema, maxConnections: 2, statementTimeoutMs: 300 }) })
+    const pair = async () => {
+      const started = performance.now()
+      const settled = await Promise.allSettled([sql`select pg_sleep(0.2)`.execute(two), sql`select pg_sleep(0.2)`.execute(two)])
+      return { settled, ms: performance.now() - started }
+    }
+    try {
+      expect((await pair()).settled.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled'])
+      proxy.cutOne()
+      // One of the two goes to the silent connection, the other is answered.
+      const { settled } = await pair()
+      expect(settled.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
+      expect(storeUnavailable((settled.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason)).toBe('unreachable')
+      // Both connections serve again: two 0.2 s statements together take 0.2 s, not 0.4.
+      const again = await pair()
+      expect(again.settled.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled'])
+      expect(again.ms).toBeLessThan(350)
+    } finally {
+      await two.destroy()
+      proxy.stop()
+    }
+  })
+
   async function expectWithdrawn(holder: Promise<unknown>) {
     const [insert, tx] = await Promise.all([
       sql`insert into ${sql.table(`${schema}.w`)} values (1)`.execute(db).then(() => undefined, (e: unknown) => e),
