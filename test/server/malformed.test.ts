@@ -126,6 +126,14 @@ function walk(open: (typeof engines)[number][1]) {
     const deep = await h.request('POST', '/v2/membership/agreement', { rawBody: `{"address":${'['.repeat(depth)}"\\u0000"${']'.repeat(depth)}}` })
     expect(deep.status, deep.text.slice(0, 200)).toBe(400)
     expect(deep.body.context).toEqual({ [`address${'.0'.repeat(depth)}`]: 'contains a NUL character' })
+    // The first in document order, keys and values alike, past clean siblings at every level.
+    for (const [rawBody, field] of [
+      ['{"b":{"x":["ok",{"y":1},"\\u0000"]},"a":"\\u0000"}', 'b.x.2'],
+      ['{"b":[1,{"k":"v","k\\u0000":"\\u0000"}],"a":"\\u0000"}', 'b.1.k\u0000'],
+    ] as const) {
+      const r = await h.request('POST', '/v2/membership/agreement', { rawBody })
+      expect(r.body.context, rawBody).toEqual({ [field]: 'contains a NUL character' })
+    }
   })
 
   test('a lone surrogate escape in a string or a key is a 400 naming where; a pair (an emoji) is a character', async () => {

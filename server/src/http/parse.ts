@@ -60,19 +60,31 @@ function nestsDeeperThan(body: unknown, limit: number): boolean {
 
 /** Where the first string (value or key) that `bad` finds sits in a parsed body, in document order (`a.b.0`). */
 function badStringAt(body: unknown, bad: (s: string) => boolean): string | undefined {
-  const pending: [unknown, string][] = [[body, '']]
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [value, path] = next
-    if (typeof value === 'string') {
-      if (bad(value)) return path || 'body'
-    } else if (typeof value === 'object' && value !== null) {
-      // Reversed onto the stack, so the first one in document order is the one named.
-      for (const [key, child] of Object.entries(value).reverse()) {
-        const at = path ? `${path}.${key}` : key
-        if (bad(key)) return at
-        pending.push([child, at])
-      }
+  const path = firstBad(body, bad)
+  return path === undefined ? undefined : path.reverse().join('.') || 'body'
+}
+
+/**
+ * The path to the first bad string, innermost segment first. Recursive with plain loops, and the path made only for
+ * the one found: a `[value, path]` pair and a path string per value, over `Object.entries`, took ~0.25 s of the one
+ * thread for a 1 MiB body ending in a NUL, before its key is checked. The depth is bounded already (16 levels).
+ */
+function firstBad(value: unknown, bad: (s: string) => boolean): string[] | undefined {
+  if (typeof value === 'string') return bad(value) ? [] : undefined
+  if (typeof value !== 'object' || value === null) return undefined
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = firstBad(value[i], bad)
+      if (found) return (found.push(String(i)), found)
     }
+    return undefined
+  }
+  const keys = Object.keys(value)
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
+    if (bad(key)) return [key]
+    const found = firstBad((value as Record<string, unknown>)[key], bad)
+    if (found) return (found.push(key), found)
   }
   return undefined
 }
