@@ -1,35 +1,54 @@
 /**
- * The sample catalog's EVM chain, for trying the API locally: anvil on a free port with the contracts
+ * The sample catalog's EVM and Solana chains, for trying the API locally: anvil on a free port with the contracts
  * `catalog/local.json` names (tUSD, the two vaults, a swap router and a tEUR/tUSD pool), deployed as the tests deploy
- * them. Prints the variables to start the server with; stays up until Ctrl-C.
+ * them, and LiteSVM behind a JSON-RPC endpoint with the sample Solana vault and its mints. Prints the variables to
+ * start the server with; stays up until Ctrl-C. (The sample TON entry has no endpoint to serve it here: the TON
+ * sandbox is an emulator without toncenter's HTTP API, so it stays pending.)
  *
- *   bun examples/local-chain.ts [0xWALLET ...]
+ *   bun examples/local-chain.ts [0xWALLET | SOLANA_WALLET ...]
  *
- * Each wallet given gets 10 ETH and 1,000 tUSD (tUSD has 6 decimals and a public `mint(address,uint256)`).
- * Then, in another shell: `EVM_RPC_URLS=… EVM_SWAP_ROUTERS=… bun run start`, and
- * `EVM_RPC_URLS=… bun run cli opportunity import catalog/local.json`.
+ * Each EVM wallet given gets 10 ETH and 1,000 tUSD (tUSD has 6 decimals and a public `mint(address,uint256)`); each
+ * Solana wallet 10 SOL and 1,000 of the sample vault's base token (6 decimals).
+ * Then, in another shell: `EVM_RPC_URLS=… EVM_SWAP_ROUTERS=… SOLANA_RPC_URL=… bun run start`, and
+ * `EVM_RPC_URLS=… SOLANA_RPC_URL=… bun run cli opportunity import catalog/local.json`.
  */
+import { isAddress as isSolanaAddress } from '@solana/kit'
 import { type Address, isAddress } from 'viem'
 import { mintToken, setNativeBalance } from '../test/chains/evm.ts'
+import { deploySampleSolana, startSolana } from '../test/chains/solana.ts'
 import { startLocalChain } from '../test/actions/localChain.ts'
 
 const wallets = process.argv.slice(2)
-for (const w of wallets) if (!isAddress(w)) throw new Error(`${w} is not an EVM address`)
+const evmWallets = wallets.filter((w) => isAddress(w)) as Address[]
+const solanaWallets = wallets.filter((w) => isSolanaAddress(w))
+for (const w of wallets)
+  if (!isAddress(w) && !isSolanaAddress(w)) {
+    console.error(`${w} is neither an EVM address (0x…, EIP-55 or one case) nor a Solana address (base58)`)
+    process.exit(2)
+  }
 
 const chain = await startLocalChain()
-for (const wallet of wallets as Address[]) {
+const solana = await startSolana()
+const sample = await deploySampleSolana(solana)
+for (const wallet of evmWallets) {
   await setNativeBalance(chain.anvil, wallet, 10n ** 19n)
   await mintToken(chain.anvil, chain.token, wallet, 1_000n * 10n ** 6n)
 }
-const env = chain.env()
+for (const wallet of solanaWallets) {
+  await solana.airdrop(wallet, 10n * 10n ** 9n)
+  await sample.fund(wallet, 1_000n * 10n ** 6n)
+}
+const env: Record<string, string> = { ...chain.env(), SOLANA_RPC_URL: solana.url }
 console.log(`anvil (chain ${chain.anvil.chainId}) at ${chain.anvil.url}, the sample catalog's contracts deployed:`)
 console.log(`  tUSD ${chain.token}, vaults ${chain.vault} (direct) and ${chain.swapVault} (swap), tEUR ${chain.otherToken}`)
-for (const wallet of wallets) console.log(`  ${wallet}: 10 ETH, 1000 tUSD`)
+for (const wallet of evmWallets) console.log(`  ${wallet}: 10 ETH, 1000 tUSD`)
+console.log(`Solana (LiteSVM, localnet) at ${solana.url}: vault ${sample.vault}, base token ${sample.baseMint}, receipt token ${sample.receiptMint}`)
+for (const wallet of solanaWallets) console.log(`  ${wallet}: 10 SOL, 1000 of the base token`)
 console.log('\nstart the server and import the catalog with:')
 console.log(`  ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')} bun run start`)
-console.log(`  EVM_RPC_URLS=${env.EVM_RPC_URLS} bun run cli opportunity import catalog/local.json`)
-console.log('\nCtrl-C stops the chain.')
+console.log(`  EVM_RPC_URLS=${env.EVM_RPC_URLS} SOLANA_RPC_URL=${env.SOLANA_RPC_URL} bun run cli opportunity import catalog/local.json`)
+console.log('\nCtrl-C stops both chains.')
 process.on('SIGINT', async () => {
-  await chain.anvil.stop()
+  await Promise.all([chain.anvil.stop(), solana.stop()])
   process.exit(0)
 })
