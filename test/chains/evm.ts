@@ -209,6 +209,7 @@ export const CONTRACT_NAMES = [
   'TestReturnBomb',
   'TestGasBurner',
   'TestWideDecimals',
+  'TestEcho',
 ] as const
 export type ContractName = (typeof CONTRACT_NAMES)[number]
 export type Artifacts = Record<ContractName, Artifact>
@@ -339,7 +340,7 @@ export const deploySwapRouter = (anvil: Anvil) => deploy(anvil, 'TestSwapRouter'
 /** Contracts a client may name as a token to hurt others' reads batched with its own (test/contracts/TestHostile.sol). */
 export const deployBundler = (anvil: Anvil) => deploy(anvil, 'TestBundler')
 
-export const deployHostile = (anvil: Anvil, kind: 'TestReturnBomb' | 'TestGasBurner') => deploy(anvil, kind)
+export const deployHostile = (anvil: Anvil, kind: 'TestReturnBomb' | 'TestGasBurner' | 'TestEcho') => deploy(anvil, kind)
 
 /** A vault-shaped contract over `asset` whose `decimals()` answers 300 (see TestHostile.sol). */
 export const deployWideDecimals = (anvil: Anvil, asset: Address) => deploy(anvil, 'TestWideDecimals', [asset])

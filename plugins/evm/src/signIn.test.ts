@@ -5,6 +5,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { parseSiweMessage } from 'viem/siwe'
 import {
   closedPortUrl,
+  deployHostile,
   deploySmartWallet,
   deploySmartWalletFactory,
   startAnvil,
@@ -213,6 +214,25 @@ describe('signIn.verify, contract wallets (anvil)', () => {
   test('ERC-1271: garbage of a plausible length is refused by the wallet, not thrown', async () => {
     const p = await signedFor(wallet, owner)
     expect(await verify(client, { ...p, signature: toHex(new Uint8Array(130).fill(7)) })).toMatchObject({ valid: false })
+  })
+
+  test("ERC-1271: a contract echoing its calldata (the answer starts with the magic value) is refused a stranger's signature", async () => {
+    const echo = await deployHostile(anvil, 'TestEcho')
+    // Read as bytes4, this answer was the magic value: its first word is the selector and 28 bytes of the hash.
+    const p = await signedFor(echo, stranger)
+    expect(await verify(client, p)).toEqual({ valid: false, reason: expect.stringContaining('did not accept the signature (ERC-1271)') })
+  })
+
+  test("ERC-1271: a wallet that answers megabytes beside another's check leaves that check to its own answer", async () => {
+    // The server's client, batching reads in Multicall3 as in production: both checks in flight at once.
+    const batching = connect({ EVM_RPC_URLS: `${anvil.chainId}=${anvil.url}` })
+    const bomb = await deployHostile(anvil, 'TestReturnBomb')
+    for (let round = 0; round < 3; round++) {
+      const [honest, hostile] = await Promise.all([signedFor(wallet, owner), signedFor(bomb, stranger)])
+      const [a, b] = await Promise.all([verify(batching, honest), verify(batching, hostile)])
+      expect(a).toEqual({ valid: true })
+      expect(b).toMatchObject({ valid: false })
+    }
   })
 
   test('an ERC-8010 marker after bytes that are no ERC-8010 wrapper is refused, not thrown', async () => {

@@ -13,6 +13,7 @@ import {
 } from '@earn/core'
 import {
   encodeDeployData,
+  encodeFunctionData,
   erc6492SignatureValidatorAbi,
   erc6492SignatureValidatorByteCode,
   hashMessage,
@@ -33,7 +34,8 @@ import { ask, assertServesChain } from './rpc.ts'
 export const SIGN_IN_STATEMENT =
   'Sign in to register this wallet as a member. This request will not trigger a blockchain transaction or cost any gas.'
 
-const ERC1271_MAGIC_VALUE = '0x1626ba7e'
+/** `isValidSignature`'s selector, left-aligned in the 32-byte word a wallet that accepts must answer. */
+const ERC1271_MAGIC_WORD = `0x1626ba7e${'0'.repeat(56)}`
 const erc1271Abi = parseAbi(['function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)'])
 
 /** An ECDSA signature is 64 or 65 bytes; contract wallets wrap or concatenate them, so nothing shorter is one. */
@@ -173,12 +175,13 @@ async function verifyContractWallet(
   if (!code || code === '0x')
     return invalid(`the signature was not made by this wallet's key, and no contract wallet is deployed at this address on chain ${chainId}`)
 
-  const answer = await ask<Hex | undefined>(
-    chainId,
-    () => client.readContract({ address, abi: erc1271Abi, functionName: 'isValidSignature', args: [hash, signature] }),
-    () => undefined,
-  )
-  return answer?.toLowerCase() === ERC1271_MAGIC_VALUE
+  // A call of its own, never batched: the wallet is the client's to name, and one that answers megabytes or reverts
+  // with them failed the Multicall3 batch of other wallets' checks read with it (their valid signatures refused).
+  const data = encodeFunctionData({ abi: erc1271Abi, functionName: 'isValidSignature', args: [hash, signature] })
+  const answer = await ask<Hex | undefined>(chainId, async () => (await client.call({ to: address, data, batch: false })).data, () => undefined)
+  // The whole first word, as OpenZeppelin's SignatureChecker reads it: decoded as `bytes4`, only its first four bytes
+  // counted, and a contract that echoes its calldata (which starts with the selector) passed for anyone's signature.
+  return answer !== undefined && answer.slice(0, 66).toLowerCase() === ERC1271_MAGIC_WORD
     ? VALID
     : invalid(`the contract wallet on chain ${chainId} did not accept the signature (ERC-1271)`)
 }
