@@ -14,6 +14,7 @@
  *   Redis call timed out may have been counted there too: an outage errs towards counting twice.
  */
 import type { Meter, MeterStatus } from './meter.ts'
+import { runningTimeout } from '../runningTimeout.ts'
 
 export interface ResilientMeterOptions {
   primary: Meter
@@ -41,38 +42,19 @@ export class MeterTimeoutError extends Error {
 }
 
 /**
- * A rejection once the calls have had `ms` of this process's running time, shared by every call that
- * starts within the same quarter of `ms`: one timer chain per slot instead of one per request (a call
- * thus gets between 0.75 and 1 times `ms`).
- *
- * Time is counted in steps of a fifth of `ms`, and a step that comes far later than asked counts as
- * one step: it tells of a pause of this process's own (a chain plugin loading, a long collection, a
- * starved CPU), during which the calls may not have left or their answers sat unread. Counting it
- * whole would take our pause for Redis's outage and have the process meter alone, and a key pass its
- * budget, for nothing. Nor does a late step end the wait: the answers get one prompt step to be read.
- * A loop that is late at every step still gives up after twice `ms` of counted steps.
+ * A rejection once the calls have had `ms` of this process's running time (a pause of the process's own is not
+ * Redis's outage: runningTimeout.ts), shared by every call that starts within the same quarter of `ms`: one timer
+ * chain per slot instead of one per request (a call thus gets between 0.75 and 1 times `ms`). Taking our pause for
+ * Redis's outage would have the process meter alone, and a key pass its budget, for nothing.
  */
 function deadlines(ms: number): () => Promise<never> {
-  const step = ms / 5
   let current: Promise<never> | undefined
   let since = -Infinity
   return () => {
     const now = performance.now()
     if (!current || now - since > ms / 4) {
       since = now
-      current = new Promise<never>((_, reject) => {
-        let counted = 0
-        let last = now
-        const next = () => {
-          const t = performance.now()
-          const late = t - last > step * 1.5
-          counted += late ? step : t - last
-          last = t
-          if (counted >= (late ? 2 * ms : ms)) reject(new MeterTimeoutError(ms))
-          else setTimeout(next, step).unref()
-        }
-        setTimeout(next, step).unref()
-      })
+      current = new Promise<never>((_, reject) => void runningTimeout(() => reject(new MeterTimeoutError(ms)), ms))
       current.catch(() => {})
     }
     return current

@@ -15,6 +15,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely'
+import { runningTimeout } from '../runningTimeout.ts'
 import { STORE_UNAVAILABLE } from './unavailable.ts'
 
 export interface PostgresOptions {
@@ -74,20 +75,20 @@ class Pool {
       return Promise.resolve(this.#turnOf(generation))
     }
     return new Promise<Turn>((resolve, reject) => {
-      let timer: Timer | undefined
+      let cancel = () => {}
       const waiter: Waiter = {
         grant: () => {
-          clearTimeout(timer)
+          cancel()
           resolve(this.#turnOf(generation))
         },
         fail: (e) => {
-          clearTimeout(timer)
+          cancel()
           reject(e)
         },
       }
       generation.waiting.push(waiter)
       if (limitMs > 0)
-        timer = setTimeout(() => {
+        cancel = runningTimeout(() => {
           generation.waiting.splice(generation.waiting.indexOf(waiter), 1)
           reject(this.#silent(generation.sql) ? unreachable(limitMs) : timedOut(`no PostgreSQL connection came free within ${limitMs} ms`, 'busy'))
         }, limitMs)
@@ -114,9 +115,11 @@ class Pool {
       if (sql === this.#current.sql) this.#lastAnswer = performance.now()
     }
     if (limitMs <= 0) return work.finally(answered)
-    let timer: Timer | undefined
+    let cancel = () => {}
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+      // This process's running time (runningTimeout.ts): a pause of its own, the answer unread meanwhile, is not
+      // the database's silence, and taking it for that reported statements PostgreSQL had committed as failed.
+      cancel = runningTimeout(() => {
         // Sent on a connection of its own, it had PostgreSQL's statement timeout to be answered, even behind a lock:
         // no answer means that connection is gone (a killed backend can leave postgres.js waiting on it for good),
         // and so are the turns of whatever waits on it. Every connection is dropped and new ones made.
@@ -127,7 +130,7 @@ class Pool {
     try {
       return await Promise.race([work.finally(answered), late])
     } finally {
-      clearTimeout(timer)
+      cancel()
     }
   }
 

@@ -1,4 +1,5 @@
 /** Liveness and readiness; no key needed. */
+import { runningTimeout } from '@earn/core'
 import { Elysia, t } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
@@ -13,12 +14,13 @@ const Check = t.Object({
 /** A probe answers within this, whatever its dependency does: a readiness check that waits is no check. */
 const PROBE_LIMIT_MS = 2_000
 
+/** In this process's running time: a pause of its own is not the store's silence (runningTimeout in core). */
 function within<T>(work: Promise<T>): Promise<T> {
-  let timer: Timer | undefined
+  let cancel = () => {}
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_LIMIT_MS} ms`)), PROBE_LIMIT_MS)
+    cancel = runningTimeout(() => reject(new Error(`no answer within ${PROBE_LIMIT_MS} ms`)), PROBE_LIMIT_MS)
   })
-  return Promise.race([work, late]).finally(() => clearTimeout(timer))
+  return Promise.race([work, late]).finally(cancel)
 }
 
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]!.slice(0, 120) : 'error')

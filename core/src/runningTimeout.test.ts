@@ -1,0 +1,36 @@
+import { describe, expect, test } from 'bun:test'
+import { runningTimeout } from './runningTimeout.ts'
+
+const busy = (ms: number) => {
+  for (const end = performance.now() + ms; performance.now() < end; );
+}
+
+describe('runningTimeout', () => {
+  test('fires once its time has passed on a loop that runs freely, and not after it is cancelled', async () => {
+    const started = performance.now()
+    const fired: number[] = []
+    runningTimeout(() => fired.push(performance.now() - started), 100)
+    const cancelled: number[] = []
+    const cancel = runningTimeout(() => cancelled.push(1), 100)
+    await Bun.sleep(50)
+    cancel()
+    await Bun.sleep(400)
+    expect(fired).toHaveLength(1)
+    expect(fired[0]).toBeGreaterThanOrEqual(99)
+    expect(cancelled).toEqual([])
+  })
+
+  test("a pause of the process's own counts as one step, so the wait goes on past it", async () => {
+    const started = performance.now()
+    const fired: number[] = []
+    runningTimeout(() => fired.push(performance.now() - started), 100)
+    // 250 ms of wall-clock time in one synchronous stretch: a wall-clock timer would fire at once after it.
+    busy(250)
+    await Bun.sleep(30)
+    expect(fired).toEqual([])
+    // Then the rest of its 100 ms, counted step by step.
+    await Bun.sleep(1_000)
+    expect(fired).toHaveLength(1)
+    expect(fired[0]).toBeGreaterThan(250 + 60)
+  })
+})
