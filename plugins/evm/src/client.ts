@@ -128,7 +128,10 @@ export function connect(env: ChainEnv): EvmClient {
   }
 }
 
-/** Wraps public clients that already exist (tests bind them to anvil), keyed by chain id. */
+/**
+ * Wraps public clients that already exist (tests bind them to anvil), keyed by chain id. Make them with
+ * `ccipRead: false`, as `connect` does (see createRpcClient).
+ */
 export function evmClientFromPublicClients(
   clients: Readonly<Record<string, PublicClient>>,
   options: EvmClientOptions = {},
@@ -201,6 +204,10 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
         deployless: chain.contracts?.multicall3 === undefined,
       },
     },
+    // No CCIP-Read (EIP-3668): on a call that reverts with `OffchainLookup`, viem fetches the URLs the revert names,
+    // with no time limit. Contracts here are often the client's to name (a wallet signing in, a token), so a revert
+    // made the server send requests anywhere it can reach (its own network's addresses) and hold the call for good.
+    ccipRead: false,
   }) as PublicClient
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidArgumentError, UnavailableError, type VerifySignInParameters } from '@earn/core'
-import { encodeFunctionData, serializeErc6492Signature, toHex, type Address, type Hex } from 'viem'
+import { encodeErrorResult, encodeFunctionData, parseAbi, serializeErc6492Signature, toHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { parseSiweMessage } from 'viem/siwe'
 import {
@@ -235,6 +235,27 @@ describe('signIn.verify, contract wallets (anvil)', () => {
     }
   })
 
+  test('ERC-1271: a wallet reverting with an OffchainLookup (CCIP-Read) is refused, and the server fetches nothing it names', async () => {
+    const asked: string[] = []
+    // Never answers: viem followed the lookup with no time limit, so the sign-in hung too.
+    const listener = Bun.serve({ hostname: '127.0.0.1', port: 0, idleTimeout: 0, fetch: async (request) => (asked.push(request.url), await Bun.sleep(60_000), new Response('')) })
+    try {
+      const lookup = privateKeyToAccount(generatePrivateKey()).address
+      const revert = encodeErrorResult({
+        abi: parseAbi(['error OffchainLookup(address sender, string[] urls, bytes callData, bytes4 callbackFunction, bytes extraData)']),
+        errorName: 'OffchainLookup',
+        args: [lookup, [`http://127.0.0.1:${listener.port}/internal/{sender}/{data}`], '0x1234', '0x12345678', '0x'],
+      })
+      await anvil.testClient.setCode({ address: lookup, bytecode: revertingWith(revert) })
+      const server = connect({ EVM_RPC_URLS: `${anvil.chainId}=${anvil.url}` })
+      const outcome = await Promise.race([verify(server, await signedFor(lookup, stranger)), Bun.sleep(5_000).then(() => 'still waiting')])
+      expect(outcome).toEqual({ valid: false, reason: expect.stringContaining('did not accept the signature (ERC-1271)') })
+      expect(asked).toEqual([])
+    } finally {
+      listener.stop(true)
+    }
+  })
+
   test('an ERC-8010 marker after bytes that are no ERC-8010 wrapper is refused, not thrown', async () => {
     const p = await signedFor(wallet, owner)
     const magic = '8010'.repeat(16)
@@ -338,3 +359,12 @@ describe('signIn.verify, contract wallets (anvil)', () => {
     })
   })
 })
+
+/** Runtime code that reverts every call with `data` (MSTOREs of its words, then REVERT). */
+function revertingWith(data: Hex): Hex {
+  const hex = data.slice(2)
+  let code = ''
+  for (let at = 0; at < hex.length / 2; at += 32)
+    code += `7f${hex.slice(at * 2, at * 2 + 64).padEnd(64, '0')}61${at.toString(16).padStart(4, '0')}52`
+  return `0x${code}61${(hex.length / 2).toString(16).padStart(4, '0')}6000fd`
+}
