@@ -9,7 +9,7 @@ import {
   type VerifySignInParameters,
   type VerifySignInResult,
 } from '@earn/core'
-import { Cell, contractAddress, loadStateInit, type Address, type StateInit } from '@ton/core'
+import { Cell, type Address, type StateInit } from '@ton/core'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { askChain, getMethodExitCode, type TonChainClient } from './client.ts'
 import { checkTonAddress } from './address.ts'
@@ -85,10 +85,11 @@ async function walletPublicKey(
 ): Promise<KeyResult> {
   let key: Buffer | null = null
   if (stateInitBase64 !== undefined) {
-    const init = decodeStateInit(stateInitBase64)
-    if (!init) return { ok: false, reason: 'proof.stateInit is not a StateInit BoC' }
-    if (!contractAddress(address.workChain, init).equals(address))
-      return { ok: false, reason: 'proof.stateInit does not hash to the address' }
+    const root = decodeBoc(stateInitBase64)
+    const init = root && codeAndData(root)
+    if (!root || !init) return { ok: false, reason: 'proof.stateInit is not a StateInit BoC' }
+    // An address is the hash of its StateInit cell, compared as sent (not as @ton/core would write it again).
+    if (!root.hash().equals(address.hash)) return { ok: false, reason: 'proof.stateInit does not hash to the address' }
     key = publicKeyFromStateInit(init)?.publicKey ?? null
   }
   if (!key) {
@@ -100,11 +101,31 @@ async function walletPublicKey(
   return { ok: true, publicKey: key }
 }
 
-function decodeStateInit(base64: string): StateInit | null {
+/** The one root cell of a BoC, or null. */
+function decodeBoc(base64: string): Cell | null {
   const boc = decodeBase64(base64)
   if (!boc) return null
   try {
-    return loadStateInit(Cell.fromBoc(boc)[0]!.beginParse())
+    const cells = Cell.fromBoc(boc)
+    // A StateInit is an ordinary cell; an exotic one (a pruned branch) could carry another cell's hash.
+    return cells.length === 1 && !cells[0]!.isExotic ? cells[0]! : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * A StateInit's code and data (TL-B: split_depth, special, code, data, library), read by hand. Not loadStateInit:
+ * it parses the library dictionary whole, walking a cell once per path to it, and a few dozen cells whose forks
+ * both point to one child made 2^depth entries (a 150-character stateInit held the thread for 20 s and took
+ * gigabytes). No wallet this server reads a key from has libraries; nothing of them is needed.
+ */
+function codeAndData(root: Cell): StateInit | null {
+  try {
+    const s = root.beginParse()
+    if (s.loadBit()) s.skip(5)
+    if (s.loadBit()) s.skip(2)
+    return { code: s.loadMaybeRef(), data: s.loadMaybeRef() }
   } catch {
     return null
   }

@@ -3,7 +3,7 @@ import { type ApiError, InvalidAddressError, InvalidArgumentError } from '@earn/
 import { type Address, beginCell, toNano } from '@ton/core'
 import { keyPairFromSeed } from '@ton/crypto'
 import { jettonContent, startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
-import { DEFAULT_JETTON_DECIMALS, onChainDecimals } from './jettonMaster.ts'
+import { DEFAULT_JETTON_DECIMALS, onChainDecimals, walksWithin } from './jettonMaster.ts'
 import { readTonVault } from './vault.ts'
 
 let chain: TonSandbox
@@ -76,5 +76,18 @@ describe('onChainDecimals', () => {
     expect(onChainDecimals(jettonContent({ uri: 'u' }))).toBeNull()
     expect(onChainDecimals(beginCell().endCell())).toBeNull()
     expect(onChainDecimals(beginCell().storeUint(0, 8).storeBit(0).endCell())).toBeNull() // on-chain, empty dict
+  })
+
+  test('content whose dictionary forks share their branches is not walked: null at once, not 2^depth entries', () => {
+    // 40 forks deep, each with both branches one cell: 2^40 entries as a tree, 42 cells as sent.
+    const depth = 40
+    const rest = 256 - depth
+    let node = beginCell().storeBit(1).storeBit(1).storeBit(0).storeUint(rest, Math.ceil(Math.log2(rest + 1))).storeRef(beginCell().storeUint(0, 8).storeStringTail('9').endCell()).endCell()
+    for (let i = 0; i < depth; i++) node = beginCell().storeBit(0).storeBit(0).storeRef(node).storeRef(node).endCell()
+    const content = beginCell().storeUint(0, 8).storeBit(1).storeRef(node).endCell()
+    expect(walksWithin(content, 4_096)).toBe(false)
+    expect(onChainDecimals(content)).toBeNull()
+    // The same walk over real content stays small.
+    expect(walksWithin(jettonContent({ uri: 'u', decimals: 18 }), 4_096)).toBe(true)
   })
 })
