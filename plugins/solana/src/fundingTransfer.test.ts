@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidArgumentError, NotFoundError } from '@earn/core'
-import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
+import { AuthorityType, findAssociatedTokenPda, getApproveInstruction, getSetAuthorityInstruction, getTransferInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { connect, type SolanaClient } from './client.ts'
@@ -83,6 +83,67 @@ describe('buildTransfer -> send -> readTransfers', () => {
       from: sender.address,
       transfers: [{ token: 'native', from: sender.address, to, amount: 2_500_000_000n }],
     })
+  })
+})
+
+describe('readTransfers with several owners losing one token', () => {
+  const ataOf = async (owner: string) =>
+    (await findAssociatedTokenPda({ owner: address(owner), mint: address(mint), tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0]
+  async function funded(amount: bigint) {
+    const owner = await generateKeyPairSigner()
+    await chain.airdrop(owner.address, 1_000_000_000n)
+    await chain.mintTo({ mint, owner: owner.address, amount })
+    return owner
+  }
+
+  test("a delegate moving another owner's tokens to the recipient while sending its own elsewhere is not read as paying the recipient", async () => {
+    const [wallet, victim] = [await funded(100n), await funded(100n)]
+    const [recipient, elsewhere] = [newWallet().address, newWallet().address]
+    for (const owner of [recipient, elsewhere]) await chain.mintTo({ mint, owner, amount: 0n })
+    await chain.send([getApproveInstruction({ source: await ataOf(victim.address), delegate: wallet.address, owner: victim, amount: 100n })], victim)
+    const signature = await chain.send(
+      [
+        getTransferInstruction({ source: await ataOf(victim.address), destination: await ataOf(recipient), authority: wallet, amount: 60n }),
+        getTransferInstruction({ source: await ataOf(wallet.address), destination: await ataOf(elsewhere), authority: wallet, amount: 60n }),
+      ],
+      wallet,
+    )
+    // Paired in account order, the recipient's 60 were the wallet's. Either loser may have paid either gainer.
+    const { transfers } = await readTransfers(client, { chainId: 'localnet', txHash: signature })
+    expect(transfers.filter((t) => t.token === mint)).toEqual([])
+  })
+
+  test('a token account handed to the recipient (SetAuthority) moved no tokens, and is not read as a transfer', async () => {
+    const wallet = await funded(0n)
+    const recipient = newWallet().address
+    const account = await chain.createTokenAccount({ mint, owner: wallet.address })
+    await chain.mintTo({ mint, owner: wallet.address, amount: 80n, account })
+    const signature = await chain.send(
+      [getSetAuthorityInstruction({ owned: account, owner: wallet, authorityType: AuthorityType.AccountOwner, newAuthority: address(recipient) })],
+      wallet,
+    )
+    // Read by owner, the 80 it held went from the wallet to the recipient.
+    const { transfers } = await readTransfers(client, { chainId: 'localnet', txHash: signature })
+    expect(transfers.filter((t) => t.token === mint)).toEqual([])
+  })
+
+  test('two owners paying one recipient in one transaction are each read with their own part', async () => {
+    const [first, second] = [await funded(100n), await funded(100n)]
+    const recipient = newWallet().address
+    await chain.mintTo({ mint, owner: recipient, amount: 0n })
+    const signature = await chain.send(
+      [
+        getTransferInstruction({ source: await ataOf(first.address), destination: await ataOf(recipient), authority: first, amount: 30n }),
+        getTransferInstruction({ source: await ataOf(second.address), destination: await ataOf(recipient), authority: second, amount: 45n }),
+      ],
+      first,
+    )
+    const { transfers } = await readTransfers(client, { chainId: 'localnet', txHash: signature })
+    const byOwner = transfers.filter((t) => t.token === mint).sort((a, b) => Number(a.amount - b.amount))
+    expect(byOwner).toEqual([
+      { token: mint, from: first.address, to: recipient, amount: 30n },
+      { token: mint, from: second.address, to: recipient, amount: 45n },
+    ])
   })
 })
 

@@ -4,8 +4,9 @@
  * with its mint and owner, and `pre/postBalances` every account's lamports (the fee added back to the
  * payer, so the fee is not reported as a transfer).
  *
- * Balances say who lost and who gained, not who paid whom. Per token, gains are matched to losses in
- * account order; with one sender (a funding transfer, a deposit) that is exact. Token transfers are
+ * Balances say who lost and who gained, not who paid whom. Per token, each loser is reported as paying each gainer
+ * only what it must have: what the gainer got beyond all the other losers' losses (pairUp). With one sender (a
+ * funding transfer, a deposit) that is exact. Token transfers are
  * reported by owner (the wallet), not by token account, which is what a transfer "to the treasury" means.
  * The tag is the memo, read as readTag does. A failed transaction moved nothing: no transfers, no tag.
  */
@@ -49,8 +50,12 @@ function tokenTransfers(meta: BalanceMeta): TokenTransfer[] {
     deltas.set(b.mint, byOwner)
     byOwner.set(b.owner, (byOwner.get(b.owner) ?? 0n) + sign * BigInt(b.uiTokenAmount.amount))
   }
-  for (const b of meta.preTokenBalances ?? []) add(b, -1n)
-  for (const b of meta.postTokenBalances ?? []) add(b, 1n)
+  // A token account handed to another owner (SetAuthority) moved no tokens: read by owner, it was a transfer of all
+  // it held, and a wallet that gave the vault an account of its own was recorded as depositing into it.
+  const preOwner = new Map((meta.preTokenBalances ?? []).map((b) => [b.accountIndex, b.owner]))
+  const handedOver = new Set((meta.postTokenBalances ?? []).filter((b) => preOwner.has(b.accountIndex) && preOwner.get(b.accountIndex) !== b.owner).map((b) => b.accountIndex))
+  for (const b of meta.preTokenBalances ?? []) if (!handedOver.has(b.accountIndex)) add(b, -1n)
+  for (const b of meta.postTokenBalances ?? []) if (!handedOver.has(b.accountIndex)) add(b, 1n)
   return [...deltas].flatMap(([mint, byOwner]) => pairUp(mint, byOwner))
 }
 
@@ -66,19 +71,23 @@ function lamportTransfers(meta: BalanceMeta, keys: readonly string[]): TokenTran
   return pairUp(NATIVE_TOKEN, byKey)
 }
 
-/** Matches gains to losses in order: each gain is paid by the earliest losses not yet spent. */
+/**
+ * For each loser and gainer, the least the loser can have paid the gainer: the gain less every other loser's loss
+ * (they may have paid the rest), at most the loser's own loss. Pairing gains with losses in account order credited
+ * a wallet with what another account paid: a delegate moving a victim's tokens to the vault while sending its own
+ * elsewhere in the same transaction was recorded as depositing them (a stream was funded so too). Where one owner
+ * lost and every other only gained, this is each gain, as before; where several lost, what is not certain is left out.
+ */
 function pairUp(token: string, deltas: ReadonlyMap<string, bigint>): TokenTransfer[] {
-  const losses = [...deltas].filter(([, d]) => d < 0n).map(([owner, d]) => ({ owner, left: -d }))
+  const losses = [...deltas].filter(([, d]) => d < 0n).map(([owner, d]) => ({ owner, lost: -d }))
+  const lostInAll = losses.reduce((sum, l) => sum + l.lost, 0n)
   const transfers: TokenTransfer[] = []
   for (const [to, gained] of deltas) {
-    let owed = gained
-    for (const loss of losses) {
-      if (owed <= 0n) break
-      if (loss.left === 0n || loss.owner === to) continue
-      const amount = owed < loss.left ? owed : loss.left
-      transfers.push({ token, from: loss.owner, to, amount })
-      loss.left -= amount
-      owed -= amount
+    if (gained <= 0n) continue
+    for (const { owner, lost } of losses) {
+      const least = gained - (lostInAll - lost)
+      const amount = least < lost ? least : lost
+      if (amount > 0n) transfers.push({ token, from: owner, to, amount })
     }
   }
   return transfers
