@@ -35,3 +35,14 @@ test('a body of another media type is a 400 naming the type to send', async () =
     expect(r.body.context).toEqual({ 'content-type': `is ${type.split(';')[0]!.toLowerCase()}; must be application/json` })
   }
 })
+
+test('so on an operation that takes no fields (pause): no body, or a JSON one, is taken; a form or text is refused', async () => {
+  const pause = (p: { rawBody?: string; headers?: Record<string, string> }) => h.request('POST', `/v2/streams/${crypto.randomUUID()}/pause`, p)
+  // Taken: the stream is then looked up (and is unknown).
+  for (const p of [{}, { rawBody: '{}', headers: { 'content-type': 'application/json' } }]) expect((await pause(p)).status).toBe(404)
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+    const r = await pause({ rawBody: 'a=1', headers: { 'content-type': type } })
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(r.body.context).toEqual({ 'content-type': `is ${type}; must be application/json` })
+  }
+})

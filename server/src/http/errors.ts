@@ -9,7 +9,6 @@ import { Elysia, ValidationError } from 'elysia'
 import type { Deps } from '../deps.ts'
 import { loggableError } from '../logger.ts'
 import { envelopeResponse } from './envelope.ts'
-import { isJson, mediaType } from './parse.ts'
 import { pathOf, requestState } from './request.ts'
 
 /** The values a union of literals allows (`mode`, `type`, ...), which TypeBox's summary names only as types. */
@@ -46,13 +45,6 @@ function validationContext(error: ValidationError): Record<string, string> {
 function toApiError(code: string | number, error: unknown, request: Request): ApiError | undefined {
   const api = findApiError(error)
   if (api) return api
-  // A body sent as another type (a form, text) is not read as JSON, so it fails the schema: say what to send instead.
-  if (error instanceof ValidationError && error.type === 'body' && !isJson(request.headers.get('content-type'))) {
-    const sent = mediaType(request.headers.get('content-type'))
-    return new InvalidArgumentError(`the request body must be JSON: send it with content-type: application/json${sent ? ` (not ${sent})` : ''}`, {
-      'content-type': sent ? `is ${sent}; must be application/json` : 'missing; must be application/json',
-    })
-  }
   // A response that fails its own schema is the server's fault: left undefined here, it is logged and a 500.
   if (error instanceof ValidationError && error.type !== 'response') {
     const context = validationContext(error)

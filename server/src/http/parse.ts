@@ -1,8 +1,8 @@
 /**
  * Request bodies are read here, and every way one can be wrong (malformed JSON, bytes that are not UTF-8, a NUL
  * character or a lone surrogate in a string, nesting past 16 levels, a content coding, over 1 MiB) leaves as a marker for the guard, which answers 401 for a bad key first and puts the metering headers on
- * the answer. A body of another type is kept as text, never parsed as a form: the route's schema then refuses it
- * with "send JSON", also after the key check.
+ * the answer. A body of another type is never parsed (as a form, say): it is refused with "send JSON", also after the
+ * key check.
  */
 import { ApiError, quoted } from '@earn/core'
 import { firstDuplicateKey } from '../duplicateKeys.ts'
@@ -32,6 +32,14 @@ export class UnreadableBody {
     readonly message: string,
   ) {}
 }
+
+/** A body sent as another type than JSON (`sent`: its media type). */
+const notJson = (sent: string | undefined) =>
+  new UnreadableBody(
+    'content-type',
+    sent ? `is ${sent}; must be application/json` : 'missing; must be application/json',
+    `the request body must be JSON: send it with content-type: application/json${sent ? ` (not ${sent})` : ''}`,
+  )
 
 /**
  * No body of ours nests past a few levels. Without a bound, a small deep value in a field the schema checks costs
@@ -142,7 +150,6 @@ async function readBody(request: Request): Promise<Uint8Array | undefined> {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
-const lenient = new TextDecoder('utf-8')
 
 /** Why a JSON body cannot be read as sent, before decoding it: a content coding, or a charset other than UTF-8. */
 function unreadableAsSent(request: Request): UnreadableBody | undefined {
@@ -160,8 +167,9 @@ function unreadableAsSent(request: Request): UnreadableBody | undefined {
 export const bodyParsing = new Elysia({ name: 'earn/body-parsing' }).onParse({ as: 'global' }, async ({ request, contentType }) => {
   const bytes = await readBody(request)
   if (bytes === undefined) return BODY_TOO_LARGE
-  // Another media type is refused by the route's schema ("send JSON"), whatever its bytes.
-  if (!isJson(contentType)) return lenient.decode(bytes)
+  // Another media type is refused whatever its bytes, on every operation: also one that takes no fields (pause),
+  // where no schema would.
+  if (!isJson(contentType)) return bytes.length === 0 ? {} : notJson(mediaType(contentType))
   const unreadable = unreadableAsSent(request)
   if (unreadable) return unreadable
   let text: string

@@ -66,8 +66,8 @@ export const streamRoutes = (deps: Deps) => {
           description:
             'Reads the transaction from the chain: it must carry this stream\'s funding tag (valid for the creator and chain) and move at least ' +
             'totalPulled of the reward token from the creator to the treasury, whoever sent it (a contract wallet\'s owner, say); then pending -> active. 400 when it is not mined yet, when it ' +
-            'does not fund the stream (context.txHash says what is missing), or when the stream is not pending; 409 when the transaction ' +
-            `already funded a stream. ${SCOPE}`,
+            'does not fund the stream (context.txHash says what is missing: another stream\'s funding names that stream), or when the stream is not pending; ' +
+            `409 when the transaction was recorded as a stream's funding while this confirm read it. ${SCOPE}`,
           tags,
           responses: { 200: StreamResult, 409: ErrorEnvelopeSchema },
         }),
