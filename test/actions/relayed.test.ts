@@ -200,6 +200,28 @@ describe('a relayed contract wallet deposit', () => {
     expect(recorded.map((r) => [r.distributor_id, r.verifies, r.amount])).toEqual([[h.distributorId, actionId, AMOUNT.toString()]])
   })
 
+  test('a deposit the wallet takes back out in the same transaction is recorded as what stayed: nothing for a round trip, the rest otherwise', async () => {
+    const call = (to: Address, data: Hex) => ({ to, value: '0', data })
+    const out = (wallet: Address, assets: bigint) => call(chain.vault, encodeFunctionData({ abi: depositAbi, functionName: 'withdraw', args: [assets, wallet, wallet] }))
+    const into = (wallet: Address, assets: bigint) => call(chain.vault, encodeFunctionData({ abi: depositAbi, functionName: 'deposit', args: [assets, wallet] }))
+    const asWallet = async (p: Awaited<ReturnType<typeof walletWithBuiltDeposit>>, calls: { to: Address; value: string; data: Hex }[]) =>
+      bundle(await Promise.all(calls.map(async (c, i) => ({ to: p.wallet, data: await signedWalletCall(chain.anvil, p.owner, p.wallet, c, BigInt(i)) }))))
+
+    // The tagged deposit, then out and (untagged) in again three times, and out: the wallet ends as it began.
+    const trips = await walletWithBuiltDeposit(h)
+    const more = call(chain.token, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [chain.vault, AMOUNT * 3n] }))
+    const hash = await asWallet(trips, [trips.deposit, more, out(trips.wallet, AMOUNT), ...[1, 2, 3].flatMap(() => [into(trips.wallet, AMOUNT), out(trips.wallet, AMOUNT)])])
+    // Summed alone, the deposits were recorded as 4 × AMOUNT, though none stayed.
+    expect((await verify(h, hash)).body).toMatchObject({ verified: false })
+    expect(db.actions("kind = 'verify' and tx_hash = ?", hash)).toEqual([])
+
+    // Out with a quarter: three quarters stayed, and that is what is recorded.
+    const partly = await walletWithBuiltDeposit(h)
+    const partial = await asWallet(partly, [partly.deposit, out(partly.wallet, AMOUNT / 4n)])
+    expect((await verify(h, partial)).body).toMatchObject({ verified: true, metadata: { actionId: partly.actionId } })
+    expect(db.actions("kind = 'verify' and tx_hash = ?", partial).map((r) => r.amount)).toEqual([((AMOUNT * 3n) / 4n).toString()])
+  })
+
   test('on an RPC that gives no trace, a deposit a contract made inside another sender\'s transaction is a 503 that says what is missing', async () => {
     // The input alone cannot be trusted: its one tag may be the relayer's, the wallet's encoded so it does not read.
     for (const withThiefTag of [false, true]) {
@@ -271,4 +293,5 @@ describe('a relayed contract wallet deposit', () => {
 const depositAbi = [
   { type: 'function', name: 'deposit', stateMutability: 'nonpayable', inputs: [{ name: 'assets', type: 'uint256' }, { name: 'receiver', type: 'address' }], outputs: [{ type: 'uint256' }] },
   { type: 'function', name: 'totalAssets', stateMutability: 'view', inputs: [], outputs: [{ type: 'uint256' }] },
+  { type: 'function', name: 'withdraw', stateMutability: 'nonpayable', inputs: [{ name: 'assets', type: 'uint256' }, { name: 'receiver', type: 'address' }, { name: 'owner', type: 'address' }], outputs: [{ type: 'uint256' }] },
 ] as const

@@ -105,9 +105,15 @@ async function didTheAction(
   // Only a move whose caller's own calls to the vault carried the tag: a tag beside them (appended by whoever
   // submitted a contract wallet's call, or on a call of the submitter's own) says nothing about it.
   const moves = (read.vaultMoves ?? []).filter((m) => m.kind === action.kind && canonical(m.vault) === vault && canonical(m.owner) === action.wallet && m.shares > 0n && carried(m))
-  const inVault = (counted: VaultMove[]): Moved | undefined =>
+  // The wallet's moves the other way in the same vault, tagged or not: what the action moved is what the wallet's
+  // position kept over the whole transaction. Summed alone, a deposit redeemed in the same transaction (ten round
+  // trips of one balance) was recorded as deposits that never stayed in the vault.
+  const undone = total((read.vaultMoves ?? []).filter((m) => m.kind !== action.kind && canonical(m.vault) === vault && canonical(m.owner) === action.wallet).map((m) => m.assets))
+  const inVault = (counted: VaultMove[]): Moved | undefined => {
+    const kept = total(counted.map((m) => m.assets)) - undone
     // The listing's facts describe its current vault: another vault's asset is not known here.
-    counted.length ? { token: vault === listed ? (opportunity.facts?.baseToken ?? null) : null, amount: total(counted.map((m) => m.assets)).toString(), moves: counted } : undefined
+    return counted.length && kept > 0n ? { token: vault === listed ? (opportunity.facts?.baseToken ?? null) : null, amount: kept.toString(), moves: counted } : undefined
+  }
   // Calldata can be sent anywhere: sent by the wallet, only the call to the action's own vault did anything...
   if (sentByWallet && (read.to === undefined || read.to === vault))
     return read.vaultMoves === undefined ? { token: action.token, amount: action.amount, moves: [] } : inVault(moves)
