@@ -71,6 +71,12 @@ export class NotFoundError extends ApiError {
   }
 }
 
+/**
+ * A mined transaction short of the confirmations the operator asks of its chain: not counted yet, as one not mined
+ * (404; a stream confirm's 400 retry), `context.txHash` saying how far it is.
+ */
+export class NotConfirmedYetError extends NotFoundError {}
+
 export class ConflictError extends ApiError {
   constructor(message: string, context: ErrorContext = {}) {
     super('CONFLICT', message, context)

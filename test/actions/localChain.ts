@@ -49,7 +49,8 @@ export interface LocalChain {
   directId: string
   swapId: string
   /** An EVM client bound to this anvil, with the router configured for swap mode. */
-  evmClient(): ReturnType<typeof evmClientFromPublicClients>
+  /** On anvil's public client, with the swap router; `confirmations` as EVM_CONFIRMATIONS would set for chain 31337. */
+  evmClient(options?: { confirmations?: number }): ReturnType<typeof evmClientFromPublicClients>
   /** `EVM_RPC_URLS` and `EVM_SWAP_ROUTERS` for a server process. */
   env(rpcUrl?: string): Record<string, string>
 }
@@ -80,7 +81,11 @@ export async function startLocalChain(): Promise<LocalChain> {
       otherToken,
       directId: direct.id,
       swapId: swap.id,
-      evmClient: () => evmClientFromPublicClients({ [anvil.chainId]: anvil.publicClient }, { swapRouters: { [anvil.chainId]: router } }),
+      evmClient: (options = {}) =>
+        evmClientFromPublicClients(
+          { [anvil.chainId]: anvil.publicClient },
+          { swapRouters: { [anvil.chainId]: router }, ...(options.confirmations ? { confirmations: { [anvil.chainId]: options.confirmations } } : {}) },
+        ),
       env: (rpcUrl = anvil.url) => ({ EVM_RPC_URLS: `${anvil.chainId}=${rpcUrl}`, EVM_SWAP_ROUTERS: `${anvil.chainId}=${router}` }),
     }
   } catch (e) {

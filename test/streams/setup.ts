@@ -29,10 +29,10 @@ export interface StreamsEnv {
 
 const DAY_S = 86_400
 
-export async function startStreamsEnv(options: { clock?: Clock } = {}): Promise<StreamsEnv> {
+export async function startStreamsEnv(options: { clock?: Clock; confirmations?: number } = {}): Promise<StreamsEnv> {
   const chain = await startLocalChain()
   const treasury = privateKeyToAccount(generatePrivateKey()).address
-  const h = await createHarness({ clock: options.clock, clients: { evm: chain.evmClient() }, env: { STREAM_TREASURIES: `${chain.anvil.chainId}=${treasury}` } })
+  const h = await createHarness({ clock: options.clock, clients: { evm: chain.evmClient({ confirmations: options.confirmations }) }, env: { STREAM_TREASURIES: `${chain.anvil.chainId}=${treasury}` } })
   const imported = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, localCatalog())
   expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['read', 'read'])
   const nowS = () => Math.floor(h.deps.clock.now() / 1000)

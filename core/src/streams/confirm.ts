@@ -8,7 +8,7 @@
  * with the new state in one write.
  */
 import { canonicalOrNone } from '../addressProblems.ts'
-import { ApiError, UnavailableError } from '../errors.ts'
+import { ApiError, NotConfirmedYetError, UnavailableError } from '../errors.ts'
 import { NATIVE_TOKEN, type Ecosystem, type EcosystemId, type ReadTransfersResult } from '../ecosystem.ts'
 import { canonicalChainId } from '../registry.ts'
 import type { StreamRecord } from '../store/schema.ts'
@@ -102,7 +102,8 @@ async function readFunding(deps: StreamDeps, stream: StreamRecord, txHash: strin
     return { plugin, read: await plugin.transactions.readTransfers(client, { chainId: stream.chainId, txHash }) }
   } catch (e) {
     // Unknown and not yet mined look the same from here: either way the caller retries once it is mined.
-    if (e instanceof ApiError && e.code === 'NOT_FOUND') throw new FundingNotFoundError(canonicalChainId(plugin, stream.chainId))
+    if (e instanceof ApiError && e.code === 'NOT_FOUND')
+      throw new FundingNotFoundError(canonicalChainId(plugin, stream.chainId), e instanceof NotConfirmedYetError ? String(e.context.txHash) : undefined)
     throw e
   }
 }

@@ -24,8 +24,9 @@ export class NoTreasuryError extends InvalidArgumentError {
 
 /** The chain has not got the funding transaction (unknown hash, or not mined yet). */
 export class FundingNotFoundError extends InvalidArgumentError {
-  constructor(chainId: string) {
-    super(`funding transaction not found on chain ${chainId} yet; retry after it is mined`, { txHash: 'not found on chain (unknown or not mined yet)' })
+  /** `why`: the chain's own account of it (mined, but short of the confirmations the operator asks), when it has one. */
+  constructor(chainId: string, why?: string) {
+    super(`funding transaction not found on chain ${chainId} yet; retry after it is mined${why ? ` (${why})` : ''}`, { txHash: why ?? 'not found on chain (unknown or not mined yet)' })
   }
 }
 

@@ -7,8 +7,10 @@ import { NoChainRpcError, type ChainEnv } from '@earn/core'
 import { createPublicClient, defineChain, http, type Address, type Chain, type PublicClient } from 'viem'
 import * as knownChains from 'viem/chains'
 import {
+  CONFIRMATIONS_VARIABLE,
   DEFAULT_LOGS_BLOCK_RANGE,
   LOGS_BLOCK_RANGE_VARIABLE,
+  parseConfirmations,
   parseLogsBlockRange,
   parseRpcTimeout,
   parseRpcUrls,
@@ -38,6 +40,8 @@ export interface EvmClient {
   now(): number
   /** The largest block range one eth_getLogs call asks for (`EVM_LOGS_BLOCK_RANGE`). */
   readonly logsBlockRange: bigint
+  /** Confirmations a transaction needs on the chain before verify and stream confirm count it (`EVM_CONFIRMATIONS`; 1: mined). */
+  confirmations(chainId: string): number
   readonly state: EvmClientState
 }
 
@@ -70,6 +74,8 @@ export interface EvmClientOptions {
   now?: () => number
   /** As `EVM_LOGS_BLOCK_RANGE`; default `DEFAULT_LOGS_BLOCK_RANGE`. */
   logsBlockRange?: bigint
+  /** As `EVM_CONFIRMATIONS`, per chain id; 1 where absent. */
+  confirmations?: Readonly<Record<string, number>>
 }
 
 /**
@@ -90,17 +96,18 @@ export const MULTICALL_BATCH_BYTES = 16_384
 export const DEPLOYLESS_BATCH_BYTES = 768
 
 /**
- * Reads `EVM_RPC_URLS` (`chainId=url,chainId=url`) and `EVM_SWAP_ROUTERS` (`chainId=address,...`), empty or absent
- * meaning none, `EVM_LOGS_BLOCK_RANGE` and `EVM_RPC_TIMEOUT_MS`. Makes no request: a public client is created on first use of its chain.
+ * Reads `EVM_RPC_URLS` (`chainId=url,chainId=url`), `EVM_SWAP_ROUTERS` (`chainId=address,...`) and `EVM_CONFIRMATIONS`
+ * (`chainId=N,...`), empty or absent meaning none, `EVM_LOGS_BLOCK_RANGE` and `EVM_RPC_TIMEOUT_MS`. Makes no request: a public client is created on first use of its chain.
  */
 export function connect(env: ChainEnv): EvmClient {
   const urls = parseRpcUrls(env[RPC_URLS_VARIABLE])
   const routers = parseSwapRouters(env[SWAP_ROUTERS_VARIABLE])
   const logsBlockRange = parseLogsBlockRange(env[LOGS_BLOCK_RANGE_VARIABLE])
   const timeoutMs = parseRpcTimeout(env[RPC_TIMEOUT_VARIABLE])
-  for (const chainId of routers.keys())
-    if (!urls.has(chainId))
-      throw new Error(`${SWAP_ROUTERS_VARIABLE} names chain ${chainId}, which has no RPC in ${RPC_URLS_VARIABLE}`)
+  const confirmations = parseConfirmations(env[CONFIRMATIONS_VARIABLE])
+  for (const [variable, chainIds] of [[SWAP_ROUTERS_VARIABLE, routers.keys()], [CONFIRMATIONS_VARIABLE, confirmations.keys()]] as const)
+    for (const chainId of chainIds)
+      if (!urls.has(chainId)) throw new Error(`${variable} names chain ${chainId}, which has no RPC in ${RPC_URLS_VARIABLE}`)
   const clients = new Map<string, PublicClient>()
   const posts = new Map<string, JsonRpcPost>()
   const requests = new Map<string, number>()
@@ -108,7 +115,7 @@ export function connect(env: ChainEnv): EvmClient {
     requests.set(chainId, (requests.get(chainId) ?? 0) + 1)
   }
   return {
-    ...baseClient(Object.fromEntries(routers), Date.now, logsBlockRange),
+    ...baseClient(Object.fromEntries(routers), Date.now, logsBlockRange, Object.fromEntries(confirmations)),
     chainIds: [...urls.keys()],
     publicClient(chainId) {
       const url = urls.get(chainId)
@@ -140,7 +147,7 @@ export function evmClientFromPublicClients(
   const posts = new Map<string, JsonRpcPost | undefined>()
   const routers = parseSwapRouters(Object.entries(options.swapRouters ?? {}).map(([id, a]) => `${id}=${a}`).join(','))
   return {
-    ...baseClient(Object.fromEntries(routers), options.now ?? Date.now, options.logsBlockRange ?? DEFAULT_LOGS_BLOCK_RANGE),
+    ...baseClient(Object.fromEntries(routers), options.now ?? Date.now, options.logsBlockRange ?? DEFAULT_LOGS_BLOCK_RANGE, options.confirmations ?? {}),
     chainIds: [...map.keys()],
     publicClient: (chainId) => map.get(chainId),
     rpcRequests: () => undefined,
@@ -156,11 +163,13 @@ function baseClient(
   routers: Record<string, Address>,
   now: () => number,
   logsBlockRange: bigint,
-): Pick<EvmClient, 'swapRouter' | 'now' | 'logsBlockRange' | 'state'> {
+  confirmations: Record<string, number>,
+): Pick<EvmClient, 'swapRouter' | 'now' | 'logsBlockRange' | 'confirmations' | 'state'> {
   return {
     swapRouter: (chainId) => routers[chainId],
     now,
     logsBlockRange,
+    confirmations: (chainId) => (Object.hasOwn(confirmations, chainId) ? confirmations[chainId]! : 1),
     state: { inFlight: new Map(), gasMeasured: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map(), vouched: new Set() },
   }
 }

@@ -11,6 +11,10 @@ export const LOGS_BLOCK_RANGE_VARIABLE = 'EVM_LOGS_BLOCK_RANGE'
 /** Blocks per eth_getLogs call unless `EVM_LOGS_BLOCK_RANGE` says otherwise: within what most RPC providers accept. */
 export const DEFAULT_LOGS_BLOCK_RANGE = 10_000n
 
+export const CONFIRMATIONS_VARIABLE = 'EVM_CONFIRMATIONS'
+/** The most confirmations a chain may be given: ~3.4 hours of Ethereum blocks, past any reorganisation seen. */
+export const MAX_CONFIRMATIONS = 1_000
+
 export const RPC_TIMEOUT_VARIABLE = 'EVM_RPC_TIMEOUT_MS'
 /**
  * How long one RPC request may take before it fails (it is tried twice): a node that accepts connections but never
@@ -47,6 +51,18 @@ export function parseLogsBlockRange(value: string | undefined): bigint {
   if (text === '') return DEFAULT_LOGS_BLOCK_RANGE
   if (!/^[1-9]\d{0,9}$/.test(text)) throw new Error(`${LOGS_BLOCK_RANGE_VARIABLE} must be a whole number of blocks from 1 to 9999999999`)
   return BigInt(text)
+}
+
+/**
+ * `chainId=N,...`: how many confirmations (its block and those after it) a transaction needs before verify and stream
+ * confirm count it; a chain not named needs 1 (mined).
+ */
+export function parseConfirmations(value: string | undefined): Map<string, number> {
+  return parseEntries(CONFIRMATIONS_VARIABLE, value, 'confirmations', 'for example 1=12,8453=1', (text, where, chainId) => {
+    const n = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN
+    if (!(n >= 1 && n <= MAX_CONFIRMATIONS)) throw new Error(`${where}: the confirmations for chain ${chainId} must be a whole number from 1 to ${MAX_CONFIRMATIONS}`)
+    return n
+  })
 }
 
 /** `chainId=routerAddress,...` (Uniswap V2 router interface) to a map of canonical addresses. */

@@ -3,7 +3,7 @@
  * the contract it called, the vault deposits and withdrawals it made, and the tags on the calls inside it. Whether the tag is genuine (its MAC) is the
  * server's question, not the chain's. `minedTransaction` is the read itself; transfer.ts adds the token transfers.
  */
-import { InvalidArgumentError, NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTagResult, type TokenTransfer, type VaultMove } from '@earn/core'
+import { InvalidArgumentError, NATIVE_TOKEN, NotConfirmedYetError, NotFoundError, type ReadTagParameters, type ReadTagResult, type TokenTransfer, type VaultMove } from '@earn/core'
 import {
   BaseError,
   erc4626Abi,
@@ -14,6 +14,7 @@ import {
   TransactionReceiptNotFoundError,
   type Hash,
   type Hex,
+  type PublicClient,
   type Transaction,
   type TransactionReceipt,
 } from 'viem'
@@ -189,7 +190,24 @@ export async function minedTransaction(client: EvmClient, p: ReadTagParameters):
   // What the RPC answered is read as viem shaped it; an answer that is not a transaction and its receipt for this hash
   // (a broken or misconfigured endpoint) is the chain's failure, not a verdict.
   if (!isMined(transaction.value, receipt.value, hash)) throw chainUnavailable(p.chainId, new Error('the RPC answered something other than the transaction and its receipt'))
+  await confirmedEnough(client, publicClient, p.chainId, receipt.value)
   return { transaction: transaction.value, receipt: receipt.value }
+}
+
+/**
+ * A transaction counts once its block has the confirmations the operator asks of the chain (`EVM_CONFIRMATIONS`):
+ * a reorganisation can drop a block the moment after, and with it a stream's funding, confirmed and active by then
+ * and never paid. Until then it is what a transaction not mined yet is: not found on chain, retry.
+ */
+async function confirmedEnough(client: EvmClient, publicClient: PublicClient, chainId: string, receipt: TransactionReceipt) {
+  const needed = client.confirmations(chainId)
+  if (needed <= 1) return
+  const head = await ask(chainId, () => publicClient.getBlockNumber({ cacheTime: 0 }))
+  const has = head >= receipt.blockNumber ? head - receipt.blockNumber + 1n : 0n
+  if (has < BigInt(needed))
+    throw new NotConfirmedYetError(`transaction not found on chain ${chainId} with the ${needed} confirmations this server waits for`, {
+      txHash: `mined in block ${receipt.blockNumber}, ${has} of ${needed} confirmations so far; retry after ${BigInt(needed) - has} more block(s)`,
+    })
 }
 
 const HEX = /^0x[0-9a-fA-F]*$/

@@ -155,6 +155,31 @@ describe('readTransfers', () => {
     }
   })
 
+  test('with EVM_CONFIRMATIONS, a mined transaction is not found until its block has that many confirmations', async () => {
+    const sender = await chain.user()
+    const treasury = newAddress()
+    const [step] = await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: sender.address, token: 'native', to: treasury, amount: 1n, tag: TAG })
+    const receipt = await sendUnsigned(chain.anvil, sender, step!.transaction as EvmTx)
+    const waiting = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${chain.anvil.url}`, EVM_CONFIRMATIONS: `${chain.anvil.chainId}=3` })
+    const read = () => readTransfers(waiting, { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })
+    // Its own block is its first confirmation.
+    const early = await read().catch((e: unknown) => e)
+    expect(early).toBeInstanceOf(NotFoundError)
+    expect((early as NotFoundError).context).toEqual({ txHash: `mined in block ${receipt.blockNumber}, 1 of 3 confirmations so far; retry after 2 more block(s)` })
+    await chain.anvil.testClient.mine({ blocks: 2 })
+    expect((await read()).transfers).toEqual([{ token: 'native', from: lower(sender.address), to: lower(treasury), amount: 1n }])
+    // Without the variable, mined is enough.
+    expect(connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${chain.anvil.url}` }).confirmations(chain.anvil.chainId)).toBe(1)
+  })
+
+  test('EVM_CONFIRMATIONS refuses counts out of range and chains without an RPC, naming the entry', () => {
+    const rpc = `${chain.anvil.chainId}=${chain.anvil.url}`
+    expect(() => connect({ EVM_RPC_URLS: rpc, EVM_CONFIRMATIONS: `${chain.anvil.chainId}=0` })).toThrow('EVM_CONFIRMATIONS entry 1: the confirmations for chain 31337 must be a whole number from 1 to 1000')
+    expect(() => connect({ EVM_RPC_URLS: rpc, EVM_CONFIRMATIONS: `${chain.anvil.chainId}=1001` })).toThrow('from 1 to 1000')
+    expect(() => connect({ EVM_RPC_URLS: rpc, EVM_CONFIRMATIONS: `${chain.anvil.chainId}=two` })).toThrow('from 1 to 1000')
+    expect(() => connect({ EVM_RPC_URLS: rpc, EVM_CONFIRMATIONS: '8453=12' })).toThrow('EVM_CONFIRMATIONS names chain 8453, which has no RPC in EVM_RPC_URLS')
+  })
+
   test('an unknown hash is 404; a malformed one is 400', async () => {
     await expect(readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: `0x${'ab'.repeat(32)}` })).rejects.toThrow(NotFoundError)
     await expect(readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: '0x12' })).rejects.toThrow(InvalidArgumentError)
