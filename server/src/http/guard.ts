@@ -24,7 +24,7 @@ export class RateLimitedError extends ApiError {
       'RESOURCE_EXHAUSTED',
       cost > limit
         ? `this operation costs ${cost} cost units, more than this API key's whole ${which} budget of ${limit}: no ${which === 'hourly' ? 'hour' : 'month'} admits it; ` +
-            'the operator raises the budget (`bun run cli key budget`, or the organization\'s)'
+            'the operator raises this key\'s budget (`bun run cli key budget`)'
         : `${which} cost-unit budget exhausted for this API key; retry after the window resets`,
       { budget: which },
     )
