@@ -197,6 +197,7 @@ export interface Artifact {
 export const CONTRACT_NAMES = [
   'TestToken',
   'TestStrictApproveToken',
+  'TestFeeToken',
   'TestVault',
   'TestOffsetVault',
   'TestLimitedVault',
@@ -303,6 +304,9 @@ export const deployToken = (anvil: Anvil, p: { name?: string; symbol?: string; d
 
 /** 6 decimals, sUSD; like USDT, its `approve` changes a non-zero allowance only to zero. */
 export const deployStrictApproveToken = (anvil: Anvil) => deploy(anvil, 'TestStrictApproveToken')
+
+/** A 6-decimal token taking 1% of every transfer between holders (see TestToken.sol); `mint` as TestToken's. */
+export const deployFeeToken = (anvil: Anvil) => deploy(anvil, 'TestFeeToken')
 
 export const deployVault = (anvil: Anvil, asset: Address, p: { name?: string; symbol?: string } = {}) =>
   deploy(anvil, 'TestVault', [asset, p.name ?? 'Test Vault Share', p.symbol ?? 'vtUSD'])

@@ -29,3 +29,20 @@ contract TestStrictApproveToken is TestToken {
         return super.approve(spender, value);
     }
 }
+
+/// Test-only ERC-20 taking 1% of every transfer between holders for its deployer, as fee-on-transfer tokens do: the
+/// recipient gets 99%, and the Transfer log to it says so.
+contract TestFeeToken is TestToken {
+    address private immutable collector;
+
+    constructor() TestToken("Fee USD", "fUSD", 6) {
+        collector = msg.sender;
+    }
+
+    function _update(address from, address to, uint256 value) internal override {
+        if (from == address(0) || to == address(0) || from == collector) return super._update(from, to, value);
+        uint256 fee = value / 100;
+        super._update(from, collector, fee);
+        super._update(from, to, value - fee);
+    }
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, NotFoundError, UnavailableError } from '@earn/core'
 import { encodeFunctionData, erc20Abi, parseEther, parseUnits, stringToHex, zeroAddress, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { sendUnsigned } from '../../../test/chains/evm.ts'
+import { deployFeeToken, mintToken, sendUnsigned } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { connect } from './client.ts'
 import { build } from './transactions.ts'
@@ -49,6 +49,17 @@ describe('buildTransfer', () => {
       vaultMoves: [],
       transfers: [{ token: lower(chain.asset), from: lower(sender.address), to: lower(treasury), amount }],
     })
+  })
+
+  test('a token that takes a fee on transfer is refused: the recipient would receive less than the amount', async () => {
+    const token = await deployFeeToken(chain.anvil)
+    const sender = await chain.user()
+    await mintToken(chain.anvil, token, sender.address, parseUnits('10', 6))
+    const error = await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: sender.address, token, to: newAddress(), amount: 1_000_000n, tag: TAG }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(InvalidArgumentError)
+    expect((error as InvalidArgumentError).context).toEqual({ token: 'charges a transfer fee' })
+    expect((error as Error).message).toContain('would reach')
+    expect((error as Error).message).toContain('as 990000 (a transfer fee)')
   })
 
   test('a native transfer sends the value with the tag as data', async () => {

@@ -52,10 +52,18 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
     token === NATIVE_TOKEN
       ? { to, data: appendTag('0x', p.tag), value: p.amount }
       : { to: token, data: appendTag(encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, p.amount] }), p.tag), value: 0n }
-  const [label, gas] = await Promise.all([
+  const [label, gas, delivered] = await Promise.all([
     token === NATIVE_TOKEN ? nativeLabel(publicClient) : tokenLabel(client, p.chainId, token),
     gasLimit(publicClient, p.chainId, from, call),
+    token === NATIVE_TOKEN ? undefined : simulatedDelivery(client, publicClient, p.chainId, from, call, to),
   ])
+  // The recipient must receive the whole amount (a stream's funding is judged by the Transfer logs to it): a fee
+  // taken on the way left the stream unconfirmable, its tokens at the treasury.
+  if (delivered !== undefined && delivered < p.amount)
+    throw new InvalidArgumentError(
+      `token ${format(token as Address)} delivers less than it is sent: a transfer of ${p.amount} smallest units would reach ${format(to)} as ${delivered} (a transfer fee); use a token without one`,
+      { token: 'charges a transfer fee' },
+    )
   return [
     {
       type: 'transfer',
@@ -65,6 +73,26 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
       metadata: { token, to, amount: p.amount.toString(), gasLimitSource: gas.source },
     },
   ]
+}
+
+/**
+ * What the transfer's own Transfer logs give `to`, run on the current state where the node can simulate (the
+ * sequence gas.ts measures with); undefined where it cannot, or the transfer fails there (the balance preflight
+ * has spoken for that).
+ */
+async function simulatedDelivery(client: EvmClient, publicClient: PublicClient, chainId: string, from: Address, call: Call, to: Address): Promise<bigint | undefined> {
+  if (client.state.cannotSimulate.has(chainId)) return undefined
+  try {
+    const [block] = await publicClient.simulateBlocks({ blocks: [{ calls: [{ from, to: call.to, data: call.data }] }] })
+    const result = block?.calls[0]
+    if (result?.status !== 'success') return undefined
+    return parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: result.logs ?? [], strict: true })
+      .filter((log) => log.address.toLowerCase() === call.to && log.args.from.toLowerCase() === from && log.args.to.toLowerCase() === to)
+      .reduce((sum, log) => sum + log.args.value, 0n)
+  } catch {
+    // No simulation here, or it failed: the transfer is built as before, unchecked.
+    return undefined
+  }
 }
 
 export async function readTransfers(client: EvmClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
