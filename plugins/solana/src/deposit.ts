@@ -75,13 +75,13 @@ async function depositToken(
     readMintWithAccounts(ctx.rpc, { mint, owners: [ctx.owner, ctx.vault], field: 'tokenIn', abortSignal: ctx.abortSignal }),
     readLamports(ctx.rpc, ctx.owner, ctx.abortSignal),
   ])
-  const transfer = tokenTransferToVault({ token, owner: ctx.owner, vault: ctx.vault, amount: ctx.amount })
+  const transfer = tokenTransferToVault({ token, owner: ctx.owner, vault: ctx.vault, amount: ctx.amount, memo: ctx.memo })
   assertPaysFor({ available, moved: 0n, newAccountRent: transfer.newAccountRent })
   return toStep(ctx, {
     type: 'deposit',
     description: `Deposit ${formatUnits(ctx.amount, token.decimals)} of token ${mint} into vault ${ctx.vault}`,
     lifetime,
-    instructions: [...transfer.instructions, ctx.memo],
+    instructions: transfer.instructions,
     metadata: { createsVaultTokenAccount: transfer.createsVaultAccount },
   })
 }

@@ -7,6 +7,7 @@ import { InvalidArgumentError, NotFoundError } from '@earn/core'
 import { AuthorityType, findAssociatedTokenPda, getApproveInstruction, getSetAuthorityInstruction, getTransferInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
+import { token2022 } from '../../../test/chains/solanaToken2022.ts'
 import { connect, type SolanaClient } from './client.ts'
 import { WALLET_RENT } from './fees.ts'
 import { newWallet } from './fixtures.ts'
@@ -144,6 +145,62 @@ describe('readTransfers with several owners losing one token', () => {
       { token: mint, from: first.address, to: recipient, amount: 30n },
       { token: mint, from: second.address, to: recipient, amount: 45n },
     ])
+  })
+})
+
+describe('Token-2022: a recipient that requires memos, and what no transfer can move', () => {
+  const t22 = () => token2022(chain)
+  const transfer = (token: string, to: string, amount = 1_000n) => buildTransfer(client, params({ token, to, amount }))
+  async function refusal(token: string, to: string) {
+    const error = await transfer(token, to).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(InvalidArgumentError)
+    return (error as InvalidArgumentError).context.token
+  }
+
+  test('a recipient account that requires a memo before each transfer (MemoTransfer) receives the built transfer', async () => {
+    const mint = await t22().mint()
+    await chain.mintTo({ mint, owner: sender.address, amount: 5_000n })
+    const recipient = await generateKeyPairSigner()
+    await t22().requireMemos(recipient, mint)
+    const [step] = await transfer(mint, recipient.address)
+    // The tag's memo, just before the transfer, under a Memo program the token program reads: it lands.
+    const signature = await chain.signAndSend(step!.transaction.serializedTransaction as string, sender)
+    expect(await chain.tokenBalance(mint, recipient.address)).toBe(1_000n)
+    expect((await readTransfers(client, { chainId: 'localnet', txHash: signature })).tag).toBe(TAG)
+  })
+
+  test('a non-transferable, a paused or a hooked mint, and frozen accounts, are 400s naming the token, before anything is signed', async () => {
+    const plain = await t22().mint(['hookNone'])
+    await chain.mintTo({ mint: plain, owner: sender.address, amount: 5_000n })
+    for (const [extensions, problem] of [
+      [['nonTransferable'], 'is non-transferable'],
+      [['hookProgram'], 'has a transfer hook program, whose accounts this server does not add'],
+    ] as const) {
+      const mint = await t22().mint([...extensions])
+      await chain.mintTo({ mint, owner: sender.address, amount: 5_000n })
+      expect(await refusal(mint, newWallet().address)).toBe(problem)
+    }
+    const paused = await t22().mint(['pausable'])
+    await chain.mintTo({ mint: paused, owner: sender.address, amount: 5_000n })
+    expect((await transfer(paused, newWallet().address)).length).toBe(1)
+    await t22().pause(paused)
+    expect(await refusal(paused, newWallet().address)).toBe('is paused')
+
+    // New accounts start frozen: the recipient's cannot be created here; thawed by the mint's authority, it receives.
+    const frozenByDefault = await t22().mint(['defaultFrozen'])
+    await chain.mintTo({ mint: frozenByDefault, owner: sender.address, amount: 5_000n, account: await t22().account(sender.address, frozenByDefault, true) })
+    expect(await refusal(frozenByDefault, newWallet().address)).toBe('new accounts start frozen')
+    const thawed = newWallet().address
+    await t22().account(thawed, frozenByDefault, true)
+    await chain.signAndSend((await transfer(frozenByDefault, thawed))[0]!.transaction.serializedTransaction as string, sender)
+    expect(await chain.tokenBalance(frozenByDefault, thawed)).toBe(1_000n)
+
+    // An account frozen by the freeze authority, the recipient's or the sender's.
+    const recipient = newWallet().address
+    await t22().freeze(await t22().account(recipient, plain), plain)
+    expect(await refusal(plain, recipient)).toBe("frozen in the recipient's account")
+    await t22().freeze(await t22().ata(sender.address, plain), plain)
+    expect(await refusal(plain, newWallet().address)).toBe("frozen in the wallet's account")
   })
 })
 

@@ -57,9 +57,9 @@ export async function buildTransfer(client: SolanaClient, p: TransferParameters)
           `token ${mint} charges a transfer fee (up to ${fee} of these ${amount} smallest units), so the recipient would receive less than the amount; use a mint without a transfer fee`,
           { token: 'charges a transfer fee' },
         )
-      const transfer = tokenTransferToVault({ token, owner: from, vault: to, amount })
+      const transfer = tokenTransferToVault({ token, owner: from, vault: to, amount, memo })
       assertPaysFor({ available, moved: 0n, newAccountRent: transfer.newAccountRent })
-      instructions = [...transfer.instructions, memo]
+      instructions = transfer.instructions
       description = `Transfer ${formatUnits(amount, token.decimals)} of token ${mint} to ${to}`
       extra = { createsRecipientTokenAccount: transfer.createsVaultAccount }
     }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { InvalidArgumentError } from '@earn/core'
 import type { Address } from '@solana/kit'
-import { LEGACY_MEMO_PROGRAM_ADDRESS_V1, MEMO_PROGRAM_ADDRESS } from '@solana-program/memo'
+import { LEGACY_MEMO_PROGRAM_ADDRESS_V1, LEGACY_MEMO_PROGRAM_ADDRESS_V3, MEMO_PROGRAM_ADDRESS } from '@solana-program/memo'
 import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { formatUnits } from './amount.ts'
 import { findTag, tagInstruction } from './tag.ts'
@@ -9,9 +9,9 @@ import { findTag, tagInstruction } from './tag.ts'
 const text = (s: string) => new TextEncoder().encode(s)
 
 describe('tag memos', () => {
-  test('the tag is the memo instruction data, for the current Memo program, with no signer accounts', () => {
+  test('the tag is the memo instruction data, for Memo v3 (which token programs read before a transfer), with no signer accounts', () => {
     const ix = tagInstruction('earn:v1:a:b:c')
-    expect(ix.programAddress).toBe(MEMO_PROGRAM_ADDRESS)
+    expect(ix.programAddress).toBe(LEGACY_MEMO_PROGRAM_ADDRESS_V3)
     expect(new TextDecoder().decode(ix.data as Uint8Array)).toBe('earn:v1:a:b:c')
     expect(ix.accounts ?? []).toEqual([])
   })

@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError } from '@earn/core'
 import type { Address, Instruction, ReadonlyUint8Array } from '@solana/kit'
-import { getAddMemoInstruction, SUPPORTED_MEMO_PROGRAM_ADDRESSES } from '@solana-program/memo'
+import { getAddMemoInstruction, LEGACY_MEMO_PROGRAM_ADDRESS_V3, SUPPORTED_MEMO_PROGRAM_ADDRESSES } from '@solana-program/memo'
 
 export const TAG_PREFIX = 'earn:v1:'
 /**
@@ -15,16 +15,18 @@ const MAX_TAG_BYTES = 256
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/
 
 /**
- * Builds for the current Memo program (v4, `Memo4c2p…`), as @solana-program/memo recommends: same
- * instruction as v3, a fraction of the compute. No signer accounts: the fee payer's signature
- * already covers the whole transaction, memo included.
+ * Memo v3 (`MemoSq4g…`, SPL Memo 2), not the v4 @solana-program/memo builds for by default: the memo goes just before
+ * the transfer, where a recipient account that requires memos (Token-2022's MemoTransfer) looks for one, and the
+ * token program knows the Memo ids of v1 and v3 (v4's memo before a transfer was refused as no memo). The same
+ * instruction. No signer accounts: the fee payer's signature already covers the whole transaction, memo included.
  */
+
 export function tagInstruction(tag: string): Instruction {
   if (!tag.startsWith(TAG_PREFIX) || !PRINTABLE_ASCII.test(tag) || tag.length > MAX_TAG_BYTES)
     throw new InvalidArgumentError(`tag must be a printable ${TAG_PREFIX}... attribution tag of at most ${MAX_TAG_BYTES} bytes`, {
       tag: 'not an attribution tag',
     })
-  return getAddMemoInstruction({ memo: tag })
+  return getAddMemoInstruction({ memo: tag }, { programAddress: LEGACY_MEMO_PROGRAM_ADDRESS_V3 })
 }
 
 export interface CompiledInstructionLike {

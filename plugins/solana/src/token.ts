@@ -7,7 +7,7 @@
  */
 import { InvalidArgumentError } from '@earn/core'
 import { fetchEncodedAccounts, type Address, type MaybeEncodedAccount, type Rpc, type SolanaRpcApi } from '@solana/kit'
-import { findAssociatedTokenPda, getMintDecoder, getTokenDecoder, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
+import { AccountState, findAssociatedTokenPda, getMintDecoder, getTokenDecoder, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { COMMITMENT } from './rpc.ts'
 
 /** Hard-coded: @solana-program/token-2022 peers kit 7 and cannot be installed beside kit 8. */
@@ -23,16 +23,27 @@ export interface TokenAccount {
   address: Address
   /** Undefined while the account does not exist. */
   amount: bigint | undefined
+  /** Frozen by the mint's freeze authority: nothing moves in or out of it. */
+  frozen: boolean
 }
 
 export interface MintWithAccounts {
   mint: Address
+  /** The request field that named the mint, for a 400 about it. */
+  field: string
   tokenProgram: Address
   decimals: number
   /** Bytes of a new associated token account for this mint, whose rent its creator pays (see `newAccountSize`). */
   accountSize: number
   /** The associated token account of each owner, in the order asked. */
   accounts: TokenAccount[]
+  /**
+   * Why no transfer of this mint can land now, when none can: a Token-2022 mint that is non-transferable, paused, or
+   * hooked to a transfer-hook program (whose extra accounts a transfer must carry, which this server does not add).
+   */
+  untransferable: string | undefined
+  /** New accounts of this mint start frozen (Token-2022 DefaultAccountState): one a transfer creates cannot receive. */
+  newAccountsFrozen: boolean
   /**
    * What a transfer of `amount` pays the mint's Token-2022 transfer fee at most, landing in `epoch` or later: the newer
    * fee from its epoch on, and before it the larger of the older and the newer (a transaction built now may land in
@@ -59,14 +70,19 @@ export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintPa
     abortSignal: p.abortSignal,
     commitment: COMMITMENT,
   })
-  const { tokenProgram, decimals, extensions, fees } = decodeMint(mintAccount!, p.field)
+  const { tokenProgram, decimals, extensions, fees, untransferable, newAccountsFrozen } = decodeMint(mintAccount!, p.field)
   const offset = TOKEN_PROGRAMS.indexOf(tokenProgram as (typeof TOKEN_PROGRAMS)[number]) * p.owners.length
   const accounts = p.owners.map((_, i) => {
     const account = found[offset + i]!
-    return { address: account.address, amount: account.exists ? tokenAmount(account.data) : undefined }
+    if (!account.exists) return { address: account.address, amount: undefined, frozen: false }
+    const { amount, state } = getTokenDecoder().decode(account.data.subarray(0, TOKEN_ACCOUNT_SIZE))
+    return { address: account.address, amount, frozen: state === AccountState.Frozen }
   })
   return {
     mint: p.mint,
+    field: p.field,
+    untransferable,
+    newAccountsFrozen,
     tokenProgram,
     decimals,
     accountSize: newAccountSize(tokenProgram, extensions),
@@ -129,24 +145,45 @@ export function newAccountSize(tokenProgram: Address, mintExtensions: readonly n
   return TOKEN_ACCOUNT_SIZE + 1 + 4 + [...new Set(mintExtensions)].reduce((sum, type) => sum + (ACCOUNT_BYTES_FOR_MINT_EXTENSION[type] ?? 0), 0)
 }
 
-/** The extension types a Token-2022 mint's data lists (type-length-value entries after the account type byte), and its transfer fees. */
-function readExtensions(data: Uint8Array): { types: number[]; fees: TransferFees | undefined } {
-  const types: number[] = []
-  let fees: TransferFees | undefined
+/** Token-2022 mint extensions that decide whether a transfer can land (spl-token-2022's ExtensionType numbers). */
+const DEFAULT_ACCOUNT_STATE = 6
+const NON_TRANSFERABLE = 9
+/** TransferHook: authority, then the hook program (32 bytes each; all zero: none). */
+const TRANSFER_HOOK = 14
+/** Pausable: authority (32 bytes), then `paused` (1 byte). */
+const PAUSABLE = 26
+
+interface Extensions {
+  types: number[]
+  fees: TransferFees | undefined
+  untransferable: string | undefined
+  newAccountsFrozen: boolean
+}
+
+/** The extension types a Token-2022 mint's data lists (type-length-value entries after the account type byte), and what they decide. */
+function readExtensions(data: Uint8Array): Extensions {
+  const found: Extensions = { types: [], fees: undefined, untransferable: undefined, newAccountsFrozen: false }
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength)
   for (let at = TOKEN_ACCOUNT_SIZE + 1; at + 4 <= data.length; ) {
     const type = view.getUint16(at, true)
     const length = view.getUint16(at + 2, true)
     // Type 0 is the unused space after the last entry.
     if (type === 0) break
-    types.push(type)
-    if (type === TRANSFER_FEE_CONFIG && length === TRANSFER_FEE_CONFIG_LENGTH && at + 4 + length <= data.length) fees = transferFees(view, at + 4)
+    found.types.push(type)
+    const value = at + 4
+    const fits = (bytes: number) => length >= bytes && value + bytes <= data.length
+    if (type === TRANSFER_FEE_CONFIG && length === TRANSFER_FEE_CONFIG_LENGTH && fits(length)) found.fees = transferFees(view, value)
+    else if (type === NON_TRANSFERABLE) found.untransferable ??= 'is non-transferable'
+    else if (type === PAUSABLE && fits(33) && data[value + 32] !== 0) found.untransferable ??= 'is paused'
+    else if (type === TRANSFER_HOOK && fits(64) && data.subarray(value + 32, value + 64).some((b) => b !== 0))
+      found.untransferable ??= 'has a transfer hook program, whose accounts this server does not add'
+    else if (type === DEFAULT_ACCOUNT_STATE && fits(1)) found.newAccountsFrozen = data[value] === AccountState.Frozen
     at += 4 + length
   }
-  return { types, fees }
+  return found
 }
 
-function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram: Address; decimals: number; extensions: number[]; fees: TransferFees | undefined } {
+function decodeMint(account: MaybeEncodedAccount, field: string): Omit<Extensions, 'types'> & { tokenProgram: Address; decimals: number; extensions: number[] } {
   const notAMint = () =>
     new InvalidArgumentError(`${field} ${account.address} is not an SPL token mint on this Solana cluster`, {
       [field]: 'not a token mint on this cluster',
@@ -157,9 +194,6 @@ function decodeMint(account: MaybeEncodedAccount, field: string): { tokenProgram
   if (!isMint) throw notAMint()
   const mint = getMintDecoder().decode(data.subarray(0, MINT_SIZE))
   if (!mint.isInitialized) throw notAMint()
-  const { types, fees } = data.length > MINT_SIZE ? readExtensions(data) : { types: [], fees: undefined }
-  return { tokenProgram: account.programAddress, decimals: mint.decimals, extensions: types, fees }
+  const { types, ...decided } = data.length > MINT_SIZE ? readExtensions(data) : { types: [], fees: undefined, untransferable: undefined, newAccountsFrozen: false }
+  return { tokenProgram: account.programAddress, decimals: mint.decimals, extensions: types, ...decided }
 }
-
-/** The base layout's amount; Token-2022 extensions come after it and do not move it. */
-const tokenAmount = (data: Uint8Array): bigint => getTokenDecoder().decode(data.subarray(0, TOKEN_ACCOUNT_SIZE)).amount

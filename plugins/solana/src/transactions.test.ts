@@ -14,7 +14,8 @@ import {
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
   type KeyPairSigner,
 } from '@solana/kit'
-import { MEMO_PROGRAM_ADDRESS } from '@solana-program/memo'
+// The tag's memo goes just before a token transfer, under Memo v3 (tag.ts).
+import { LEGACY_MEMO_PROGRAM_ADDRESS_V3 as MEMO } from '@solana-program/memo'
 import { SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system'
 import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
@@ -111,8 +112,8 @@ describe('deposit (SPL)', () => {
       feePayer: user.address,
       createsVaultTokenAccount: true,
     })
-    expect(programs).toEqual([ASSOCIATED_TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAM_ADDRESS, MEMO_PROGRAM_ADDRESS])
-    const memo = message.instructions[2]!
+    expect(programs).toEqual([ASSOCIATED_TOKEN_PROGRAM_ADDRESS, MEMO, TOKEN_PROGRAM_ADDRESS])
+    const memo = message.instructions[1]!
     expect(new TextDecoder().decode(memo.data as Uint8Array)).toBe(p.tag)
   })
 
@@ -126,7 +127,7 @@ describe('deposit (SPL)', () => {
 
     const second = (await buildTransactions(client, deposit(user, opportunity, 2_000_000n)))[0]!
     expect(second.metadata?.createsVaultTokenAccount).toBe(false)
-    expect(decode(second).programs).toEqual([TOKEN_PROGRAM_ADDRESS, MEMO_PROGRAM_ADDRESS])
+    expect(decode(second).programs).toEqual([MEMO, TOKEN_PROGRAM_ADDRESS])
     await chain.signAndSend(serialized(second), user)
     expect(await chain.tokenBalance(opportunity.baseToken, opportunity.vault)).toBe(5_000_000n)
     expect(await chain.tokenBalance(opportunity.baseToken, user.address)).toBe(5_000_000n)
@@ -261,7 +262,7 @@ describe('deposit (SOL)', () => {
     const [step] = (await buildTransactions(client, p)) as [UnsignedTransaction]
     expect(step.type).toBe('deposit')
     expect(step.description).toBe(`Deposit 0.25 SOL into vault ${sol.vault}`)
-    expect(decode(step).programs).toEqual([SYSTEM_PROGRAM_ADDRESS, MEMO_PROGRAM_ADDRESS])
+    expect(decode(step).programs).toEqual([SYSTEM_PROGRAM_ADDRESS, MEMO])
     expect(decode(step).message.staticAccounts[0]).toBe(user.address)
     const before = chain.svm.getBalance(user.address)!
     await chain.signAndSend(serialized(step), user)
@@ -338,7 +339,7 @@ describe('withdraw', () => {
     expect(step.type).toBe('withdraw')
     expect(step.description).toContain(`Return 1.25 receipt tokens (${opportunity.receiptToken}) to vault ${opportunity.vault}`)
     const { programs, message } = decode(step)
-    expect(programs).toEqual([ASSOCIATED_TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAM_ADDRESS, MEMO_PROGRAM_ADDRESS])
+    expect(programs).toEqual([ASSOCIATED_TOKEN_PROGRAM_ADDRESS, MEMO, TOKEN_PROGRAM_ADDRESS])
     expect(message.staticAccounts[0]).toBe(user.address)
     await chain.signAndSend(serialized(step), user)
     expect(await chain.tokenBalance(opportunity.receiptToken, opportunity.vault)).toBe(1_250_000n)

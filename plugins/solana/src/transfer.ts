@@ -2,7 +2,7 @@
  * Moving SPL tokens from a wallet to a vault: the instructions a deposit (base token) and a
  * withdrawal request (receipt token) share.
  */
-import { InsufficientBalanceError } from '@earn/core'
+import { InsufficientBalanceError, InvalidArgumentError } from '@earn/core'
 import { createNoopSigner, type Address, type Instruction } from '@solana/kit'
 import { getCreateAssociatedTokenIdempotentInstruction, getTransferCheckedInstruction } from '@solana-program/token'
 import { rentExempt } from './fees.ts'
@@ -14,6 +14,8 @@ export interface TokenTransferParameters {
   owner: Address
   vault: Address
   amount: bigint
+  /** The attribution tag's memo: it goes just before the transfer, where an account that requires memos looks. */
+  memo: Instruction
 }
 
 export interface TokenTransfer {
@@ -35,10 +37,22 @@ export interface TokenTransfer {
  *
  * The source is the wallet's associated account. Balances count every account of the wallet for
  * the mint (the preflight passes on them), so a source holding less than the amount is refused here,
- * naming it: the transaction could only fail, and tokens in another account must be moved first.
+ * naming it: the transaction could only fail, and tokens in another account must be moved first. So is every
+ * transfer the token program would refuse whatever the wallet signs: a mint that moves no tokens now, an account
+ * frozen by the mint's freeze authority, a vault account to be created where new accounts start frozen.
+ *
+ * The memo comes just before `transferChecked`: a recipient account that requires memos (Token-2022's MemoTransfer)
+ * reads the instruction before the transfer.
  */
 export function tokenTransferToVault(p: TokenTransferParameters): TokenTransfer {
   const [source, destination] = p.token.accounts
+  const { field, mint } = p.token
+  const refuse = (problem: string, message: string) => new InvalidArgumentError(`${message}; no transaction moving it can land`, { [field]: problem })
+  if (p.token.untransferable) throw refuse(p.token.untransferable, `token ${mint} ${p.token.untransferable}`)
+  if (source!.frozen) throw refuse("frozen in the wallet's account", `the wallet's account ${source!.address} for token ${mint} is frozen by the mint's freeze authority`)
+  if (destination!.frozen) throw refuse("frozen in the recipient's account", `the account ${destination!.address} of ${p.vault} for token ${mint} is frozen by the mint's freeze authority`)
+  if (destination!.amount === undefined && p.token.newAccountsFrozen)
+    throw refuse('new accounts start frozen', `${p.vault} has no account for token ${mint}, and the mint's new accounts start frozen (DefaultAccountState), so one created here could not receive it; the mint's freeze authority must create and thaw it first`)
   const spendable = source!.amount ?? 0n
   if (spendable < p.amount)
     throw new InsufficientBalanceError({
@@ -61,6 +75,7 @@ export function tokenTransferToVault(p: TokenTransferParameters): TokenTransfer 
       }),
     )
   instructions.push(
+    p.memo,
     getTransferCheckedInstruction(
       {
         source: source!.address,

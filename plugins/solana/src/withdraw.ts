@@ -37,13 +37,13 @@ export async function buildWithdraw(ctx: BuildContext, p: WithdrawParameters): P
     readMintWithAccounts(ctx.rpc, { mint, owners: [ctx.owner, ctx.vault], field: 'receiptToken', abortSignal: ctx.abortSignal }),
     readLamports(ctx.rpc, ctx.owner, ctx.abortSignal),
   ])
-  const transfer = tokenTransferToVault({ token, owner: ctx.owner, vault: ctx.vault, amount: ctx.amount })
+  const transfer = tokenTransferToVault({ token, owner: ctx.owner, vault: ctx.vault, amount: ctx.amount, memo: ctx.memo })
   assertPaysFor({ available, moved: 0n, newAccountRent: transfer.newAccountRent })
   return toStep(ctx, {
     type: 'withdraw',
     description: `Return ${formatUnits(ctx.amount, token.decimals)} receipt tokens (${mint}) to vault ${ctx.vault} to withdraw`,
     lifetime,
-    instructions: [...transfer.instructions, ctx.memo],
+    instructions: transfer.instructions,
     metadata: { createsVaultTokenAccount: transfer.createsVaultAccount },
   })
 }
