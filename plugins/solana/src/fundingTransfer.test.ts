@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidArgumentError, NotFoundError } from '@earn/core'
 import { AuthorityType, findAssociatedTokenPda, getApproveInstruction, getSetAuthorityInstruction, getTransferInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
+import { getTransferSolInstruction } from '@solana-program/system'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { token2022 } from '../../../test/chains/solanaToken2022.ts'
 import { connect, type SolanaClient } from './client.ts'
@@ -111,7 +112,7 @@ describe('readTransfers with several owners losing one token', () => {
     )
     // Paired in account order, the recipient's 60 were the wallet's. Either loser may have paid either gainer.
     const { transfers } = await readTransfers(client, { chainId: 'localnet', txHash: signature })
-    expect(transfers.filter((t) => t.token === mint)).toEqual([])
+    expect(transfers.filter((t) => t.token === mint && t.from === wallet.address)).toEqual([])
   })
 
   test('a token account handed to the recipient (SetAuthority) moved no tokens, and is not read as a transfer', async () => {
@@ -126,6 +127,21 @@ describe('readTransfers with several owners losing one token', () => {
     // Read by owner, the 80 it held went from the wallet to the recipient.
     const { transfers } = await readTransfers(client, { chainId: 'localnet', txHash: signature })
     expect(transfers.filter((t) => t.token === mint)).toEqual([])
+  })
+
+  test("a relayed SOL transfer is read whole, whatever the relayer (the fee payer) pays beside it", async () => {
+    const [wallet, relayer] = [await funded(0n), await funded(0n)]
+    const [recipient, tip] = [newWallet().address, newWallet().address]
+    const signature = await chain.send(
+      [
+        getTransferSolInstruction({ source: wallet, destination: address(recipient), amount: 500_000_000n }),
+        getTransferSolInstruction({ source: relayer, destination: address(tip), amount: 1_000_000n }),
+      ],
+      relayer,
+    )
+    // Bounded by every other loser's loss, the relayer's tip included, the wallet's transfer read 1,000,000 short.
+    const { transfers } = await readTransfers(client, { chainId: 'localnet', txHash: signature })
+    expect(transfers.filter((t) => t.token === 'native' && t.from === wallet.address && t.to === recipient)).toEqual([{ token: 'native', from: wallet.address, to: recipient, amount: 500_000_000n }])
   })
 
   test('two owners paying one recipient in one transaction are each read with their own part', async () => {

@@ -38,10 +38,10 @@ export async function readTransfers(client: SolanaClient, p: ReadTagParameters):
   const m = meta as unknown as BalanceMeta
   // Balances are indexed over the static keys, then the lookup tables' writable and readonly ones.
   const keys = [...message.staticAccounts, ...(m.loadedAddresses?.writable ?? []), ...(m.loadedAddresses?.readonly ?? [])]
-  return { tag: findTag(topLevelInstructions(message)), txHash, from, transfers: [...tokenTransfers(m), ...lamportTransfers(m, keys)] }
+  return { tag: findTag(topLevelInstructions(message)), txHash, from, transfers: [...tokenTransfers(m, from), ...lamportTransfers(m, keys, from)] }
 }
 
-function tokenTransfers(meta: BalanceMeta): TokenTransfer[] {
+function tokenTransfers(meta: BalanceMeta, feePayer: string): TokenTransfer[] {
   const deltas = new Map<string, Map<string, bigint>>()
   const add = (b: TokenBalanceLike, sign: 1n | -1n) => {
     // Nodes name the owner since v1.9; a balance without one cannot be said to be anyone's transfer.
@@ -56,10 +56,10 @@ function tokenTransfers(meta: BalanceMeta): TokenTransfer[] {
   const handedOver = new Set((meta.postTokenBalances ?? []).filter((b) => preOwner.has(b.accountIndex) && preOwner.get(b.accountIndex) !== b.owner).map((b) => b.accountIndex))
   for (const b of meta.preTokenBalances ?? []) if (!handedOver.has(b.accountIndex)) add(b, -1n)
   for (const b of meta.postTokenBalances ?? []) if (!handedOver.has(b.accountIndex)) add(b, 1n)
-  return [...deltas].flatMap(([mint, byOwner]) => pairUp(mint, byOwner))
+  return [...deltas].flatMap(([mint, byOwner]) => pairUp(mint, byOwner, feePayer))
 }
 
-function lamportTransfers(meta: BalanceMeta, keys: readonly string[]): TokenTransfer[] {
+function lamportTransfers(meta: BalanceMeta, keys: readonly string[], feePayer: string): TokenTransfer[] {
   const byKey = new Map<string, bigint>()
   keys.forEach((key, i) => {
     const pre = meta.preBalances[i]
@@ -68,7 +68,7 @@ function lamportTransfers(meta: BalanceMeta, keys: readonly string[]): TokenTran
     // The payer's fee is burnt and rewarded, not sent to anyone in the transaction.
     byKey.set(key, (byKey.get(key) ?? 0n) + BigInt(post) - BigInt(pre) + (i === 0 ? BigInt(meta.fee) : 0n))
   })
-  return pairUp(NATIVE_TOKEN, byKey)
+  return pairUp(NATIVE_TOKEN, byKey, feePayer)
 }
 
 /**
@@ -77,15 +77,22 @@ function lamportTransfers(meta: BalanceMeta, keys: readonly string[]): TokenTran
  * a wallet with what another account paid: a delegate moving a victim's tokens to the vault while sending its own
  * elsewhere in the same transaction was recorded as depositing them (a stream was funded so too). Where one owner
  * lost and every other only gained, this is each gain, as before; where several lost, what is not certain is left out.
+ *
+ * The fee payer's own losses are not counted against another loser: it signed the transaction, and what it pays
+ * beside a wallet's transfer (a relayer's tip, the rent of an account it creates) would otherwise be read as
+ * possibly that transfer, reading a relayed stream funding short of its amount. What it pays a gainer itself is
+ * still bounded by every other loser's loss.
  */
-function pairUp(token: string, deltas: ReadonlyMap<string, bigint>): TokenTransfer[] {
+function pairUp(token: string, deltas: ReadonlyMap<string, bigint>, feePayer: string): TokenTransfer[] {
   const losses = [...deltas].filter(([, d]) => d < 0n).map(([owner, d]) => ({ owner, lost: -d }))
   const lostInAll = losses.reduce((sum, l) => sum + l.lost, 0n)
+  const payerLost = losses.find((l) => l.owner === feePayer)?.lost ?? 0n
   const transfers: TokenTransfer[] = []
   for (const [to, gained] of deltas) {
     if (gained <= 0n) continue
     for (const { owner, lost } of losses) {
-      const least = gained - (lostInAll - lost)
+      const othersLost = lostInAll - lost - (owner === feePayer ? 0n : payerLost)
+      const least = gained - othersLost
       const amount = least < lost ? least : lost
       if (amount > 0n) transfers.push({ token, from: owner, to, amount })
     }
