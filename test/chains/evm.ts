@@ -198,6 +198,7 @@ export const CONTRACT_NAMES = [
   'TestToken',
   'TestStrictApproveToken',
   'TestFeeToken',
+  'TestPausableToken',
   'TestVault',
   'TestOffsetVault',
   'TestLimitedVault',
@@ -307,6 +308,9 @@ export const deployStrictApproveToken = (anvil: Anvil) => deploy(anvil, 'TestStr
 
 /** A 6-decimal token taking 1% of every transfer between holders (see TestToken.sol); `mint` as TestToken's. */
 export const deployFeeToken = (anvil: Anvil) => deploy(anvil, 'TestFeeToken')
+
+/** A 6-decimal token its deployer (anvil's first account) can `pause()`, after which every transfer reverts "token paused". */
+export const deployPausableToken = (anvil: Anvil) => deploy(anvil, 'TestPausableToken')
 
 export const deployVault = (anvil: Anvil, asset: Address, p: { name?: string; symbol?: string } = {}) =>
   deploy(anvil, 'TestVault', [asset, p.name ?? 'Test Vault Share', p.symbol ?? 'vtUSD'])

@@ -46,3 +46,23 @@ contract TestFeeToken is TestToken {
         super._update(from, to, value - fee);
     }
 }
+
+/// Test-only ERC-20 its deployer can pause, as stablecoins' issuers can: paused, every transfer reverts.
+contract TestPausableToken is TestToken {
+    address private immutable issuer;
+    bool public paused;
+
+    constructor() TestToken("Pausable USD", "pUSD", 6) {
+        issuer = msg.sender;
+    }
+
+    function pause() external {
+        require(msg.sender == issuer, "not the issuer");
+        paused = true;
+    }
+
+    function _update(address from, address to, uint256 value) internal override {
+        require(!paused, "token paused");
+        super._update(from, to, value);
+    }
+}

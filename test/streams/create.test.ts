@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { importCatalog, streamFee, UINT256_MAX } from '@earn/core'
-import { decodeFunctionData, erc20Abi, getAddress, hexToString, sliceHex, type Hex } from 'viem'
-import { deployToken } from '../chains/evm.ts'
+import { decodeFunctionData, erc20Abi, getAddress, hexToString, parseAbi, sliceHex, type Hex } from 'viem'
+import { deployFeeToken, deployPausableToken, deployToken } from '../chains/evm.ts'
 import { localCatalog } from '../actions/localChain.ts'
 import { createHarness, expectEnvelope, type Json } from '../harness.ts'
 import { startStreamsEnv, type StreamsEnv } from './setup.ts'
@@ -122,6 +122,22 @@ describe('token streams', () => {
     expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
     expect(r.body.error).toBe('insufficient token balance')
     expect(r.body.context).toMatchObject({ required: '1015002', available: '1015001' })
+  })
+
+  test('a reward token whose transfer would revert now (paused), or that takes a fee on it, is 400 naming rewardToken; nothing is created', async () => {
+    const [paused, fee] = [await deployPausableToken(env.chain.anvil), await deployFeeToken(env.chain.anvil)]
+    const creators = { [paused]: await env.creator(10_000_000n, paused), [fee]: await env.creator(10_000_000n, fee) }
+    await env.chain.anvil.walletClient.writeContract({ address: paused, abi: parseAbi(['function pause()']), functionName: 'pause' })
+    for (const [token, problem] of [
+      [paused, 'the transfer reverts (token paused)'],
+      [fee, 'charges a transfer fee'],
+    ] as const) {
+      const r = await env.h.post('/v2/streams', env.tokenBody(creators[token]!, { rewardToken: token }))
+      expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+      expect(r.body.context).toEqual({ rewardToken: problem })
+      // Created, it would have stayed pending for good: a pending stream cannot be cancelled.
+      expect((await env.h.get('/v2/streams?state=pending&limit=100')).body.streams.filter((s: Json) => lower(s.rewardToken) === lower(token))).toEqual([])
+    }
   })
 })
 

@@ -81,12 +81,20 @@ describe('buildTransfer', () => {
     expect(await read.coinMovedInside!()).toEqual([])
   })
 
-  test('a sender short of the token gets the default gas; the mined revert reports no tag and no transfers', async () => {
+  test('a transfer the chain would revert now is a 400 naming the token; sent anyway, the mined revert reports no tag and no transfers', async () => {
     const sender = await chain.user(5n)
-    const steps = await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: sender.address, token: chain.asset, to: newAddress(), amount: 6n, tag: TAG })
-    expect(steps[0]!.metadata).toMatchObject({ gasLimitSource: 'default' })
-    expect((steps[0]!.transaction as EvmTx).gasLimit).toBe(TRANSFER_GAS.toString())
-    const receipt = await sendUnsigned(chain.anvil, sender, steps[0]!.transaction)
+    const p = { chainId: chain.anvil.chainId, from: sender.address, token: chain.asset, to: newAddress(), amount: 6n, tag: TAG }
+    // Short of the token here; a stream's creation checks the balance first, so there it is the token refusing.
+    const refused = await buildTransfer(chain.client(), p).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(InvalidArgumentError)
+    // OpenZeppelin's ERC20InsufficientBalance, by its selector: no ABI here names a token's custom errors.
+    expect((refused as InvalidArgumentError).context.token).toBe('the transfer reverts (custom error 0xe450d38c)')
+    // On a node without simulation, the estimate says the same.
+    const simulating = chain.client()
+    simulating.state.cannotSimulate.add(chain.anvil.chainId)
+    expect(((await buildTransfer(simulating, p).catch((e: unknown) => e)) as InvalidArgumentError).context.token).toBe('the transfer reverts (custom error 0xe450d38c)')
+    const transfer = { to: chain.asset, data: `${encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [p.to, 6n] })}${stringToHex(TAG).slice(2)}` as Hex, value: '0', gasLimit: TRANSFER_GAS.toString(), chainId: 31337 }
+    const receipt = await sendUnsigned(chain.anvil, sender, transfer)
     expect(receipt.status).toBe('reverted')
     expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ txHash: receipt.transactionHash, tag: null, from: lower(sender.address), to: lower(chain.asset), vaultMoves: [], transfers: [], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function) })
   })

@@ -21,7 +21,7 @@ import {
   type TransferParameters,
   type UnsignedTransaction,
 } from '@earn/core'
-import { encodeFunctionData, erc20Abi, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem'
+import { BaseError, decodeErrorResult, encodeFunctionData, erc20Abi, isHex, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem'
 import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, tokenLabel, type TokenLabel } from './erc20.ts'
@@ -52,10 +52,11 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
     token === NATIVE_TOKEN
       ? { to, data: appendTag('0x', p.tag), value: p.amount }
       : { to: token, data: appendTag(encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, p.amount] }), p.tag), value: 0n }
-  const [label, gas, delivered] = await Promise.all([
+  // Run first and on its own: in the JSON-RPC batch with the estimate, a node slow to simulate held the estimate too.
+  const delivered = token === NATIVE_TOKEN ? undefined : await simulatedDelivery(client, publicClient, p.chainId, from, call, to)
+  const [label, gas] = await Promise.all([
     token === NATIVE_TOKEN ? nativeLabel(publicClient) : tokenLabel(client, p.chainId, token),
-    gasLimit(publicClient, p.chainId, from, call),
-    token === NATIVE_TOKEN ? undefined : simulatedDelivery(client, publicClient, p.chainId, from, call, to),
+    gasLimit(publicClient, p.chainId, from, call, token),
   ])
   // The recipient must receive the whole amount (a stream's funding is judged by the Transfer logs to it): a fee
   // taken on the way left the stream unconfirmable, its tokens at the treasury.
@@ -77,22 +78,58 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
 
 /**
  * What the transfer's own Transfer logs give `to`, run on the current state where the node can simulate (the
- * sequence gas.ts measures with); undefined where it cannot, or the transfer fails there (the balance preflight
- * has spoken for that).
+ * sequence gas.ts measures with); undefined where it cannot. A transfer that fails there is the token's refusal:
+ * the caller has checked the balance, and a stream funded by a transfer that cannot land stayed `pending` for good.
  */
 async function simulatedDelivery(client: EvmClient, publicClient: PublicClient, chainId: string, from: Address, call: Call, to: Address): Promise<bigint | undefined> {
   if (client.state.cannotSimulate.has(chainId)) return undefined
+  let result
   try {
     const [block] = await publicClient.simulateBlocks({ blocks: [{ calls: [{ from, to: call.to, data: call.data }] }] })
-    const result = block?.calls[0]
-    if (result?.status !== 'success') return undefined
-    return parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: result.logs ?? [], strict: true })
-      .filter((log) => log.address.toLowerCase() === call.to && log.args.from.toLowerCase() === from && log.args.to.toLowerCase() === to)
-      .reduce((sum, log) => sum + log.args.value, 0n)
+    result = block?.calls[0]
   } catch {
-    // No simulation here, or it failed: the transfer is built as before, unchecked.
+    // No simulation here, or no answer in time: the estimate below still speaks for the transfer.
     return undefined
   }
+  if (result?.status === 'failure') throw refusedTransfer(call.to, result.data)
+  if (result?.status !== 'success') return undefined
+  return parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: result.logs ?? [], strict: true })
+    .filter((log) => log.address.toLowerCase() === call.to && log.args.from.toLowerCase() === from && log.args.to.toLowerCase() === to)
+    .reduce((sum, log) => sum + log.args.value, 0n)
+}
+
+/**
+ * The 400 for a transfer the chain would revert now though the balance covers it: the token refuses it (paused, a
+ * blocked sender or recipient). `revert` is the revert data, or the error that carries it.
+ */
+function refusedTransfer(token: string, revert: unknown): InvalidArgumentError {
+  const data = typeof revert === 'string' && isHex(revert) ? revert : revertDataOf(revert)
+  const said = reasonOf(data)
+  const why = said ? `reverts (${said})` : 'reverts'
+  const what = token === NATIVE_TOKEN ? 'the native coin' : `token ${format(token as Address)}`
+  return new InvalidArgumentError(`a transfer of ${what} from this sender ${why} now, though its balance covers it (the token is paused, say, or blocks the sender or recipient): no transaction sending it can land`, {
+    token: `the transfer ${why}`,
+  })
+}
+
+/** The revert data an estimate's error carries (the node's JSON-RPC `error.data`), if any. */
+function revertDataOf(error: unknown): Hex | undefined {
+  if (!(error instanceof BaseError)) return undefined
+  const carrier = error.walk((e) => isHex((e as { data?: unknown }).data)) as { data?: Hex } | null
+  return carrier?.data
+}
+
+/** A revert's reason in a few words: Error(string)'s text, a Panic's code, or a custom error's selector. */
+function reasonOf(data: Hex | undefined): string {
+  if (!data || data.length < 10) return ''
+  try {
+    const { errorName, args } = decodeErrorResult({ abi: [], data })
+    if (errorName === 'Error') return String(args?.[0] ?? '').replace(/[^\x20-\x7e]/g, '').trim().slice(0, 120)
+    if (errorName === 'Panic') return `panic ${String(args?.[0])}`
+  } catch {
+    // A custom error this server has no ABI for: its selector says which.
+  }
+  return `custom error ${data.slice(0, 10)}`
 }
 
 export async function readTransfers(client: EvmClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
@@ -110,13 +147,15 @@ export async function readTransfers(client: EvmClient, p: ReadTagParameters): Pr
   return { ...attribution, transfers }
 }
 
-async function gasLimit(publicClient: PublicClient, chainId: string, from: Address, call: Call): Promise<{ gasLimit: bigint; source: GasLimitSource }> {
+async function gasLimit(publicClient: PublicClient, chainId: string, from: Address, call: Call, token: string): Promise<{ gasLimit: bigint; source: GasLimitSource }> {
   try {
     const measured = await publicClient.estimateGas({ account: from, to: call.to, data: call.data, value: call.value })
     return { gasLimit: withHeadroom(measured), source: 'estimated' }
   } catch (error) {
-    if (classifyRpcError(error) === 'unavailable') throw chainUnavailable(chainId, error)
-    // It would revert now (the sender is short of the token, say); the wallet will say so when it simulates.
+    const failure = classifyRpcError(error)
+    if (failure === 'unavailable') throw chainUnavailable(chainId, error)
+    if (failure === 'refused') throw refusedTransfer(token, error)
+    // Neither a revert nor an outage (a node's odd answer): built with the default, as the wallet simulates anyway.
     return { gasLimit: TRANSFER_GAS, source: 'default' }
   }
 }
