@@ -165,7 +165,7 @@ function noAnswer(error: unknown): boolean {
 }
 
 /** The RPC does not have the method (JSON-RPC -32601, or a provider's own words for it). */
-function lacksMethod(error: unknown): boolean {
+export function lacksMethod(error: unknown): boolean {
   if (!(error instanceof BaseError)) return false
   const rpc = error.walk((e) => e instanceof RpcRequestError) as RpcRequestError | null
   if (error.walk((e) => e instanceof MethodNotFoundRpcError || e instanceof MethodNotSupportedRpcError)) return true

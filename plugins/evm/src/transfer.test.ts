@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, NotFoundError, UnavailableError } from '@earn/core'
 import { encodeFunctionData, erc20Abi, parseEther, parseUnits, stringToHex, zeroAddress, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { deployFeeToken, mintToken, sendUnsigned } from '../../../test/chains/evm.ts'
+import { deployFeeToken, deploySmartWallet, mintToken, sendUnsigned } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { connect } from './client.ts'
 import { build } from './transactions.ts'
@@ -97,6 +97,15 @@ describe('buildTransfer', () => {
     const receipt = await sendUnsigned(chain.anvil, sender, transfer)
     expect(receipt.status).toBe('reverted')
     expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ txHash: receipt.transactionHash, tag: null, from: lower(sender.address), to: lower(chain.asset), vaultMoves: [], transfers: [], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function) })
+  })
+
+  test('a native transfer to a contract that takes no call with data is a 400 saying the recipient refuses it', async () => {
+    const sender = await chain.user()
+    // TestSmartWallet has receive() and no fallback: a coin transfer carrying the tag reverts there.
+    const contract = await deploySmartWallet(chain.anvil, newAddress())
+    const refused = await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: sender.address, token: 'native', to: contract, amount: 1n, tag: TAG }).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(InvalidArgumentError)
+    expect((refused as InvalidArgumentError).context).toEqual({ token: 'the transfer reverts: the recipient refuses it' })
   })
 
   test('bad parameters are 400s naming the field; a chain without an RPC is 400', async () => {

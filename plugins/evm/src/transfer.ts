@@ -4,8 +4,9 @@
  * An ERC-20 transfer is `transfer(to, amount)` with the tag appended to the calldata, as a deposit carries its
  * attribution tag (the token's ABI decoder ignores the trailing bytes); a native transfer sends the value with
  * the tag as its data. Gas is estimated for each build from the sender (creating a stream is rare, and a
- * measure reused across senders and tokens would buy nothing here), with the policy's headroom; where the
- * estimate fails (the call would revert now) the step takes `TRANSFER_GAS`.
+ * measure reused across senders and tokens would buy nothing here), with the policy's headroom. A transfer the
+ * simulation or the estimate shows reverting is refused (the caller checked the balance first); where the node
+ * answers the estimate with neither a revert nor an outage, the step takes `TRANSFER_GAS`.
  *
  * Reading reports the ERC-20 `Transfer` events of the receipt (token = the emitting contract) and the
  * transaction's own native value; native value moved by contracts inside the call (a contract wallet's send) is
@@ -25,7 +26,7 @@ import { BaseError, decodeErrorResult, encodeFunctionData, erc20Abi, isHex, pars
 import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, tokenLabel, type TokenLabel } from './erc20.ts'
-import { withHeadroom, type GasLimitSource } from './gas.ts'
+import { lacksMethod, withHeadroom, type GasLimitSource } from './gas.ts'
 import { attributionOf, minedTransaction } from './readTag.ts'
 import { chainUnavailable, classifyRpcError } from './rpc.ts'
 import { appendTag } from './tag.ts'
@@ -87,8 +88,9 @@ async function simulatedDelivery(client: EvmClient, publicClient: PublicClient, 
   try {
     const [block] = await publicClient.simulateBlocks({ blocks: [{ calls: [{ from, to: call.to, data: call.data }] }] })
     result = block?.calls[0]
-  } catch {
-    // No simulation here, or no answer in time: the estimate below still speaks for the transfer.
+  } catch (error) {
+    // No simulation here (remembered, as gas.ts does), or no answer in time: the estimate below still speaks for it.
+    if (lacksMethod(error)) client.state.cannotSimulate.add(chainId)
     return undefined
   }
   if (result?.status === 'failure') throw refusedTransfer(call.to, result.data)
@@ -106,8 +108,12 @@ function refusedTransfer(token: string, revert: unknown): InvalidArgumentError {
   const data = typeof revert === 'string' && isHex(revert) ? revert : revertDataOf(revert)
   const said = reasonOf(data)
   const why = said ? `reverts (${said})` : 'reverts'
-  const what = token === NATIVE_TOKEN ? 'the native coin' : `token ${format(token as Address)}`
-  return new InvalidArgumentError(`a transfer of ${what} from this sender ${why} now, though its balance covers it (the token is paused, say, or blocks the sender or recipient): no transaction sending it can land`, {
+  // A coin cannot refuse: the recipient (a contract taking no call with data, as the tag is sent) does.
+  if (token === NATIVE_TOKEN)
+    return new InvalidArgumentError(`a transfer of the native coin to the recipient ${why} now, though the sender's balance covers it: the recipient, a contract, refuses a coin transfer carrying data (the tag), so no transaction sending it can land; the recipient (a stream's treasury is the operator's) must accept one`, {
+      token: `the transfer ${why}: the recipient refuses it`,
+    })
+  return new InvalidArgumentError(`a transfer of token ${format(token as Address)} from this sender ${why} now, though its balance covers it (the token is paused, say, or blocks the sender or recipient): no transaction sending it can land`, {
     token: `the transfer ${why}`,
   })
 }
