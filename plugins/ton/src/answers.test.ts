@@ -4,10 +4,10 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
-import { Address, TupleReader, type ContractProvider } from '@ton/core'
+import { Address, beginCell, TupleReader, type ContractProvider } from '@ton/core'
 import { readTonBalance } from './balance.ts'
 import { connectTon, createTonClient } from './client.ts'
-import { jettonWalletBalance, notJetton } from './jettonMaster.ts'
+import { notJetton, ownJettonWallet } from './jettonMaster.ts'
 import { toncenterStandIn } from './standIn.ts'
 
 let balance = '1000'
@@ -74,15 +74,29 @@ test('an answer that never ends (a byte at a time) is a 503 at the 10 s deadline
 }, 20_000)
 
 test("a jetton wallet's balance out of a coin amount's range is no jetton wallet's (400 naming the token), not a balance to compare", async () => {
-  // A stand-in provider: a contract answering get_wallet_data with this balance (no contract here can be made to).
-  const answering = (balance: bigint) =>
-    createTonClient(() => ({ getState: async () => ({ state: { type: 'active' } }), get: async () => ({ stack: new TupleReader([{ type: 'int', value: balance }]) }) }) as unknown as ContractProvider)
-  const wallet = new Address(0, Buffer.alloc(32, 9))
+  const [master, owner, wallet] = [1, 2, 9].map((fill) => new Address(0, Buffer.alloc(32, fill))) as [Address, Address, Address]
+  const slice = (a: Address) => ({ type: 'slice' as const, cell: beginCell().storeAddress(a).endCell() })
+  // A stand-in provider: a master naming `wallet`, and a wallet answering get_wallet_data with this balance, owner and
+  // master (no contract here can be made to answer a balance out of range).
+  const answering = (balance: bigint, walletMaster = master) =>
+    createTonClient(
+      () =>
+        ({
+          getState: async () => ({ state: { type: 'active' } }),
+          get: async (name: string) => ({
+            stack: new TupleReader(name === 'get_wallet_address' ? [slice(wallet)] : [{ type: 'int', value: balance }, slice(owner), slice(walletMaster), { type: 'cell', cell: beginCell().endCell() }]),
+          }),
+        }) as unknown as ContractProvider,
+    )
   for (const balance of [-5n, 2n ** 120n]) {
-    const e = await jettonWalletBalance(answering(balance), wallet, notJetton('token', 'EQ…')).catch((x: unknown) => x)
+    const e = await ownJettonWallet(answering(balance), master, owner, notJetton('token', 'EQ…')).catch((x: unknown) => x)
     expect((e as Error).message, String(balance)).toBe('token EQ… is not a TEP-74 jetton: get_wallet_data returned a balance no jetton wallet can hold')
   }
-  expect(await jettonWalletBalance(answering(7n), wallet, notJetton('token', 'EQ…'))).toBe(7n)
+  const found = await ownJettonWallet(answering(7n), master, owner, notJetton('token', 'EQ…'))
+  expect([found.address.equals(wallet), found.balance]).toEqual([true, 7n])
+  // The wallet the master named is another jetton's: its balance is not this jetton's, nor is a transfer through it.
+  const other = await ownJettonWallet(answering(7n, new Address(0, Buffer.alloc(32, 5))), master, owner, notJetton('token', 'EQ…')).catch((x: unknown) => x)
+  expect((other as Error).message).toBe(`token EQ… is not a TEP-74 jetton: the wallet its get_wallet_address names for ${owner.toRawString()} is another jetton's`)
 })
 
 test("an error whose body names an exit code (HTTP 500, or 200 with ok: false) is the endpoint failing (503), not a contract's answer", async () => {

@@ -5,7 +5,7 @@
 import type { BalanceParameters } from '@earn/core'
 import { askChain, type TonChainClient } from './client.ts'
 import { toTonAddress } from './address.ts'
-import { jettonWalletBalance, jettonWalletOf, notJetton } from './jettonMaster.ts'
+import { notJetton, ownJettonWallet } from './jettonMaster.ts'
 
 /**
  * Smallest units: nanotons for `native`, else the jetton's base units. `chainId` is not consulted:
@@ -19,5 +19,5 @@ export async function readTonBalance(client: TonChainClient, p: BalanceParameter
   }
   const master = toTonAddress(p.token, 'token')
   const fail = notJetton('token', p.token)
-  return jettonWalletBalance(client, await jettonWalletOf(client, master, owner, fail), fail)
+  return (await ownJettonWallet(client, master, owner, fail)).balance
 }

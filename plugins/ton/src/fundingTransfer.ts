@@ -11,7 +11,7 @@ import { askChain, type TonChainClient } from './client.ts'
 import { commentCell } from './comment.ts'
 import { assertCoversTon } from './fees.ts'
 import { jettonTransferBody, MAX_COINS } from './jetton.ts'
-import { jettonWalletOf, notJetton } from './jettonMaster.ts'
+import { notJetton, ownJettonWallet } from './jettonMaster.ts'
 import { tonConnectRequest, type OutgoingMessage } from './request.ts'
 import { JETTON_FORWARD_TON, JETTON_TRANSFER_TON } from './transactions.ts'
 
@@ -44,7 +44,7 @@ export async function buildTonTransfer(client: TonChainClient, p: TransferParame
 
   const master = toTonAddress(p.token, 'token')
   const [jettonWallet] = await Promise.all([
-    jettonWalletOf(client, master, from, notJetton('token', p.token)),
+    ownJettonWallet(client, master, from, notJetton('token', p.token)).then((wallet) => wallet.address),
     assertCoversTon(client, from, { attached: JETTON_TRANSFER_TON, what: `the ${fromNano(JETTON_TRANSFER_TON)} TON attached to the jetton transfer (what it does not spend comes back)` }),
   ])
   const queryId = BigInt(client.now())

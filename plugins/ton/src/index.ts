@@ -56,7 +56,7 @@ export { CLOCK_SKEW_SECONDS, MAX_PROOF_AGE_SECONDS, tonSignInMessage, verifyTonS
 export { decodeTonProof, tonProofHash, type TonProof } from './tonProof.ts'
 export { publicKeyFromStateInit, type WalletKey, type WalletVersion } from './walletState.ts'
 export { readTonBalance } from './balance.ts'
-export { DEFAULT_JETTON_DECIMALS, jettonDecimals, jettonWalletBalance, jettonWalletOf } from './jettonMaster.ts'
+export { DEFAULT_JETTON_DECIMALS, jettonDecimals, jettonWalletOf, ownJettonWallet } from './jettonMaster.ts'
 export { commentCell, readComment } from './comment.ts'
 export { JETTON_OP, jettonTransferBody, parseJettonTransfer, type JettonTransfer } from './jetton.ts'
 export { TON_MAINNET, TON_TESTNET, VALIDITY_SECONDS, type TonConnectMessage, type TonConnectRequest } from './request.ts'

@@ -36,16 +36,27 @@ export async function jettonWalletOf(
   return read(() => stack.readAddress(), fail('get_wallet_address returned no address'))
 }
 
-/** A jetton wallet's balance; one not yet deployed (no transfer has reached it) holds none. */
-export async function jettonWalletBalance(client: TonChainClient, wallet: Address, fail: NotJetton): Promise<bigint> {
-  const provider = client.provider(wallet)
+/**
+ * The owner's jetton wallet and its balance; one not yet deployed (no transfer has reached it) holds none. The master's
+ * word is held both ways: a deployed wallet's own `get_wallet_data` must name that owner and that master, as
+ * readTransfers checks a transfer read back. A master's `get_wallet_address` is its own code's answer: one naming the
+ * owner's wallet of another jetton had a stream's funding, or a deposit, built to send that jetton instead.
+ */
+export async function ownJettonWallet(client: TonChainClient, master: Address, owner: Address, fail: NotJetton): Promise<{ address: Address; balance: bigint }> {
+  const address = await jettonWalletOf(client, master, owner, fail)
+  const provider = client.provider(address)
   const state = await askChain('the jetton wallet state', () => provider.getState())
-  if (state.state.type !== 'active') return 0n
+  if (state.state.type !== 'active') return { address, balance: 0n }
   const stack = await getMethod(() => provider.get('get_wallet_data', []), 'get_wallet_data', fail)
-  const balance = read(() => stack.readBigNumber(), fail('get_wallet_data returned no balance'))
+  const data = read(
+    () => ({ balance: stack.readBigNumber(), owner: stack.readAddress(), master: stack.readAddress() }),
+    fail('get_wallet_data returned no balance, owner and master'),
+  )
   // A jetton balance is a coin amount (VarUInteger 16); any other number is no jetton wallet's.
-  if (balance < 0n || balance >= 2n ** 120n) throw fail('get_wallet_data returned a balance no jetton wallet can hold')
-  return balance
+  if (data.balance < 0n || data.balance >= 2n ** 120n) throw fail('get_wallet_data returned a balance no jetton wallet can hold')
+  if (!data.owner.equals(owner) || !data.master.equals(master))
+    throw fail(`the wallet its get_wallet_address names for ${owner.toRawString()} is ${data.master.equals(master) ? "another owner's" : "another jetton's"}`)
+  return { address, balance: data.balance }
 }
 
 /** TEP-64: "decimals" is optional, and 9 when absent (as TON itself). */

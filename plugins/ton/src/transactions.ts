@@ -15,7 +15,7 @@ import type { TonChainClient } from './client.ts'
 import { commentCell } from './comment.ts'
 import { assertCoversTon } from './fees.ts'
 import { jettonTransferBody, MAX_COINS } from './jetton.ts'
-import { jettonWalletOf, notJetton } from './jettonMaster.ts'
+import { notJetton, ownJettonWallet } from './jettonMaster.ts'
 import { tonConnectRequest, type OutgoingMessage } from './request.ts'
 
 /**
@@ -126,7 +126,7 @@ interface JettonTransferParameters {
 /** The message to the owner's jetton wallet asking it to move `amount` to the vault. */
 async function jettonTransfer(client: TonChainClient, t: JettonTransferParameters) {
   const [jettonWallet] = await Promise.all([
-    jettonWalletOf(client, t.master, t.owner, notJetton(t.field, t.input)),
+    ownJettonWallet(client, t.master, t.owner, notJetton(t.field, t.input)).then((wallet) => wallet.address),
     assertCoversTon(client, t.owner, { attached: JETTON_TRANSFER_TON, what: `the ${fromNano(JETTON_TRANSFER_TON)} TON attached to the jetton transfer (what it does not spend comes back)` }),
   ])
   const body = jettonTransferBody({

@@ -6,7 +6,7 @@
 import { InvalidArgumentError, type VaultParameters, type VaultState } from '@earn/core'
 import { toTonAddress } from './address.ts'
 import { askChain, type TonChainClient } from './client.ts'
-import { jettonDecimals, jettonWalletBalance, jettonWalletOf, notJetton } from './jettonMaster.ts'
+import { jettonDecimals, notJetton, ownJettonWallet } from './jettonMaster.ts'
 
 const TON_DECIMALS = 9
 
@@ -30,7 +30,7 @@ export async function readTonVault(client: TonChainClient, p: VaultParameters): 
   const fail = notJetton('baseToken', p.baseToken!)
   const [decimals, totalAssets] = await Promise.all([
     jettonDecimals(client, master, fail),
-    jettonWalletOf(client, master, vault, fail).then((wallet) => jettonWalletBalance(client, wallet, fail)),
+    ownJettonWallet(client, master, vault, fail).then((wallet) => wallet.balance),
   ])
   return { baseToken, receiptToken, decimals, totalAssets }
 }
