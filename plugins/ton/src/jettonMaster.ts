@@ -89,7 +89,8 @@ export function onChainDecimals(content: Cell): number | null {
   try {
     const s = content.beginParse()
     if (s.loadUint(8) !== 0x00) return null // 0x01: off-chain URI
-    if (!walksWithin(content, MAX_CONTENT_WALK)) return null
+    // The dictionary's root is the cell's first reference (HashmapE: a bit, then the root).
+    if (s.remainingRefs > 0 && !forksWithin(s.preloadRef(), MAX_CONTENT_FORKS)) return null
     const dict = Dictionary.load(Dictionary.Keys.BigUint(256), Dictionary.Values.Cell(), s)
     const value = dict.get(DECIMALS_KEY)?.beginParse()
     if (!value || value.loadUint(8) !== 0x00) return null // only snake data (0x00); chunked (0x01) is unused in practice
@@ -101,18 +102,20 @@ export function onChainDecimals(content: Cell): number | null {
   }
 }
 
-/** A TEP-64 dictionary holds a handful of entries of a few cells each. */
-const MAX_CONTENT_WALK = 4_096
+/** A TEP-64 dictionary holds a handful of entries. */
+const MAX_CONTENT_FORKS = 4_096
 
 /**
- * Whether walking `cell` as a tree, a cell counted again on every path to it (as @ton/core's dictionary parser
- * walks), visits at most `limit` cells; measured in the distinct cells. A jetton's admin may set its content to forks
- * whose two branches are one cell: a few dozen cells the parser walked as 2^depth entries, holding the thread and
- * memory of every catalog refresh.
+ * Whether a dictionary's forks, a cell counted again on every path to it (as @ton/core's dictionary parser walks),
+ * number at most `limit`; measured in the distinct cells. Only cells with two references are walked into: a fork's
+ * branches, where the parser goes; a leaf's value (one reference, snake data of any length: a large `image_data`) is
+ * loaded, not walked. A jetton's admin may set its content to forks whose two branches are one cell: a few dozen
+ * cells the parser walked as 2^depth entries, holding the thread and memory of every catalog refresh.
  */
-export function walksWithin(cell: Cell, limit: number): boolean {
+export function forksWithin(root: Cell, limit: number): boolean {
   const sizes = new Map<string, number>()
   const size = (c: Cell): number => {
+    if (c.refs.length < 2) return 1
     const key = c.hash().toString('hex')
     const known = sizes.get(key)
     if (known !== undefined) return known
@@ -121,7 +124,7 @@ export function walksWithin(cell: Cell, limit: number): boolean {
     sizes.set(key, n)
     return n
   }
-  return size(cell) <= limit
+  return size(root) <= limit
 }
 
 /** A get-method that ran and failed is the contract saying it is not a jetton, not a transport fault. */
