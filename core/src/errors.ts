@@ -72,6 +72,17 @@ export class NotFoundError extends ApiError {
 }
 
 /**
+ * A transfer's recipient that could take what it is sent but never move it again (a program, a token account, a
+ * token's own contract, the zero address): the plugin's finding, named by `reason` ("is a token account"). Whose
+ * mistake it is (a stream's treasury is the operator's) is the caller's to say.
+ */
+export class UnfitRecipientError extends InvalidArgumentError {
+  constructor(readonly reason: string) {
+    super(`the recipient ${reason}: what it is sent could never be moved again`, { to: reason })
+  }
+}
+
+/**
  * A mined transaction short of the confirmations the operator asks of its chain: not counted yet, as one not mined
  * (404; a stream confirm's 400 retry), `context.txHash` saying how far it is.
  */

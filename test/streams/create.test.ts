@@ -231,6 +231,25 @@ describe('rejections answer the envelope', () => {
     }
   })
 
+  test('a treasury that could never move what it is sent (the reward token itself, the zero address, a precompile) is 503 naming STREAM_TREASURIES', async () => {
+    for (const [treasury, reason] of [
+      [env.chain.token, "is the token's own contract"],
+      ['0x0000000000000000000000000000000000000000', 'is the zero address or a precompile'],
+      ['0x0000000000000000000000000000000000000001', 'is the zero address or a precompile'],
+    ] as const) {
+      const misconfigured = await createHarness({ clients: { evm: env.chain.evmClient() }, env: { STREAM_TREASURIES: `${env.chain.anvil.chainId}=${treasury}` } })
+      try {
+        await importCatalog({ store: misconfigured.store, ecosystems: misconfigured.deps.ecosystems, clock: misconfigured.deps.clock }, localCatalog())
+        const r = await misconfigured.post('/v2/streams', env.tokenBody(creator))
+        expectEnvelope(r.body, 503, 'UNAVAILABLE')
+        expect(r.body.error).toBe(`the stream treasury configured for chain ${env.chain.anvil.chainId} ${reason}, so funds sent there could never be moved again; the operator must fix STREAM_TREASURIES`)
+        expect((await misconfigured.get('/v2/streams?limit=100')).body.streams).toEqual([])
+      } finally {
+        await misconfigured.close()
+      }
+    }
+  })
+
   test('nothing refused was stored', async () => {
     const list = await env.h.get('/v2/streams?limit=100')
     expect(list.body.streams.every((s: Json) => s.netBudget !== '1.5' && s.pointName !== 'XP')).toBe(true)

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto'
 import { parseField, preflight } from '../actions/checks.ts'
 import { ConfigError } from '../config.ts'
 import { InsufficientBalanceError } from '../actions/errors.ts'
-import { ApiError, hasControlCharacter, InvalidArgumentError, UnavailableError } from '../errors.ts'
+import { ApiError, hasControlCharacter, InvalidArgumentError, UnavailableError, UnfitRecipientError } from '../errors.ts'
 import { STREAM_FEE_BPS, streamFee, UINT256_MAX } from '../fees.ts'
 import { OpportunityDelistedError, OpportunityNotFoundError } from '../opportunities/errors.ts'
 import { findOpportunity } from '../opportunities/query.ts'
@@ -178,6 +178,11 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
       await preflight(ecosystem, { chainId: body.chainId, owner: creator, token: rewardToken, required: totalPulled })
       transactions = await plugin.transactions.buildTransfer(client, { chainId: body.chainId, from: creator, token: rewardToken, to: treasury!, amount: totalPulled, tag })
     } catch (e) {
+      // The operator's treasury, not the request, is wrong: funds sent there would be stranded.
+      if (e instanceof UnfitRecipientError)
+        throw new UnavailableError(`the stream treasury configured for chain ${body.chainId} ${e.reason}, so funds sent there could never be moved again; the operator must fix STREAM_TREASURIES`, {
+          chainId: 'stream treasury misconfigured',
+        })
       throw asRequestError(e, totalPulled)
     }
     row.rewardToken = rewardToken

@@ -16,6 +16,7 @@
 import {
   NATIVE_TOKEN,
   InvalidArgumentError,
+  UnfitRecipientError,
   type ReadTagParameters,
   type ReadTransfersResult,
   type TokenTransfer,
@@ -34,6 +35,8 @@ import { appendTag } from './tag.ts'
 /** Above an ERC-20 transfer to a fresh holder (~52k) and a native send to a contract wallet's fallback. */
 export const TRANSFER_GAS = 100_000n
 const UINT256_MAX = 2n ** 256n - 1n
+/** Addresses below this are the zero address and the precompiles (and the room kept for more). */
+const LOW_ADDRESSES = 0x10000n
 
 interface Call {
   to: Address
@@ -48,6 +51,10 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
   const token = p.token === NATIVE_TOKEN ? NATIVE_TOKEN : parse(p.token, 'token')
   if (p.amount <= 0n || p.amount > UINT256_MAX)
     throw new InvalidArgumentError('amount must be greater than zero and fit in 256 bits', { amount: 'must be between 1 and 2^256-1' })
+  // Nothing sent to these is ever moved again: an ERC-20 holding its own tokens, the zero address, the precompiles
+  // (0x01-0x11, 0x100, and the low range kept for more).
+  if (token === to) throw new UnfitRecipientError("is the token's own contract")
+  if (BigInt(to) < LOW_ADDRESSES) throw new UnfitRecipientError('is the zero address or a precompile')
 
   const call: Call =
     token === NATIVE_TOKEN

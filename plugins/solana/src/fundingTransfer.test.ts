@@ -3,7 +3,7 @@
  * through the facade's `getTransaction` as from a node.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { InvalidArgumentError, NotFoundError } from '@earn/core'
+import { InvalidArgumentError, NotFoundError, UnfitRecipientError } from '@earn/core'
 import { AuthorityType, findAssociatedTokenPda, getApproveInstruction, getSetAuthorityInstruction, getTransferInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
 import { getTransferSolInstruction } from '@solana-program/system'
@@ -217,6 +217,28 @@ describe('Token-2022: a recipient that requires memos, and what no transfer can 
     expect(await refusal(plain, recipient)).toBe("frozen in the recipient's account")
     await t22().freeze(await t22().ata(sender.address, plain), plain)
     expect(await refusal(plain, newWallet().address)).toBe("frozen in the wallet's account")
+  })
+})
+
+describe('a recipient that could never move what it is sent', () => {
+  test('a token account (given for its owner), a mint or a program is refused; a wallet never used, or a multisig vault PDA, is taken', async () => {
+    const owner = newWallet().address
+    const tokenAccount = await chain.mintTo({ mint, owner, amount: 0n })
+    for (const [to, reason] of [
+      [tokenAccount, `is an account of program ${TOKEN_PROGRAM_ADDRESS} (a token account or a mint, say), not a wallet`],
+      [mint, `is an account of program ${TOKEN_PROGRAM_ADDRESS} (a token account or a mint, say), not a wallet`],
+      [TOKEN_PROGRAM_ADDRESS, 'is a program, not a wallet'],
+      ['11111111111111111111111111111111', 'is a program, not a wallet'],
+    ] as const) {
+      for (const token of [mint, 'native']) {
+        const refused = await buildTransfer(client, params({ token, to, amount: 1_000_000_000n })).catch((e: unknown) => e)
+        expect(refused, `${to} ${token}`).toBeInstanceOf(UnfitRecipientError)
+        expect((refused as UnfitRecipientError).reason).toBe(reason)
+      }
+    }
+    // An address off the curve with no account yet (a Squads vault, say) is a wallet its program signs for.
+    const [pda] = await findAssociatedTokenPda({ owner: address(owner), mint: address(mint), tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
+    expect((await buildTransfer(client, params({ to: pda }))).length).toBe(1)
   })
 })
 

@@ -3,7 +3,7 @@
  * exactly its messages, and the wallet's transaction is read back by its hash.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { InvalidAddressError, InvalidArgumentError, NotFoundError } from '@earn/core'
+import { InvalidAddressError, InvalidArgumentError, NotFoundError, UnfitRecipientError } from '@earn/core'
 import { Address, Cell, toNano } from '@ton/core'
 import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
 import { startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
@@ -13,7 +13,7 @@ import { createTonClient } from './client.ts'
 import { readComment } from './comment.ts'
 import { buildTonTransfer } from './fundingTransfer.ts'
 import { jettonTransferBody, parseJettonTransfer } from './jetton.ts'
-import { jettonWalletOf, notJetton } from './jettonMaster.ts'
+import { jettonWalletOf, notJetton, ownJettonWallet } from './jettonMaster.ts'
 import { messageCells } from './lookup.ts'
 import { readTonTransfers } from './readTransfers.ts'
 import type { TonConnectRequest } from './request.ts'
@@ -131,6 +131,21 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).transfers).toEqual([
       { token: 'native', from: raw(sender.wallet.address), to: raw(undeployed), amount: toNano('0.4') },
     ])
+  })
+
+  test("a jetton master or a jetton wallet given as the recipient (for its owner) is refused: nothing sent there could move on", async () => {
+    const { address: jettonWallet } = await ownJettonWallet(chain.client, jetton, treasury.address, notJetton('token', raw(jetton)))
+    await chain.mintJetton(jetton, treasury.address, 1n)
+    for (const [to, reason] of [
+      [jetton, 'is a jetton master, not a wallet (its owner)'],
+      [jettonWallet, 'is a jetton wallet, not a wallet (its owner)'],
+    ] as const) {
+      for (const token of [raw(jetton), 'native']) {
+        const refused = await buildTonTransfer(chain.client, params({ token, to: raw(to) })).catch((e: unknown) => e)
+        expect(refused, `${reason} ${token}`).toBeInstanceOf(UnfitRecipientError)
+        expect((refused as UnfitRecipientError).reason).toBe(reason)
+      }
+    }
   })
 
   test('a jetton transfer asked of a contract that is no jetton wallet moves only its TON', async () => {
