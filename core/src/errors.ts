@@ -77,8 +77,12 @@ export class NotFoundError extends ApiError {
  * mistake it is (a stream's treasury is the operator's) is the caller's to say.
  */
 export class UnfitRecipientError extends InvalidArgumentError {
-  constructor(readonly reason: string) {
-    super(`the recipient ${reason}: what it is sent could never be moved again`, { to: reason })
+  constructor(
+    readonly reason: string,
+    /** What becomes of funds sent there. */
+    readonly consequence = 'what is sent there could never be moved again',
+  ) {
+    super(`the recipient ${reason}: ${consequence}`, { to: reason })
   }
 }
 

@@ -242,7 +242,7 @@ describe('rejections answer the envelope', () => {
         await importCatalog({ store: misconfigured.store, ecosystems: misconfigured.deps.ecosystems, clock: misconfigured.deps.clock }, localCatalog())
         const r = await misconfigured.post('/v2/streams', env.tokenBody(creator))
         expectEnvelope(r.body, 503, 'UNAVAILABLE')
-        expect(r.body.error).toBe(`the stream treasury configured for chain ${env.chain.anvil.chainId} ${reason}, so funds sent there could never be moved again; the operator must fix STREAM_TREASURIES`)
+        expect(r.body.error).toBe(`the stream treasury configured for chain ${env.chain.anvil.chainId} ${reason}: what is sent there could never be moved again; the operator must fix STREAM_TREASURIES`)
         expect((await misconfigured.get('/v2/streams?limit=100')).body.streams).toEqual([])
       } finally {
         await misconfigured.close()

@@ -180,7 +180,7 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
     } catch (e) {
       // The operator's treasury, not the request, is wrong: funds sent there would be stranded.
       if (e instanceof UnfitRecipientError)
-        throw new UnavailableError(`the stream treasury configured for chain ${body.chainId} ${e.reason}, so funds sent there could never be moved again; the operator must fix STREAM_TREASURIES`, {
+        throw new UnavailableError(`the stream treasury configured for chain ${body.chainId} ${e.reason}: ${e.consequence}; the operator must fix STREAM_TREASURIES`, {
           chainId: 'stream treasury misconfigured',
         })
       throw asRequestError(e, totalPulled)

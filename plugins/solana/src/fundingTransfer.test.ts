@@ -225,8 +225,9 @@ describe('a recipient that could never move what it is sent', () => {
     const owner = newWallet().address
     const tokenAccount = await chain.mintTo({ mint, owner, amount: 0n })
     for (const [to, reason] of [
-      [tokenAccount, `is an account of program ${TOKEN_PROGRAM_ADDRESS} (a token account or a mint, say), not a wallet`],
-      [mint, `is an account of program ${TOKEN_PROGRAM_ADDRESS} (a token account or a mint, say), not a wallet`],
+      [tokenAccount, 'is a token account or a mint, not a wallet (its owner)'],
+      [mint, 'is a token account or a mint, not a wallet (its owner)'],
+      ['SysvarC1ock11111111111111111111111111111111', 'is a sysvar, not a wallet'],
       [TOKEN_PROGRAM_ADDRESS, 'is a program, not a wallet'],
       ['11111111111111111111111111111111', 'is a program, not a wallet'],
     ] as const) {

@@ -5,8 +5,8 @@
  * the fee. Reading it back is readTransfers.ts.
  */
 import { InvalidArgumentError, NATIVE_TOKEN, UnfitRecipientError, type TransferParameters, type UnsignedTransaction } from '@earn/core'
-import { address, createNoopSigner, fetchEncodedAccount, type Address, type Instruction, type Rpc, type SolanaRpcApi } from '@solana/kit'
-import { getTransferSolInstruction, SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system'
+import { address, createNoopSigner, type Instruction } from '@solana/kit'
+import { getTransferSolInstruction } from '@solana-program/system'
 import { parseAddress } from './address.ts'
 import { assertU64Amount, formatUnits, SOL_DECIMALS } from './amount.ts'
 import { ownsSolanaChain } from './chain.ts'
@@ -15,22 +15,10 @@ import { assertCreatesFunded, assertPaysFor, readLamports } from './fees.ts'
 import { latestLifetime, lifetimeMetadata, unsignedTransaction, type Lifetime } from './message.ts'
 import { clusterRpc } from './cluster.ts'
 import { COMMITMENT, deadline, rpcFailure } from './rpc.ts'
+import { unfitRecipient } from './recipient.ts'
 import { tagInstruction } from './tag.ts'
 import { readMintWithAccounts } from './token.ts'
 import { tokenTransferToVault } from './transfer.ts'
-
-/**
- * The recipient must be a wallet (an account of the System program, or none yet: a new wallet, a multisig's vault
- * PDA): a program, or an account of one (a token account given for its owner, a mint), can take SOL or own a token
- * account created for it, but nothing ever signs to move them on.
- */
-async function assertCanSpend(rpc: Rpc<SolanaRpcApi>, to: Address, abortSignal: AbortSignal) {
-  const account = await fetchEncodedAccount(rpc, to, { abortSignal, commitment: COMMITMENT })
-  if (!account.exists) return
-  if (account.executable) throw new UnfitRecipientError('is a program, not a wallet')
-  if (account.programAddress !== SYSTEM_PROGRAM_ADDRESS)
-    throw new UnfitRecipientError(`is an account of program ${account.programAddress} (a token account or a mint, say), not a wallet`)
-}
 
 export async function buildTransfer(client: SolanaClient, p: TransferParameters): Promise<UnsignedTransaction<'transfer'>[]> {
   if (!ownsSolanaChain(p.chainId))
@@ -48,7 +36,9 @@ export async function buildTransfer(client: SolanaClient, p: TransferParameters)
   let description: string
   let extra: Record<string, unknown> = {}
   try {
-    await assertCanSpend(rpc, to, abortSignal)
+    // A treasury that could never move on what it is sent (recipient.ts): the caller says whose mistake it is.
+    const unfit = await unfitRecipient(rpc, to, abortSignal, { wallet: true })
+    if (unfit) throw new UnfitRecipientError(unfit)
     if (!mint) {
       const [l, available, recipientLamports] = await Promise.all([latestLifetime(rpc, abortSignal), readLamports(rpc, from, abortSignal), readLamports(rpc, to, abortSignal)])
       assertCreatesFunded({ recipientLamports, moved: amount, field: 'amount', recipient: to })

@@ -55,4 +55,21 @@ describe('balance.vault', () => {
     const notReceipt = await rejection(read({ baseToken: mint, receiptToken: newWallet().address }))
     expect((notReceipt as InvalidArgumentError).context).toEqual({ receiptToken: 'not a token mint on this cluster' })
   })
+
+  test('a vault address deposits could never leave (a program, a sysvar, a token account or a mint) is a 400 naming vaultAddress', async () => {
+    const [baseToken, receiptToken] = [await chain.createMint(), await chain.createMint()]
+    const tokenAccount = await chain.mintTo({ mint: baseToken, owner: newWallet().address, amount: 0n })
+    for (const [vaultAddress, problem] of [
+      [tokenAccount, 'is a token account or a mint, not a wallet (its owner)'],
+      [baseToken, 'is a token account or a mint, not a wallet (its owner)'],
+      ['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', 'is a program, not a wallet'],
+      ['SysvarRent111111111111111111111111111111111', 'is a sysvar, not a wallet'],
+    ] as const) {
+      for (const base of [baseToken, 'native']) {
+        const e = await rejection(read({ vaultAddress, baseToken: base, receiptToken }))
+        expect(e, `${vaultAddress} ${base}`).toBeInstanceOf(InvalidArgumentError)
+        expect((e as InvalidArgumentError).context).toEqual({ vaultAddress: problem })
+      }
+    }
+  })
 })

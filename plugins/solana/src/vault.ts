@@ -11,6 +11,7 @@ import { ownsSolanaChain } from './chain.ts'
 import type { SolanaClient } from './client.ts'
 import { clusterRpc } from './cluster.ts'
 import { COMMITMENT, deadline, rpcFailure } from './rpc.ts'
+import { unfitRecipient } from './recipient.ts'
 import { readMintWithAccounts } from './token.ts'
 
 export async function readVault(client: SolanaClient, p: VaultParameters): Promise<VaultState> {
@@ -30,7 +31,7 @@ export async function readVault(client: SolanaClient, p: VaultParameters): Promi
   try {
     // The receipt mint is read too: its decimals, and proof that it is one (a catalog typo should fail at
     // import, not at the first withdrawal).
-    const [base, receipt] = await Promise.all([
+    const [base, receipt, unfit] = await Promise.all([
       baseMint
         ? readMintWithAccounts(rpc, { mint: baseMint, owners: [vault], field: 'baseToken', abortSignal }).then((t) => ({
             decimals: t.decimals,
@@ -41,7 +42,11 @@ export async function readVault(client: SolanaClient, p: VaultParameters): Promi
             .send({ abortSignal })
             .then(({ value }) => ({ decimals: SOL_DECIMALS, totalAssets: value })),
       readMintWithAccounts(rpc, { mint: receiptMint, owners: [], field: 'receiptToken', abortSignal }),
+      // Deposits sent where nothing could move them on would be stranded (recipient.ts); a vault program's PDA is taken.
+      unfitRecipient(rpc, vault, abortSignal, { wallet: false }),
     ])
+    if (unfit)
+      throw new InvalidArgumentError(`vaultAddress ${vault} ${unfit}: deposits sent there could never be moved again`, { vaultAddress: unfit })
     // Only the associated account counts: it is where deposits land (deposit.ts).
     return { baseToken, receiptToken: receiptMint, decimals: base.decimals, receiptDecimals: receipt.decimals, totalAssets: base.totalAssets }
   } catch (e) {

@@ -7,7 +7,8 @@
 import { InvalidArgumentError, NATIVE_TOKEN, UnfitRecipientError, type TransferParameters, type UnsignedTransaction } from '@earn/core'
 import { type Address, fromNano } from '@ton/core'
 import { formatTonAddress, formatTonContract, toTonAddress } from './address.ts'
-import { askChain, getMethodExitCode, type TonChainClient } from './client.ts'
+import { askChain, type TonChainClient } from './client.ts'
+import { unfitRecipient } from './recipient.ts'
 import { commentCell } from './comment.ts'
 import { assertCoversTon } from './fees.ts'
 import { jettonTransferBody, MAX_COINS } from './jetton.ts'
@@ -15,35 +16,14 @@ import { notJetton, ownJettonWallet } from './jettonMaster.ts'
 import { tonConnectRequest, type OutgoingMessage } from './request.ts'
 import { JETTON_FORWARD_TON, JETTON_TRANSFER_TON } from './transactions.ts'
 
-/**
- * The recipient must be able to move what it is sent: a jetton wallet or master given for its owner takes a jetton
- * transfer (the jettons land in a wallet it owns, which no standard jetton contract ever sends from) or bounces TON;
- * a frozen account bounces everything. Any other contract is taken at its word.
- */
-async function assertCanSpend(client: TonChainClient, to: Address): Promise<void> {
-  const provider = client.provider(to)
-  const state = await askChain('the recipient account', () => provider.getState())
-  if (state.state.type === 'frozen') throw new UnfitRecipientError('is a frozen account')
-  if (state.state.type !== 'active') return
-  for (const [method, what] of [['get_wallet_data', 'a jetton wallet'], ['get_jetton_data', 'a jetton master']] as const) {
-    const answered = await askChain(method, () => provider.get(method, [])).then(
-      () => true,
-      (e: unknown) => {
-        // A get-method this contract does not have fails with an exit code: not a jetton contract.
-        if (getMethodExitCode(e) !== undefined) return false
-        throw e
-      },
-    )
-    if (answered) throw new UnfitRecipientError(`is ${what}, not a wallet (its owner)`)
-  }
-}
-
 export async function buildTonTransfer(client: TonChainClient, p: TransferParameters): Promise<UnsignedTransaction<'transfer'>[]> {
   const from = toTonAddress(p.from, 'from')
   const to = toTonAddress(p.to, 'to')
   if (p.amount <= 0n || p.amount > MAX_COINS)
     throw new InvalidArgumentError('amount is out of range', { amount: `must be between 1 and ${MAX_COINS}` })
-  await assertCanSpend(client, to)
+  // A treasury that could never move on what it is sent (recipient.ts): the caller says whose mistake it is.
+  const { reason, consequence } = await unfitRecipient(client, to)
+  if (reason) throw new UnfitRecipientError(reason, consequence)
   const comment = commentCell(p.tag)
   const request = (message: OutgoingMessage) => tonConnectRequest({ nowMs: client.now(), network: p.chainId, from, messages: [message] })
 

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { type ApiError, InvalidAddressError, InvalidArgumentError } from '@earn/core'
-import { type Address, beginCell, Dictionary, toNano } from '@ton/core'
+import { Address, beginCell, Dictionary, toNano } from '@ton/core'
 import { keyPairFromSeed, sha256_sync } from '@ton/crypto'
 import { jettonContent, startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
-import { DEFAULT_JETTON_DECIMALS, forksWithin, onChainDecimals } from './jettonMaster.ts'
+import { DEFAULT_JETTON_DECIMALS, forksWithin, notJetton, onChainDecimals, ownJettonWallet } from './jettonMaster.ts'
 import { readTonVault } from './vault.ts'
 
 let chain: TonSandbox
@@ -60,6 +60,20 @@ describe('TON vault state', () => {
       expect(error).toBeInstanceOf(InvalidArgumentError)
       expect(error.context).toHaveProperty(field)
     }
+  })
+
+  test('a vault address deposits could never leave (a jetton master or wallet given for its owner), or a TON vault not deployed, is a 400 naming vaultAddress', async () => {
+    const at = (vaultAddress: Address, baseToken: string) => readTonVault(chain.client, { chainId: '-239', vaultAddress: vaultAddress.toString(), baseToken, receiptToken: receipt.toString() }).catch((e: unknown) => e)
+    const { address: jettonWallet } = await ownJettonWallet(chain.client, offChain, vault.address, notJetton('baseToken', offChain.toString()))
+    for (const [address, problem] of [
+      [offChain, 'is a jetton master, not a wallet (its owner)'],
+      [jettonWallet, 'is a jetton wallet, not a wallet (its owner)'],
+    ] as const)
+      for (const base of [offChain.toString(), 'native']) expect(((await at(address, base)) as ApiError).context, `${problem} ${base}`).toEqual({ vaultAddress: problem })
+    // Nothing deployed there: TON would bounce; a jetton lands in the jetton wallet the master names for it.
+    const nobody = new Address(0, Buffer.alloc(32, 77))
+    expect(((await at(nobody, 'native')) as ApiError).context).toEqual({ vaultAddress: 'is not deployed' })
+    expect(await at(nobody, offChain.toString())).toMatchObject({ totalAssets: 0n })
   })
 
   test('a base token that is not a jetton master, or not an address, is a 400 naming baseToken', async () => {

@@ -7,6 +7,7 @@ import { InvalidArgumentError, type VaultParameters, type VaultState } from '@ea
 import { toTonAddress } from './address.ts'
 import { askChain, type TonChainClient } from './client.ts'
 import { jettonDecimals, notJetton, ownJettonWallet } from './jettonMaster.ts'
+import { unfitRecipient } from './recipient.ts'
 
 const TON_DECIMALS = 9
 
@@ -21,6 +22,12 @@ export async function readTonVault(client: TonChainClient, p: VaultParameters): 
   }
   const baseToken = required('baseToken', p.baseToken)
   const receiptToken = required('receiptToken', p.receiptToken)
+  // Deposits sent where nothing could move them on would be stranded: refused at import, naming the field.
+  const fitness = await unfitRecipient(client, vault)
+  if (fitness.reason)
+    throw new InvalidArgumentError(`vaultAddress ${p.vaultAddress} ${fitness.reason}: ${fitness.consequence ?? 'deposits sent there could never be moved again'}`, { vaultAddress: fitness.reason })
+  if (baseToken === 'native' && !fitness.deployed)
+    throw new InvalidArgumentError(`vaultAddress ${p.vaultAddress} is not deployed: TON deposits sent there would bounce`, { vaultAddress: 'is not deployed' })
 
   if (baseToken === 'native') {
     const state = await askChain('the vault balance', () => client.provider(vault).getState())
