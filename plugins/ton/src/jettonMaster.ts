@@ -3,7 +3,7 @@
  * (`get_wallet_address`) and its data (`get_jetton_data`); a jetton wallet tells its balance
  * (`get_wallet_data`). Balances, vault state and transfer building all go through here.
  */
-import { InvalidArgumentError } from '@earn/core'
+import { InvalidArgumentError, UnavailableError } from '@earn/core'
 import { type Address, beginCell, type Cell, Dictionary, type TupleReader } from '@ton/core'
 import { sha256_sync } from '@ton/crypto'
 import { askChain, getMethodExitCode, type TonChainClient } from './client.ts'
@@ -125,6 +125,12 @@ export function forksWithin(root: Cell, limit: number): boolean {
     return n
   }
   return size(root) <= limit
+}
+
+/** A chain that did not answer is the caller's retry; any other failure of a jetton read means "not a jetton". */
+export function unlessUnavailable(e: unknown): null {
+  if (e instanceof UnavailableError) throw e
+  return null
 }
 
 /** A get-method that ran and failed is the contract saying it is not a jetton, not a transport fault. */

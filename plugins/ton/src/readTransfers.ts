@@ -18,11 +18,11 @@
  * The tag is read as readTonTag reads it. A transaction not signed by the wallet's owner (not started by an
  * external message) or aborted sent nothing the owner asked for: no transfers, no tag.
  */
-import { NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTransfersResult, type TokenTransfer, UnavailableError } from '@earn/core'
+import { NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTransfersResult, type TokenTransfer } from '@earn/core'
 import { Address, type Message, type Transaction } from '@ton/core'
 import { askChain, type TonChainClient } from './client.ts'
 import { JETTON_OP, parseJettonTransfer } from './jetton.ts'
-import { jettonWalletOf, notJetton } from './jettonMaster.ts'
+import { jettonWalletOf, notJetton, unlessUnavailable } from './jettonMaster.ts'
 import { messageCells } from './lookup.ts'
 import { findWalletTransaction, tagOfTransaction } from './tag.ts'
 
@@ -103,8 +103,3 @@ async function masterOf(client: TonChainClient, jettonWallet: Address): Promise<
   }
 }
 
-/** A chain that did not answer is the caller's retry; any other failure of these reads means "not a jetton". */
-function unlessUnavailable(e: unknown): null {
-  if (e instanceof UnavailableError) throw e
-  return null
-}

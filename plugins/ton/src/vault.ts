@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError, type VaultParameters, type VaultState } from '@earn/core'
 import { toTonAddress } from './address.ts'
-import { askChain, type TonChainClient } from './client.ts'
+import type { TonChainClient } from './client.ts'
 import { jettonDecimals, notJetton, ownJettonWallet } from './jettonMaster.ts'
 import { unfitRecipient } from './recipient.ts'
 
@@ -23,16 +23,14 @@ export async function readTonVault(client: TonChainClient, p: VaultParameters): 
   const baseToken = required('baseToken', p.baseToken)
   const receiptToken = required('receiptToken', p.receiptToken)
   // Deposits sent where nothing could move them on would be stranded: refused at import, naming the field.
-  const fitness = await unfitRecipient(client, vault)
+  // A vault may be the master of its own receipt jetton.
+  const fitness = await unfitRecipient(client, vault, receiptToken === 'native' ? undefined : toTonAddress(receiptToken))
   if (fitness.reason)
     throw new InvalidArgumentError(`vaultAddress ${p.vaultAddress} ${fitness.reason}: ${fitness.consequence ?? 'deposits sent there could never be moved again'}`, { vaultAddress: fitness.reason })
   if (baseToken === 'native' && !fitness.deployed)
     throw new InvalidArgumentError(`vaultAddress ${p.vaultAddress} is not deployed: TON deposits sent there would bounce`, { vaultAddress: 'is not deployed' })
 
-  if (baseToken === 'native') {
-    const state = await askChain('the vault balance', () => client.provider(vault).getState())
-    return { baseToken, receiptToken, decimals: TON_DECIMALS, totalAssets: state.balance }
-  }
+  if (baseToken === 'native') return { baseToken, receiptToken, decimals: TON_DECIMALS, totalAssets: fitness.balance }
   const master = toTonAddress(baseToken)
   const fail = notJetton('baseToken', p.baseToken!)
   const [decimals, totalAssets] = await Promise.all([
