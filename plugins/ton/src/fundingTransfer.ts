@@ -7,7 +7,7 @@
 import { InvalidArgumentError, NATIVE_TOKEN, UnfitRecipientError, type TransferParameters, type UnsignedTransaction } from '@earn/core'
 import { type Address, fromNano } from '@ton/core'
 import { formatTonAddress, formatTonContract, toTonAddress } from './address.ts'
-import { askChain, type TonChainClient } from './client.ts'
+import type { TonChainClient } from './client.ts'
 import { unfitRecipient } from './recipient.ts'
 import { commentCell } from './comment.ts'
 import { assertCoversTon } from './fees.ts'
@@ -22,19 +22,16 @@ export async function buildTonTransfer(client: TonChainClient, p: TransferParame
   if (p.amount <= 0n || p.amount > MAX_COINS)
     throw new InvalidArgumentError('amount is out of range', { amount: `must be between 1 and ${MAX_COINS}` })
   // A treasury that could never move on what it is sent (recipient.ts): the caller says whose mistake it is.
-  const { reason, consequence } = await unfitRecipient(client, to)
-  if (reason) throw new UnfitRecipientError(reason, consequence)
+  const recipient = await unfitRecipient(client, to)
+  if (recipient.reason) throw new UnfitRecipientError(recipient.reason, recipient.consequence)
   const comment = commentCell(p.tag)
   const request = (message: OutgoingMessage) => tonConnectRequest({ nowMs: client.now(), network: p.chainId, from, messages: [message] })
 
   if (p.token === NATIVE_TOKEN) {
-    const [, recipient] = await Promise.all([
-      assertCoversTon(client, from, { attached: p.amount, what: `the ${fromNano(p.amount)} TON sent` }),
-      askChain('the recipient account', () => client.provider(to).getState()),
-    ])
+    await assertCoversTon(client, from, { attached: p.amount, what: `the ${fromNano(p.amount)} TON sent` })
     // A treasury wallet never used yet is not deployed: TON sent to it bounceable would come back, and the stream
     // could never be funded. Sent non-bounceable it stays, as between wallets. (A frozen one is refused above.)
-    const undeployed = recipient.state.type === 'uninit'
+    const undeployed = !recipient.deployed
     return [
       {
         type: 'transfer',
