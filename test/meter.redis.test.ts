@@ -109,6 +109,32 @@ if (await redisAvailable()) {
       await deleteKeys(prefix)
     })
 
+    test("a PING in flight across a pause of the process's own (a long handler) is answered, the connection kept", async () => {
+      const redis = createRedisMeter({ url: REDIS_URL, prefix: `test-${randomUUID()}` })
+      await redis.connected
+      // A handler busy past the PING's 2 s: after a pause inside an I/O callback, Bun runs expired timers before it
+      // reads the sockets, where Redis's answer has been waiting.
+      const server = Bun.serve({
+        hostname: '127.0.0.1',
+        port: 0,
+        fetch: () => {
+          for (const end = performance.now() + 2_500; performance.now() < end; );
+          return new Response('done')
+        },
+      })
+      try {
+        // The request reaches the handler in the same turn as the PING leaves: the PING is answered during the pause.
+        const handled = fetch(`http://127.0.0.1:${server.port}/`)
+        const pinged = redis.ping()
+        expect(await (await handled).text()).toBe('done')
+        // Counted in wall-clock time, the PING failed "did not answer within 2000 ms" and the connection was replaced.
+        expect(await pinged).toEqual({ state: 'ok' })
+      } finally {
+        server.stop(true)
+        await redis.close()
+      }
+    })
+
     test('a Redis that forgot the script (restart, SCRIPT FLUSH) is sent it again', async () => {
       const raw = createClient({ url: REDIS_URL })
       await raw.connect()

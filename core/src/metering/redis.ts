@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto'
 import { createClient } from 'redis'
 import { type AdmitParameters, type Budget, decide, type Meter, type MeterDecision, type Windows, windowCache } from './meter.ts'
+import { runningTimeout } from '../runningTimeout.ts'
 
 /**
  * KEYS: hour counter, month counter. ARGV: hourly budget, monthly cap (-1: none), hour TTL, month TTL
@@ -233,9 +234,11 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
     },
     async ping() {
       const pinged = client
-      let timer: ReturnType<typeof setTimeout> | undefined
+      let cancel = () => {}
+      // In this process's running time (runningTimeout.ts): a pause of its own, the answer unread meanwhile, had the
+      // connection replaced and the meter fall back for nothing.
       const stalled = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new RedisStalledError()), STALL_MS)
+        cancel = runningTimeout(() => reject(new RedisStalledError()), STALL_MS)
       })
       try {
         await Promise.race([pinged.sendCommand(['PING']), stalled])
@@ -245,7 +248,7 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
         if (performance.now() - lastAnswer > STALL_MS) replace(pinged)
         throw e
       } finally {
-        clearTimeout(timer)
+        cancel()
       }
     },
     async close() {

@@ -160,7 +160,7 @@ async function simulate(publicClient: PublicClient, chainId: string, from: Addre
 }
 
 /** The request timed out or found no node (no HTTP answer at all), as opposed to an answer that is an error. */
-function noAnswer(error: unknown): boolean {
+export function noAnswer(error: unknown): boolean {
   return error instanceof BaseError && error.walk((e) => e instanceof TimeoutError || (e instanceof HttpRequestError && e.status === undefined)) !== null
 }
 

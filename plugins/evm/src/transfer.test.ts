@@ -108,6 +108,25 @@ describe('buildTransfer', () => {
     expect((refused as InvalidArgumentError).context).toEqual({ token: 'the transfer reverts: the recipient refuses it' })
   })
 
+  test('a node that never answers the simulation is 503 then, not asked again for the estimate', async () => {
+    const asked: string[] = []
+    // Takes every request and answers none.
+    const silent = Bun.serve({ hostname: '127.0.0.1', port: 0, idleTimeout: 0, fetch: async (request) => {
+      const body = (await request.json()) as { method?: string } | { method?: string }[]
+      for (const call of [body].flat()) asked.push(String(call.method))
+      await Bun.sleep(30_000)
+      return new Response('')
+    } })
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=http://127.0.0.1:${silent.port}`, EVM_RPC_TIMEOUT_MS: '300' })
+      const p = { chainId: chain.anvil.chainId, from: newAddress(), token: chain.asset, to: newAddress(), amount: 1n, tag: TAG }
+      expect(await buildTransfer(client, p).catch((e: unknown) => e)).toBeInstanceOf(UnavailableError)
+      expect(asked.filter((m) => m === 'eth_estimateGas')).toEqual([])
+    } finally {
+      silent.stop(true)
+    }
+  })
+
   test('bad parameters are 400s naming the field; a chain without an RPC is 400', async () => {
     const p = { chainId: chain.anvil.chainId, from: newAddress(), token: chain.asset, to: newAddress(), amount: 1n, tag: TAG }
     await expect(buildTransfer(chain.client(), { ...p, amount: 0n })).rejects.toThrow(InvalidArgumentError)

@@ -27,7 +27,7 @@ import { BaseError, decodeErrorResult, encodeFunctionData, erc20Abi, isHex, pars
 import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, tokenLabel, type TokenLabel } from './erc20.ts'
-import { lacksMethod, withHeadroom, type GasLimitSource } from './gas.ts'
+import { lacksMethod, noAnswer, withHeadroom, type GasLimitSource } from './gas.ts'
 import { attributionOf, minedTransaction } from './readTag.ts'
 import { chainUnavailable, classifyRpcError } from './rpc.ts'
 import { appendTag } from './tag.ts'
@@ -96,7 +96,9 @@ async function simulatedDelivery(client: EvmClient, publicClient: PublicClient, 
     const [block] = await publicClient.simulateBlocks({ blocks: [{ calls: [{ from, to: call.to, data: call.data }] }] })
     result = block?.calls[0]
   } catch (error) {
-    // No simulation here (remembered, as gas.ts does), or no answer in time: the estimate below still speaks for it.
+    // No answer at all: the chain is down now, and the estimate would wait out the same timeout again (as gas.ts).
+    if (noAnswer(error)) throw chainUnavailable(chainId, error)
+    // No simulation here (remembered, as gas.ts does), or it refused to run: the estimate below speaks for the transfer.
     if (lacksMethod(error)) client.state.cannotSimulate.add(chainId)
     return undefined
   }
