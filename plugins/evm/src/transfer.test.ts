@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, NotFoundError, UnavailableError } from '@earn/core'
 import { encodeFunctionData, erc20Abi, parseEther, parseUnits, stringToHex, zeroAddress, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { deployFeeToken, deploySmartWallet, mintToken, sendUnsigned } from '../../../test/chains/evm.ts'
+import { deployFeeToken, deploySmartWallet, mintToken, recordingProxy, sendUnsigned } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { connect } from './client.ts'
 import { build } from './transactions.ts'
@@ -49,6 +49,22 @@ describe('buildTransfer', () => {
       vaultMoves: [],
       transfers: [{ token: lower(chain.asset), from: lower(sender.address), to: lower(treasury), amount }],
     })
+  })
+
+  test("where the node simulates the transfer, the simulation's gas is the measure: no estimate is asked", async () => {
+    const proxy = recordingProxy(chain.anvil.url)
+    try {
+      const sender = await chain.user(parseUnits('10', 6))
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}` })
+      const [step] = await buildTransfer(client, { chainId: chain.anvil.chainId, from: sender.address, token: chain.asset, to: newAddress(), amount: 1_000n, tag: TAG })
+      expect(step!.metadata).toMatchObject({ gasLimitSource: 'estimated' })
+      expect(proxy.requests.flat()).toContain('eth_simulateV1')
+      expect(proxy.requests.flat()).not.toContain('eth_estimateGas')
+      // Enough to land.
+      expect((await sendUnsigned(chain.anvil, sender, step!.transaction)).status).toBe('success')
+    } finally {
+      proxy.stop()
+    }
   })
 
   test('a token that takes a fee on transfer is refused: the recipient would receive less than the amount', async () => {

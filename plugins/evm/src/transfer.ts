@@ -61,10 +61,12 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
       ? { to, data: appendTag('0x', p.tag), value: p.amount }
       : { to: token, data: appendTag(encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, p.amount] }), p.tag), value: 0n }
   // Run first and on its own: in the JSON-RPC batch with the estimate, a node slow to simulate held the estimate too.
-  const delivered = token === NATIVE_TOKEN ? undefined : await simulatedDelivery(client, publicClient, p.chainId, from, call, to)
+  // Where it ran, its gas is the measure, and no estimate is asked.
+  const simulated = token === NATIVE_TOKEN ? undefined : await simulatedDelivery(client, publicClient, p.chainId, from, call, to)
+  const delivered = simulated?.delivered
   const [label, gas] = await Promise.all([
     token === NATIVE_TOKEN ? nativeLabel(publicClient) : tokenLabel(client, p.chainId, token),
-    gasLimit(publicClient, p.chainId, from, call, token),
+    simulated ? { gasLimit: withHeadroom(simulated.gasUsed), source: 'estimated' as const } : gasLimit(publicClient, p.chainId, from, call, token),
   ])
   // The recipient must receive the whole amount (a stream's funding is judged by the Transfer logs to it): a fee
   // taken on the way left the stream unconfirmable, its tokens at the treasury.
@@ -85,11 +87,11 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
 }
 
 /**
- * What the transfer's own Transfer logs give `to`, run on the current state where the node can simulate (the
- * sequence gas.ts measures with); undefined where it cannot. A transfer that fails there is the token's refusal:
+ * What the transfer's own Transfer logs give `to`, and the gas it used (at its peak, as gas.ts reads it), run on the
+ * current state where the node can simulate; undefined where it cannot. A transfer that fails there is the token's refusal:
  * the caller has checked the balance, and a stream funded by a transfer that cannot land stayed `pending` for good.
  */
-async function simulatedDelivery(client: EvmClient, publicClient: PublicClient, chainId: string, from: Address, call: Call, to: Address): Promise<bigint | undefined> {
+async function simulatedDelivery(client: EvmClient, publicClient: PublicClient, chainId: string, from: Address, call: Call, to: Address): Promise<{ delivered: bigint; gasUsed: bigint } | undefined> {
   if (client.state.cannotSimulate.has(chainId)) return undefined
   let result
   try {
@@ -104,9 +106,10 @@ async function simulatedDelivery(client: EvmClient, publicClient: PublicClient, 
   }
   if (result?.status === 'failure') throw refusedTransfer(call.to, result.data)
   if (result?.status !== 'success') return undefined
-  return parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: result.logs ?? [], strict: true })
+  const delivered = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: result.logs ?? [], strict: true })
     .filter((log) => log.address.toLowerCase() === call.to && log.args.from.toLowerCase() === from && log.args.to.toLowerCase() === to)
     .reduce((sum, log) => sum + log.args.value, 0n)
+  return { delivered, gasUsed: (result as { maxUsedGas?: bigint }).maxUsedGas ?? result.gasUsed }
 }
 
 /**
