@@ -36,11 +36,14 @@ export async function buildTransfer(client: SolanaClient, p: TransferParameters)
   let description: string
   let extra: Record<string, unknown> = {}
   try {
-    // A treasury that could never move on what it is sent (recipient.ts): the caller says whose mistake it is.
-    const unfit = await unfitRecipient(rpc, to, abortSignal, { wallet: true })
-    if (unfit) throw new UnfitRecipientError(unfit)
+    // A treasury that could never move on what it is sent (recipient.ts): the caller says whose mistake it is. Read with
+    // the build's other reads; its lamports are the recipient's balance a SOL transfer needs.
+    const recipient = unfitRecipient(rpc, to, abortSignal, { wallet: true }).then((r) => {
+      if (r.reason) throw new UnfitRecipientError(r.reason)
+      return r
+    })
     if (!mint) {
-      const [l, available, recipientLamports] = await Promise.all([latestLifetime(rpc, abortSignal), readLamports(rpc, from, abortSignal), readLamports(rpc, to, abortSignal)])
+      const [l, available, { lamports: recipientLamports }] = await Promise.all([latestLifetime(rpc, abortSignal), readLamports(rpc, from, abortSignal), recipient])
       assertCreatesFunded({ recipientLamports, moved: amount, field: 'amount', recipient: to })
       assertPaysFor({ available, moved: amount, newAccountRent: 0n })
       lifetime = l
@@ -51,6 +54,7 @@ export async function buildTransfer(client: SolanaClient, p: TransferParameters)
         latestLifetime(rpc, abortSignal),
         readMintWithAccounts(rpc, { mint, owners: [from, to], field: 'token', abortSignal }),
         readLamports(rpc, from, abortSignal),
+        recipient,
       ])
       lifetime = l
       // The treasury must receive the whole amount (a stream's funding is judged by what arrives): a fee taken on the

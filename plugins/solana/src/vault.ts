@@ -45,8 +45,8 @@ export async function readVault(client: SolanaClient, p: VaultParameters): Promi
       // Deposits sent where nothing could move them on would be stranded (recipient.ts); a vault program's PDA is taken.
       unfitRecipient(rpc, vault, abortSignal, { wallet: false }),
     ])
-    if (unfit)
-      throw new InvalidArgumentError(`vaultAddress ${vault} ${unfit}: deposits sent there could never be moved again`, { vaultAddress: unfit })
+    if (unfit.reason)
+      throw new InvalidArgumentError(`vaultAddress ${vault} ${unfit.reason}: deposits sent there could never be moved again`, { vaultAddress: unfit.reason })
     // Only the associated account counts: it is where deposits land (deposit.ts).
     return { baseToken, receiptToken: receiptMint, decimals: base.decimals, receiptDecimals: receipt.decimals, totalAssets: base.totalAssets }
   } catch (e) {
