@@ -81,8 +81,10 @@ export class UnfitRecipientError extends InvalidArgumentError {
     readonly reason: string,
     /** What becomes of funds sent there. */
     readonly consequence = 'what is sent there could never be moved again',
+    /** The field that named the recipient (a catalog's `vaultAddress`, say). */
+    field = 'to',
   ) {
-    super(`the recipient ${reason}: ${consequence}`, { to: reason })
+    super(`${field === 'to' ? 'the recipient' : field} ${reason}: ${consequence}`, { [field]: reason })
   }
 }
 

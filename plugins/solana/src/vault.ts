@@ -3,7 +3,7 @@
  * and name neither token on chain, so the catalog names them; the chain gives the base token's
  * decimals and what the vault's deposit authority holds of it.
  */
-import { InvalidArgumentError, type VaultParameters, type VaultState } from '@earn/core'
+import { InvalidArgumentError, UnfitRecipientError, type VaultParameters, type VaultState } from '@earn/core'
 import { address } from '@solana/kit'
 import { parseAddress } from './address.ts'
 import { SOL_DECIMALS } from './amount.ts'
@@ -45,8 +45,7 @@ export async function readVault(client: SolanaClient, p: VaultParameters): Promi
       // Deposits sent where nothing could move them on would be stranded (recipient.ts); a vault program's PDA is taken.
       unfitRecipient(rpc, vault, abortSignal, { wallet: false }),
     ])
-    if (unfit.reason)
-      throw new InvalidArgumentError(`vaultAddress ${vault} ${unfit.reason}: deposits sent there could never be moved again`, { vaultAddress: unfit.reason })
+    if (unfit.reason) throw new UnfitRecipientError(unfit.reason, 'deposits sent there could never be moved again', 'vaultAddress')
     // Only the associated account counts: it is where deposits land (deposit.ts).
     return { baseToken, receiptToken: receiptMint, decimals: base.decimals, receiptDecimals: receipt.decimals, totalAssets: base.totalAssets }
   } catch (e) {

@@ -3,7 +3,7 @@
  * wallet an operator runs) and issues a receipt jetton; nothing on chain links it to its tokens, so
  * the catalog names them and this reads what the chain holds for them.
  */
-import { InvalidArgumentError, type VaultParameters, type VaultState } from '@earn/core'
+import { InvalidArgumentError, UnfitRecipientError, type VaultParameters, type VaultState } from '@earn/core'
 import { toTonAddress } from './address.ts'
 import type { TonChainClient } from './client.ts'
 import { jettonDecimals, notJetton, ownJettonWallet } from './jettonMaster.ts'
@@ -25,8 +25,7 @@ export async function readTonVault(client: TonChainClient, p: VaultParameters): 
   // Deposits sent where nothing could move them on would be stranded: refused at import, naming the field.
   // A vault may be the master of its own receipt jetton.
   const fitness = await unfitRecipient(client, vault, receiptToken === 'native' ? undefined : toTonAddress(receiptToken))
-  if (fitness.reason)
-    throw new InvalidArgumentError(`vaultAddress ${p.vaultAddress} ${fitness.reason}: ${fitness.consequence ?? 'deposits sent there could never be moved again'}`, { vaultAddress: fitness.reason })
+  if (fitness.reason) throw new UnfitRecipientError(fitness.reason, fitness.consequence ?? 'deposits sent there could never be moved again', 'vaultAddress')
   if (baseToken === 'native' && !fitness.deployed)
     throw new InvalidArgumentError(`vaultAddress ${p.vaultAddress} is not deployed: TON deposits sent there would bounce`, { vaultAddress: 'is not deployed' })
 
