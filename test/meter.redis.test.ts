@@ -6,6 +6,7 @@ import { runMeterSuite } from '@earn/core/metering/meter.suite'
 import { createMemoryMeter } from '@earn/core/metering/memory'
 import { createRedisMeter } from '@earn/core/metering/redis'
 import { createResilientMeter } from '@earn/core/metering/resilient'
+import { pausingHandler } from './pause.ts'
 import { REDIS_URL, redisAvailable } from './services.ts'
 
 async function deleteKeys(prefix: string) {
@@ -112,25 +113,17 @@ if (await redisAvailable()) {
     test("a PING in flight across a pause of the process's own (a long handler) is answered, the connection kept", async () => {
       const redis = createRedisMeter({ url: REDIS_URL, prefix: `test-${randomUUID()}` })
       await redis.connected
-      // A handler busy past the PING's 2 s: after a pause inside an I/O callback, Bun runs expired timers before it
-      // reads the sockets, where Redis's answer has been waiting.
-      const server = Bun.serve({
-        hostname: '127.0.0.1',
-        port: 0,
-        fetch: () => {
-          for (const end = performance.now() + 2_500; performance.now() < end; );
-          return new Response('done')
-        },
-      })
+      // A handler busy past the PING's 2 s, while Redis's answer waits to be read (test/pause.ts).
+      const handler = pausingHandler(2_500)
       try {
         // The request reaches the handler in the same turn as the PING leaves: the PING is answered during the pause.
-        const handled = fetch(`http://127.0.0.1:${server.port}/`)
+        const paused = handler.pause()
         const pinged = redis.ping()
-        expect(await (await handled).text()).toBe('done')
+        expect(await paused).toBe('done')
         // Counted in wall-clock time, the PING failed "did not answer within 2000 ms" and the connection was replaced.
         expect(await pinged).toEqual({ state: 'ok' })
       } finally {
-        server.stop(true)
+        handler.stop()
         await redis.close()
       }
     })

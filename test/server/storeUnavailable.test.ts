@@ -16,6 +16,7 @@ import { LazyPostgresDialect } from '../../core/src/store/postgresDialect.ts'
 import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
 import { DATABASE_URL, freshSchema, postgresAvailable } from '../services.ts'
 import { cuttableProxy } from '../proxy.ts'
+import { pausingHandler } from '../pause.ts'
 import { thrown } from '../thrown.ts'
 
 const wallet = '0x' + 'ab'.repeat(20)
@@ -207,27 +208,19 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL pool busy (every conne
   test("a pause of the process's own past the limit (a long synchronous handler) is not the database's silence: what PostgreSQL answered meanwhile stands", async () => {
     // One connection; a statement has 0.3 s plus 2 s of this process's running time, to be answered or to get a turn.
     const one = new Kysely<any>({ dialect: new LazyPostgresDialect({ url: DATABASE_URL, schema, maxConnections: 1, statementTimeoutMs: 300 }) })
-    // A handler busy for 2.6 s: after a pause inside an I/O callback, Bun runs the expired timers before it reads the
-    // sockets, where PostgreSQL's answer has been waiting since 0.1 s.
-    const server = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      fetch: () => {
-        for (const end = performance.now() + 2_600; performance.now() < end; );
-        return new Response('done')
-      },
-    })
+    // A handler busy for 2.6 s, while PostgreSQL's answer (at 0.1 s) waits to be read (test/pause.ts).
+    const handler = pausingHandler(2_600)
     const rows = (x: number) => sql<{ x: number }>`select ${sql.lit(x)} as x from pg_sleep(0.1)`.execute(one).then((r) => r.rows, (e: unknown) => storeUnavailable(e) ?? e)
     try {
       await sql`select 1`.execute(one)
       // The first is sent and answered; the second waits for the one connection.
       const [sent, waiting] = [rows(7), rows(8)]
       await Bun.sleep(30)
-      expect(await (await fetch(`http://127.0.0.1:${server.port}/`)).text()).toBe('done')
+      expect(await handler.pause()).toBe('done')
       // Counted in wall-clock time, both failed `unreachable` and the pool was replaced.
       expect([await sent, await waiting]).toEqual([[{ x: 7 }], [{ x: 8 }]])
     } finally {
-      server.stop(true)
+      handler.stop()
       await one.destroy()
     }
   })
