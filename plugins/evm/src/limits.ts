@@ -8,20 +8,14 @@
  * redeem itself would (an amount whose conversion overflows), so the build is refused rather than handed out to revert.
  */
 import { InvalidArgumentError } from '@earn/core'
-import { BaseError, type Hex } from 'viem'
+import type { Hex } from 'viem'
 import { maxDepositData, maxRedeemData, previewDepositData, previewRedeemData, readUint256 } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
-import { ask } from './rpc.ts'
+import { ask, revertData } from './rpc.ts'
 import { shareUnsent } from './shared.ts'
 import type { BuildContext } from './steps.ts'
 
 const REVERTED = Symbol('reverted with a reason')
-
-/** Revert data that says something: at least an error selector. A bare revert is how a contract lacking the function answers. */
-function revertReason(error: unknown): boolean {
-  if (!(error instanceof BaseError)) return false
-  return error.walk((e) => /^0x[0-9a-fA-F]{8}/.test(String((e as { data?: unknown }).data))) !== null
-}
 
 /**
  * The vault's answer to a uint256 view: undefined where it has none (no data, or a revert without a reason), REVERTED
@@ -33,7 +27,7 @@ function vaultView(client: EvmClient, ctx: BuildContext, data: Hex): Promise<big
     ask<bigint | undefined | typeof REVERTED>(
       ctx.chainId,
       () => readUint256(client, ctx.chainId, publicClient, ctx.vault, data),
-      (error) => (revertReason(error) ? REVERTED : undefined),
+      (error) => (revertData(error) ? REVERTED : undefined),
     ),
   )
 }

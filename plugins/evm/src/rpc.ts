@@ -16,6 +16,7 @@ import {
   SocketClosedError,
   TimeoutError,
   WebSocketRequestError,
+  type Hex,
   type PublicClient,
 } from 'viem'
 
@@ -32,6 +33,19 @@ const EXECUTION_FAILED =
   /revert|out of gas|invalid opcode|invalid jump|stack (?:underflow|overflow|limit)|return data out of bounds|write protection|EVM error (?:\w*OOG|OutOfGas|OpcodeNotFound|Invalid\w*Opcode|InvalidJump|NotActivated|Stack(?:Underflow|Overflow)|OutOfOffset|StateChangeDuringStaticCall|CallNotAllowedInsideStatic|CallTooDeep|OutOfFunds)/i
 
 export type RpcFailure = 'refused' | 'unavailable'
+
+/**
+ * The revert data a failed call's error carries (a node's JSON-RPC `error.data`, a Multicall3 sub-call's return),
+ * when it says something: at least an error selector. A bare revert is how a contract lacking the function answers.
+ */
+export function revertData(error: unknown): Hex | undefined {
+  if (!(error instanceof BaseError)) return undefined
+  const carrier = error.walk((e) => {
+    const data = (e as { data?: unknown }).data
+    return typeof data === 'string' && /^0x[0-9a-fA-F]{8}/.test(data)
+  }) as { data?: Hex } | null
+  return carrier?.data
+}
 
 /**
  * A node's answer that answers nothing: an eth_call result that is not hex data, or a Multicall3 answer of the wrong

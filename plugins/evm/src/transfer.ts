@@ -23,13 +23,13 @@ import {
   type TransferParameters,
   type UnsignedTransaction,
 } from '@earn/core'
-import { BaseError, decodeErrorResult, encodeFunctionData, erc20Abi, isHex, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem'
+import { decodeErrorResult, encodeFunctionData, erc20Abi, isHex, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem'
 import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, tokenLabel, type TokenLabel } from './erc20.ts'
 import { lacksMethod, noAnswer, withHeadroom, type GasLimitSource } from './gas.ts'
 import { attributionOf, minedTransaction } from './readTag.ts'
-import { chainUnavailable, classifyRpcError } from './rpc.ts'
+import { chainUnavailable, classifyRpcError, revertData } from './rpc.ts'
 import { appendTag } from './tag.ts'
 
 /** Above an ERC-20 transfer to a fresh holder (~52k) and a native send to a contract wallet's fallback. */
@@ -117,7 +117,7 @@ async function simulatedDelivery(client: EvmClient, publicClient: PublicClient, 
  * blocked sender or recipient). `revert` is the revert data, or the error that carries it.
  */
 function refusedTransfer(token: string, revert: unknown): InvalidArgumentError {
-  const data = typeof revert === 'string' && isHex(revert) ? revert : revertDataOf(revert)
+  const data = typeof revert === 'string' && isHex(revert) ? revert : revertData(revert)
   const said = reasonOf(data)
   const why = said ? `reverts (${said})` : 'reverts'
   // A coin cannot refuse: the recipient (a contract taking no call with data, as the tag is sent) does.
@@ -128,13 +128,6 @@ function refusedTransfer(token: string, revert: unknown): InvalidArgumentError {
   return new InvalidArgumentError(`a transfer of token ${format(token as Address)} from this sender ${why} now, though its balance covers it (the token is paused, say, or blocks the sender or recipient): no transaction sending it can land`, {
     token: `the transfer ${why}`,
   })
-}
-
-/** The revert data an estimate's error carries (the node's JSON-RPC `error.data`), if any. */
-function revertDataOf(error: unknown): Hex | undefined {
-  if (!(error instanceof BaseError)) return undefined
-  const carrier = error.walk((e) => isHex((e as { data?: unknown }).data)) as { data?: Hex } | null
-  return carrier?.data
 }
 
 /** A revert's reason in a few words: Error(string)'s text, a Panic's code, or a custom error's selector. */
