@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { importCatalog, streamFee, UINT256_MAX } from '@earn/core'
 import { decodeFunctionData, erc20Abi, getAddress, hexToString, parseAbi, sliceHex, type Hex } from 'viem'
-import { deployFeeToken, deployPausableToken, deployToken } from '../chains/evm.ts'
+import { deployFeeToken, deployPausableToken, deploySmartWallet, deployToken } from '../chains/evm.ts'
 import { localCatalog } from '../actions/localChain.ts'
 import { createHarness, expectEnvelope, type Json } from '../harness.ts'
 import { startStreamsEnv, type StreamsEnv } from './setup.ts'
@@ -247,6 +247,24 @@ describe('rejections answer the envelope', () => {
       } finally {
         await misconfigured.close()
       }
+    }
+  })
+
+  test('a contract treasury that refuses a coin transfer carrying data is 503 naming STREAM_TREASURIES for a native stream', async () => {
+    // TestSmartWallet has receive() and no fallback: the funding's tag, sent as calldata, reverts there.
+    const treasury = await deploySmartWallet(env.chain.anvil, creator.address)
+    const misconfigured = await createHarness({ clients: { evm: env.chain.evmClient() }, env: { STREAM_TREASURIES: `${env.chain.anvil.chainId}=${treasury}` } })
+    try {
+      await importCatalog({ store: misconfigured.store, ecosystems: misconfigured.deps.ecosystems, clock: misconfigured.deps.clock }, localCatalog())
+      const r = await misconfigured.post('/v2/streams', env.tokenBody(creator, { rewardToken: 'native', netBudget: '1000' }))
+      expectEnvelope(r.body, 503, 'UNAVAILABLE')
+      expect(r.body.error).toBe(
+        `the stream treasury configured for chain ${env.chain.anvil.chainId} refuses a coin transfer carrying data (the tag): a transfer to it reverts now: no transaction sending it the native coin can land; the operator must fix STREAM_TREASURIES`,
+      )
+      expect(r.body.context).toEqual({ chainId: 'stream treasury misconfigured' })
+      expect((await misconfigured.get('/v2/streams?limit=100')).body.streams).toEqual([])
+    } finally {
+      await misconfigured.close()
     }
   })
 

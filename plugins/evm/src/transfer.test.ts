@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { InvalidAddressError, InvalidArgumentError, NotFoundError, UnavailableError } from '@earn/core'
+import { InvalidAddressError, InvalidArgumentError, NotFoundError, UnavailableError, UnfitRecipientError } from '@earn/core'
 import { encodeFunctionData, erc20Abi, parseEther, parseUnits, stringToHex, zeroAddress, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { deployFeeToken, deploySmartWallet, mintToken, recordingProxy, sendUnsigned } from '../../../test/chains/evm.ts'
@@ -115,13 +115,13 @@ describe('buildTransfer', () => {
     expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ txHash: receipt.transactionHash, tag: null, from: lower(sender.address), to: lower(chain.asset), vaultMoves: [], transfers: [], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function) })
   })
 
-  test('a native transfer to a contract that takes no call with data is a 400 saying the recipient refuses it', async () => {
+  test('a native transfer to a contract that takes no call with data is refused as an unfit recipient', async () => {
     const sender = await chain.user()
     // TestSmartWallet has receive() and no fallback: a coin transfer carrying the tag reverts there.
     const contract = await deploySmartWallet(chain.anvil, newAddress())
     const refused = await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: sender.address, token: 'native', to: contract, amount: 1n, tag: TAG }).catch((e: unknown) => e)
-    expect(refused).toBeInstanceOf(InvalidArgumentError)
-    expect((refused as InvalidArgumentError).context).toEqual({ token: 'the transfer reverts: the recipient refuses it' })
+    expect(refused).toBeInstanceOf(UnfitRecipientError)
+    expect((refused as UnfitRecipientError).reason).toBe('refuses a coin transfer carrying data (the tag): a transfer to it reverts now')
   })
 
   test('a node that never answers the simulation is 503 then, not asked again for the estimate', async () => {

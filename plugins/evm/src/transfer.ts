@@ -120,11 +120,10 @@ function refusedTransfer(token: string, revert: unknown): InvalidArgumentError {
   const data = typeof revert === 'string' && isHex(revert) ? revert : revertData(revert)
   const said = reasonOf(data)
   const why = said ? `reverts (${said})` : 'reverts'
-  // A coin cannot refuse: the recipient (a contract taking no call with data, as the tag is sent) does.
+  // A coin cannot refuse, nor can the sender (a transaction's sender is an account with a key): the recipient, a
+  // contract taking no call with data (as the tag is sent), does. A stream's treasury is the operator's to fix.
   if (token === NATIVE_TOKEN)
-    return new InvalidArgumentError(`a transfer of the native coin to the recipient ${why} now, though the sender's balance covers it: the recipient, a contract, refuses a coin transfer carrying data (the tag), so no transaction sending it can land; the recipient (a stream's treasury is the operator's) must accept one`, {
-      token: `the transfer ${why}: the recipient refuses it`,
-    })
+    return new UnfitRecipientError(`refuses a coin transfer carrying data (the tag): a transfer to it ${why} now`, 'no transaction sending it the native coin can land')
   return new InvalidArgumentError(`a transfer of token ${format(token as Address)} from this sender ${why} now, though its balance covers it (the token is paused, say, or blocks the sender or recipient): no transaction sending it can land`, {
     token: `the transfer ${why}`,
   })
