@@ -48,15 +48,24 @@ export async function ownJettonWallet(client: TonChainClient, master: Address, o
   const state = await askChain('the jetton wallet state', () => provider.getState())
   if (state.state.type !== 'active') return { address, balance: 0n }
   const stack = await getMethod(() => provider.get('get_wallet_data', []), 'get_wallet_data', fail)
-  const data = read(
-    () => ({ balance: stack.readBigNumber(), owner: stack.readAddress(), master: stack.readAddress() }),
-    fail('get_wallet_data returned no balance, owner and master'),
-  )
+  const data = read(() => readWalletData(stack), fail('get_wallet_data returned no balance, owner and master'))
   // A jetton balance is a coin amount (VarUInteger 16); any other number is no jetton wallet's.
   if (data.balance < 0n || data.balance >= 2n ** 120n) throw fail('get_wallet_data returned a balance no jetton wallet can hold')
   if (!data.owner.equals(owner) || !data.master.equals(master))
     throw fail(`the wallet its get_wallet_address names for ${owner.toRawString()} is ${data.master.equals(master) ? "another owner's" : "another jetton's"}`)
   return { address, balance: data.balance }
+}
+
+/**
+ * A jetton wallet's `get_wallet_data` answer (TEP-74: balance, owner, master, the wallet's code; the code where the
+ * stack holds one). Throws where the stack starts otherwise: the contract is not a jetton wallet.
+ */
+export function readWalletData(stack: TupleReader): { balance: bigint; owner: Address; master: Address; code: Cell | undefined } {
+  const balance = stack.readBigNumber()
+  const owner = stack.readAddress()
+  const master = stack.readAddress()
+  const next = stack.remaining > 0 ? stack.peek().type : undefined
+  return { balance, owner, master, code: next === 'cell' || next === 'slice' || next === 'builder' ? stack.readCell() : undefined }
 }
 
 /** TEP-64: "decimals" is optional, and 9 when absent (as TON itself). */

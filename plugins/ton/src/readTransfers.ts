@@ -22,7 +22,7 @@ import { NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTransfers
 import { Address, type Message, type Transaction } from '@ton/core'
 import { askChain, type TonChainClient } from './client.ts'
 import { JETTON_OP, parseJettonTransfer } from './jetton.ts'
-import { jettonWalletOf, notJetton, unlessUnavailable } from './jettonMaster.ts'
+import { jettonWalletOf, notJetton, readWalletData, unlessUnavailable } from './jettonMaster.ts'
 import { messageCells } from './lookup.ts'
 import { findWalletTransaction, tagOfTransaction } from './tag.ts'
 
@@ -94,9 +94,7 @@ async function masterOf(client: TonChainClient, jettonWallet: Address): Promise<
   const provider = client.provider(jettonWallet)
   try {
     const { stack } = await askChain('the jetton wallet data', () => provider.get('get_wallet_data', []))
-    stack.readBigNumber() // balance
-    stack.readAddress() // owner
-    return stack.readAddress()
+    return readWalletData(stack).master
   } catch (e) {
     // A get-method that failed, or a stack of another shape: the contract is not a jetton wallet.
     return unlessUnavailable(e)

@@ -7,7 +7,7 @@
  */
 import type { Address, TupleReader } from '@ton/core'
 import { askChain, getMethodExitCode, type TonChainClient } from './client.ts'
-import { jettonWalletOf, notJetton, unlessUnavailable } from './jettonMaster.ts'
+import { jettonWalletOf, notJetton, readWalletData, unlessUnavailable } from './jettonMaster.ts'
 
 export interface Fitness {
   /** Why funds sent there would be stuck, or undefined. */
@@ -40,9 +40,9 @@ export async function unfitRecipient(client: TonChainClient, address: Address, o
       },
     )
   const walletData = await answer('get_wallet_data')
-  const named = walletData && readAs(walletData, (s) => (s.readBigNumber(), { owner: s.readAddress(), master: s.readAddress(), code: s.readCell() }))
+  const named = walletData && readAs(walletData, readWalletData)
   // A jetton wallet is one its master names for its owner; the master's refusal (no jetton) says it is not.
-  if (named && (await jettonWalletOf(client, named.master, named.owner, notJetton('master', named.master.toRawString())).catch(unlessUnavailable))?.equals(address))
+  if (named?.code && (await jettonWalletOf(client, named.master, named.owner, notJetton('master', named.master.toRawString())).catch(unlessUnavailable))?.equals(address))
     return { reason: 'is a jetton wallet, not a wallet (its owner)', ...seen }
   if (!ownJetton?.equals(address)) {
     const jettonData = await answer('get_jetton_data')
