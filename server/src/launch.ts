@@ -1,39 +1,22 @@
 /**
- * `bun run start`: runs the server from a bundle of its own sources, rebuilt when a source is newer.
- * One bundled file loads in about half the time of the several hundred modules it replaces, and the
+ * `bun run start`: runs the server from a bundle of its own sources, built when none was built from these sources
+ * (bundle.ts). One bundled file loads in about half the time of the several hundred modules it replaces, and the
  * cold start is what a restarted or scaled-out process pays. Nothing heavy is imported here.
  */
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { fingerprint, pruneBundles } from './bundle.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const OUT_DIR = process.env.BUNDLE_DIR ? resolve(process.env.BUNDLE_DIR) : join(ROOT, 'node_modules', '.cache', 'earn-server')
-const BUNDLE = join(OUT_DIR, 'main.js')
-const SOURCES = ['core/src', 'server/src', 'plugins/evm/src', 'plugins/solana/src', 'plugins/ton/src']
-const INPUTS = ['package.json', 'bun.lock']
-
-function newest(path: string): number {
-  const stat = statSync(path, { throwIfNoEntry: false })
-  if (!stat) return 0
-  if (!stat.isDirectory()) return stat.mtimeMs
-  let latest = stat.mtimeMs
-  for (const entry of readdirSync(path)) latest = Math.max(latest, newest(join(path, entry)))
-  return latest
-}
-
-function fresh(): boolean {
-  const built = statSync(BUNDLE, { throwIfNoEntry: false })?.mtimeMs
-  if (built === undefined) return false
-  return [...SOURCES, ...INPUTS].every((p) => newest(join(ROOT, p)) < built)
-}
 
 /**
- * Several processes may start at once on a stale bundle (a scaled-out deployment after an upgrade). Each builds in a
- * directory of its own and then moves the files in, the chunks before the entry: a rename is atomic, so whoever finds
- * main.js finds it whole, with the chunks it names. Chunk names are content hashes, so builds of the same sources
- * replace each other's files with the same bytes, and a running process's older chunks stay where it loads them.
+ * Several processes may start at once with no bundle for their sources (a scaled-out deployment after an upgrade).
+ * Each builds in a directory of its own and renames it to the fingerprint's: a rename is atomic, so whoever finds the
+ * bundle finds it whole, and a process that finds the name taken leaves the other's bundle (built from the same
+ * sources) in place.
  */
-async function build() {
+async function build(target: string, name: string) {
   const staging = join(OUT_DIR, `.build-${process.pid}-${Date.now()}`)
   mkdirSync(staging, { recursive: true })
   try {
@@ -50,15 +33,33 @@ async function build() {
       for (const log of result.logs) console.error(log)
       process.exit(1)
     }
-    const files = readdirSync(staging).sort((a, b) => Number(a === 'main.js') - Number(b === 'main.js'))
-    for (const file of files) renameSync(join(staging, file), join(OUT_DIR, file))
+    try {
+      renameSync(staging, target)
+    } catch (e) {
+      const code = (e as { code?: unknown }).code
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw e
+      // Taken: by another process's whole bundle, or by a directory someone emptied of it, which this one replaces.
+      if (!existsSync(join(target, 'main.js'))) {
+        rmSync(target, { recursive: true, force: true })
+        renameSync(staging, target)
+      }
+    }
+    try {
+      pruneBundles(OUT_DIR, name)
+    } catch {
+      // Old bundles left behind take room, nothing else: not worth failing a start over.
+    }
   } finally {
     rmSync(staging, { recursive: true, force: true })
   }
 }
 
+let bundle = ''
 try {
-  if (!fresh()) await build()
+  const name = fingerprint(ROOT)
+  const target = join(OUT_DIR, name)
+  bundle = join(target, 'main.js')
+  if (!existsSync(bundle)) await build(target, name)
 } catch (e) {
   // A directory that cannot hold the bundle (not a directory, not writable): one line naming the variable, no stack.
   const code = (e as { code?: unknown } | null)?.code
@@ -71,4 +72,4 @@ try {
   process.exit(1)
 }
 
-await import(BUNDLE)
+await import(bundle)

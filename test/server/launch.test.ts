@@ -1,14 +1,17 @@
 /**
- * `bun run start` (server/src/launch.ts) builds its bundle when a source is newer. Several processes starting at
- * once on a stale bundle, as a scaled-out deployment does after an upgrade, must all come up: each one used to
- * write the same files in place, so another could import a half-written main.js or chunk (a SyntaxError, or an
- * empty module and exit code 0).
+ * `bun run start` (server/src/launch.ts) builds its bundle when none was built from the sources on disk. Several
+ * processes starting at once with no bundle, as a scaled-out deployment does after an upgrade, must all come up: each
+ * one used to write the same files in place, so another could import a half-written main.js or chunk (a SyntaxError,
+ * or an empty module and exit code 0).
  */
 import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fingerprint } from '../../server/src/bundle.ts'
 import { spawnListening, type ServerProcess } from '../process.ts'
+
+const ROOT = join(import.meta.dir, '../..')
 
 setDefaultTimeout(120_000)
 
@@ -54,6 +57,20 @@ async function startTogether(count: number) {
   } finally {
     await Promise.all(servers.map((s: ServerProcess) => s.stop()))
   }
-  expect(existsSync(join(bundleDir, 'main.js'))).toBe(true)
+  expect(existsSync(join(bundleDir, fingerprint(ROOT), 'main.js'))).toBe(true)
   expect(readdirSync(bundleDir).filter((f) => f.startsWith('.build-'))).toEqual([])
 }
+
+test("a bundle of other sources is not run, however new: a release unpacked with its files' old times builds its own", async () => {
+  const bundleDir = join(tempDir('earn-bundle-'), 'bundle')
+  mkdirSync(bundleDir, { recursive: true })
+  // What an earlier release left (the flat layout), built after every source's time: it must neither run nor stay.
+  writeFileSync(join(bundleDir, 'main.js'), 'console.error("the old release ran"); process.exit(3)')
+  const server = await spawnListening([process.execPath, 'server/src/launch.ts'], { BUNDLE_DIR: bundleDir, DATA_DIR: tempDir('earn-launch-') }, { timeoutMs: 90_000 })
+  try {
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+  } finally {
+    await server.stop()
+  }
+  expect(readdirSync(bundleDir)).toEqual([fingerprint(ROOT)])
+})

@@ -1,0 +1,52 @@
+import { afterAll, expect, test } from 'bun:test'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fingerprint, pruneBundles } from './bundle.ts'
+
+const root = mkdtempSync(join(tmpdir(), 'earn-bundle-unit-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+const write = (path: string, text: string, time?: number) => {
+  mkdirSync(join(root, path, '..'), { recursive: true })
+  writeFileSync(join(root, path), text)
+  if (time !== undefined) utimesSync(join(root, path), time, time)
+}
+
+test("a fingerprint follows the sources' bytes, not their times; tests are not sources", () => {
+  const inputs = ['src', 'package.json']
+  write('src/a.ts', 'export const limit = 1000', 1_000)
+  write('src/b/c.ts', 'export {}', 1_000)
+  write('package.json', '{}', 1_000)
+  const first = fingerprint(root, inputs)
+  expect(first).toMatch(/^[0-9a-f]{16}$/)
+  // The same bytes at another time (a copy, an archive unpacked): the same bundle.
+  utimesSync(join(root, 'src/a.ts'), 2_000, 2_000)
+  expect(fingerprint(root, inputs)).toBe(first)
+  // One byte changed, the size and the time as before (a release unpacked with its files' old times): another.
+  write('src/a.ts', 'export const limit = 2000', 1_000)
+  const second = fingerprint(root, inputs)
+  expect(second).not.toBe(first)
+  // A file moved: another.
+  rmSync(join(root, 'src/b/c.ts'))
+  write('src/c.ts', 'export {}', 1_000)
+  expect(fingerprint(root, inputs)).not.toBe(second)
+  const third = fingerprint(root, inputs)
+  write('src/a.test.ts', 'test()')
+  expect(fingerprint(root, inputs)).toBe(third)
+})
+
+test('pruning keeps the current bundle and the two newest others, removes the flat layout, and nothing else', () => {
+  const dir = join(root, 'out')
+  const names = ['0000000000000001', '0000000000000002', '0000000000000003', '0000000000000004', '000000000000000a']
+  names.forEach((name, i) => {
+    mkdirSync(join(dir, name), { recursive: true })
+    writeFileSync(join(dir, name, 'main.js'), '')
+    utimesSync(join(dir, name), 1_000 + i, 1_000 + i)
+  })
+  for (const file of ['main.js', 'main.js.map', 'chunk-abc123.js', 'notes.txt']) writeFileSync(join(dir, file), '')
+  mkdirSync(join(dir, '.build-1-2'))
+  // The current one is the oldest: kept all the same.
+  pruneBundles(dir, '0000000000000001')
+  expect(readdirSync(dir).sort()).toEqual(['.build-1-2', '0000000000000001', '0000000000000004', '000000000000000a', 'notes.txt'])
+})

@@ -1,0 +1,52 @@
+/**
+ * Which bundle `bun run start` runs: the one built from exactly the sources on disk. A bundle lives in a directory
+ * named by its sources' fingerprint (a hash of each file's path and bytes), so sources that differ in any byte find
+ * no bundle and build one. Timestamps cannot say this: an archive, `cp -a`, an image layer or a reproducible build
+ * keeps each file's time from before, and a release unpacked over a newer build of an older one looked older than
+ * that bundle and ran the old code. Nothing heavy is imported here.
+ */
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+
+/** What the bundle is built from, relative to the repository root: the sources, and what resolves their imports. */
+export const BUNDLE_INPUTS = ['core/src', 'server/src', 'plugins/evm/src', 'plugins/solana/src', 'plugins/ton/src', 'package.json', 'bun.lock']
+
+/** A fingerprint directory's name: 16 hex digits of the sources' SHA-256. */
+const FINGERPRINT = /^[0-9a-f]{16}$/
+/** The files of the layout before fingerprint directories (main.js and its chunks straight in the directory). */
+const FLAT_LAYOUT = /^(?:main|chunk-[\w-]+)\.js(?:\.map)?$/
+
+/** The fingerprint of the inputs under `root` (tests are not bundled, so they are left out). */
+export function fingerprint(root: string, inputs: readonly string[] = BUNDLE_INPUTS): string {
+  const hasher = new Bun.CryptoHasher('sha256')
+  const add = (relative: string) => {
+    const path = join(root, relative)
+    const stat = statSync(path, { throwIfNoEntry: false })
+    if (!stat) return
+    if (stat.isDirectory()) {
+      for (const entry of readdirSync(path).sort()) add(join(relative, entry))
+      return
+    }
+    if (relative.endsWith('.test.ts')) return
+    hasher.update(`${relative}\0${stat.size}\0`)
+    hasher.update(readFileSync(path))
+  }
+  for (const input of inputs) add(input)
+  return hasher.digest('hex').slice(0, 16)
+}
+
+/**
+ * Removes bundles of other sources, all but the newest `keep` beside the current one, and files of the flat layout
+ * earlier releases wrote. A process still running an older bundle has loaded its chunks within a second of starting
+ * (the chain plugins load then), so only a bundle some process may yet start from is worth keeping. Only names this
+ * module writes are touched: BUNDLE_DIR may be a directory that holds other files.
+ */
+export function pruneBundles(dir: string, current: string, keep = 2): void {
+  const entries = readdirSync(dir, { withFileTypes: true })
+  const others = entries
+    .filter((e) => e.isDirectory() && FINGERPRINT.test(e.name) && e.name !== current)
+    .map((e) => ({ name: e.name, time: statSync(join(dir, e.name), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
+    .sort((a, b) => b.time - a.time)
+  for (const old of others.slice(keep)) rmSync(join(dir, old.name), { recursive: true, force: true })
+  for (const e of entries) if (e.isFile() && FLAT_LAYOUT.test(e.name)) rmSync(join(dir, e.name), { force: true })
+}
