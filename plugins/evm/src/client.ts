@@ -19,6 +19,7 @@ import {
   RPC_URLS_VARIABLE,
   SWAP_ROUTERS_VARIABLE,
 } from './env.ts'
+import { checkedFetch } from './answers.ts'
 import { type CallBatcher, createCallBatcher } from './multicall.ts'
 import { createJsonRpcPost, postFor, type JsonRpcPost } from './post.ts'
 
@@ -203,7 +204,7 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
     // Whatever still leaves separately in one tick (getBalance, estimates) goes as one JSON-RPC batch...
     // (The hook returns nothing: viem would take a returned value as the request to send instead.)
     // One retry: a dropped connection is worth a second try; a node that hangs fails within ~2 × timeoutMs.
-    transport: http(url, { batch: true, timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest(), fetchFn: wholeAnswerWithin(timeoutMs) }),
+    transport: http(url, { batch: true, timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest(), fetchFn: checkedFetch(wholeAnswerWithin(timeoutMs) ?? fetch) }),
     // ...and eth_calls fold into one Multicall3 call. Where viem does not know the chain's Multicall3, the call
     // carries Multicall3's code (deployless) instead of assuming a contract the chain may lack.
     batch: {

@@ -164,7 +164,8 @@ async function settledThrough(publicClient: PublicClient): Promise<{ head: bigin
   const [head, finalized] = await Promise.all([
     publicClient.getBlockNumber({ cacheTime: 0 }),
     publicClient.request({ method: 'eth_getBlockByNumber', params: ['finalized', false] }).then(
-      (block) => (block ? BigInt(block.number!) : null),
+      // A block without its number (a pending one) names no finalized block. (The number's form is checked on arrival.)
+      (block) => (block?.number ? BigInt(block.number) : null),
       () => null,
     ),
   ])

@@ -7,6 +7,7 @@
  * `TimeoutError`, a node's error `RpcRequestError`; viem's classes are built only when a request fails.
  */
 import { HttpRequestError, RpcRequestError, TimeoutError, type PublicClient } from 'viem'
+import { boundedText } from './answers.ts'
 
 export type JsonRpcPost = (method: string, params: unknown[]) => Promise<unknown>
 
@@ -47,7 +48,8 @@ export function createJsonRpcPost(options: JsonRpcPostOptions): JsonRpcPost {
         body: JSON.stringify(body),
         signal: timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined,
       })
-      payload = response.ok ? await response.json() : undefined
+      // Bounded as viem bounds its answers: a node streaming megabytes must not fill the server's memory.
+      payload = response.ok ? JSON.parse(await boundedText(response)) : undefined
     } catch (e) {
       if (e instanceof Error && e.name === 'TimeoutError') throw new TimeoutError({ body, url })
       throw new HttpRequestError({ body, url, details: e instanceof Error ? e.message : String(e), cause: e instanceof Error ? e : undefined })

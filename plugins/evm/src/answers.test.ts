@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { UnavailableError } from '@earn/core'
+import { parseUnits, type Hex } from 'viem'
+import { boundedText, malformedAnswer, malformedResult } from './answers.ts'
+import { connect } from './client.ts'
+import { startEarnChain, type EarnChain } from './fixtures.ts'
+import { flows, servesChain } from './portfolio.ts'
+import { build } from './transactions.ts'
+
+let chain: EarnChain
+let txHash: Hex
+const raw = async (method: string, params: unknown[]) => {
+  const response = await fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+  return ((await response.json()) as { result: unknown }).result
+}
+
+beforeAll(async () => {
+  chain = await startEarnChain()
+  const owner = await chain.user(parseUnits('10', 6))
+  const hashes = await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('10', 6) })))
+  txHash = hashes.at(-1)!
+})
+afterAll(() => chain?.anvil.stop())
+
+describe('malformedResult', () => {
+  test("anvil's own answers pass, a deposit's block, transaction, receipt, logs and call trace among them", async () => {
+    const receipt = (await raw('eth_getTransactionReceipt', [txHash])) as { blockNumber: Hex; logs: unknown[] }
+    expect(receipt.logs.length).toBeGreaterThan(0)
+    const answers: [string, unknown][] = [
+      ['eth_chainId', await raw('eth_chainId', [])],
+      ['eth_blockNumber', await raw('eth_blockNumber', [])],
+      ['eth_getBlockByNumber', await raw('eth_getBlockByNumber', [receipt.blockNumber, true])],
+      ['eth_getBlockByNumber', await raw('eth_getBlockByNumber', ['0xffffff', false])],
+      ['eth_getTransactionByHash', await raw('eth_getTransactionByHash', [txHash])],
+      ['eth_getTransactionReceipt', receipt],
+      ['eth_getLogs', await raw('eth_getLogs', [{ fromBlock: '0x0', toBlock: 'latest' }])],
+      ['eth_getCode', await raw('eth_getCode', [chain.vault, 'latest'])],
+      ['eth_getBalance', await raw('eth_getBalance', [chain.vault, 'latest'])],
+      ['debug_traceTransaction', await raw('debug_traceTransaction', [txHash, { tracer: 'callTracer' }])],
+    ]
+    expect(answers.map(([method, result]) => malformedResult(method, result))).toEqual(answers.map(() => undefined))
+  })
+
+  test('a quantity, a log list, a log, a block number or an address of the wrong form is named', async () => {
+    const receipt = (await raw('eth_getTransactionReceipt', [txHash])) as Record<string, unknown> & { logs: Record<string, unknown>[] }
+    expect(malformedResult('eth_chainId', 'zz')).toBe('eth_chainId answered something other than its result')
+    expect(malformedResult('eth_blockNumber', null)).toBe('eth_blockNumber answered something other than its result')
+    expect(malformedResult('eth_getLogs', null)).toBe('eth_getLogs answered something other than its result')
+    expect(malformedResult('eth_getLogs', [{ foo: 1 }])).toBe('eth_getLogs answered something other than its result')
+    expect(malformedResult('eth_getBlockByNumber', { number: 'zz' })).toBe('eth_getBlockByNumber answered a number of the wrong form')
+    expect(malformedResult('eth_getTransactionReceipt', { ...receipt, logs: [{ ...receipt.logs[0], topics: [7] }] })).toBe(
+      'eth_getTransactionReceipt answered a logs of the wrong form',
+    )
+    expect(malformedResult('eth_getTransactionReceipt', { ...receipt, from: 12 })).toBe('eth_getTransactionReceipt answered a from of the wrong form')
+    expect(malformedResult('debug_traceTransaction', { type: 'CALL', calls: [{ type: 'CALL', calls: [{ gasUsed: 'lots' }] }] })).toBe(
+      'debug_traceTransaction answered a gasUsed of the wrong form',
+    )
+    // A method this module does not know is viem's to read.
+    expect(malformedResult('eth_unknown', 'zz')).toBeUndefined()
+  })
+
+  test('a batch answer is matched to its requests by id; an error passes, a body that is not JSON-RPC does not', () => {
+    const request = JSON.stringify([
+      { jsonrpc: '2.0', id: 1, method: 'eth_chainId' },
+      { jsonrpc: '2.0', id: 2, method: 'eth_blockNumber' },
+    ])
+    expect(malformedAnswer(request, JSON.stringify([{ id: 2, result: '0x10' }, { id: 1, result: '0x1' }]))).toBeUndefined()
+    expect(malformedAnswer(request, JSON.stringify([{ id: 2, result: '0x10' }, { id: 1, result: 'one' }]))).toBe('eth_chainId answered something other than its result')
+    expect(malformedAnswer(request, JSON.stringify([{ id: 1, error: { code: -32000, message: 'busy' } }, { id: 2, result: '0x10' }]))).toBeUndefined()
+    expect(malformedAnswer(request, '<html>')).toBe('the answer is not JSON')
+    expect(malformedAnswer(request, '{"jsonrpc":"2.0"}')).toBe('the answer is not a JSON-RPC response')
+  })
+
+  test('a body past the limit is refused, declared or streamed', async () => {
+    expect(await boundedText(new Response('x'.repeat(10)), 10)).toBe('x'.repeat(10))
+    await expect(boundedText(new Response('x'.repeat(11)), 10)).rejects.toThrow('the answer is over 10 bytes')
+    await expect(boundedText(new Response('x', { headers: { 'content-length': '11' } }), 10)).rejects.toThrow('the answer is over 10 bytes')
+    // A compressed body declares its size on the wire, not what it inflates to: counted as it arrives.
+    await expect(boundedText(new Response('x'.repeat(11), { headers: { 'content-length': '5', 'content-encoding': 'gzip' } }), 10)).rejects.toThrow('the answer is over 10 bytes')
+    const stream = new ReadableStream({
+      pull(controller) {
+        controller.enqueue(new Uint8Array(8))
+      },
+    })
+    await expect(boundedText(new Response(stream), 100)).rejects.toThrow('the answer is over 100 bytes')
+  })
+})
+
+/** anvil behind a proxy that answers `method` with `result` and forwards everything else. */
+function corrupting(method: string, result: unknown) {
+  type Call = { id?: unknown; method: string }
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(request) {
+      const parsed = (await request.json()) as Call | Call[]
+      const answer = async (call: Call) =>
+        call.method === method
+          ? { jsonrpc: '2.0', id: call.id, result }
+          : (await fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) })).json()
+      return Response.json(Array.isArray(parsed) ? await Promise.all(parsed.map(answer)) : await answer(parsed))
+    },
+  })
+  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) }
+}
+
+describe('a node answering a method with the wrong form is a chain that did not answer (503), not a fault of ours', () => {
+  const cases: [string, string, unknown][] = [
+    ['servesChain', 'eth_chainId', 'zz'],
+    ['flows', 'eth_blockNumber', null],
+    ['flows', 'eth_blockNumber', 'zz'],
+    ['flows', 'eth_getLogs', null],
+    ['flows', 'eth_getLogs', [{ foo: 1 }]],
+    ['flows', 'eth_getBlockByNumber', { number: 'zz' }],
+  ]
+  for (const [what, method, result] of cases)
+    test(`${what}: ${method} answering ${JSON.stringify(result)}`, async () => {
+      const proxy = corrupting(method, result)
+      try {
+        const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}`, EVM_RPC_TIMEOUT_MS: '2000' })
+        const owner = (await chain.user()).address
+        const asked = what === 'servesChain' ? servesChain(client, chain.anvil.chainId) : flows(client, { chainId: chain.anvil.chainId, vaultAddress: chain.vault, owner })
+        const error = await asked.catch((e: unknown) => e)
+        expect(error).toBeInstanceOf(UnavailableError)
+        expect((error as UnavailableError).context).toEqual({ chainId: chain.anvil.chainId })
+      } finally {
+        await proxy.stop()
+      }
+    })
+})

@@ -1,0 +1,144 @@
+/**
+ * A node's answers, checked for their method's shape before viem reads them. viem turns a quantity that is not hex
+ * into a SyntaxError and a log list that is not one into a TypeError: thrown past its own error classes, they read as
+ * this server's fault (a 500) where the node failed, which is a 503 like any chain that does not answer. Only what
+ * viem formats or this plugin reads is checked, and a field that is absent or null passes: nodes differ in those.
+ */
+import { MalformedAnswerError } from './rpc.ts'
+
+/** viem's own limit on an answer's body; past it, the node did not answer usefully. */
+export const MAX_ANSWER_BYTES = 10 * 1024 * 1024
+
+type Check = (value: unknown) => boolean
+
+const hexOf = (pattern: RegExp): Check => (v) => typeof v === 'string' && pattern.test(v)
+const quantity = hexOf(/^0x[0-9a-fA-F]{1,64}$/)
+const data = hexOf(/^0x[0-9a-fA-F]*$/)
+const address = hexOf(/^0x[0-9a-fA-F]{40}$/)
+const hash = hexOf(/^0x[0-9a-fA-F]{64}$/)
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const orNull = (check: Check): Check => (v) => v === null || check(v)
+const arrayOf = (check: Check): Check => (v) => Array.isArray(v) && v.every(check)
+const log: Check = (v) => isObject(v) && address(v.address) && data(v.data) && arrayOf(hash)(v.topics)
+
+/** Fields of blocks, transactions, receipts, logs, simulated calls and trace frames, wherever they appear. */
+const FIELDS: Record<string, Check> = Object.fromEntries([
+  ...[
+    'number', 'timestamp', 'gasLimit', 'gasUsed', 'baseFeePerGas', 'blobGasUsed', 'excessBlobGas', 'difficulty',
+    'totalDifficulty', 'size', 'blockNumber', 'chainId', 'gas', 'gasPrice', 'maxFeePerGas', 'maxPriorityFeePerGas',
+    'maxFeePerBlobGas', 'value', 'v', 'yParity', 'nonce', 'transactionIndex', 'logIndex', 'cumulativeGasUsed',
+    'effectiveGasPrice', 'blobGasPrice', 'maxUsedGas',
+  ].map((name) => [name, quantity]),
+  ...['from', 'to', 'address', 'contractAddress', 'miner'].map((name) => [name, address]),
+  ...['hash', 'blockHash', 'transactionHash', 'parentHash'].map((name) => [name, hash]),
+  ...['data', 'input', 'output', 'returnData'].map((name) => [name, data]),
+  ['logs', arrayOf(log)],
+  ['topics', arrayOf(hash)],
+  ['calls', Array.isArray],
+])
+
+/** The result's own shape per method; methods not named here are left to viem. */
+const RESULTS: Record<string, Check> = {
+  ...Object.fromEntries(
+    ['eth_chainId', 'eth_blockNumber', 'eth_getBalance', 'eth_estimateGas', 'eth_gasPrice', 'eth_maxPriorityFeePerGas', 'eth_getTransactionCount'].map((m) => [m, quantity]),
+  ),
+  eth_call: data,
+  eth_getCode: data,
+  eth_getLogs: arrayOf(log),
+  eth_getBlockByNumber: orNull(isObject),
+  eth_getBlockByHash: orNull(isObject),
+  eth_getTransactionByHash: orNull(isObject),
+  eth_getTransactionReceipt: orNull(isObject),
+  eth_simulateV1: arrayOf(isObject),
+  debug_traceTransaction: isObject,
+}
+
+/** What is wrong with `result` as an answer to `method`, or undefined. */
+export function malformedResult(method: string, result: unknown): string | undefined {
+  const check = RESULTS[method]
+  if (check && !check(result)) return `${method} answered something other than its result`
+  // Depth-first without recursion: a call trace nests as deep as the calls did.
+  const stack: unknown[] = [result]
+  while (stack.length) {
+    const value = stack.pop()
+    if (Array.isArray(value)) {
+      for (const item of value) if (typeof item === 'object' && item !== null) stack.push(item)
+    } else if (isObject(value)) {
+      for (const key in value) {
+        const field = value[key]
+        if (field === null || field === undefined) continue
+        const fieldCheck = Object.hasOwn(FIELDS, key) ? FIELDS[key] : undefined
+        if (fieldCheck && !fieldCheck(field)) return `${method} answered a ${key} of the wrong form`
+        if (typeof field === 'object') stack.push(field)
+      }
+    }
+  }
+  return undefined
+}
+
+/**
+ * What is wrong with a JSON-RPC answer (`text`) to `requestBody` (one request or a batch), or undefined. An answer's
+ * error passes: viem reads those as the node's refusals.
+ */
+export function malformedAnswer(requestBody: string, text: string): string | undefined {
+  let request: unknown
+  let answer: unknown
+  try {
+    request = JSON.parse(requestBody)
+    answer = JSON.parse(text)
+  } catch {
+    return 'the answer is not JSON'
+  }
+  const methods = new Map<unknown, string>()
+  for (const r of [request].flat()) if (isObject(r) && typeof r.method === 'string') methods.set(r.id, r.method)
+  for (const a of [answer].flat()) {
+    if (!isObject(a) || !('result' in a || 'error' in a)) return 'the answer is not a JSON-RPC response'
+    if ('error' in a) continue
+    const method = methods.get(a.id)
+    const problem = method === undefined ? undefined : malformedResult(method, a.result)
+    if (problem) return problem
+  }
+  return undefined
+}
+
+/** The body as text, refused past `maxBytes` (declared, or counted as it arrives once decompressed). */
+export async function boundedText(response: Response, maxBytes = MAX_ANSWER_BYTES): Promise<string> {
+  const tooLarge = () => new MalformedAnswerError(`the answer is over ${maxBytes} bytes`)
+  const declared = response.headers.get('content-length')
+  if (declared !== null && Number(declared) > maxBytes) {
+    await response.body?.cancel()
+    throw tooLarge()
+  }
+  // The length a plain body declares is all it can carry (its framing ends there): read at once. A compressed one
+  // declares what it is sent as, not what it inflates to, so it is counted as it comes.
+  if ((declared !== null && !response.headers.has('content-encoding')) || !response.body) return response.text()
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return text + decoder.decode()
+    size += value.byteLength
+    if (size > maxBytes) {
+      await reader.cancel()
+      throw tooLarge()
+    }
+    text += decoder.decode(value, { stream: true })
+  }
+}
+
+/**
+ * A fetch for viem's http transport that hands it only answers of their methods' shapes; a malformed one is thrown,
+ * which viem reports as an `HttpRequestError`: the chain did not answer.
+ */
+export function checkedFetch(inner: typeof fetch): typeof fetch {
+  return (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const response = await inner(input, init)
+    if (!response.ok) return response
+    const text = await boundedText(response)
+    const problem = malformedAnswer(typeof init?.body === 'string' ? init.body : '', text)
+    if (problem) throw new MalformedAnswerError(problem)
+    return new Response(text, { status: response.status, statusText: response.statusText, headers: { 'content-type': 'application/json' } })
+  }) as typeof fetch
+}
