@@ -32,7 +32,7 @@ export function createApp(deps: Deps) {
     .use(errorHandling(deps))
     .use(hostRequired)
     .use(cors(deps.config.corsOrigins))
-    .use(bodyParsing)
+    .use(bodyParsing(deps.keys))
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))
     .use(opportunityRoutes(deps))

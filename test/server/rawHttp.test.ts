@@ -231,3 +231,15 @@ describe('a request whose answer takes longer than the idle timeout', () => {
     }
   }, 40_000)
 })
+
+describe('a body sent without a valid key', () => {
+  test('is not read: the 401 comes before the body does, and the connection closes', async () => {
+    // Ten bytes of a declared thousand: a server reading the body first would wait for the rest until its idle timeout.
+    for (const keyHeader of ['', 'X-API-Key: sk_live_11111111111111111111\n']) {
+      const r = await raw(`POST /v2/membership/agreement HTTP/1.1\nHost: 127.0.0.1\n${keyHeader}Content-Type: application/json\nContent-Length: 1000\n`, '{"address"')
+      expect(r.status).toBe(401)
+      expect(r.headers.connection).toBe('close')
+      expectEnvelope(json(r), 401, 'UNAUTHORIZED')
+    }
+  })
+})

@@ -307,6 +307,22 @@ describe('which store failures are the database being unavailable', () => {
     }
   })
 
+  test('a key check that cannot reach the store is a 503 with a body or without (the body is not read)', async () => {
+    const real = createStore({ engine: 'sqlite', path: ':memory:' })
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })
+    const h = await createHarness({ store: { ...real, findKeyByHash: () => Promise.reject(refused) }, logger: { info: () => {}, error: () => {} } })
+    try {
+      const post = await h.post('/v2/membership/agreement', { address: wallet, walletEcosystem: 'evm', url: 'https://app.example.com' })
+      const get = await h.get(`/v2/membership/?address=${wallet}`)
+      for (const r of [post, get]) {
+        expectEnvelope(r.body, 503, 'UNAVAILABLE')
+        expect(r.body.context).toEqual({ database: 'unreachable' })
+      }
+    } finally {
+      await real.close()
+    }
+  })
+
   test('a PostgreSQL server that refuses the connection is unreachable', async () => {
     // Port 1 on this machine: nothing listens there, so the connection is refused at once.
     const sql = postgres('postgres://postgres@127.0.0.1:1/test', { max: 1, connect_timeout: 2, onnotice: () => {} })

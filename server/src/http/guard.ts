@@ -7,7 +7,7 @@ import { ApiError, InvalidArgumentError, UnauthorizedError } from '@earn/core'
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
 import { budgetOf, meterHeaders } from '@earn/core/metering/meter'
 import type { Deps } from '../deps.ts'
-import { BadStringInBody, BODY_TOO_LARGE, MALFORMED_JSON, PayloadTooLargeError, UnreadableBody } from './parse.ts'
+import { BadStringInBody, BODY_TOO_LARGE, MALFORMED_JSON, PayloadTooLargeError, UNAUTHENTICATED_BODY, UnreadableBody } from './parse.ts'
 import { pathOf, requestState } from './request.ts'
 
 const UNAUTHORIZED_TEXT = {
@@ -41,8 +41,8 @@ export async function guard(
   const policy = OPERATIONS[id]
   // The rest of an oversized body is never read: closing the connection drops it, where keeping the connection
   // would hold a graceful shutdown for as long as the client takes to send it. Whatever the answer (401, 413).
-  if (ctx.body === BODY_TOO_LARGE) ctx.set.headers.connection = 'close'
-  const verified = await deps.keys.verify(ctx.request.headers.get('x-api-key'))
+  if (ctx.body === BODY_TOO_LARGE || ctx.body === UNAUTHENTICATED_BODY) ctx.set.headers.connection = 'close'
+  const verified = await (state?.verification ?? deps.keys.verify(ctx.request.headers.get('x-api-key')))
   if (verified.code !== 'VALID') throw new UnauthorizedError(UNAUTHORIZED_TEXT[verified.code])
   const { key, organization } = verified.record
   if (state) state.auth = { kind: verified.kind, keyId: key.id, organization }
