@@ -1,6 +1,6 @@
 /** Request id on every response and one structured log line per request. */
 import { Elysia } from 'elysia'
-import type { Clock } from '@earn/core'
+import { type Clock, quoted } from '@earn/core'
 import type { Logger } from '../logger.ts'
 import { pathOf, requestState, startRequest } from './request.ts'
 
@@ -17,10 +17,16 @@ export const requestLogging = (deps: { clock: Clock; logger: Logger; enabled: bo
       deps.logger.info({
         requestId: state.id,
         method: request.method,
-        route: route || pathOf(request.url),
+        ...(route ? { route } : { route: '(no route)', path: loggedPath(request.url) }),
         status: state.status ?? (typeof set.status === 'number' ? set.status : 200),
         durationMs: Math.round((performance.now() - state.startedAt) * 100) / 100,
         org: state.auth?.organization.id,
       })
     })
 }
+
+/** Anything shaped like an API key (a client may paste one into a path): the logger never takes a key. */
+const KEY_LIKE = /([ps]k_live_)[1-9A-HJ-NP-Za-km-z]+/g
+
+/** An unrouted path, as the 404 quotes it (cut to 80 characters), keys masked. */
+const loggedPath = (url: string): string => quoted(pathOf(url).replace(KEY_LIKE, '$1…'))
