@@ -81,6 +81,35 @@ if (await postgresAvailable()) {
     })
   })
 
+  describe('store: postgres, two imports of the same entries in opposite orders', () => {
+    test('neither deadlocks: rows are locked in id order, outcomes come back in the file\'s order', async () => {
+      const { schema, drop } = await freshSchema()
+      const [a, b] = [0, 1].map(() => createStore({ engine: 'postgres', url: DATABASE_URL, schema }))
+      try {
+        await a!.migrate(Date.now())
+        await Promise.all([a!.ping(), b!.ping()])
+        const rows = Array.from({ length: 200 }, (_, i) => ({
+          id: randomUUID(), ecosystem: 'evm', chainId: '1', vaultAddress: '0x' + 'aa'.repeat(20), listing: `{"name":"${i}"}`, chainFacts: null,
+          tvl: 0, refreshedAt: null, refreshError: null, delistedAt: null, createdAt: 1, updatedAt: 1,
+        }))
+        await a!.upsertOpportunities(rows.map((row) => ({ row, depositTokens: ['0xa'] })))
+        for (let round = 0; round < 3; round++) {
+          const forwards = rows.map((row) => ({ row: { ...row, updatedAt: 2 + round }, depositTokens: ['0xb'] }))
+          const backwards = [...forwards].reverse()
+          const results = await Promise.all([a!.upsertOpportunities(forwards), b!.upsertOpportunities(backwards)])
+          for (const r of results) expect(r.map((o) => o.result)).toEqual(rows.map(() => 'updated'))
+        }
+        // The outcome of a new entry placed among existing ones is reported at its place in the file.
+        const fresh = { ...rows[0]!, id: randomUUID() }
+        const outcomes = await a!.upsertOpportunities([rows[5]!, fresh, rows[1]!].map((row) => ({ row, depositTokens: [] })))
+        expect(outcomes.map((o) => o.result)).toEqual(['updated', 'created', 'updated'])
+      } finally {
+        await Promise.all([a!.close(), b!.close()])
+        await drop()
+      }
+    })
+  })
+
   describe('store: postgres, a connection PostgreSQL closes', () => {
     test('before COMMIT: the commit fails as unreachable, and the rollback Kysely sends then is a no-op', async () => {
       const { schema, drop } = await freshSchema()

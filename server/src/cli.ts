@@ -25,6 +25,7 @@ import {
   setKeyBudgets,
   setOpportunityDelisted,
   quoted,
+  storeUnavailable,
   systemClock,
   type Tier,
 } from '@earn/core'
@@ -310,6 +311,8 @@ export function errorMessage(e: unknown): string {
   const code = (e as { code?: unknown } | null)?.code
   if (!(e instanceof Error) || typeof code !== 'string' || (e.name !== 'SQLiteError' && e.name !== 'PostgresError')) return String(e)
   if (code.startsWith('SQLITE_BUSY')) return `the store is busy: another process held its write lock past the 5 s busy timeout; run the command again (${code})`
+  if (storeUnavailable(e) === 'busy')
+    return `the store is busy: ${e.message.split('\n')[0]} (another command or a server held what this one needed); run the command again (${code})`
   return `the store refused the command: ${e.message.split('\n')[0]} (${code})`
 }
 

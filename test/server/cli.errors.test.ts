@@ -8,7 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { asksForHelp, errorMessage, parseCommand, UsageError } from '@earn/server/cli'
+import postgres from 'postgres'
 import { runCli } from '../process.ts'
+import { DATABASE_URL } from '../services.ts'
 import { thrown } from '../thrown.ts'
 
 test('a store busy past its timeout reads as such; other store errors keep their code', () => {
@@ -30,6 +32,30 @@ test('a store busy past its timeout reads as such; other store errors keep their
     waiter.close()
     holder.close()
     rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('PostgreSQL refusing for a lock held or a deadlock reads as busy, run the command again', async () => {
+  const holder = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+  const waiter = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+  const table = `cli_busy_${process.pid}`
+  try {
+    await holder.unsafe(`create table ${table} (x int)`)
+    const held = holder.begin(async (sql) => {
+      await sql.unsafe(`lock table ${table}`)
+      await Bun.sleep(500)
+    })
+    await Bun.sleep(100)
+    const refused = await waiter.begin(async (sql) => {
+      await sql.unsafe(`set local lock_timeout = 50`)
+      await sql.unsafe(`lock table ${table}`)
+    }).catch((e: unknown) => e)
+    await held
+    expect((refused as { code?: string }).code).toBe('55P03')
+    expect(errorMessage(refused)).toStartWith('the store is busy: canceling statement due to lock timeout (another command or a server held what this one needed); run the command again (55P03)')
+  } finally {
+    await holder.unsafe(`drop table if exists ${table}`)
+    await Promise.all([holder.end(), waiter.end()])
   }
 })
 

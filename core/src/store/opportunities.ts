@@ -130,8 +130,11 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
     upsertOpportunity: (row, depositTokens) => db.transaction().execute(async (trx) => (await upsertIn(trx, { row, depositTokens })).result),
     upsertOpportunities: (entries) =>
       db.transaction().execute(async (trx) => {
-        const results: UpsertOutcome[] = []
-        for (const e of entries) results.push(await upsertIn(trx, e))
+        // Rows locked in id order, whatever the file's: two imports naming the same entries in other orders each
+        // waited for a row the other held (PostgreSQL's deadlock, every time). Outcomes in the file's order.
+        const results: UpsertOutcome[] = new Array(entries.length)
+        const order = entries.map((_, i) => i).sort((a, b) => (entries[a]!.row.id < entries[b]!.row.id ? -1 : entries[a]!.row.id > entries[b]!.row.id ? 1 : 0))
+        for (const i of order) results[i] = await upsertIn(trx, entries[i]!)
         return results
       }),
     getOpportunity: (id) => db.selectFrom('opportunities').selectAll().where('id', '=', id).executeTakeFirst(),

@@ -7,10 +7,11 @@
 
 export type StoreUnavailable = 'busy' | 'unreachable' | 'unwritable'
 
-// SQLSTATE: 57014 statement timeout or cancel; 55P03 lock not available; 53300 too many connections; 25P03 idle in
+// SQLSTATE: 57014 statement timeout or cancel; 55P03 lock not available; 40P01 deadlock (the transaction was rolled
+// back and may run again); 53300 too many connections; 25P03 idle in
 // transaction timeout; classes 08 (connection exception) and 57P (shutdown, cannot connect now); 25006 read-only
 // transaction, 53100 disk full, 53200 out of memory.
-const POSTGRES_STATES: Record<string, StoreUnavailable> = { '57014': 'busy', '55P03': 'busy', '53300': 'busy', '25P03': 'busy', '25006': 'unwritable', '53100': 'unwritable', '53200': 'busy' }
+const POSTGRES_STATES: Record<string, StoreUnavailable> = { '57014': 'busy', '55P03': 'busy', '40P01': 'busy', '53300': 'busy', '25P03': 'busy', '25006': 'unwritable', '53100': 'unwritable', '53200': 'busy' }
 // postgres.js's own codes for a connection it lost or could not open, and the socket's.
 const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'])
 
