@@ -51,6 +51,14 @@ describe('membership flow', () => {
     expect(created.body).toEqual({ isMember: true, error: '' })
   })
 
+  test('the nonce is a UUID in either case: one sent back in capitals is the same nonce', async () => {
+    const wallet = newWallet()
+    const { nonce, message } = await agreement(wallet.address)
+    const created = await h.post('/v2/membership/', { address: wallet.address, walletEcosystem: 'evm', signature: await wallet.signMessage({ message }), nonce: nonce.toUpperCase() })
+    expect(created.body).toEqual({ isMember: true, error: '' })
+    expect((await h.store.getNonce(nonce))?.consumedAt).not.toBeNull()
+  })
+
   test('a Solana or TON agreement names no chain unless asked, and records none', async () => {
     const solana = await h.post('/v2/membership/agreement', { address: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM', walletEcosystem: 'solana', url: 'https://app.example.com' })
     expect(solana.status, solana.text).toBe(200)

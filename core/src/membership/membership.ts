@@ -128,7 +128,8 @@ export async function createMembership(deps: MembershipDeps, p: CreateMembership
     distributorId = distributor.id
   }
 
-  const nonce = await deps.store.getNonce(p.nonce)
+  // A UUID reads the same in either case (RFC 9562): one a client's UUID type prints in capitals is still ours.
+  const nonce = await deps.store.getNonce(p.nonce.toLowerCase())
   const now = deps.clock.now()
   // Another organization's nonce is as good as none: a signature and nonce that leaked must not let it take the signup.
   if (!nonce || nonce.orgId !== p.orgId) throw new InvalidNonceError('unknown')
