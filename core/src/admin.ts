@@ -40,11 +40,18 @@ export interface CreateOrganizationResult {
 /** Names people read in listings and logs: one line, of a length a listing can show. */
 const NAME_MAX = 200
 
-function checkedName(field: string, input: string): string {
+/** What keeps `input` from being a name (as the sentence's end: "must be …", "is at most …"), or undefined. */
+export function nameProblem(input: string): string | undefined {
   const name = input.trim()
-  if (hasControlCharacter(name)) throw new InvalidArgumentError(`the ${field} must be one line of text, without control characters`, { name: 'has a control character' })
-  if (Array.from(name).length > NAME_MAX) throw new InvalidArgumentError(`the ${field} is at most ${NAME_MAX} characters`, { name: `longer than ${NAME_MAX} characters` })
-  return name
+  if (hasControlCharacter(name)) return 'must be one line of text, without control characters'
+  if (Array.from(name).length > NAME_MAX) return `is at most ${NAME_MAX} characters`
+  return undefined
+}
+
+function checkedName(field: string, input: string): string {
+  const problem = nameProblem(input)
+  if (problem) throw new InvalidArgumentError(`the ${field} ${problem}`, { name: problem.startsWith('must') ? 'has a control character' : `longer than ${NAME_MAX} characters` })
+  return input.trim()
 }
 
 function budget(name: string, value: number | null | undefined): void {

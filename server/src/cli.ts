@@ -18,6 +18,7 @@ import {
   issueKey,
   KEY_KINDS,
   type KeyKind,
+  nameProblem,
   NotFoundError,
   parseConfig,
   revokeKey,
@@ -29,6 +30,8 @@ import {
   systemClock,
   type Tier,
 } from '@earn/core'
+import { statSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { migrateStore, openStore } from './compose.ts'
 import { loadEcosystems } from './ecosystems.ts'
 import { firstDuplicateKey } from './duplicateKeys.ts'
@@ -79,21 +82,24 @@ export function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
   return { words, flags }
 }
 
-/** Each command's options and how many words follow it: anything else is a usage error, never silently dropped. */
-const COMMANDS: Record<string, { options: string[]; operands?: string }> = {
-  'org create': { options: ['name', 'tier', 'hourly-budget', 'monthly-budget'] },
+/**
+ * Each command's options (those it cannot run without among them), whether it names a key, and the word that follows
+ * it: anything else is a usage error, never silently dropped, and told before the store is opened.
+ */
+const COMMANDS: Record<string, { options: string[]; required?: string[]; keyRef?: true; budget?: true; operands?: { name: string; what: string } }> = {
+  'org create': { options: ['name', 'tier', 'hourly-budget', 'monthly-budget'], required: ['name'] },
   'org list': { options: [] },
-  'distributor create': { options: ['org', 'name'] },
-  'distributor list': { options: ['org'] },
-  'key create': { options: ['org', 'kind', 'hourly-budget', 'monthly-budget'] },
-  'key list': { options: ['org'] },
-  'key rotate': { options: ['id', 'key'] },
-  'key revoke': { options: ['id', 'key'] },
-  'key budget': { options: ['id', 'key', 'hourly-budget', 'monthly-budget'] },
-  'opportunity import': { options: [], operands: 'FILE' },
+  'distributor create': { options: ['org', 'name'], required: ['org'] },
+  'distributor list': { options: ['org'], required: ['org'] },
+  'key create': { options: ['org', 'kind', 'hourly-budget', 'monthly-budget'], required: ['org', 'kind'] },
+  'key list': { options: ['org'], required: ['org'] },
+  'key rotate': { options: ['id', 'key'], keyRef: true },
+  'key revoke': { options: ['id', 'key'], keyRef: true },
+  'key budget': { options: ['id', 'key', 'hourly-budget', 'monthly-budget'], keyRef: true, budget: true },
+  'opportunity import': { options: [], operands: { name: 'FILE', what: 'the catalog file' } },
   'opportunity list': { options: [] },
-  'opportunity delist': { options: [], operands: 'ID' },
-  'opportunity relist': { options: [], operands: 'ID' },
+  'opportunity delist': { options: [], operands: { name: 'ID', what: 'the opportunity id' } },
+  'opportunity relist': { options: [], operands: { name: 'ID', what: 'the opportunity id' } },
 }
 
 /** Budget options' words besides a number: "no cap" on an organization, "the organization's" on a key. */
@@ -128,7 +134,13 @@ export function parseCommand(argv: string[]): ParsedCommand {
   }
   const operands = words.slice(2)
   if (operands.length > (spec.operands ? 1 : 0))
-    throw new UsageError(spec.operands ? `"${command}" takes one ${spec.operands}, not ${operands.length}: run it once for each` : `"${command}" takes no ${operands.length > 1 ? 'words' : 'word'} after it (got ${operands.join(' ')})`)
+    throw new UsageError(spec.operands ? `"${command}" takes one ${spec.operands.name}, not ${operands.length}: run it once for each` : `"${command}" takes no ${operands.length > 1 ? 'words' : 'word'} after it (got ${operands.join(' ')})`)
+  if (spec.operands && operands.length === 0) throw new UsageError(`${command} needs ${spec.operands.what}: ${command} ${spec.operands.name}`)
+  for (const name of spec.required ?? []) text(flags, name, true)
+  if (spec.keyRef) keyRef(flags)
+  const name = text(flags, 'name')
+  const problem = name === undefined ? undefined : nameProblem(name)
+  if (problem) throw new UsageError(`--name ${problem}`)
   const tier = text(flags, 'tier')
   if (tier !== undefined && tier !== 'standard' && tier !== 'premium') throw new UsageError('--tier must be standard or premium')
   const kind = text(flags, 'kind')
@@ -137,6 +149,7 @@ export function parseCommand(argv: string[]): ParsedCommand {
     hourly: budgetFlag(flags, 'hourly-budget', budgetWords(command, 'hourly-budget')),
     monthly: budgetFlag(flags, 'monthly-budget', budgetWords(command, 'monthly-budget')),
   }
+  if (spec.budget && budgets.hourly === undefined && budgets.monthly === undefined) throw new UsageError('give --hourly-budget and/or --monthly-budget')
   return { command, operand: operands[0], flags, budgets }
 }
 
@@ -171,12 +184,23 @@ function keyRef(flags: Flags) {
 /** The opportunity commands also need the chains; the others only the store. */
 export type CliDeps = AdminDeps & { ecosystems?: EcosystemRegistry }
 
+/** A catalog file past this is refused before it is read (50,000 entries take ~25 MB). */
+const MAX_CATALOG_BYTES = 256 * 1024 * 1024
+
+const READ_ERRORS: Record<string, string> = { ENOENT: 'no such file', EISDIR: 'it is a directory', EACCES: 'permission denied' }
+
 async function readJsonFile(path: string): Promise<unknown> {
+  // `bun run cli` runs in the repository's root, not the shell's directory: the message names the file it looked for.
+  const where = resolve(path)
   let text: string
   try {
-    text = await Bun.file(path).text()
+    const size = statSync(where).size
+    if (size > MAX_CATALOG_BYTES) throw new InvalidArgumentError(`cannot read ${where}: it is ${size} bytes, more than a catalog file's ${MAX_CATALOG_BYTES}`)
+    text = await Bun.file(where).text()
   } catch (e) {
-    throw new InvalidArgumentError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`)
+    if (e instanceof InvalidArgumentError) throw e
+    const code = (e as NodeJS.ErrnoException).code
+    throw new InvalidArgumentError(`cannot read ${where}: ${(code && READ_ERRORS[code]) ?? code ?? String(e)}${code && READ_ERRORS[code] ? ` (${code})` : ''}`)
   }
   let parsed: unknown
   try {
@@ -272,12 +296,10 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
     case 'key budget': {
       const ref = keyRef(flags)
       await findKey(deps, ref)
-      if (budgets.hourly === undefined && budgets.monthly === undefined) throw new UsageError('give --hourly-budget and/or --monthly-budget')
       return setKeyBudgets(deps, ref, { hourlyBudget: budgets.hourly, monthlyBudget: budgets.monthly })
     }
     case 'opportunity import': {
-      const path = operand
-      if (!path) throw new UsageError('opportunity import needs the catalog file: opportunity import FILE')
+      const path = operand!
       if (!deps.ecosystems) throw new UsageError('opportunity import needs the chain configuration')
       return importCatalog({ store: deps.store, clock: deps.clock, ecosystems: deps.ecosystems }, await readJsonFile(path))
     }
@@ -285,8 +307,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
       return listCatalog(deps)
     case 'opportunity delist':
     case 'opportunity relist': {
-      if (!operand) throw new UsageError(`${command} needs the opportunity id: ${command} ID`)
-      return setOpportunityDelisted(deps, operand, command === 'opportunity delist')
+      return setOpportunityDelisted(deps, operand!, command === 'opportunity delist')
     }
     default:
       throw new UsageError(`unknown command "${command}"`)

@@ -121,7 +121,35 @@ test('a misspelt option or an extra word is a usage error, not a command that do
     expect([r.code, JSON.parse(r.stderr).error]).toEqual([2, expect.stringContaining('unknown option --teir')])
     const gold = await runCli(['org', 'create', '--name', 'Acme', '--tier', 'gold'], { DATA_DIR: dataDir })
     expect([gold.code, gold.stderr]).toEqual([2, expect.stringContaining('--tier must be standard or premium')])
+    // What a command cannot run without, and a name it cannot take, are told before the store is opened too.
+    const missing: [string[], string][] = [
+      [['org', 'create'], '--name is required'],
+      [['org', 'create', '--name', 'a'.repeat(201)], '--name is at most 200 characters'],
+      [['distributor', 'create', '--org', 'O', '--name', 'a\tb'], '--name must be one line of text, without control characters'],
+      [['key', 'create', '--org', 'O'], '--kind is required'],
+      [['key', 'list'], '--org is required'],
+      [['key', 'rotate'], 'give --id KEY_ID or --key KEY'],
+      [['key', 'budget', '--id', 'K'], 'give --hourly-budget and/or --monthly-budget'],
+      [['opportunity', 'import'], 'opportunity import needs the catalog file: opportunity import FILE'],
+      [['opportunity', 'delist'], 'opportunity delist needs the opportunity id: opportunity delist ID'],
+    ]
+    for (const [args, message] of missing) {
+      const r = await runCli([...args, '--json'], { DATA_DIR: dataDir })
+      expect([args.join(' '), r.code, JSON.parse(r.stderr).error]).toEqual([args.join(' '), 2, message])
+    }
     expect(await Bun.file(join(dataDir, 'earn.sqlite')).exists()).toBe(false)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a catalog file that cannot be read is named as the CLI resolved it (the repository root), with the reason in words', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-cli-file-'))
+  try {
+    const missing = await runCli(['opportunity', 'import', 'no-such-catalog.json', '--json'], { DATA_DIR: dir })
+    expect([missing.code, JSON.parse(missing.stderr).error]).toEqual([1, `cannot read ${join(import.meta.dir, '../..', 'no-such-catalog.json')}: no such file (ENOENT)`])
+    const directory = await runCli(['opportunity', 'import', dir, '--json'], { DATA_DIR: dir })
+    expect(JSON.parse(directory.stderr).error).toBe(`cannot read ${dir}: it is a directory (EISDIR)`)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
