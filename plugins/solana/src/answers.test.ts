@@ -69,6 +69,8 @@ const CASES: [method: string, read: keyof typeof reads, answers: { body?: string
   ['getLatestBlockhash', 'solTransfer', [{ body: HTML }, { result: 'null' }, { result: '{"context":{"slot":1},"value":{"lastValidBlockHeight":5}}' }, { result: '{"context":{"slot":1},"value":{"blockhash":"0OIl","lastValidBlockHeight":5}}' }, { result: `{"context":{"slot":1},"value":{"blockhash":"${BLOCKHASH}","lastValidBlockHeight":"abc"}}` }, { result: `{"context":{"slot":1},"value":{"blockhash":"${BLOCKHASH}","lastValidBlockHeight":1.5}}` }]],
   ['getMultipleAccounts', 'tokenTransfer', [{ body: HTML }, { result: 'null' }, { result: '{"context":{"slot":1},"value":[]}' }, { result: '{"context":{"slot":1},"value":"abc"}' }, { result: '{"context":{"slot":1},"value":[{"data":"abc","owner":"x","lamports":1,"executable":false},null,null,null,null]}' }]],
   ['getTransaction', 'transfers', [{ body: HTML }, { result: '{}' }, { result: '"abc"' }, { result: '{"transaction":["!!!","base64"],"meta":null}' }, { result: '{"transaction":["AAAA","base64"],"meta":null}' }, { result: '{"transaction":["AAAA","base64"],"meta":{"fee":5000,"preBalances":[1.5],"postBalances":[1]}}' }]],
+  // The recipient's account (a stream treasury, a catalog vault): a result that is no account read as none, and the check skipped.
+  ['getAccountInfo', 'solTransfer', [{ body: HTML }, { result: 'null' }, { result: '{}' }, { result: '{"context":{"slot":1}}' }, { result: '{"context":{"slot":1},"value":{}}' }, { result: '{"context":{"slot":1},"value":"abc"}' }]],
   ['getGenesisHash', 'balance', [{ body: HTML }, { result: '42' }, { result: '"not base58 0OIl"' }]],
 ]
 

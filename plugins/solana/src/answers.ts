@@ -52,6 +52,7 @@ const isMeta = (v: unknown): boolean =>
 /** Each method the plugin calls, and what its result must be (`params` as sent). */
 const RESULTS: Readonly<Record<string, (result: unknown, params: readonly unknown[]) => boolean>> = {
   getBalance: withValue(isU64),
+  getAccountInfo: withValue(isAccount),
   getSlot: isU64,
   getEpochInfo: (r) => isObject(r) && isU64(r.epoch),
   getGenesisHash: (r) => isBytes58(r, 32),
