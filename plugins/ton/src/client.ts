@@ -148,7 +148,24 @@ async function fetchWithDeadline(config: AxiosRequest) {
   // As axios's own adapters settle: anything but a 2xx is a failed request (the endpoint's), never a contract's answer,
   // whatever its body says (an `exit_code` in an error page is no get-method's).
   if (response.status < 200 || response.status >= 300) throw new Error(`the TON API answered HTTP ${response.status}`)
+  if (typeof config.data === 'string' && config.data.includes('"getAddressInformation"')) checkBalanceText(data)
   return { data, status: response.status, statusText: response.statusText, headers: response.headers.toJSON(), config, request: null }
+}
+
+/**
+ * TonClient reads the balance with `BigInt(…)`, which takes `""` for 0 and `"0x10"` for 16: a balance written otherwise
+ * than in decimal digits is the endpoint's fault (a 503), not an amount to believe. The range is checkedState's.
+ */
+function checkBalanceText(data: string): void {
+  let balance: unknown
+  try {
+    balance = (JSON.parse(data) as { result?: { balance?: unknown } } | null)?.result?.balance
+  } catch {
+    return // Not JSON: TonClient's own parsing refuses it.
+  }
+  if (balance === undefined) return // An error answer (`ok: false`): TonClient reports it.
+  if (!(typeof balance === 'string' && /^\d{1,40}$/.test(balance)) && !(typeof balance === 'number' && Number.isSafeInteger(balance)))
+    throw new Error('the TON API answered an account balance that is not a whole number of nanotons')
 }
 
 /** A coin amount is a VarUInteger 16: below 2^120. */
@@ -181,8 +198,10 @@ async function zeroStateNetwork(endpoint: string, apiKey: string | undefined): P
   // As TonClient reads toncenter: anything but HTTP 200 with `ok: true` is a failure, asked again on the next read.
   if (body?.ok !== true) throw new Error(`getMasterchainInfo answered HTTP ${response.status}${body ? ' without ok' : ''}`)
   const root = body.result?.init?.root_hash
-  // An endpoint that reports no zero state is one whose network cannot be told: its reads go ahead, as before.
-  return typeof root === 'string' ? networkOfZeroState(root) : undefined
+  // toncenter reports the zero state in every answer (a private network's too, which then names no public network):
+  // an answer without it is not getMasterchainInfo's, and must not pass for a network that cannot be told.
+  if (typeof root !== 'string') throw new Error('getMasterchainInfo answered without the zero state (result.init.root_hash)')
+  return networkOfZeroState(root)
 }
 
 /**

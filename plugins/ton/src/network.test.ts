@@ -14,6 +14,8 @@ const TESTNET = 'gj+B8wb/AmlPk1z1AhVI484rhrUpgSr2oSFIh56VoSg='
 
 let zeroState: string | undefined = MAINNET
 let failing: false | 'http' | 'not ok' = false
+/** The account balance getAddressInformation answers, as the endpoint writes it. */
+let balance: unknown = '1000'
 const seen: { method: string; key: string | null }[] = []
 let node: ReturnType<typeof toncenterStandIn>
 beforeAll(() => {
@@ -21,6 +23,14 @@ beforeAll(() => {
     seen.push({ method: call.method, key: request.headers.get('x-api-key') })
     if (failing === 'http') return new Response('busy', { status: 502 })
     if (failing === 'not ok') return Response.json({ ok: false, error: 'LITE_SERVER_UNKNOWN', code: 500 })
+    const block = { '@type': 'ton.blockIdExt', workchain: -1, shard: '-9223372036854775808', seqno: 1, root_hash: 'x', file_hash: 'x' }
+    if (call.method === 'getAddressInformation')
+      return Response.json({
+        ok: true,
+        id: call.id,
+        jsonrpc: '2.0',
+        result: { balance, state: 'uninitialized', data: '', code: '', last_transaction_id: { '@type': 'internal.transactionId', lt: '0', hash: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' }, block_id: block, sync_utime: 1 },
+      })
     const init = zeroState === undefined ? undefined : { '@type': 'ton.blockIdExt', workchain: -1, shard: '-9223372036854775808', seqno: 0, root_hash: zeroState, file_hash: 'x' }
     return Response.json({ ok: true, id: call.id, jsonrpc: '2.0', result: { '@type': 'blocks.masterchainInfo', init } })
   })
@@ -47,11 +57,27 @@ test('an endpoint on mainnet refuses a testnet read with a 503 naming chainId, b
   expect(await client.network!()).toBe('-239')
 })
 
-test('an endpoint whose zero state is no public network, or that reports none, is not refused', async () => {
-  for (const state of ['AAAA', undefined]) {
-    zeroState = state
-    expect(await connectTon({ TON_API_URL: url() }).network!()).toBeUndefined()
+test('an endpoint whose zero state is no public network is not refused; one that reports none answers malformed, a 503', async () => {
+  zeroState = 'AAAA'
+  expect(await connectTon({ TON_API_URL: url() }).network!()).toBeUndefined()
+  zeroState = undefined
+  const e = await ton.balance.read(connectTon({ TON_API_URL: url() }), { chainId: '-239', owner, token: 'native' }).catch((x: unknown) => x)
+  expect(e).toBeInstanceOf(UnavailableError)
+  zeroState = MAINNET
+})
+
+test('a balance written otherwise than in decimal digits is the endpoint failing (503), not an amount: BigInt reads "" as 0', async () => {
+  zeroState = MAINNET
+  const read = () => ton.balance.read(connectTon({ TON_API_URL: url() }), { chainId: '-239', owner: `0:${'55'.repeat(32)}`, token: 'native' })
+  for (const written of ['1000', 1000]) {
+    balance = written
+    expect(await read()).toBe(1000n)
   }
+  for (const written of ['', '0x10', ' 5', '1e3', 1.5, -1, '-5']) {
+    balance = written
+    expect(await read().catch((x: unknown) => x), JSON.stringify(written)).toBeInstanceOf(UnavailableError)
+  }
+  balance = '1000'
 })
 
 test('an endpoint that fails the ask (an HTTP error, or 200 without ok) is a 503, and the next read asks again', async () => {
