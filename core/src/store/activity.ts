@@ -4,7 +4,7 @@
  * member registered through it). Newest first; ties broken by id so pages never overlap or skip.
  */
 import { type Kysely, sql } from 'kysely'
-import type { Page } from './page.ts'
+import { type Page, pageOfIds } from './page.ts'
 import type { Database } from './schema.ts'
 
 /** The action kinds activity shows. */
@@ -104,15 +104,8 @@ export function activityQueries(db: Kysely<Database>): ActivityStore {
       // come out in order, several are sorted as index entries), and only the page's rows are read from the table, in
       // the same statement as the total (one snapshot). Sorting and counting whole rows (a public key may ask for any
       // wallet) held the one thread ~1 s a page at 100,000 rows; now ~1 ms for one wallet, ~35 ms for 600 of them.
-      const total = sql<number | string | bigint>`(${matching.select((eb) => eb.fn.countAll().as('n'))})`
       const pageIds = newestFirst(matching.select('id')).offset(f.offset).limit(f.limit)
-      const page = await newestFirst(db.selectFrom('actions').where('id', 'in', pageIds).select(actionColumns))
-        .select(total.as('matchingTotal'))
-        .$castTo<ActivityRow & { matchingTotal: number | string | bigint }>()
-        .execute()
-      if (page.length) return { rows: page.map(({ matchingTotal: _, ...row }) => row), total: Number(page[0]!.matchingTotal) }
-      // Nothing at all, or a page past the end: no row carries the total.
-      return { rows: [], total: f.offset === 0 ? 0 : Number((await db.selectNoFrom(total.as('n')).executeTakeFirstOrThrow()).n) }
+      return pageOfIds(db, matching, newestFirst(db.selectFrom('actions').where('id', 'in', pageIds).select(actionColumns)).$castTo<ActivityRow>(), f)
     },
 
     async listDistributorActivity(f) {

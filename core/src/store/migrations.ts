@@ -280,6 +280,17 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.dropIndex('actions_wallet').execute()
     },
   },
+  {
+    version: 12,
+    name: 'stream and opportunity listings read in order, and counted, from their indexes',
+    async up(db) {
+      // As versions 10 and 11: a page's ids come from an index in the listing's order, with what its filters read
+      // (a stream's state and end, an entry's ecosystem, chain, refresh and delisting), and only its rows are read.
+      await db.schema.createIndex('streams_listing').on('streams').columns(['org_id', 'created_at', 'id', 'state', 'end_time']).execute()
+      await db.schema.dropIndex('streams_org').execute()
+      await db.schema.createIndex('opportunities_listing').on('opportunities').columns(['tvl desc', 'id', 'ecosystem', 'chain_id', 'refreshed_at', 'delisted_at']).execute()
+    },
+  },
 ]
 
 // Any fixed number works; it only has to be the same for every process of this service.

@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Database, OpportunityRecord } from './schema.ts'
-import { type Page, pageWithTotal } from './page.ts'
+import { type Page, pageOfIds } from './page.ts'
 
 export interface OpportunityFilter {
   /** Only these ecosystems (the ones this deployment loaded). */
@@ -141,7 +141,10 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
     async listOpportunities(filter) {
       // SQL has no empty IN list: a filter that can match nothing answers without a query.
       if (!filter.ecosystems.length || filter.chainIds?.length === 0 || filter.depositTokens?.length === 0) return { rows: [], total: 0 }
-      return pageWithTotal(matching(filter).selectAll().orderBy('tvl', 'desc').orderBy('id'), filter)
+      // The page's ids found, ordered and counted in opportunities_listing; only the page's rows (with their JSON) are
+      // read. Sorting whole rows held the one thread ~0.5 s a page for 50,000 entries, ~3 s for the last page.
+      const pageIds = matching(filter).select('id').orderBy('tvl', 'desc').orderBy('id').offset(filter.offset).limit(filter.limit)
+      return pageOfIds(db, matching(filter), db.selectFrom('opportunities').where('id', 'in', pageIds).selectAll().orderBy('tvl', 'desc').orderBy('id'), filter)
     },
     allOpportunities: () => db.selectFrom('opportunities').selectAll().orderBy('createdAt').orderBy('id').execute(),
     async setOpportunityChainFacts(id, { listing, ...facts }) {

@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Database, StreamRecord, StreamsTable } from './schema.ts'
-import { type Page, pageWithTotal } from './page.ts'
+import { type Page, pageOfIds } from './page.ts'
 
 type State = StreamsTable['state']
 
@@ -59,7 +59,10 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
     },
     getStream: (id) => db.selectFrom('streams').selectAll().where('id', '=', id).executeTakeFirst(),
     async listStreams(filter) {
-      return pageWithTotal(matching(filter).selectAll().orderBy('createdAt', 'desc').orderBy('id', 'desc'), filter)
+      // The page's ids found, ordered and counted in streams_listing; only the page's rows are read (the total in the
+      // same statement). Sorting and counting whole rows held the one thread ~1 s a page for 100,000 streams.
+      const pageIds = matching(filter).select('id').orderBy('createdAt', 'desc').orderBy('id', 'desc').offset(filter.offset).limit(filter.limit)
+      return pageOfIds(db, matching(filter), db.selectFrom('streams').where('id', 'in', pageIds).selectAll().orderBy('createdAt', 'desc').orderBy('id', 'desc'), filter)
     },
     async setStreamState(id, p) {
       const r = await db.updateTable('streams').set({ state: p.to, updatedAt: p.at }).where('id', '=', id).where('state', '=', p.from).executeTakeFirst()
