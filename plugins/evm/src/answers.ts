@@ -4,10 +4,8 @@
  * this server's fault (a 500) where the node failed, which is a 503 like any chain that does not answer. Only what
  * viem formats or this plugin reads is checked, and a field that is absent or null passes: nodes differ in those.
  */
+import { MAX_ANSWER_BYTES, readBoundedText } from '@earn/core'
 import { MalformedAnswerError } from './rpc.ts'
-
-/** viem's own limit on an answer's body; past it, the node did not answer usefully. */
-export const MAX_ANSWER_BYTES = 10 * 1024 * 1024
 
 type Check = (value: unknown) => boolean
 
@@ -101,32 +99,9 @@ export function malformedAnswer(requestBody: string, text: string): string | und
   return undefined
 }
 
-/** The body as text, refused past `maxBytes` (declared, or counted as it arrives once decompressed). */
-export async function boundedText(response: Response, maxBytes = MAX_ANSWER_BYTES): Promise<string> {
-  const tooLarge = () => new MalformedAnswerError(`the answer is over ${maxBytes} bytes`)
-  const declared = response.headers.get('content-length')
-  if (declared !== null && Number(declared) > maxBytes) {
-    await response.body?.cancel()
-    throw tooLarge()
-  }
-  // The length a plain body declares is all it can carry (its framing ends there): read at once. A compressed one
-  // declares what it is sent as, not what it inflates to, so it is counted as it comes.
-  if ((declared !== null && !response.headers.has('content-encoding')) || !response.body) return response.text()
-  const reader = response.body.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) return text + decoder.decode()
-    size += value.byteLength
-    if (size > maxBytes) {
-      await reader.cancel()
-      throw tooLarge()
-    }
-    text += decoder.decode(value, { stream: true })
-  }
-}
+/** The body as text, refused past `maxBytes` as a malformed answer. */
+export const boundedText = (response: Response, maxBytes = MAX_ANSWER_BYTES): Promise<string> =>
+  readBoundedText(response, () => new MalformedAnswerError(`the answer is over ${maxBytes} bytes`), maxBytes)
 
 /**
  * A fetch for viem's http transport that hands it only answers of their methods' shapes; a malformed one is thrown,

@@ -3,7 +3,7 @@
  * @ton/sandbox's Blockchain all hand out the same @ton/core `ContractProvider`, so the plugin's reads
  * run unchanged against a toncenter endpoint in production and an in-process chain in tests.
  */
-import { type ChainEnv, ApiError, ChainNotConfiguredError, UnavailableError } from '@earn/core'
+import { type ChainEnv, ApiError, ChainNotConfiguredError, MAX_ANSWER_BYTES, readBoundedText, UnavailableError } from '@earn/core'
 import type { Address, ContractProvider, StateInit, Transaction } from '@ton/core'
 import { TonClient } from '@ton/ton'
 import { indexUrlFrom, type MessageLookup, toncenterLookups, type TransactionLookup } from './lookup.ts'
@@ -144,7 +144,7 @@ async function fetchWithDeadline(config: AxiosRequest) {
     body: typeof config.data === 'string' ? config.data : undefined,
     signal: AbortSignal.timeout(API_TIMEOUT_MS),
   })
-  const data = await response.text()
+  const data = await readBoundedText(response, () => new Error(`the TON API answered more than ${MAX_ANSWER_BYTES} bytes`))
   // As axios's own adapters settle: anything but a 2xx is a failed request (the endpoint's), never a contract's answer,
   // whatever its body says (an `exit_code` in an error page is no get-method's).
   if (response.status < 200 || response.status >= 300) throw new Error(`the TON API answered HTTP ${response.status}`)
@@ -194,7 +194,9 @@ async function zeroStateNetwork(endpoint: string, apiKey: string | undefined): P
     body: JSON.stringify({ id: '1', jsonrpc: '2.0', method: 'getMasterchainInfo', params: {} }),
     signal: AbortSignal.timeout(10_000),
   })
-  const body = response.ok ? ((await response.json()) as { ok?: unknown; result?: { init?: { root_hash?: unknown } } }) : undefined
+  const body = response.ok
+    ? (JSON.parse(await readBoundedText(response, () => new Error(`getMasterchainInfo answered more than ${MAX_ANSWER_BYTES} bytes`))) as { ok?: unknown; result?: { init?: { root_hash?: unknown } } })
+    : undefined
   // As TonClient reads toncenter: anything but HTTP 200 with `ok: true` is a failure, asked again on the next read.
   if (body?.ok !== true) throw new Error(`getMasterchainInfo answered HTTP ${response.status}${body ? ' without ok' : ''}`)
   const root = body.result?.init?.root_hash

@@ -5,7 +5,7 @@
  * returns the transaction's bytes, which the plugin decodes itself (the index's own JSON decoding of
  * messages is not relied on, so the sandbox and production share one decoder).
  */
-import { InvalidArgumentError } from '@earn/core'
+import { InvalidArgumentError, MAX_ANSWER_BYTES, readBoundedText } from '@earn/core'
 import { Address, type Cell, Dictionary, type Transaction } from '@ton/core'
 import { decodeBase64 } from './tonProof.ts'
 
@@ -96,7 +96,7 @@ export function toncenterLookups(o: ToncenterLookupOptions): { byHash: Transacti
     })
     // Errors name the status only: the URL may carry credentials and is never put in a message.
     if (!response.ok) throw new Error(`the TON index answered HTTP ${response.status}`)
-    const body: unknown = await response.json()
+    const body: unknown = JSON.parse(await readBoundedText(response, () => new Error(`the TON index answered more than ${MAX_ANSWER_BYTES} bytes`)))
     if (!isIndexResponse(body)) throw new Error('the TON index answered an unexpected shape')
     const found = body.transactions[0]
     if (!found) return null

@@ -16,6 +16,7 @@ let zeroState: string | undefined = MAINNET
 let failing: false | 'http' | 'not ok' = false
 /** The account balance getAddressInformation answers, as the endpoint writes it. */
 let balance: unknown = '1000'
+let padding = ''
 const seen: { method: string; key: string | null }[] = []
 let node: ReturnType<typeof toncenterStandIn>
 beforeAll(() => {
@@ -29,7 +30,7 @@ beforeAll(() => {
         ok: true,
         id: call.id,
         jsonrpc: '2.0',
-        result: { balance, state: 'uninitialized', data: '', code: '', last_transaction_id: { '@type': 'internal.transactionId', lt: '0', hash: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' }, block_id: block, sync_utime: 1 },
+        result: { balance, padding, state: 'uninitialized', data: '', code: '', last_transaction_id: { '@type': 'internal.transactionId', lt: '0', hash: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' }, block_id: block, sync_utime: 1 },
       })
     const init = zeroState === undefined ? undefined : { '@type': 'ton.blockIdExt', workchain: -1, shard: '-9223372036854775808', seqno: 0, root_hash: zeroState, file_hash: 'x' }
     return Response.json({ ok: true, id: call.id, jsonrpc: '2.0', result: { '@type': 'blocks.masterchainInfo', init } })
@@ -66,7 +67,7 @@ test('an endpoint whose zero state is no public network is not refused; one that
   zeroState = MAINNET
 })
 
-test('a balance written otherwise than in decimal digits is the endpoint failing (503), not an amount: BigInt reads "" as 0', async () => {
+test('a balance written otherwise than in decimal digits, or an answer past 10 MiB, is the endpoint failing (503), not an amount: BigInt reads "" as 0', async () => {
   zeroState = MAINNET
   const read = () => ton.balance.read(connectTon({ TON_API_URL: url() }), { chainId: '-239', owner: `0:${'55'.repeat(32)}`, token: 'native' })
   for (const written of ['1000', 1000]) {
@@ -75,9 +76,13 @@ test('a balance written otherwise than in decimal digits is the endpoint failing
   }
   for (const written of ['', '0x10', ' 5', '1e3', 1.5, -1, '-5']) {
     balance = written
-    expect(await read().catch((x: unknown) => x), JSON.stringify(written)).toBeInstanceOf(UnavailableError)
+    expect(await read().catch((x: unknown) => x), JSON.stringify(written).slice(0, 20)).toBeInstanceOf(UnavailableError)
   }
+  // A whole balance in an answer over 10 MiB: not read to its end.
   balance = '1000'
+  padding = 'x'.repeat(11 * 1024 * 1024)
+  expect(await read().catch((x: unknown) => x)).toBeInstanceOf(UnavailableError)
+  padding = ''
 })
 
 test('an endpoint that fails the ask (an HTTP error, or 200 without ok) is a 503, and the next read asks again', async () => {
