@@ -20,7 +20,8 @@ export const streamRoutes = (deps: Deps) => {
   }
   return new Elysia({ prefix: '/v2/streams' })
     .post(
-      '/',
+      // No trailing slash: DECISIONS names it `/v2/streams` (a trailing slash is served too).
+      '',
       ({ body, request }) => {
         const organization = callerOrganization(request)
         return createStream(streams, { orgId: organization.id, tier: organization.tier, body })
@@ -42,7 +43,7 @@ export const streamRoutes = (deps: Deps) => {
         }),
       },
     )
-    .get('/', ({ query, request }) => listStreams(streams, { orgId: orgOf(request), query }), {
+    .get('', ({ query, request }) => listStreams(streams, { orgId: orgOf(request), query }), {
       ...operation(deps, 'streams.list', {
         query: StreamListQuery,
         summary: "List the organization's streams",
