@@ -50,6 +50,20 @@ if (await postgresAvailable()) {
       }
     })
 
+    test('a migrated store that takes no writes (read-only transactions) still opens and reads', async () => {
+      const { schema, drop } = await freshSchema()
+      const writer = createStore({ engine: 'postgres', url: DATABASE_URL, schema, maxConnections: 1 })
+      const reader = createStore({ engine: 'postgres', url: `${DATABASE_URL}?default_transaction_read_only=on`, schema, maxConnections: 1 })
+      try {
+        await writer.migrate(Date.now())
+        expect(await reader.migrate(Date.now())).toEqual([])
+        expect(await reader.listOrganizations()).toEqual([])
+      } finally {
+        await Promise.all([writer.close(), reader.close()])
+        await drop()
+      }
+    })
+
     test('a schema migrated by a newer release is refused, naming both versions', async () => {
       const { schema, drop } = await freshSchema()
       const store = createStore({ engine: 'postgres', url: DATABASE_URL, schema, maxConnections: 2 })

@@ -298,6 +298,10 @@ const ADVISORY_LOCK_ID = 724_201_611
 
 /** Applies every migration not yet recorded; returns the versions this call applied. */
 export async function migrate(db: Kysely<Database>, engine: Engine, now: number): Promise<number[]> {
+  // Every start and CLI command but the first after an upgrade finds nothing to apply: that read takes no write lock,
+  // so another process's long write holds up neither a start nor a read-only command, and a store that takes no
+  // writes (a PostgreSQL standby, a read-only role) still serves one.
+  if (await allApplied(db)) return []
   if (engine === 'postgres')
     return db.transaction().execute(async (trx) => {
       // An index built over a large table, or the wait for another process migrating, outlasts a request's timeout.
@@ -305,9 +309,6 @@ export async function migrate(db: Kysely<Database>, engine: Engine, now: number)
       await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK_ID})`.execute(trx)
       return applyPending(trx, engine, now)
     })
-  // Every start and CLI command but the first after an upgrade finds nothing to apply: that read takes no write lock,
-  // so another process's long write holds up neither a start nor a read-only command.
-  if (await allApplied(db)) return []
   // SQLite: BEGIN IMMEDIATE takes the write lock before the first read, so two processes cannot both find a
   // migration missing (Kysely's transaction begins deferred).
   return db.connection().execute(async (conn) => {
