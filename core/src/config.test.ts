@@ -16,6 +16,9 @@ test('HOST takes host names (a container name too) and IP addresses, and refuses
   expect(parseConfig({}).host).toBe('127.0.0.1')
   for (const host of [' ', 'a b', '256.1.1.1', 'a/b', 'a@b', '-api']) expect(refusal({ HOST: host })).toStartWith('HOST: ')
   expect(refusal({ HOST: '[::1]' })).toBe('HOST: write an IPv6 address without brackets (::1)')
+  // What only looks like one: colons that are no IPv6 address, an empty label.
+  for (const host of [':::', '1:2:3:4:5:6:7:8:9', 'a..b', '.a']) expect(refusal({ HOST: host }), host).toStartWith('HOST: ')
+  expect(parseConfig({ HOST: '2001:db8::1' }).host).toBe('2001:db8::1')
 })
 
 test('ECOSYSTEMS must name one; LOG_REQUESTS is a switch', () => {
@@ -38,4 +41,14 @@ test('ATTRIBUTION_SECRET: at least 16 characters, no surrounding whitespace, not
   expect(refusal({ ATTRIBUTION_SECRET: 'short' })).toBe('ATTRIBUTION_SECRET: must be at least 16 characters')
   for (const secret of [' '.repeat(16), '\t'.repeat(16), '0123456789abcdef\n', ' 0123456789abcdef'])
     expect(refusal({ ATTRIBUTION_SECRET: secret })).toBe('ATTRIBUTION_SECRET: must not begin or end with whitespace (a trailing newline, say), nor be only whitespace')
+})
+
+test('DATABASE_URL and REDIS_URL must name a host (or, for PostgreSQL, a socket directory)', () => {
+  for (const env of [{ DATABASE_URL: 'postgres://' }, { DATABASE_URL: 'postgresql:' }, { REDIS_URL: 'redis://' }]) expect(refusal(env)).toMatch(/^(DATABASE|REDIS)_URL: names no host: write (postgres|redis):\/\/host\[:port\]\/\.\.\.$/)
+  expect(parseConfig({ DATABASE_URL: 'postgres:///earn?host=/var/run/postgresql' }).databaseUrl).toBe('postgres:///earn?host=/var/run/postgresql')
+})
+
+test('CORS_ORIGINS: an origin written otherwise than a browser sends it is refused saying how to write it', () => {
+  expect(refusal({ CORS_ORIGINS: 'https://a.com:443' })).toBe('CORS_ORIGINS: "https://a.com:443" is not an origin as a browser sends it: write https://a.com (scheme, host and port only, lowercase, no default port)')
+  expect(refusal({ CORS_ORIGINS: 'https://App.example' })).toContain('write https://app.example ')
 })

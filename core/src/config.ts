@@ -2,6 +2,7 @@
  * The deployment's configuration, parsed once from an environment-style record. Pure: the
  * composition root hands it `process.env`; nothing else reads the environment.
  */
+import { isIP } from 'node:net'
 import { ECOSYSTEM_IDS, type EcosystemId, isEcosystemId } from './ecosystem.ts'
 
 export interface Config {
@@ -69,6 +70,8 @@ function url(env: Config['env'], name: string, protocols: string[]): string | un
   }
   if (!protocols.includes(parsed.protocol))
     throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`)
+  // `postgres://` alone connected as a role named after nothing to a default host; a socket directory (`?host=`) names one.
+  if (!parsed.hostname && !parsed.searchParams.has('host')) throw new ConfigError(name, `names no host: write ${protocols[0]}//host[:port]/...`)
   return raw
 }
 
@@ -108,9 +111,11 @@ function corsOrigins(env: Config['env']): Config['corsOrigins'] {
     try {
       parsed = new URL(origin)
     } catch {}
-    // What a browser sends in Origin: scheme, host and port only, no path or trailing slash.
-    if (!parsed || parsed.origin !== origin || !['http:', 'https:'].includes(parsed.protocol))
+    // What a browser sends in Origin: scheme, host and port only, no path or trailing slash, lowercase, no default port.
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol))
       throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin: expected https://host[:port], comma-separated, or * or none`)
+    if (parsed.origin !== origin)
+      throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin as a browser sends it: write ${parsed.origin} (scheme, host and port only, lowercase, no default port)`)
     return origin
   })
 }
@@ -130,7 +135,7 @@ function host(env: Config['env']): string {
   const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/.test(raw)
   const valid = ipv4
     ? raw.split('.').every((octet) => Number(octet) <= 255)
-    : /^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$/.test(raw) || (raw.includes(':') && /^[0-9A-Fa-f:.]+$/.test(raw))
+    : raw.split('.').every((label) => /^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?$/.test(label)) || isIP(raw) === 6
   if (!valid && /^\[.*\]$/.test(raw)) throw new ConfigError('HOST', `write an IPv6 address without brackets (${raw.slice(1, -1)})`)
   if (!valid) throw new ConfigError('HOST', `"${raw}" is not a host name or an IP address (e.g. 127.0.0.1, 0.0.0.0, ::)`)
   return raw
