@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { cutText, quoted } from './errors.ts'
+import { cutText, hasControlCharacter, quoted } from './errors.ts'
 
 test('a long value is quoted cut at 80 characters with its length; a short one whole', () => {
   expect(quoted('short')).toBe('short')
@@ -14,4 +14,9 @@ test('cuts count code points: a surrogate pair is never split, and its length co
   // 40 emoji are 80 UTF-16 units but 40 characters: not cut.
   expect(cutText(emoji.repeat(40), 40)).toBe(emoji.repeat(40))
   for (const cut of [quoted(`${'a'.repeat(79)}${emoji}`), cutText(`x${emoji}`, 1)]) expect(cut).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
+})
+
+test('one line of text: control characters, line separators and bidirectional overrides are refused; other scripts are not', () => {
+  for (const text of ['a\nb', 'a\u0085b', 'a\u2028b', 'a\u2029b', 'abc\u202Egpj.exe', 'a\u2066b\u2069']) expect(hasControlCharacter(text), JSON.stringify(text)).toBe(true)
+  for (const text of ['Acme', 'Café Olé', '東京', 'עברית', 'emoji 🚀']) expect(hasControlCharacter(text), text).toBe(false)
 })

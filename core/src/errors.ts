@@ -42,7 +42,9 @@ export function cutText(text: string, max: number): string {
 }
 
 // C0 and C1 controls and DEL: a line break or an escape sequence in a name would forge rows in a text listing.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+// C0, DEL and C1; the line and paragraph separators (a line break to any reader that honours them); the bidirectional
+// embeddings, overrides and isolates, which reorder the text shown after them (an audit: a name holding U+202E).
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
 
 /** Whether a name meant as one line of text holds a control character. */
 export const hasControlCharacter = (text: string): boolean => CONTROL.test(text)

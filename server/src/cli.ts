@@ -340,6 +340,8 @@ export function errorMessage(e: unknown): string {
 function print(result: unknown, json: boolean) {
   if (json) return console.log(JSON.stringify(result, null, 2))
   for (const [k, v] of Object.entries(result as Record<string, unknown>)) {
+    // A field the command left unset (a budget not changed) is not printed as "undefined".
+    if (v === undefined) continue
     if (Array.isArray(v)) {
       console.log(`${k}:`)
       for (const row of v) console.log('  ' + Object.entries(row).map(([a, b]) => `${a}=${b}`).join(' '))

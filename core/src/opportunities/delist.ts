@@ -5,7 +5,7 @@
  * still names a vault pulled for cause does not put it back.
  */
 import type { Clock } from '../clock.ts'
-import { NotFoundError } from '../errors.ts'
+import { hasControlCharacter, NotFoundError, quoted } from '../errors.ts'
 import type { Store } from '../store/store.ts'
 
 export async function setOpportunityDelisted(
@@ -14,7 +14,10 @@ export async function setOpportunityDelisted(
   delisted: boolean,
 ): Promise<{ id: string; delisted: boolean }> {
   const id = opportunityId.toLowerCase()
-  if (!(await deps.store.setOpportunityDelisted(id, delisted, deps.clock.now())))
-    throw new NotFoundError(`opportunity ${opportunityId} is not in the catalog; see opportunity list`, { opportunityId: 'unknown opportunity' })
+  if (!(await deps.store.setOpportunityDelisted(id, delisted, deps.clock.now()))) {
+    // On one line whatever was typed: a line break in the id would split the message.
+    const shown = hasControlCharacter(opportunityId) ? JSON.stringify(quoted(opportunityId)) : quoted(opportunityId)
+    throw new NotFoundError(`opportunity ${shown} is not in the catalog; see opportunity list`, { opportunityId: 'unknown opportunity' })
+  }
   return { id, delisted }
 }
