@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { runningTimeout } from './runningTimeout.ts'
+import { runningTimeout, withinRunningTime } from './runningTimeout.ts'
 
 const busy = (ms: number) => {
   for (const end = performance.now() + ms; performance.now() < end; );
@@ -33,4 +33,11 @@ describe('runningTimeout', () => {
     expect(fired).toHaveLength(1)
     expect(fired[0]).toBeGreaterThan(250 + 60)
   })
+})
+
+test('withinRunningTime: the work when it answers in time, the late error when it does not, and no timer left either way', async () => {
+  expect(await withinRunningTime(Bun.sleep(5).then(() => 'answered'), 200, () => new Error('late'))).toBe('answered')
+  await expect(withinRunningTime(Bun.sleep(5).then(() => Promise.reject(new Error('refused'))), 200, () => new Error('late'))).rejects.toThrow('refused')
+  const never = new Promise<never>(() => {})
+  await expect(withinRunningTime(never, 50, () => new Error('late'))).rejects.toThrow('late')
 })

@@ -24,3 +24,12 @@ export function runningTimeout(fire: () => void, ms: number): () => void {
   let timer = setTimeout(next, step).unref()
   return () => clearTimeout(timer)
 }
+
+/** `work`, or `late()` thrown once `ms` of this process's running time has passed without its answer (runningTimeout). */
+export function withinRunningTime<T>(work: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  let cancel = () => {}
+  const expired = new Promise<never>((_, reject) => {
+    cancel = runningTimeout(() => reject(late()), ms)
+  })
+  return Promise.race([work, expired]).finally(cancel)
+}

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto'
 import { createClient } from 'redis'
 import { type AdmitParameters, type Budget, decide, type Meter, type MeterDecision, type Windows, windowCache } from './meter.ts'
-import { runningTimeout } from '../runningTimeout.ts'
+import { withinRunningTime } from '../runningTimeout.ts'
 
 /**
  * KEYS: hour counter, month counter. ARGV: hourly budget, monthly cap (-1: none), hour TTL, month TTL
@@ -234,21 +234,15 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
     },
     async ping() {
       const pinged = client
-      let cancel = () => {}
-      // In this process's running time (runningTimeout.ts): a pause of its own, the answer unread meanwhile, had the
-      // connection replaced and the meter fall back for nothing.
-      const stalled = new Promise<never>((_, reject) => {
-        cancel = runningTimeout(() => reject(new RedisStalledError()), STALL_MS)
-      })
       try {
-        await Promise.race([pinged.sendCommand(['PING']), stalled])
+        // In this process's running time (runningTimeout.ts): a pause of its own, the answer unread meanwhile, had the
+        // connection replaced and the meter fall back for nothing.
+        await withinRunningTime(pinged.sendCommand(['PING']), STALL_MS, () => new RedisStalledError())
         lastAnswer = performance.now()
         return { state: 'ok' }
       } catch (e) {
         if (performance.now() - lastAnswer > STALL_MS) replace(pinged)
         throw e
-      } finally {
-        cancel()
       }
     },
     async close() {

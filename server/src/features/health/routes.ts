@@ -1,5 +1,5 @@
 /** Liveness and readiness; no key needed. */
-import { runningTimeout } from '@earn/core'
+import { withinRunningTime } from '@earn/core'
 import { Elysia, t } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
@@ -15,13 +15,7 @@ const Check = t.Object({
 const PROBE_LIMIT_MS = 2_000
 
 /** In this process's running time: a pause of its own is not the store's silence (runningTimeout in core). */
-function within<T>(work: Promise<T>): Promise<T> {
-  let cancel = () => {}
-  const late = new Promise<never>((_, reject) => {
-    cancel = runningTimeout(() => reject(new Error(`no answer within ${PROBE_LIMIT_MS} ms`)), PROBE_LIMIT_MS)
-  })
-  return Promise.race([work, late]).finally(cancel)
-}
+const within = <T>(work: Promise<T>): Promise<T> => withinRunningTime(work, PROBE_LIMIT_MS, () => new Error(`no answer within ${PROBE_LIMIT_MS} ms`))
 
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]!.slice(0, 120) : 'error')
 
