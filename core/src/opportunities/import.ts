@@ -99,7 +99,11 @@ async function untakenOffers(deps: CatalogDeps, listing: Listing, facts: ChainFa
   for (const [i, t] of listing.depositTokens.entries()) {
     // A deposit refuses the receipt token in every mode (core/src/actions/build.ts), so listing it offers nothing.
     if (t.address === facts.receiptToken) {
-      problems.push(`depositTokens[${i}]: ${t.symbol} is the vault's receipt token, which no deposit takes; list the tokens a wallet deposits`)
+      problems.push(
+        facts.baseToken === facts.receiptToken
+          ? `depositTokens[${i}]: ${t.symbol} is both the vault's asset and its receipt token (a vault of its own shares), which this server does not list: a deposit would take the shares it mints`
+          : `depositTokens[${i}]: ${t.symbol} is the vault's receipt token, which no deposit takes; list the tokens a wallet deposits`,
+      )
       continue
     }
     const whys = enabled.map(([mode]) => [mode, refusal(mode, t.address)] as const)

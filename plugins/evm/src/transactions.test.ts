@@ -297,6 +297,9 @@ describe('check: what a build refuses without the chain', () => {
     expect(direct).toMatchObject({ status: 400, context: { tokenIn: expect.stringContaining('other tokens need mode "swap"') } })
     const native = refused(() => check(client, { ...chain.deposit({ owner, amount: 1n, mode: 'swap' }), tokenIn: 'native' }))
     expect(native).toMatchObject({ status: 400, context: { tokenIn: expect.stringContaining('native is not routed') } })
+    // Direct too: no mode takes the coin, so the answer does not send the client to swap mode.
+    const nativeDirect = refused(() => check(client, { ...chain.deposit({ owner, amount: 1n }), tokenIn: 'native' }))
+    expect(nativeDirect).toMatchObject({ status: 400, context: { tokenIn: 'native is not routed; name an ERC-20 token (wrap the native coin first)' } })
     const out = refused(() =>
       check(client, { kind: 'withdraw', chainId: '31337', owner: lower(owner.address), opportunity: chain.opportunity, amount: 1n, tag: chain.tag(), slippageBps: 50, tokenOut: chain.other }),
     )

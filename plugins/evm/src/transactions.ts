@@ -53,7 +53,9 @@ function plan(client: EvmClient, p: BuildParameters): { ctx: BuildContext; plan:
     checkSwapSlippage(p.slippageBps)
     return { ctx, plan: { kind: 'swap-in', tokenIn, router: routerFor(client, ctx.chainId, 'tokenIn') } }
   }
-  if (p.tokenIn === NATIVE_TOKEN || parse(p.tokenIn, 'tokenIn') !== ctx.asset)
+  // The chain's own coin is taken by no mode (a swap trades ERC-20s): "use swap" would send the client round again.
+  if (p.tokenIn === NATIVE_TOKEN) swappable(p.tokenIn, 'tokenIn')
+  if (parse(p.tokenIn, 'tokenIn') !== ctx.asset)
     throw new InvalidArgumentError(`tokenIn must be the vault's asset ${format(ctx.asset)} for a direct deposit`, {
       tokenIn: `a direct deposit takes only ${format(ctx.asset)}; other tokens need mode "swap"`,
     })
