@@ -13,8 +13,6 @@ export const BUNDLE_INPUTS = ['core/src', 'server/src', 'plugins/evm/src', 'plug
 
 /** A fingerprint directory's name: 16 hex digits of the sources' SHA-256. */
 const FINGERPRINT = /^[0-9a-f]{16}$/
-/** The files of the layout before fingerprint directories (main.js and its chunks straight in the directory). */
-const FLAT_LAYOUT = /^(?:main|chunk-[\w-]+)\.js(?:\.map)?$/
 
 /** The fingerprint of the inputs under `root` (tests are not bundled, so they are left out). */
 export function fingerprint(root: string, inputs: readonly string[] = BUNDLE_INPUTS): string {
@@ -36,17 +34,17 @@ export function fingerprint(root: string, inputs: readonly string[] = BUNDLE_INP
 }
 
 /**
- * Removes bundles of other sources, all but the newest `keep` beside the current one, and files of the flat layout
- * earlier releases wrote. A process still running an older bundle has loaded its chunks within a second of starting
- * (the chain plugins load then), so only a bundle some process may yet start from is worth keeping. Only names this
- * module writes are touched: BUNDLE_DIR may be a directory that holds other files.
+ * Removes bundles of other sources, all but the newest `keep` beside the current one. A process running a bundle of
+ * this layout has loaded every chunk it may need a second after starting (the chain plugins and the document generator
+ * load then, main.ts), so only a bundle some process may yet start from is worth keeping. Files of the flat layout
+ * earlier releases wrote are left alone: a process of such a release still running loads its document generator on
+ * the first request for it (an audit: deleted, its /openapi.json answered 500). Only names this module writes are
+ * touched: BUNDLE_DIR may be a directory that holds other files.
  */
 export function pruneBundles(dir: string, current: string, keep = 2): void {
-  const entries = readdirSync(dir, { withFileTypes: true })
-  const others = entries
+  const others = readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory() && FINGERPRINT.test(e.name) && e.name !== current)
     .map((e) => ({ name: e.name, time: statSync(join(dir, e.name), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
     .sort((a, b) => b.time - a.time)
   for (const old of others.slice(keep)) rmSync(join(dir, old.name), { recursive: true, force: true })
-  for (const e of entries) if (e.isFile() && FLAT_LAYOUT.test(e.name)) rmSync(join(dir, e.name), { force: true })
 }

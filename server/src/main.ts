@@ -4,6 +4,7 @@
  */
 import { checkTreasuries, ConfigError, parseConfig, respellStoredChains, startCatalogRefresher } from '@earn/core'
 import { createApp } from './app.ts'
+import { loadDocsGenerator } from './http/docs.ts'
 import { IDLE_TIMEOUT_SECONDS } from './http/idle.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
 import { composeDeps } from './compose.ts'
@@ -121,6 +122,8 @@ async function main() {
   // event loop for a while); a request that needs one sooner loads it itself. /readyz waits for them.
   // A plugin's variables are read when it loads: one it refuses stops the server as a bad variable stops the start.
   setTimeout(() => {
+    // The document generator too: every chunk of the bundle this process runs is then loaded (docs.ts).
+    void loadDocsGenerator().catch((e: unknown) => deps.logger.error({ msg: 'the API document generator failed to load', error: String(e) }))
     deps.ecosystems
       .warm()
       .then(async () => checkTreasuries(await deps.ecosystems.all(), config.streamTreasuries))

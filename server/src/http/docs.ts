@@ -114,13 +114,30 @@ function describeRequests(paths: Record<string, Record<string, any>>) {
 }
 
 /**
+ * The document generator's module. Imported on the first request for the document, or by `loadDocsGenerator` once the
+ * server is up (main.ts, with the chain plugins): `bun run start` runs a bundle in which it is a chunk of its own, and
+ * a process must hold every chunk it may need before a newer release's start prunes the bundle it came from.
+ */
+const generator = () => import('@elysiajs/openapi')
+export const loadDocsGenerator = async (): Promise<void> => void (await generator())
+
+/**
  * `/openapi.json` and `/docs` for the composed app. The generator is imported on the first request
  * (it is a fair share of the cold start otherwise) and its document kept: routes do not change after start.
  */
+/** A promise kept once it succeeds; one that failed (a chunk that could not be read) is made again on the next call. */
+function keptOnSuccess<T>(make: () => Promise<T>): () => Promise<T> {
+  let kept: Promise<T> | undefined
+  return () =>
+    (kept ??= make().catch((e: unknown) => {
+      kept = undefined
+      throw e
+    }))
+}
+
 export function apiDocs(version: string, app: () => AnyElysia) {
-  let spec: Promise<Spec> | undefined
-  const document = () =>
-    (spec ??= import('@elysiajs/openapi').then(({ toOpenAPISchema }) => {
+  const document = keptOnSuccess(() =>
+    generator().then(({ toOpenAPISchema }) => {
       const { paths, components } = toOpenAPISchema(app() as never)
       describeJsonBodies(app(), paths as Record<string, Record<string, any>>)
       const shared = referToErrorEnvelope(paths as Record<string, Record<string, any>>)
@@ -132,13 +149,12 @@ export function apiDocs(version: string, app: () => AnyElysia) {
         paths,
         components: { ...DOCUMENTATION.components, schemas: { ...components.schemas, ...shared }, headers: HEADERS },
       } as Spec
-    }))
+    }),
+  )
   // Both answers are kept as text too: they need no key, and serializing ~150 KB on every request made a cheap way
   // to hold the one thread (hundreds of pipelined requests on a connection kept every other client waiting).
-  let json: Promise<string> | undefined
-  let html: Promise<string> | undefined
-  const asJson = () => (json ??= document().then((d) => JSON.stringify(d)))
-  const asHtml = () => (html ??= document().then(renderDocs))
+  const asJson = keptOnSuccess(() => document().then((d) => JSON.stringify(d)))
+  const asHtml = keptOnSuccess(() => document().then(renderDocs))
   return new Elysia({ name: 'earn/docs' })
     .get('/openapi.json', async () => new Response(await asJson(), { headers: { 'content-type': 'application/json' } }), { detail: { hide: true } })
     .get('/docs', async () => new Response(await asHtml(), { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
