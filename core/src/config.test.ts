@@ -44,7 +44,9 @@ test('ATTRIBUTION_SECRET: at least 16 characters, no surrounding whitespace, not
 })
 
 test('DATABASE_URL and REDIS_URL must name a host (or, for PostgreSQL, a socket directory)', () => {
-  for (const env of [{ DATABASE_URL: 'postgres://' }, { DATABASE_URL: 'postgresql:' }, { REDIS_URL: 'redis://' }]) expect(refusal(env)).toMatch(/^(DATABASE|REDIS)_URL: names no host: write (postgres|redis):\/\/host\[:port\]\/\.\.\.$/)
+  for (const env of [{ DATABASE_URL: 'postgres://' }, { DATABASE_URL: 'postgresql:' }, { REDIS_URL: 'redis://' }] as Record<string, string>[]) expect(refusal(env)).toMatch(/^(DATABASE|REDIS)_URL: names no host: write (postgres|redis):\/\/host\[:port\]\/\.\.\.( \(or set PGHOST\))?$/)
+  // The host from PGHOST, as postgres.js reads it.
+  expect(parseConfig({ DATABASE_URL: 'postgres:///earn', PGHOST: '127.0.0.1' }).databaseUrl).toBe('postgres:///earn')
   expect(parseConfig({ DATABASE_URL: 'postgres:///earn?host=/var/run/postgresql' }).databaseUrl).toBe('postgres:///earn?host=/var/run/postgresql')
 })
 

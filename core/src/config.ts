@@ -70,8 +70,10 @@ function url(env: Config['env'], name: string, protocols: string[]): string | un
   }
   if (!protocols.includes(parsed.protocol))
     throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`)
-  // `postgres://` alone connected as a role named after nothing to a default host; a socket directory (`?host=`) names one.
-  if (!parsed.hostname && !parsed.searchParams.has('host')) throw new ConfigError(name, `names no host: write ${protocols[0]}//host[:port]/...`)
+  // `postgres://` alone connected as a role named after nothing to a default host. A socket directory (`?host=`) names
+  // one, and so does PGHOST, where postgres.js takes it from as libpq does (`postgres:///earn`).
+  const hostElsewhere = parsed.searchParams.has('host') || (name === 'DATABASE_URL' && !!env.PGHOST)
+  if (!parsed.hostname && !hostElsewhere) throw new ConfigError(name, `names no host: write ${protocols[0]}//host[:port]/...${name === 'DATABASE_URL' ? ' (or set PGHOST)' : ''}`)
   return raw
 }
 
