@@ -271,21 +271,10 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 11,
-    name: "a wallet's activity read in order, and counted, from its index",
-    async up(db) {
-      // As version 10 for a distributor: a page is each wallet's newest rows in index order and the total an index-only
-      // count (a public key may ask for any wallet: sorting a 100,000-row history held the thread ~1 s a page). The
-      // index replaces (wallet, created_at), which only activity read.
-      await db.schema.createIndex('actions_by_wallet').on('actions').columns(['org_id', 'ecosystem', 'wallet', 'created_at', 'id', 'kind']).execute()
-      await db.schema.dropIndex('actions_wallet').execute()
-    },
-  },
-  {
-    version: 12,
     name: 'stream and opportunity listings read in order, and counted, from their indexes',
     async up(db) {
-      // As versions 10 and 11: a page's ids come from an index in the listing's order, with what its filters read
-      // (a stream's state and end, an entry's ecosystem, chain, refresh and delisting), and only its rows are read.
+      // As version 10: a page's ids come from an index in the listing's order, with what its filters read (a stream's
+      // state and end, an entry's ecosystem, chain, refresh and delisting), and only its rows are read.
       await db.schema.createIndex('streams_listing').on('streams').columns(['org_id', 'created_at', 'id', 'state', 'end_time']).execute()
       await db.schema.dropIndex('streams_org').execute()
       await db.schema.createIndex('opportunities_listing').on('opportunities').columns(['tvl desc', 'id', 'ecosystem', 'chain_id', 'refreshed_at', 'delisted_at']).execute()
