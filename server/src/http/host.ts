@@ -10,9 +10,22 @@ export const hostRequired = new Elysia({ name: 'earn/host' }).onRequest(({ reque
   const host = request.headers.get('host')
   if (request.url.charCodeAt(0) === 47 /* '/' */) {
     // Bun gives a Host it cannot use (`a b`, `a/b`, `a@b`) the same relative URL as none.
-    if (host) throw new InvalidArgumentError(`the Host header ${JSON.stringify(host.slice(0, 64))} is not a host; send the server's host name and port`, { host: 'invalid' })
+    if (host) throw new InvalidArgumentError(`the Host header ${JSON.stringify(asSent(host).slice(0, 64))} is not a host; send the server's host name and port`, { host: 'invalid' })
     throw new InvalidArgumentError('the request has no Host header; send one (HTTP/1.1 requires it)', { host: 'missing' })
   }
   // Several Host lines arrive joined by a comma, which no host name holds (RFC 9112 3.2: one Host, else 400).
   if (host?.includes(',')) throw new InvalidArgumentError('the request has more than one Host header; send one', { host: 'repeated' })
 })
+
+/**
+ * A header as the client wrote it: Bun reads header bytes as Latin-1, so a UTF-8 name (`é`) came back as `Ã©`. Bytes
+ * that are no UTF-8 stay as read.
+ */
+function asSent(value: string): string {
+  if (!/[\u0080-\u00ff]/.test(value)) return value
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'latin1'))
+  } catch {
+    return value
+  }
+}
