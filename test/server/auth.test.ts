@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { issueKey } from '@earn/core'
+import { issueKey, revokeKey } from '@earn/core'
+import { createMemoryMeter } from '@earn/core/metering/memory'
 import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
 
 const addr = '0x000000000000000000000000000000000000dEaD'
@@ -67,5 +68,45 @@ describe('API keys', () => {
   test('a request without a valid key is 401 even when its body is malformed', async () => {
     const r = await h.request('POST', '/v2/membership/agreement', { key: null, rawBody: '{not json' })
     expect(r.status).toBe(401)
+  })
+})
+
+describe('a key revoked while its request body is still arriving', () => {
+  test('is refused (401, nothing charged) once the body is in, as any later request on it', async () => {
+    const memory = createMemoryMeter()
+    const admitted: string[] = []
+    const meter = { ...memory, kind: memory.kind, ping: () => memory.ping(), close: () => memory.close(), admit: (p: Parameters<typeof memory.admit>[0]) => (admitted.push(p.keyId), memory.admit(p)) }
+    const h = await createHarness({ env: { KEY_CACHE_SECONDS: '0' }, meter })
+    try {
+      const { key } = await issueKey({ store: h.store, clock: h.deps.clock }, h.org.orgId, 'secret', { hourlyBudget: null, monthlyBudget: null })
+      const before = await h.post('/v2/streams/00000000-0000-4000-8000-000000000000/pause', {}, { key })
+      expect(before.status).toBe(404)
+      expect(admitted).toHaveLength(1)
+      let sent = false
+      // The body's first chunk is asked for after the headers were taken: the key is revoked then, the body sent after.
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (sent) return controller.close()
+          sent = true
+          await revokeKey({ store: h.store, clock: h.deps.clock }, { key })
+          controller.enqueue(new TextEncoder().encode('{}'))
+        },
+      })
+      const request = new Request('http://localhost/v2/streams/00000000-0000-4000-8000-000000000000/pause', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        body,
+        // @ts-expect-error: Bun accepts the fetch spec's duplex option for streamed bodies
+        duplex: 'half',
+      })
+      const r = await h.app.handle(request)
+      expect(r.status).toBe(401)
+      expectEnvelope((await r.json()) as Record<string, unknown>, 401, 'UNAUTHORIZED')
+      expect(r.headers.get('x-ratelimit-used')).toBeNull()
+      // Nothing was metered for it.
+      expect(admitted).toHaveLength(1)
+    } finally {
+      await h.close()
+    }
   })
 })

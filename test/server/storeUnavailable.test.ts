@@ -323,6 +323,24 @@ describe('which store failures are the database being unavailable', () => {
     }
   })
 
+  test('a key the store could not check when the body came, but can by the time it is in, is a 503 to send again, not charged', async () => {
+    const real = createStore({ engine: 'sqlite', path: ':memory:' })
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })
+    let failures = 1
+    const store = { ...real, findKeyByHash: (hash: string) => (failures-- > 0 ? Promise.reject(refused) : real.findKeyByHash(hash)) }
+    const h = await createHarness({ store, env: { KEY_CACHE_SECONDS: '0' }, logger: { info: () => {}, error: () => {} } })
+    try {
+      const r = await h.post('/v2/membership/agreement', { address: wallet, walletEcosystem: 'evm', url: 'https://app.example.com' })
+      expectEnvelope(r.body, 503, 'UNAVAILABLE')
+      expect(r.body.context).toEqual({ 'x-api-key': 'checked late' })
+      expect(r.headers.get('x-ratelimit-used')).toBeNull()
+      const again = await h.post('/v2/membership/agreement', { address: wallet, walletEcosystem: 'evm', url: 'https://app.example.com' })
+      expect([again.status, again.headers.get('x-ratelimit-used')]).toEqual([200, '1'])
+    } finally {
+      await real.close()
+    }
+  })
+
   test('a PostgreSQL server that refuses the connection is unreachable', async () => {
     // Port 1 on this machine: nothing listens there, so the connection is refused at once.
     const sql = postgres('postgres://postgres@127.0.0.1:1/test', { max: 1, connect_timeout: 2, onnotice: () => {} })

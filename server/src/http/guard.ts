@@ -3,7 +3,7 @@
  * is validated, so a request without a valid key is 401 whatever its body. Metering comes before the
  * scope check so every answer to a valid key (a scope 401 too) carries its usage headers.
  */
-import { ApiError, InvalidArgumentError, UnauthorizedError } from '@earn/core'
+import { ApiError, InvalidArgumentError, UnauthorizedError, UnavailableError } from '@earn/core'
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
 import { budgetOf, meterHeaders } from '@earn/core/metering/meter'
 import type { Deps } from '../deps.ts'
@@ -42,8 +42,11 @@ export async function guard(
   // The rest of an oversized body is never read: closing the connection drops it, where keeping the connection
   // would hold a graceful shutdown for as long as the client takes to send it. Whatever the answer (401, 413).
   if (ctx.body === BODY_TOO_LARGE || ctx.body === UNAUTHENTICATED_BODY) ctx.set.headers.connection = 'close'
-  const verified = await (state?.verification ?? deps.keys.verify(ctx.request.headers.get('x-api-key')))
+  const verified = await deps.keys.verify(ctx.request.headers.get('x-api-key'))
   if (verified.code !== 'VALID') throw new UnauthorizedError(UNAUTHORIZED_TEXT[verified.code])
+  // Valid now, not when the body came (a key created meanwhile, a store that answered again): the body was not read.
+  if (ctx.body === UNAUTHENTICATED_BODY)
+    throw new UnavailableError('the API key could not be checked when the request arrived, so its body was not read; send the request again', { 'x-api-key': 'checked late' })
   const { key, organization } = verified.record
   if (state) state.auth = { kind: verified.kind, keyId: key.id, organization }
 

@@ -7,7 +7,6 @@
 import { ApiError, type KeyVerifier, quoted } from '@earn/core'
 import { firstDuplicateKey } from '../duplicateKeys.ts'
 import { Elysia } from 'elysia'
-import { requestState } from './request.ts'
 
 export const MAX_BODY_BYTES = 1024 * 1024
 export const MALFORMED_JSON = Symbol('malformed JSON')
@@ -172,16 +171,16 @@ export const UNAUTHENTICATED_BODY = Symbol('body of a request without a valid ke
 
 /**
  * Parse hooks run only for requests with a body, so a GET pays nothing for the size check. Every operation that takes
- * a body needs a key, so the key is checked first (the guard reuses the answer).
+ * a body needs a key, so the key is checked before the body is read. The guard checks it again once the body is in: a
+ * body may take seconds to arrive, and a key revoked meanwhile must be refused as any other request on it (an audit
+ * had a trickled body handled and charged on a key revoked after its headers). The check is cached, so the second
+ * one costs a digest.
  */
 export const bodyParsing = (keys: KeyVerifier) =>
   new Elysia({ name: 'earn/body-parsing' }).onParse({ as: 'global' }, async ({ request, contentType }) => {
-    const verification = keys.verify(request.headers.get('x-api-key'))
-    const state = requestState(request)
-    if (state) state.verification = verification
     // A key check that failed (the store unreachable) is the guard's to report, as a 503: thrown here, Elysia would
     // answer it as a body that could not be parsed.
-    const valid = await verification.then(
+    const valid = await keys.verify(request.headers.get('x-api-key')).then(
       (v) => v.code === 'VALID',
       () => false,
     )

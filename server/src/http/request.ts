@@ -2,7 +2,7 @@
  * Per-request state shared by the cross-cutting hooks. Keyed by the Request object because some
  * hooks (404, parse errors) run before Elysia has a route context to derive into.
  */
-import type { KeyKind, Organization, VerifyKeyResult } from '@earn/core'
+import type { KeyKind, Organization } from '@earn/core'
 
 export interface RequestState {
   id: string
@@ -10,8 +10,6 @@ export interface RequestState {
   auth?: { kind: KeyKind; keyId: string; organization: Organization }
   /** Metering headers for a valid key; sent on every response, errors and 429 included. */
   headers: Record<string, string>
-  /** The key check, where the body's parse hook made it (it reads a body only for a valid key). */
-  verification?: Promise<VerifyKeyResult>
   /** True once the key check ran (it runs at most once per request). */
   authenticated: boolean
   status?: number
