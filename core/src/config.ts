@@ -70,10 +70,11 @@ function url(env: Config['env'], name: string, protocols: string[]): string | un
   }
   if (!protocols.includes(parsed.protocol))
     throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`)
-  // `postgres://` alone connected as a role named after nothing to a default host. A socket directory (`?host=`) names
-  // one, and so does PGHOST, where postgres.js takes it from as libpq does (`postgres:///earn`).
-  const hostElsewhere = parsed.searchParams.has('host') || (name === 'DATABASE_URL' && !!env.PGHOST)
-  if (!parsed.hostname && !hostElsewhere) throw new ConfigError(name, `names no host: write ${protocols[0]}//host[:port]/...${name === 'DATABASE_URL' ? ' (or set PGHOST)' : ''}`)
+  // `postgres://` alone connected as a role named after nothing to a default host. PGHOST names one: postgres.js takes
+  // it from there as libpq does (`postgres:///earn`). postgres.js sends `?host=` to the server as a setting, refused.
+  if (name === 'DATABASE_URL' && parsed.searchParams.has('host'))
+    throw new ConfigError(name, 'takes no ?host= (postgres.js would send it to the server as a setting): write the host in the URL, or set PGHOST')
+  if (!parsed.hostname && !(name === 'DATABASE_URL' && env.PGHOST)) throw new ConfigError(name, `names no host: write ${protocols[0]}//host[:port]/...${name === 'DATABASE_URL' ? ' (or set PGHOST)' : ''}`)
   return raw
 }
 

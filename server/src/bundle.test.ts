@@ -36,7 +36,7 @@ test("a fingerprint follows the sources' bytes, not their times; tests are not s
   expect(fingerprint(root, inputs)).toBe(third)
 })
 
-test("pruning keeps the current bundle and the two newest others, and touches nothing else (an earlier release's flat layout included)", () => {
+test("pruning keeps the current bundle, the two newest others and any started from within a month, and touches nothing else (an earlier release's flat layout included)", () => {
   const dir = join(root, 'out')
   const names = ['0000000000000001', '0000000000000002', '0000000000000003', '0000000000000004', '000000000000000a']
   names.forEach((name, i) => {
@@ -46,7 +46,9 @@ test("pruning keeps the current bundle and the two newest others, and touches no
   })
   for (const file of ['main.js', 'main.js.map', 'chunk-abc123.js', 'notes.txt']) writeFileSync(join(dir, file), '')
   mkdirSync(join(dir, '.build-1-2'))
-  // The current one is the oldest: kept all the same.
-  pruneBundles(dir, '0000000000000001')
+  // The current one is the oldest: kept all the same. Started from within the month: kept, however many.
+  pruneBundles(dir, '0000000000000001', 2, 1_000 + 30 * 24 * 60 * 60 * 1000)
+  expect(readdirSync(dir).filter((n) => /^0/.test(n))).toHaveLength(5)
+  pruneBundles(dir, '0000000000000001', 2, 1_010 + 31 * 24 * 60 * 60 * 1000)
   expect(readdirSync(dir).sort()).toEqual(['.build-1-2', '0000000000000001', '0000000000000004', '000000000000000a', 'chunk-abc123.js', 'main.js', 'main.js.map', 'notes.txt'])
 })

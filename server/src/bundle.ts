@@ -33,18 +33,21 @@ export function fingerprint(root: string, inputs: readonly string[] = BUNDLE_INP
   return hasher.digest('hex').slice(0, 16)
 }
 
+/** How long a bundle no process has started from is kept, beyond the newest ones. */
+const UNUSED_FOR_MS = 30 * 24 * 60 * 60 * 1000
+
 /**
- * Removes bundles of other sources, all but the newest `keep` beside the current one. A process running a bundle of
- * this layout has loaded every chunk it may need a second after starting (the chain plugins and the document generator
- * load then, main.ts), so only a bundle some process may yet start from is worth keeping. Files of the flat layout
- * earlier releases wrote are left alone: a process of such a release still running loads its document generator on
- * the first request for it (an audit: deleted, its /openapi.json answered 500). Only names this module writes are
- * touched: BUNDLE_DIR may be a directory that holds other files.
+ * Removes bundles of other sources that no process has started from for `UNUSED_FOR_MS`, all but the newest `keep`
+ * (a start marks its bundle, launch.ts). A process loads some chunks only on first use (viem's secp256k1 for the first
+ * EVM signature check, the document generator for the first /openapi.json): a bundle removed under a process started
+ * from it lately failed those (an audit: every EVM sign-in then read as a bad signature). One started more than a
+ * month ago has long used what it uses. Files of the flat layout earlier releases wrote are left alone. Only names this
+ * module writes are touched: BUNDLE_DIR may be a directory that holds other files.
  */
-export function pruneBundles(dir: string, current: string, keep = 2): void {
+export function pruneBundles(dir: string, current: string, keep = 2, now = Date.now()): void {
   const others = readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory() && FINGERPRINT.test(e.name) && e.name !== current)
     .map((e) => ({ name: e.name, time: statSync(join(dir, e.name), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
     .sort((a, b) => b.time - a.time)
-  for (const old of others.slice(keep)) rmSync(join(dir, old.name), { recursive: true, force: true })
+  for (const old of others.slice(keep)) if (now - old.time > UNUSED_FOR_MS) rmSync(join(dir, old.name), { recursive: true, force: true })
 }
