@@ -31,11 +31,14 @@ if (await postgresAvailable()) {
       for (const n of nonces) await store.insertNonce(n)
       // Another agreement's cleanup holds the oldest row in its transaction.
       const released = Promise.withResolvers<void>()
+      const locked = Promise.withResolvers<void>()
       const holding = other.begin(async (trx) => {
         await trx.unsafe(`select nonce from ${schema}.nonces where nonce = $1 for update`, [nonces[0]!.nonce])
+        locked.resolve()
         await released.promise
       })
-      await Bun.sleep(50)
+      // The lock is taken once the other connection has connected and selected, not after a fixed wait (CI is slow).
+      await locked.promise
       const started = performance.now()
       const deleted = await Promise.race([store.deleteExpiredNonces(10_000, 10), Bun.sleep(2_000).then(() => 'waited' as const)])
       released.resolve()

@@ -41,15 +41,19 @@ test('PostgreSQL refusing for a lock held or a deadlock reads as busy, run the c
   const table = `cli_busy_${process.pid}`
   try {
     await holder.unsafe(`create table ${table} (x int)`)
+    const locked = Promise.withResolvers<void>()
+    const released = Promise.withResolvers<void>()
     const held = holder.begin(async (sql) => {
       await sql.unsafe(`lock table ${table}`)
-      await Bun.sleep(500)
+      locked.resolve()
+      await released.promise
     })
-    await Bun.sleep(100)
+    await locked.promise
     const refused = await waiter.begin(async (sql) => {
       await sql.unsafe(`set local lock_timeout = 50`)
       await sql.unsafe(`lock table ${table}`)
     }).catch((e: unknown) => e)
+    released.resolve()
     await held
     expect((refused as { code?: string }).code).toBe('55P03')
     expect(errorMessage(refused)).toStartWith('the store is busy: canceling statement due to lock timeout (another command or a server held what this one needed); run the command again (55P03)')
