@@ -3,8 +3,9 @@
  * signatures verify offline, so a server without `SOLANA_RPC_URL` still registers Solana wallets.
  */
 import type { ChainEnv } from '@earn/core'
-import { createDefaultRpcTransport, createSolanaRpcFromTransport, type Rpc, type SolanaRpcApi } from '@solana/kit'
+import { createSolanaRpcFromTransport, type Rpc, type SolanaRpcApi } from '@solana/kit'
 import { checkedTransport } from './answers.ts'
+import { coalescing, httpTransport } from './transport.ts'
 
 export interface SolanaClient {
   /** Absent when no `SOLANA_RPC_URL` is configured; capabilities that need it say so. */
@@ -28,8 +29,8 @@ export function connect(env: ChainEnv): SolanaClient {
   let rpc: Rpc<SolanaRpcApi> | undefined
   return {
     get rpc() {
-      // createSolanaRpc's own transport, with every answer checked before kit hands it on (answers.ts).
-      return (rpc ??= createSolanaRpcFromTransport(checkedTransport(createDefaultRpcTransport({ url }))))
+      // Answers read to a limit (transport.ts) and checked before kit hands them on (answers.ts).
+      return (rpc ??= createSolanaRpcFromTransport(coalescing(checkedTransport(httpTransport(url)))))
     },
   }
 }

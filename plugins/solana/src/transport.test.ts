@@ -1,0 +1,116 @@
+/**
+ * The transport to a real chain (LiteSVM behind the JSON-RPC facade) through an endpoint that can misbehave: an
+ * answer past the limit, plain or compressed, is the node's failure (503), not a balance believed after the whole
+ * body was read; integers past 2^53 stay exact; identical requests of one tick leave once.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { MAX_ANSWER_BYTES, UnavailableError } from '@earn/core'
+import { address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
+import { gzipSync } from 'node:zlib'
+import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
+import { readBalance } from './balance.ts'
+import { connect } from './client.ts'
+
+let chain: SolanaChain
+let owner: KeyPairSigner
+let endpoint: ReturnType<typeof Bun.serve>
+/** How the endpoint answers getBalance; other methods pass through to the chain. */
+let balanceAnswer: ((id: unknown) => Response) | undefined
+const seen: string[] = []
+
+beforeAll(async () => {
+  chain = await startSolana()
+  owner = await generateKeyPairSigner()
+  await chain.airdrop(owner.address, 3_000_000_000n)
+  endpoint = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(req) {
+      const text = await req.text()
+      const call = JSON.parse(text) as { id: unknown; method: string }
+      seen.push(call.method)
+      if (call.method === 'getBalance' && balanceAnswer) return balanceAnswer(call.id)
+      return fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text })
+    },
+  })
+})
+afterAll(async () => {
+  await endpoint?.stop(true)
+  chain?.stop()
+})
+
+const client = () => connect({ SOLANA_RPC_URL: `http://127.0.0.1:${endpoint.port}` })
+const balance = () => readBalance(client(), { chainId: 'localnet', owner: owner.address, token: 'native' })
+const answer = (id: unknown, value: string, padding = 0) =>
+  `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"context":{"slot":1},"value":${value}}}${' '.repeat(padding)}`
+
+describe('the Solana RPC transport', () => {
+  test('the chain answers through it as through kit: the balance is the chain’s', async () => {
+    balanceAnswer = undefined
+    expect(await balance()).toBe(3_000_000_000n)
+  })
+
+  test('an answer past the limit is the node’s failure, though what it starts with is a balance', async () => {
+    // Valid JSON to its end: read whole, it would be believed.
+    balanceAnswer = (id) => new Response(answer(id, '5', MAX_ANSWER_BYTES), { headers: { 'content-type': 'application/json' } })
+    expect(await balance().catch((e: unknown) => e)).toBeInstanceOf(UnavailableError)
+    // Compressed, it declares a few kilobytes and inflates past the limit: counted as it inflates.
+    const bomb = gzipSync(answer(0, '5', 4 * MAX_ANSWER_BYTES))
+    expect(bomb.length).toBeLessThan(MAX_ANSWER_BYTES / 100)
+    balanceAnswer = () => new Response(bomb, { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } })
+    expect(await balance().catch((e: unknown) => e)).toBeInstanceOf(UnavailableError)
+    // A compressed answer within the limit is read.
+    balanceAnswer = (id) => new Response(gzipSync(answer(id, '7', 1_000)), { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } })
+    expect(await balance()).toBe(7n)
+  })
+
+  test('an HTTP failure is the node’s (503), its body left unread', async () => {
+    balanceAnswer = () => new Response('x'.repeat(2 * MAX_ANSWER_BYTES), { status: 502 })
+    expect(await balance().catch((e: unknown) => e)).toBeInstanceOf(UnavailableError)
+  })
+
+  test('a balance past 2^53 is exact', async () => {
+    balanceAnswer = (id) => new Response(answer(id, '18446744073709551615'), { headers: { 'content-type': 'application/json' } })
+    expect(await balance()).toBe(18446744073709551615n)
+  })
+
+  test('identical requests of one tick leave once; a caller that gives up leaves the others their answer', async () => {
+    balanceAnswer = undefined
+    const rpc = client().rpc!
+    const who = address(owner.address)
+    seen.length = 0
+    const gaveUp = new AbortController()
+    const [a, b, c] = [rpc.getBalance(who).send(), rpc.getBalance(who).send({ abortSignal: gaveUp.signal }).catch((e: unknown) => (e as Error).message), rpc.getBalance(who).send()]
+    await Promise.resolve()
+    gaveUp.abort(new Error('gave up'))
+    expect<bigint>((await a).value).toBe(3_000_000_000n)
+    expect(await b).toBe('gave up')
+    expect<bigint>((await c).value).toBe(3_000_000_000n)
+    expect(seen).toEqual(['getBalance'])
+    // Another tick, another request.
+    expect<bigint>((await rpc.getBalance(who).send()).value).toBe(3_000_000_000n)
+    expect(seen).toEqual(['getBalance', 'getBalance'])
+  })
+
+  test('a request every caller gave up is abandoned', async () => {
+    const held = Promise.withResolvers<void>()
+    let aborted = false
+    balanceAnswer = (id) => new Response(new ReadableStream({
+      async pull(c) {
+        await held.promise
+        c.enqueue(new TextEncoder().encode(answer(id, '1')))
+        c.close()
+      },
+      cancel: () => void (aborted = true),
+    }))
+    const rpc = client().rpc!
+    const gaveUp = new AbortController()
+    const pending = rpc.getBalance(address(owner.address)).send({ abortSignal: gaveUp.signal }).catch((e: unknown) => e)
+    await Bun.sleep(100)
+    gaveUp.abort(new Error('gave up'))
+    expect(((await pending) as Error).message).toBe('gave up')
+    for (let i = 0; i < 50 && !aborted; i++) await Bun.sleep(20)
+    held.resolve()
+    expect(aborted).toBe(true)
+  })
+})

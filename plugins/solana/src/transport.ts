@@ -1,0 +1,72 @@
+/**
+ * The HTTP transport to the Solana RPC. kit's default transport reads an answer whole with the global fetch, so an
+ * endpoint streaming megabytes (broken, or a compression bomb) filled memory and held the thread parsing it (an
+ * 80 MB answer, ~40 s). This one is kit's, request for request (same headers, integers past 2^53 kept as bigints,
+ * identical requests of one tick sent once), with the answer read to at most MAX_ANSWER_BYTES.
+ */
+import { MAX_ANSWER_BYTES, readBoundedText } from '@earn/core'
+import { SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, SolanaError, type RpcTransport } from '@solana/kit'
+import { parseJsonWithBigInts, stringifyJsonWithBigInts } from '@solana/rpc-spec-types'
+import { MalformedAnswerError } from './answers.ts'
+
+const HEADERS = {
+  accept: 'application/json',
+  'accept-encoding': 'br,gzip,deflate',
+  'content-type': 'application/json; charset=utf-8',
+  'solana-client': 'js/8.4.0',
+}
+
+export function httpTransport(url: string): RpcTransport {
+  return (async ({ payload, signal }) => {
+    const response = await fetch(url, { method: 'POST', headers: HEADERS, body: stringifyJsonWithBigInts(payload), signal })
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => {})
+      // kit's own error for an HTTP failure, so rpc.ts reads it as the node's (503) as before.
+      throw new SolanaError(SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, { headers: response.headers, message: response.statusText, statusCode: response.status })
+    }
+    const text = await readBoundedText(response, () => new MalformedAnswerError(`the Solana RPC answered more than ${MAX_ANSWER_BYTES} bytes`))
+    return parseJsonWithBigInts(text)
+  }) as RpcTransport
+}
+
+interface Shared {
+  readonly response: Promise<unknown>
+  readonly controller: AbortController
+  consumers: number
+}
+
+/**
+ * Identical requests made in one tick (the same blockhash or account for concurrent builds) leave as one, as kit's
+ * transport does; the shared request is abandoned only when every caller has abandoned it.
+ */
+export function coalescing(inner: RpcTransport): RpcTransport {
+  let tick: Map<string, Shared> | undefined
+  return (async ({ payload, signal }) => {
+    const { method, params } = payload as { method?: unknown; params?: unknown }
+    if (typeof method !== 'string') return inner({ payload, signal })
+    signal?.throwIfAborted()
+    const key = stringifyJsonWithBigInts([method, params])
+    if (!tick) {
+      tick = new Map()
+      queueMicrotask(() => (tick = undefined))
+    }
+    let shared = tick.get(key)
+    if (!shared) {
+      const controller = new AbortController()
+      shared = { controller, consumers: 0, response: inner({ payload, signal: controller.signal }) }
+      tick.set(key, shared)
+    }
+    const joined = shared
+    joined.consumers++
+    if (!signal) return joined.response
+    return await new Promise<unknown>((resolve, reject) => {
+      const leave = () => {
+        signal.removeEventListener('abort', leave)
+        if (--joined.consumers === 0) joined.controller.abort(signal.reason)
+        reject(signal.reason)
+      }
+      signal.addEventListener('abort', leave)
+      joined.response.then(resolve, reject).finally(() => signal.removeEventListener('abort', leave))
+    })
+  }) as RpcTransport
+}
