@@ -40,17 +40,17 @@ export interface CreateOrganizationResult {
 /** Names people read in listings and logs: one line, of a length a listing can show. */
 const NAME_MAX = 200
 
-/** What keeps `input` from being a name (as the sentence's end: "must be …", "is at most …"), or undefined. */
-export function nameProblem(input: string): string | undefined {
+/** What keeps `input` from being a name: the sentence's end ("must be …", "is at most …") and the word for `context`; or undefined. */
+export function nameProblem(input: string): { message: string; context: string } | undefined {
   const name = input.trim()
-  if (hasControlCharacter(name)) return 'must be one line of text, without control characters'
-  if (Array.from(name).length > NAME_MAX) return `is at most ${NAME_MAX} characters`
+  if (hasControlCharacter(name)) return { message: 'must be one line of text, without control characters', context: 'has a control character' }
+  if (Array.from(name).length > NAME_MAX) return { message: `is at most ${NAME_MAX} characters`, context: `longer than ${NAME_MAX} characters` }
   return undefined
 }
 
 function checkedName(field: string, input: string): string {
   const problem = nameProblem(input)
-  if (problem) throw new InvalidArgumentError(`the ${field} ${problem}`, { name: problem.startsWith('must') ? 'has a control character' : `longer than ${NAME_MAX} characters` })
+  if (problem) throw new InvalidArgumentError(`the ${field} ${problem.message}`, { name: problem.context })
   return input.trim()
 }
 

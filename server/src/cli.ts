@@ -140,7 +140,7 @@ export function parseCommand(argv: string[]): ParsedCommand {
   if (spec.keyRef) keyRef(flags)
   const name = text(flags, 'name')
   const problem = name === undefined ? undefined : nameProblem(name)
-  if (problem) throw new UsageError(`--name ${problem}`)
+  if (problem) throw new UsageError(`--name ${problem.message}`)
   const tier = text(flags, 'tier')
   if (tier !== undefined && tier !== 'standard' && tier !== 'premium') throw new UsageError('--tier must be standard or premium')
   const kind = text(flags, 'kind')
