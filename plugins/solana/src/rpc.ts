@@ -44,5 +44,5 @@ function isTransportFailure(e: unknown): boolean {
  */
 export function rpcFailure(e: unknown): unknown {
   if (e instanceof ApiError || !isTransportFailure(e)) return e
-  return new UnavailableError('the Solana RPC did not answer; try again later', { walletEcosystem: 'solana' }, { cause: e })
+  return new UnavailableError('the Solana RPC did not answer; try again later', { SOLANA_RPC_URL: 'did not answer' }, { cause: e })
 }

@@ -66,7 +66,10 @@ describe('the Solana RPC transport', () => {
 
   test('an HTTP failure is the node’s (503), its body left unread', async () => {
     balanceAnswer = () => new Response('x'.repeat(2 * MAX_ANSWER_BYTES), { status: 502 })
-    expect(await balance().catch((e: unknown) => e)).toBeInstanceOf(UnavailableError)
+    const error = await balance().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(UnavailableError)
+    // The context names the setting the operator checks, as a missing one's does.
+    expect((error as UnavailableError).context).toEqual({ SOLANA_RPC_URL: 'did not answer' })
   })
 
   test('a balance past 2^53 is exact', async () => {

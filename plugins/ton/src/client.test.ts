@@ -59,6 +59,8 @@ describe('askChain', () => {
     expect(error).toBeInstanceOf(UnavailableError)
     expect((error as UnavailableError).message).toBe('the TON API did not answer while reading the wallet state; retry later')
     expect((error as UnavailableError).cause).toBe(network)
+    // The context names the setting the operator checks, as a missing one's does.
+    expect((error as UnavailableError).context).toEqual({ TON_API_URL: 'did not answer' })
   })
 })
 

@@ -230,6 +230,6 @@ export async function askChain<T>(what: string, read: () => Promise<T>): Promise
     return await read()
   } catch (e) {
     if (e instanceof ApiError || getMethodExitCode(e) !== undefined) throw e
-    throw new UnavailableError(`the TON API did not answer while reading ${what}; retry later`, {}, { cause: e })
+    throw new UnavailableError(`the TON API did not answer while reading ${what}; retry later`, { TON_API_URL: 'did not answer' }, { cause: e })
   }
 }
