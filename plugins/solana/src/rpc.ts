@@ -3,7 +3,7 @@
  * when none is configured), a deadline, and one mapping of transport failures to 503.
  */
 import { ApiError, ChainNotConfiguredError, InvalidArgumentError, UnavailableError } from '@earn/core'
-import { isSolanaError, type Rpc, type SolanaRpcApi } from '@solana/kit'
+import { isSolanaError, type Rpc, type SolanaError, type SolanaRpcApi } from '@solana/kit'
 import { MalformedAnswerError } from './answers.ts'
 import type { SolanaClient } from './client.ts'
 
@@ -34,8 +34,11 @@ export const deadline = (): AbortSignal => AbortSignal.timeout(RPC_TIMEOUT_MS)
  * the method's (answers.ts).
  */
 function isTransportFailure(e: unknown): boolean {
-  return isSolanaError(e) || e instanceof DOMException || e instanceof MalformedAnswerError || typeof (e as { code?: unknown } | null)?.code === 'string'
+  return (isSolanaError(e) && !isCodecError(e)) || e instanceof DOMException || e instanceof MalformedAnswerError || typeof (e as { code?: unknown } | null)?.code === 'string'
 }
+
+/** kit's codec errors (8078xxx) come from decoding bytes the plugin chose to decode: its bug, not the node's failure. */
+const isCodecError = (e: SolanaError): boolean => e.context.__code >= 8_078_000 && e.context.__code < 8_079_000
 
 /**
  * Our own expected failures pass through and transport failures are the node's problem (503);

@@ -14,6 +14,7 @@ import { COMMITMENT } from './rpc.ts'
 export const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb' as Address
 const TOKEN_PROGRAMS = [TOKEN_PROGRAM_ADDRESS, TOKEN_2022_PROGRAM_ADDRESS] as const
 
+const SYSTEM_PROGRAM_ADDRESS = '11111111111111111111111111111111' as Address
 const MINT_SIZE = 82
 const TOKEN_ACCOUNT_SIZE = 165
 /** Token-2022 writes the account kind after the base layout when extensions follow; 1 is a mint. */
@@ -23,8 +24,15 @@ export interface TokenAccount {
   address: Address
   /** Undefined while the account does not exist. */
   amount: bigint | undefined
+  /** Who the account's tokens belong to (the wallet may have handed its account to another); undefined with `amount`. */
+  owner: Address | undefined
   /** Frozen by the mint's freeze authority: nothing moves in or out of it. */
   frozen: boolean
+  /**
+   * Lamports already at the address while the account does not exist: anyone may send SOL to an associated account's
+   * address before it is created, and the creation then takes them as part of its rent.
+   */
+  lamports: bigint
 }
 
 export interface MintWithAccounts {
@@ -72,11 +80,19 @@ export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintPa
   })
   const { tokenProgram, decimals, extensions, fees, untransferable, newAccountsFrozen } = decodeMint(mintAccount!, p.field)
   const offset = TOKEN_PROGRAMS.indexOf(tokenProgram as (typeof TOKEN_PROGRAMS)[number]) * p.owners.length
-  const accounts = p.owners.map((_, i) => {
+  const accounts = p.owners.map((owner, i): TokenAccount => {
     const account = found[offset + i]!
-    if (!account.exists) return { address: account.address, amount: undefined, frozen: false }
-    const { amount, state } = getTokenDecoder().decode(account.data.subarray(0, TOKEN_ACCOUNT_SIZE))
-    return { address: account.address, amount, frozen: state === AccountState.Frozen }
+    if (!account.exists) return { address: account.address, amount: undefined, owner: undefined, frozen: false, lamports: 0n }
+    // SOL sent to the address before the account was made: still the System program's, empty.
+    if (account.programAddress === SYSTEM_PROGRAM_ADDRESS && account.data.length === 0)
+      return { address: account.address, amount: undefined, owner: undefined, frozen: false, lamports: account.lamports }
+    // Only the associated token program can make an account at this address, and only a token account of this mint.
+    if (account.programAddress !== tokenProgram || account.data.length < TOKEN_ACCOUNT_SIZE)
+      throw new InvalidArgumentError(`the associated account ${account.address} of ${owner} for token ${p.mint} is held by ${account.programAddress}, not a token account`, {
+        [p.field]: 'associated account is not a token account',
+      })
+    const decoded = getTokenDecoder().decode(account.data.subarray(0, TOKEN_ACCOUNT_SIZE))
+    return { address: account.address, amount: decoded.amount, owner: decoded.owner, frozen: decoded.state === AccountState.Frozen, lamports: account.lamports }
   })
   return {
     mint: p.mint,

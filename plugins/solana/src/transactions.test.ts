@@ -17,7 +17,7 @@ import {
 // The tag's memo goes just before a token transfer, under Memo v3 (tag.ts).
 import { LEGACY_MEMO_PROGRAM_ADDRESS_V3 as MEMO } from '@solana-program/memo'
 import { SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system'
-import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
+import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, AuthorityType, findAssociatedTokenPda, getSetAuthorityInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { readBalance } from './balance.ts'
 import { connect, type SolanaClient } from './client.ts'
@@ -243,6 +243,59 @@ describe('deposit (SPL)', () => {
     expect(await chain.tokenBalance(opportunity.baseToken, opportunity.vault)).toBe(1_000n)
     expect(await chain.tokenBalance(opportunity.baseToken, user.address)).toBe(0n)
     expect(await readBalance(client, { chainId: 'localnet', owner: user.address, token: opportunity.baseToken })).toBe(5_000n)
+  })
+
+  test("SOL sent to the vault account's address before it exists (anyone can): the deposit still lands, its creation paying only the rest of the rent", async () => {
+    const user = await generateKeyPairSigner()
+    const { opportunity } = await setup()
+    await chain.mintTo({ mint: opportunity.baseToken, owner: user.address, amount: 1_000n })
+    const [vaultAta] = await findAssociatedTokenPda({ owner: address(opportunity.vault), mint: address(opportunity.baseToken), tokenProgram: TOKEN_PROGRAM_ADDRESS })
+    const rent = chain.svm.minimumBalanceForRentExemption(165n)
+    // At least a data-less account's minimum (Solana refuses less), short of a token account's.
+    const prefunded = WALLET_RENT + 1_000n
+    await chain.airdrop(vaultAta, prefunded)
+    // Exactly the fee and what the creation still needs: one lamport less is refused for it, this lands.
+    await chain.airdrop(user.address, FEE + rent - prefunded - 1n)
+    const e = await rejection(buildTransactions(client, deposit(user, opportunity, 1_000n)))
+    expect((e as InsufficientBalanceError).context).toMatchObject({ required: (FEE + rent - prefunded).toString() })
+    await chain.airdrop(user.address, 1n)
+    const step = (await buildTransactions(client, deposit(user, opportunity, 1_000n)))[0]!
+    expect(step.metadata?.createsVaultTokenAccount).toBe(true)
+    await chain.signAndSend(serialized(step), user)
+    expect(await chain.tokenBalance(opportunity.baseToken, opportunity.vault)).toBe(1_000n)
+    expect(chain.svm.getBalance(user.address) ?? 0n).toBe(0n)
+    // More than the rent already there: the creation costs the wallet nothing.
+    const next = await setup({ tokens: 1_000n })
+    const [nextAta] = await findAssociatedTokenPda({ owner: address(next.opportunity.vault), mint: address(next.opportunity.baseToken), tokenProgram: TOKEN_PROGRAM_ADDRESS })
+    await chain.airdrop(nextAta, 2n * rent)
+    const before = chain.svm.getBalance(next.user.address)!
+    await chain.signAndSend(serialized((await buildTransactions(client, deposit(next.user, next.opportunity, 1_000n)))[0]!), next.user)
+    expect<bigint | null>(chain.svm.getBalance(next.user.address)).toBe(before - FEE)
+    expect(await chain.tokenBalance(next.opportunity.baseToken, next.opportunity.vault)).toBe(1_000n)
+  })
+
+  test("a wallet's associated account handed to another owner is not its to spend: 0 available from it", async () => {
+    const { user, opportunity } = await setup({ tokens: 5_000n })
+    const [ata] = await findAssociatedTokenPda({ owner: user.address, mint: address(opportunity.baseToken), tokenProgram: TOKEN_PROGRAM_ADDRESS })
+    await chain.send([getSetAuthorityInstruction({ owned: ata, owner: user, authorityType: AuthorityType.AccountOwner, newAuthority: address(newWallet().address) })], user)
+    const e = await rejection(buildTransactions(client, deposit(user, opportunity, 1_000n)))
+    expect(e).toBeInstanceOf(InsufficientBalanceError)
+    expect((e as InsufficientBalanceError).context).toMatchObject({ required: '1000', available: '0', source: ata })
+  })
+
+  test("a vault account handed to another owner is refused: what arrives would be theirs", async () => {
+    const { user, opportunity } = await setup({ tokens: 5_000n })
+    const vault = await generateKeyPairSigner()
+    await chain.airdrop(vault.address, SOL)
+    const o = { ...opportunity, vault: vault.address }
+    await chain.mintTo({ mint: o.baseToken, owner: vault.address, amount: 0n })
+    const [vaultAta] = await findAssociatedTokenPda({ owner: vault.address, mint: address(o.baseToken), tokenProgram: TOKEN_PROGRAM_ADDRESS })
+    const taker = newWallet().address
+    await chain.send([getSetAuthorityInstruction({ owned: vaultAta, owner: vault, authorityType: AuthorityType.AccountOwner, newAuthority: address(taker) })], vault)
+    const e = await rejection(buildTransactions(client, deposit(user, o, 1_000n)))
+    expect(e).toBeInstanceOf(InvalidArgumentError)
+    expect((e as InvalidArgumentError).message).toContain(`now belongs to ${taker}`)
+    expect((e as InvalidArgumentError).context).toEqual({ tokenIn: "recipient's account belongs to another" })
   })
 
   test('a wallet with no associated account for the mint is refused with 0 available', async () => {

@@ -51,9 +51,13 @@ export function tokenTransferToVault(p: TokenTransferParameters): TokenTransfer 
   if (p.token.untransferable) throw refuse(p.token.untransferable, `token ${mint} ${p.token.untransferable}`)
   if (source!.frozen) throw refuse("frozen in the wallet's account", `the wallet's account ${source!.address} for token ${mint} is frozen by the mint's freeze authority`)
   if (destination!.frozen) throw refuse("frozen in the recipient's account", `the account ${destination!.address} of ${p.vault} for token ${mint} is frozen by the mint's freeze authority`)
+  // Only the vault can hand its account to another (Token's SetAuthority; Token-2022's are immutable): what arrives would be theirs.
+  if (destination!.owner !== undefined && destination!.owner !== p.vault)
+    throw refuse("recipient's account belongs to another", `the account ${destination!.address} of ${p.vault} for token ${mint} now belongs to ${destination!.owner}, who would receive it`)
   if (destination!.amount === undefined && p.token.newAccountsFrozen)
     throw refuse('new accounts start frozen', `${p.vault} has no account for token ${mint}, and the mint's new accounts start frozen (DefaultAccountState), so one created here could not receive it; the mint's freeze authority must create and thaw it first`)
-  const spendable = source!.amount ?? 0n
+  // An account the wallet handed to another is no longer its to spend from.
+  const spendable = source!.owner === p.owner ? (source!.amount ?? 0n) : 0n
   if (spendable < p.amount)
     throw new InsufficientBalanceError({
       required: p.amount,
@@ -88,5 +92,7 @@ export function tokenTransferToVault(p: TokenTransferParameters): TokenTransfer 
       { programAddress: p.token.tokenProgram },
     ),
   )
-  return { instructions, createsVaultAccount, newAccountRent: createsVaultAccount ? rentExempt(p.token.accountSize) : 0n }
+  // The creation pays only what lamports already at the address (sent there before it existed) leave short of the rent.
+  const rent = rentExempt(p.token.accountSize) - destination!.lamports
+  return { instructions, createsVaultAccount, newAccountRent: createsVaultAccount && rent > 0n ? rent : 0n }
 }

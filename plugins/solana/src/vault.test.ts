@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidArgumentError, type VaultParameters } from '@earn/core'
+import { address } from '@solana/kit'
+import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { connect, type SolanaClient } from './client.ts'
 import { newWallet } from './fixtures.ts'
@@ -24,6 +26,14 @@ describe('balance.vault', () => {
     expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, receiptDecimals: 6, totalAssets: 0n })
     await chain.mintTo({ mint: baseToken, owner: vaultAddress, amount: 123_456_789n })
     expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, receiptDecimals: 6, totalAssets: 123_456_789n })
+  })
+
+  test("SOL sent to the vault account's address before it exists reads as no assets yet, not a node failure", async () => {
+    const [baseToken, receiptToken] = [await chain.createMint({ decimals: 9 }), await chain.createMint({ decimals: 6 })]
+    const vaultAddress = newWallet().address
+    const [ata] = await findAssociatedTokenPda({ owner: address(vaultAddress), mint: baseToken, tokenProgram: TOKEN_PROGRAM_ADDRESS })
+    await chain.airdrop(ata, 1_000_000n)
+    expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, receiptDecimals: 6, totalAssets: 0n })
   })
 
   test('a SOL vault (base token native) counts the lamports of its deposit authority', async () => {

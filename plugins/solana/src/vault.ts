@@ -35,7 +35,8 @@ export async function readVault(client: SolanaClient, p: VaultParameters): Promi
       baseMint
         ? readMintWithAccounts(rpc, { mint: baseMint, owners: [vault], field: 'baseToken', abortSignal }).then((t) => ({
             decimals: t.decimals,
-            totalAssets: t.accounts[0]!.amount ?? 0n,
+            // An account the vault handed to another holds none of its assets.
+            totalAssets: t.accounts[0]!.owner === vault ? t.accounts[0]!.amount! : 0n,
           }))
         : rpc
             .getBalance(vault, { commitment: COMMITMENT })
