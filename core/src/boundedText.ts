@@ -14,8 +14,11 @@ export async function readBoundedText(response: Response, tooLarge: () => Error,
     throw tooLarge()
   }
   // The length a plain body declares is all it can carry (its framing ends there): read at once. A compressed one
-  // declares what it is sent as, not what it inflates to, so it is counted as it comes.
-  if ((declared !== null && !response.headers.has('content-encoding')) || !response.body) return response.text()
+  // declares what it is sent as, not what it inflates to, and a chunked one is framed by its chunks whatever length it
+  // also declares (Bun's fetch follows the chunks: an audit's 60 MiB came under `content-length: 2`), so those are
+  // counted as they come.
+  const framedByLength = declared !== null && !response.headers.has('content-encoding') && !response.headers.has('transfer-encoding')
+  if (framedByLength || !response.body) return response.text()
   const reader = response.body.getReader()
   const decoder = new TextDecoder()
   let text = ''

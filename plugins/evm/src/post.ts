@@ -54,7 +54,11 @@ export function createJsonRpcPost(options: JsonRpcPostOptions): JsonRpcPost {
       if (e instanceof Error && e.name === 'TimeoutError') throw new TimeoutError({ body, url })
       throw new HttpRequestError({ body, url, details: e instanceof Error ? e.message : String(e), cause: e instanceof Error ? e : undefined })
     }
-    if (!response.ok) throw new HttpRequestError({ body, url, status: response.status, headers: response.headers, details: response.statusText })
+    if (!response.ok) {
+      // Its body is not read: let the connection go now rather than when the response is collected.
+      void response.body?.cancel().catch(() => {})
+      throw new HttpRequestError({ body, url, status: response.status, headers: response.headers, details: response.statusText })
+    }
     if (payload?.error) throw new RpcRequestError({ body, url, error: payload.error })
     if (payload === undefined || !('result' in payload))
       throw new HttpRequestError({ body, url, status: response.status, details: 'the answer is not a JSON-RPC response' })

@@ -196,7 +196,7 @@ async function zeroStateNetwork(endpoint: string, apiKey: string | undefined): P
   })
   const body = response.ok
     ? (JSON.parse(await readBoundedText(response, () => new Error(`getMasterchainInfo answered more than ${MAX_ANSWER_BYTES} bytes`))) as { ok?: unknown; result?: { init?: { root_hash?: unknown } } })
-    : undefined
+    : void response.body?.cancel().catch(() => {})
   // As TonClient reads toncenter: anything but HTTP 200 with `ok: true` is a failure, asked again on the next read.
   if (body?.ok !== true) throw new Error(`getMasterchainInfo answered HTTP ${response.status}${body ? ' without ok' : ''}`)
   const root = body.result?.init?.root_hash

@@ -95,7 +95,10 @@ export function toncenterLookups(o: ToncenterLookupOptions): { byHash: Transacti
       signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
     })
     // Errors name the status only: the URL may carry credentials and is never put in a message.
-    if (!response.ok) throw new Error(`the TON index answered HTTP ${response.status}`)
+    if (!response.ok) {
+      void response.body?.cancel().catch(() => {})
+      throw new Error(`the TON index answered HTTP ${response.status}`)
+    }
     const body: unknown = JSON.parse(await readBoundedText(response, () => new Error(`the TON index answered more than ${MAX_ANSWER_BYTES} bytes`)))
     if (!isIndexResponse(body)) throw new Error('the TON index answered an unexpected shape')
     const found = body.transactions[0]
