@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fingerprint, pruneBundles } from './bundle.ts'
+import { fingerprint, keepMarkedInUse, pruneBundles } from './bundle.ts'
 
 const root = mkdtempSync(join(tmpdir(), 'earn-bundle-unit-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -36,7 +36,7 @@ test("a fingerprint follows the sources' bytes, not their times; tests are not s
   expect(fingerprint(root, inputs)).toBe(third)
 })
 
-test("pruning keeps the current bundle, the two newest others and any started from within a month, and touches nothing else (an earlier release's flat layout included)", () => {
+test("pruning keeps the current bundle, the two newest others and any run from within a month, and touches nothing else (an earlier release's flat layout included)", () => {
   const dir = join(root, 'out')
   const names = ['0000000000000001', '0000000000000002', '0000000000000003', '0000000000000004', '000000000000000a']
   names.forEach((name, i) => {
@@ -51,4 +51,25 @@ test("pruning keeps the current bundle, the two newest others and any started fr
   expect(readdirSync(dir).filter((n) => /^0/.test(n))).toHaveLength(5)
   pruneBundles(dir, '0000000000000001', 2, 1_010 + 31 * 24 * 60 * 60 * 1000)
   expect(readdirSync(dir).sort()).toEqual(['.build-1-2', '0000000000000001', '0000000000000004', '000000000000000a', 'chunk-abc123.js', 'main.js', 'main.js.map', 'notes.txt'])
+})
+
+test('a running process keeps marking its bundle in use, so pruning never takes the bundle it runs from', async () => {
+  const dir = join(root, 'marked')
+  const bundle = join(dir, '0000000000000005')
+  mkdirSync(bundle, { recursive: true })
+  const timer = keepMarkedInUse(bundle, 30)
+  try {
+    expect(statSync(bundle).mtimeMs).toBeGreaterThan(Date.now() - 5_000)
+    // Started long ago: the next mark brings it back to now.
+    utimesSync(bundle, 1_000, 1_000)
+    await Bun.sleep(100)
+    expect(statSync(bundle).mtimeMs).toBeGreaterThan(Date.now() - 5_000)
+    for (const other of ['0000000000000006', '0000000000000007']) mkdirSync(join(dir, other))
+    pruneBundles(dir, '0000000000000006', 0, Date.now() + 29 * 24 * 60 * 60 * 1000)
+    expect(readdirSync(dir).sort()).toEqual(['0000000000000005', '0000000000000006', '0000000000000007'])
+  } finally {
+    clearInterval(timer)
+  }
+  // Where the directory cannot be touched, no timer.
+  expect(keepMarkedInUse(join(dir, 'missing'))).toBeUndefined()
 })

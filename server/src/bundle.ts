@@ -5,7 +5,7 @@
  * keeps each file's time from before, and a release unpacked over a newer build of an older one looked older than
  * that bundle and ran the old code. Nothing heavy is imported here.
  */
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
 
 /** What the bundle is built from, relative to the repository root: the sources, and what resolves their imports. */
@@ -33,16 +33,36 @@ export function fingerprint(root: string, inputs: readonly string[] = BUNDLE_INP
   return hasher.digest('hex').slice(0, 16)
 }
 
-/** How long a bundle no process has started from is kept, beyond the newest ones. */
+/** How long a bundle no process has run from is kept, beyond the newest ones. */
 const UNUSED_FOR_MS = 30 * 24 * 60 * 60 * 1000
+/** How often a running process marks its bundle as in use: well inside `UNUSED_FOR_MS`. */
+const MARK_EVERY_MS = 24 * 60 * 60 * 1000
+
+/** Marks `dir` as in use now (its time), false where it may not be touched (a read-only image). */
+export function markInUse(dir: string): boolean {
+  try {
+    utimesSync(dir, new Date(), new Date())
+    return true
+  } catch {
+    return false
+  }
+}
 
 /**
- * Removes bundles of other sources that no process has started from for `UNUSED_FOR_MS`, all but the newest `keep`
- * (a start marks its bundle, launch.ts). A process loads some chunks only on first use (viem's secp256k1 for the first
- * EVM signature check, the document generator for the first /openapi.json): a bundle removed under a process started
- * from it lately failed those (an audit: every EVM sign-in then read as a bad signature). One started more than a
- * month ago has long used what it uses. Files of the flat layout earlier releases wrote are left alone. Only names this
- * module writes are touched: BUNDLE_DIR may be a directory that holds other files.
+ * A process marks its bundle when it starts and then daily while it runs: a process loads some chunks only on first
+ * use (viem's secp256k1 for the first EVM signature check, a Redis client, a wallet's rare paths), so a bundle is in
+ * use for as long as any process runs from it, however long ago it started. The timer does not keep a process alive.
+ */
+export function keepMarkedInUse(dir: string, everyMs = MARK_EVERY_MS): Timer | undefined {
+  if (!markInUse(dir)) return undefined
+  return setInterval(() => markInUse(dir), everyMs).unref()
+}
+
+/**
+ * Removes bundles of other sources that no process has run from for `UNUSED_FOR_MS`, all but the newest `keep`
+ * (keepMarkedInUse). A bundle removed under a process running from it failed what it loads on first use (an audit:
+ * every EVM sign-in then read as a bad signature). Files of the flat layout earlier releases wrote are left alone. Only
+ * names this module writes are touched: BUNDLE_DIR may be a directory that holds other files.
  */
 export function pruneBundles(dir: string, current: string, keep = 2, now = Date.now()): void {
   const others = readdirSync(dir, { withFileTypes: true })

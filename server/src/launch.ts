@@ -3,9 +3,9 @@
  * (bundle.ts). One bundled file loads in about half the time of the several hundred modules it replaces, and the
  * cold start is what a restarted or scaled-out process pays. Nothing heavy is imported here.
  */
-import { existsSync, mkdirSync, renameSync, rmSync, utimesSync } from 'node:fs'
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { fingerprint, pruneBundles } from './bundle.ts'
+import { fingerprint, keepMarkedInUse, pruneBundles } from './bundle.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const OUT_DIR = process.env.BUNDLE_DIR ? resolve(process.env.BUNDLE_DIR) : join(ROOT, 'node_modules', '.cache', 'earn-server')
@@ -60,13 +60,9 @@ try {
   const target = join(OUT_DIR, name)
   bundle = join(target, 'main.js')
   if (!existsSync(bundle)) await build(target, name)
-  // Marks the bundle as started from (its directory's time): pruning keeps what a process started from lately.
-  else
-    try {
-      utimesSync(target, new Date(), new Date())
-    } catch {
-      // A directory this process may not touch (a read-only image): pruning then goes by when it was built.
-    }
+  // Marks the bundle as in use (its directory's time), now and daily: pruning keeps what a process runs from. Where it
+  // may not be touched (a read-only image), pruning goes by when it was built.
+  keepMarkedInUse(target)
 } catch (e) {
   // A directory that cannot hold the bundle (not a directory, not writable): one line naming the variable, no stack.
   const code = (e as { code?: unknown } | null)?.code

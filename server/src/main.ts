@@ -122,7 +122,7 @@ async function main() {
   // event loop for a while); a request that needs one sooner loads it itself. /readyz waits for them.
   // A plugin's variables are read when it loads: one it refuses stops the server as a bad variable stops the start.
   setTimeout(() => {
-    // The document generator too: every chunk of the bundle this process runs is then loaded (docs.ts).
+    // The document generator too, so the first /openapi.json does not pay for loading it (docs.ts).
     void loadDocsGenerator().catch((e: unknown) => deps.logger.error({ msg: 'the API document generator failed to load', error: String(e) }))
     deps.ecosystems
       .warm()
