@@ -49,6 +49,14 @@ describe('TON vault state', () => {
     expect(state.totalAssets).toBe((await chain.blockchain.getContract(vault.address)).balance)
   })
 
+  test('a receipt token of TON is refused: withdrawals send the receipt jetton back, and none could be built', async () => {
+    for (const base of [offChain.toString(), 'native']) {
+      const error = (await read(base, 'native').catch((e: unknown) => e)) as ApiError
+      expect(error).toBeInstanceOf(InvalidArgumentError)
+      expect(error.context).toEqual({ receiptToken: 'must be a jetton master address, not native' })
+    }
+  })
+
   test('the catalog must name both tokens', async () => {
     for (const [base, rec, field] of [
       [undefined, receipt.toString(), 'baseToken'],

@@ -16,15 +16,20 @@ export async function readTonVault(client: TonChainClient, p: VaultParameters): 
   const required = (field: 'baseToken' | 'receiptToken', value: string | undefined): string => {
     if (!value)
       throw new InvalidArgumentError(`${field} is required for a TON vault: the chain does not name a vault's tokens`, {
-        [field]: 'give the jetton master address (or native) from the catalog',
+        [field]: field === 'baseToken' ? 'give the jetton master address (or native) from the catalog' : 'give the jetton master address from the catalog',
       })
     return value === 'native' ? value : toTonAddress(value, field).toRawString()
   }
   const baseToken = required('baseToken', p.baseToken)
   const receiptToken = required('receiptToken', p.receiptToken)
+  // A withdrawal is the receipt jetton sent back (transactions.ts): with TON for receipt, none could ever be built.
+  if (receiptToken === 'native')
+    throw new InvalidArgumentError('receiptToken of a TON vault must be its receipt jetton: a withdrawal sends it back to the vault, and TON cannot be one', {
+      receiptToken: 'must be a jetton master address, not native',
+    })
   // Deposits sent where nothing could move them on would be stranded: refused at import, naming the field.
   // A vault may be the master of its own receipt jetton.
-  const fitness = await unfitRecipient(client, vault, receiptToken === 'native' ? undefined : toTonAddress(receiptToken))
+  const fitness = await unfitRecipient(client, vault, toTonAddress(receiptToken))
   if (fitness.reason) throw new UnfitRecipientError(fitness.reason, fitness.consequence ?? 'deposits sent there could never be moved again', 'vaultAddress')
   if (baseToken === 'native' && !fitness.deployed)
     throw new InvalidArgumentError(`vaultAddress ${p.vaultAddress} is not deployed: TON deposits sent there would bounce`, { vaultAddress: 'is not deployed' })
