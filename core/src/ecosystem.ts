@@ -179,6 +179,13 @@ export interface TokenTransfer {
 export interface ReadTransfersResult extends ReadTagResult {
   /** Token movements the mined transaction made (canonical addresses); empty when it failed. */
   transfers: TokenTransfer[]
+  /**
+   * Where the transaction's tags are all the wallet's own (Solana: its memos; TON: its out-messages' comments), every
+   * attribution tag it carries, in order (`tag` is the first): one transaction funding several streams is refused,
+   * since its transfers are summed and one stream's would make up another's shortfall. Where it is a tree of calls
+   * (EVM), `tagsOn` tells the same.
+   */
+  tags?: string[]
 }
 
 /** One configured chain's reachability, for readiness. */

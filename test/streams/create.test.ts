@@ -182,6 +182,7 @@ describe('rejections answer the envelope', () => {
     ['a reward token that is not an address', () => env.tokenBody(creator, { rewardToken: '0x1234' }), 'rewardToken'],
     ['a reward token with no contract behind it', () => env.tokenBody(creator, { rewardToken: '0x000000000000000000000000000000000000dEaD' }), 'rewardToken'],
     ['a creator that is not an address', () => env.tokenBody(creator, { creatorAddress: 'EQD4FPq-PRDieyQKkizFTRtSDyucUIqrj0v_zXJmqaDp6_0t' }), 'creatorAddress'],
+    ["the treasury as creator (a transfer to itself funds nothing)", () => env.tokenBody(creator, { creatorAddress: env.treasury.toLowerCase() }), 'creatorAddress'],
   ]
   test.each(cases)('400 for %s, its context naming the field', async (_, body, field) => {
     const r = await env.h.post('/v2/streams', body())

@@ -5,7 +5,7 @@
 import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
-import { address, generateKeyPairSigner } from '@solana/kit'
+import { address, decompileTransactionMessage, generateKeyPairSigner, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder } from '@solana/kit'
 import { localCatalog } from '../actions/localChain.ts'
 import { deploySampleSolana, startSolana } from '../chains/solana.ts'
 import { createHarness, expectEnvelope } from '../harness.ts'
@@ -82,4 +82,27 @@ test("a SOL stream into a treasury holding nothing: the rent-exempt bound is on 
   expect(enough.body.totalPulled).toBe('893200')
   await chain.signAndSend(enough.body.transactions[0].transaction.serializedTransaction, creator)
   expect<bigint | null>(chain.svm.getBalance(address(treasury))).toBe(893_200n)
+})
+
+test("one transaction funding two streams confirms neither: what each stream's transfer moved is summed per transaction", async () => {
+  const creator = await generateKeyPairSigner()
+  await chain.airdrop(creator.address, 1_000_000_000n)
+  await sample.fund(creator.address, 5_000_000n)
+  const now = Math.floor(Date.now() / 1000)
+  const create = (netBudget: string) =>
+    h.post('/v2/streams', { type: 'token', chainId: 'localnet', rewardToken: sample.baseMint, creatorAddress: creator.address, netBudget, targetOpportunityId: entry.id, startTime: now, endTime: now + 86_400 })
+  const [a, b] = [await create('2000000'), await create('1000000')]
+  expect([a.status, b.status]).toEqual([200, 200])
+  // Both streams' instructions (each a memo with its tag and a transfer) in one transaction the creator signs.
+  const instructions = [a, b].flatMap((r) => {
+    const wire = getTransactionDecoder().decode(getBase64Encoder().encode(r.body.transactions[0].transaction.serializedTransaction))
+    return decompileTransactionMessage(getCompiledTransactionMessageDecoder().decode(wire.messageBytes)).instructions
+  })
+  const signature = await chain.send([...instructions], creator)
+  for (const id of [a.body.stream.id, b.body.stream.id]) {
+    const refused = await h.post(`/v2/streams/${id}/confirm`, { txHash: signature })
+    expect(refused.status, refused.text).toBe(400)
+    expect(refused.body.error).toMatch(/carry the funding tags of 2 streams.*fund each stream in a transaction of its own/)
+    expect((await h.get(`/v2/streams/${id}`)).body.stream.state).toBe('pending')
+  }
 })

@@ -94,3 +94,23 @@ test('a TON stream whose funding the treasury bounced back is not confirmed; one
     await refusing.close()
   }
 })
+
+test("one request funding two streams confirms neither: what each stream's message moved is summed per transaction", async () => {
+  const keyPair = keyPairFromSeed(randomBytes(32))
+  const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))
+  await chain.mintJetton(sample.baseToken, wallet.address, 5_000_000n)
+  const now = Math.floor(chain.client.now() / 1000)
+  const create = (netBudget: string) =>
+    h.post('/v2/streams', { type: 'token', chainId: CHAIN, rewardToken: sample.baseToken.toString(), creatorAddress: wallet.address.toString({ bounceable: false }), netBudget, targetOpportunityId: entry.id, startTime: now, endTime: now + 86_400 })
+  const [a, b] = [await create('2000000'), await create('1000000')]
+  expect([a.status, b.status]).toEqual([200, 200])
+  const [ra, rb] = [a.body.transactions[0].transaction as TonConnectRequest, b.body.transactions[0].transaction as TonConnectRequest]
+  // Both streams' messages in one request: a wallet sends several at once.
+  const sent = await chain.sendTonConnect(wallet, keyPair, { ...ra, messages: [...ra.messages, ...rb.messages] })
+  for (const id of [a.body.stream.id, b.body.stream.id]) {
+    const refused = await h.post(`/v2/streams/${id}/confirm`, { txHash: sent.hash })
+    expect(refused.status, refused.text).toBe(400)
+    expect(refused.body.error).toMatch(/carry the funding tags of 2 streams.*fund each stream in a transaction of its own/)
+    expect((await h.get(`/v2/streams/${id}`)).body.stream.state).toBe('pending')
+  }
+})

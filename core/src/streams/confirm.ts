@@ -32,7 +32,7 @@ export interface ConfirmStreamParameters {
  * tag still names the fault, and can never fund. Elsewhere (Solana, TON) the transaction's tag is the wallet's.
  */
 async function fundingTag(stream: StreamRecord, chainId: string, read: ReadTransfersResult): Promise<{ tag: string | null; onCreatorsCall: boolean }> {
-  if (!read.tagsOn) return { tag: read.tag, onCreatorsCall: true }
+  if (!read.tagsOn) return { tag: ownTag(stream, read.tags ?? []) ?? read.tag, onCreatorsCall: true }
   const to = stream.rewardToken === NATIVE_TOKEN ? stream.treasury! : stream.rewardToken!
   const tags = await read.tagsOn({ from: stream.creator!, to })
   if (tags === undefined)
@@ -40,15 +40,23 @@ async function fundingTag(stream: StreamRecord, chainId: string, read: ReadTrans
       `the creator's transfer in transaction ${read.txHash} was made inside a contract's call, and reading its funding tag needs a call trace, which the RPC for chain ${chainId} did not give (debug_traceTransaction with callTracer); try again, or configure an RPC that traces`,
       { chainId, txHash: 'needs a call trace' },
     )
+  const own = ownTag(stream, tags)
+  return own === undefined ? { tag: tags[0] ?? read.tag, onCreatorsCall: false } : { tag: own, onCreatorsCall: true }
+}
+
+/**
+ * This stream's funding tag among the creator's. A batch of the creator's transfers funding several streams is refused
+ * for every stream in it, rather than credited to one: the transfers are summed per transaction, so one stream's would
+ * make up another's shortfall.
+ */
+function ownTag(stream: StreamRecord, tags: readonly string[]): string | undefined {
   const own = tags.find((t) => parseStreamTag(t)?.streamId === stream.id)
-  // A batch of the creator's transfers funding several streams: the transfers are summed per transaction, so one
-  // stream's would make up another's shortfall. Refused for every stream in it, rather than credited to one.
   const streams = new Set(tags.map((t) => parseStreamTag(t)?.streamId).filter((id) => id !== undefined))
   if (own !== undefined && streams.size > 1)
     throw new FundingRejectedError(
-      `the creator's transfer calls in it carry the funding tags of ${streams.size} streams, and what each moved is not told apart; fund each stream in a transaction of its own`,
+      `the creator's transfers in it carry the funding tags of ${streams.size} streams, and what each moved is not told apart; fund each stream in a transaction of its own`,
     )
-  return own === undefined ? { tag: tags[0] ?? read.tag, onCreatorsCall: false } : { tag: own, onCreatorsCall: true }
+  return own
 }
 
 /** Throws what the transaction lacks to fund the stream, or returns when it funds it. */

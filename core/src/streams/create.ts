@@ -170,6 +170,9 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
     const { plugin, client } = ecosystem
     const rewardToken = parseField(plugin, body.rewardToken!, 'rewardToken')
     const creator = parseField(plugin, body.creatorAddress!, 'creatorAddress', 'wallet')
+    // A transfer to itself funds nothing: Solana's balance changes show none (pending for good), and on TON the treasury
+    // would confirm a stream with no new money.
+    if (creator === treasury) throw new InvalidStreamFieldError('creatorAddress', "is this chain's stream treasury; a stream is funded from another wallet")
     const totalPulled = fields.netBudget + fee
     if (totalPulled > UINT256_MAX)
       throw new InvalidStreamFieldError('netBudget', `plus its fee (${fee}) does not fit in 256 bits; at most ${largestBudget()} at the standard fee`)

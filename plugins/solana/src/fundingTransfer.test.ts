@@ -81,7 +81,7 @@ describe('buildTransfer -> send -> readTransfers', () => {
     const signature = await chain.signAndSend(step!.transaction.serializedTransaction as string, sender)
     expect(await readTransfers(client, { chainId: 'localnet', txHash: signature })).toEqual({
       txHash: signature,
-      tag: TAG,
+      tag: TAG, tags: [TAG],
       from: sender.address,
       transfers: [{ token: 'native', from: sender.address, to, amount: 2_500_000_000n }],
     })

@@ -13,7 +13,7 @@
 import { NATIVE_TOKEN, type ReadTagParameters, type ReadTransfersResult, type TokenTransfer } from '@earn/core'
 import type { SolanaClient } from './client.ts'
 import { landedTransaction, topLevelInstructions } from './readTag.ts'
-import { findTag } from './tag.ts'
+import { findTags } from './tag.ts'
 
 /** The part of `getTransaction`'s `meta` read here. */
 interface BalanceMeta {
@@ -38,7 +38,8 @@ export async function readTransfers(client: SolanaClient, p: ReadTagParameters):
   const m = meta as unknown as BalanceMeta
   // Balances are indexed over the static keys, then the lookup tables' writable and readonly ones.
   const keys = [...message.staticAccounts, ...(m.loadedAddresses?.writable ?? []), ...(m.loadedAddresses?.readonly ?? [])]
-  return { tag: findTag(topLevelInstructions(message)), txHash, from, transfers: [...tokenTransfers(m, from), ...lamportTransfers(m, keys, from)] }
+  const tags = findTags(topLevelInstructions(message))
+  return { tag: tags[0] ?? null, tags, txHash, from, transfers: [...tokenTransfers(m, from), ...lamportTransfers(m, keys, from)] }
 }
 
 function tokenTransfers(meta: BalanceMeta, feePayer: string): TokenTransfer[] {

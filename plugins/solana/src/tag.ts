@@ -40,11 +40,17 @@ export interface CompiledInstructionLike {
  * ignored rather than refused: wallets and apps add their own.
  */
 export function findTag(instructions: readonly CompiledInstructionLike[]): string | null {
+  return findTags(instructions)[0] ?? null
+}
+
+/** Every memo that is an attribution tag, in order (a transaction funding several streams carries several). */
+export function findTags(instructions: readonly CompiledInstructionLike[]): string[] {
   const decoder = new TextDecoder()
+  const tags: string[] = []
   for (const ix of instructions) {
     if (!(SUPPORTED_MEMO_PROGRAM_ADDRESSES as readonly string[]).includes(ix.programAddress) || !ix.data) continue
     const text = decoder.decode(ix.data as Uint8Array)
-    if (text.startsWith(TAG_PREFIX)) return text
+    if (text.startsWith(TAG_PREFIX)) tags.push(text)
   }
-  return null
+  return tags
 }

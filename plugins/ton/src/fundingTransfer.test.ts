@@ -17,7 +17,7 @@ import { jettonWalletOf, notJetton, ownJettonWallet } from './jettonMaster.ts'
 import { messageCells } from './lookup.ts'
 import { readTonTransfers } from './readTransfers.ts'
 import type { TonConnectRequest } from './request.ts'
-import { JETTON_TRANSFER_TON } from './transactions.ts'
+import { JETTON_TRANSFER_TON, MIN_TON_SEND } from './transactions.ts'
 
 const CHAIN = '-239'
 const TAG = 'earn:v1:stream:5b0c1f2e-3d4a-4b5c-8d6e-7f8091a2b3c4:0123456789abcdef0123456789abcdef'
@@ -70,7 +70,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     // The TON attached for fees went to the sender's own jetton wallet; the jetton went to the treasury.
     expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).toEqual({
       txHash: hash,
-      tag: TAG,
+      tag: TAG, tags: [TAG],
       from: raw(sender.wallet.address),
       transfers: [
         { token: 'native', from: raw(sender.wallet.address), to: rawOf(step!.metadata!.jettonWallet), amount: JETTON_TRANSFER_TON },
@@ -86,7 +86,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     const hash = await send(request)
     expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).toEqual({
       txHash: hash,
-      tag: TAG,
+      tag: TAG, tags: [TAG],
       from: raw(sender.wallet.address),
       transfers: [{ token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.25') }],
     })
@@ -102,7 +102,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     expect(received?.description).toMatchObject({ aborted: true, bouncePhase: { type: 'ok' } })
     // Only fees left the wallet: the 0.3 TON came back.
     expect(before - (await tonBalance(sender.wallet.address))).toBeLessThan(toNano('0.1'))
-    expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).toEqual({ txHash: sent.hash, tag: TAG, from: raw(sender.wallet.address), transfers: [] })
+    expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).toEqual({ txHash: sent.hash, tag: TAG, tags: [TAG], from: raw(sender.wallet.address), transfers: [] })
 
     // An index that has the wallet's transaction but not yet the receiver's.
     const lagging = createTonClient(chain.client.provider, { findTransaction: chain.client.findTransaction, findTransactionByMessage: async () => null })
@@ -236,6 +236,17 @@ describe('following a jetton transfer to the jetton wallet that carries it out',
 })
 
 describe('refusals', () => {
+  test('TON too little for the treasury to process is refused (a deployed wallet kept or burnt 0.0003 TON, whose funding never read as moved); the least taken moves', async () => {
+    const short = await buildTonTransfer(chain.client, params({ token: 'native', amount: MIN_TON_SEND - 1n })).catch((e: unknown) => e)
+    expect(short).toBeInstanceOf(InvalidArgumentError)
+    expect((short as InvalidArgumentError).context).toEqual({ amount: `must be at least ${MIN_TON_SEND} (0.01 TON)` })
+    const [step] = await buildTonTransfer(chain.client, params({ token: 'native', amount: MIN_TON_SEND }))
+    const hash = await send(step!.transaction as TonConnectRequest)
+    expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toEqual([
+      { token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: MIN_TON_SEND },
+    ])
+  })
+
   test('bad parameters are 400s naming the field; an unknown hash is 404', async () => {
     await expect(buildTonTransfer(chain.client, params({ amount: 0n }))).rejects.toThrow(InvalidArgumentError)
     const bad = await buildTonTransfer(chain.client, params({ to: 'nope' })).catch((e: unknown) => e)

@@ -14,7 +14,7 @@ import { assertCoversTon } from './fees.ts'
 import { jettonTransferBody, MAX_COINS } from './jetton.ts'
 import { notJetton, ownJettonWallet } from './jettonMaster.ts'
 import { tonConnectRequest, type OutgoingMessage } from './request.ts'
-import { JETTON_FORWARD_TON, JETTON_TRANSFER_TON } from './transactions.ts'
+import { assertSendsEnoughTon, JETTON_FORWARD_TON, JETTON_TRANSFER_TON } from './transactions.ts'
 
 export async function buildTonTransfer(client: TonChainClient, p: TransferParameters): Promise<UnsignedTransaction<'transfer'>[]> {
   const from = toTonAddress(p.from, 'from')
@@ -28,6 +28,7 @@ export async function buildTonTransfer(client: TonChainClient, p: TransferParame
   const request = (message: OutgoingMessage) => tonConnectRequest({ nowMs: client.now(), network: p.chainId, from, messages: [message] })
 
   if (p.token === NATIVE_TOKEN) {
+    assertSendsEnoughTon(p.amount, 'the treasury')
     await assertCoversTon(client, from, { attached: p.amount, what: `the ${fromNano(p.amount)} TON sent` })
     // A treasury wallet never used yet is not deployed: TON sent to it bounceable would come back, and the stream
     // could never be funded. Sent non-bounceable it stays, as between wallets. (A frozen one is refused above.)

@@ -28,7 +28,7 @@ import { findWalletTransaction, tagOfTransaction } from './tag.ts'
 
 export async function readTonTransfers(client: TonChainClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
   const tx = await findWalletTransaction(client, p.txHash)
-  const { tag, txHash, from } = tagOfTransaction(tx)
+  const { tag, tags, txHash, from } = tagOfTransaction(tx)
   if (tx.inMessage?.info.type !== 'external-in' || aborted(tx))
     return { tag: null, txHash, from, transfers: [] }
   const wallet = Address.parseRaw(from)
@@ -36,7 +36,7 @@ export async function readTonTransfers(client: TonChainClient, p: ReadTagParamet
   const transfers = await Promise.all(
     [...tx.outMessages].map(([index, message]) => transfersOf(client, wallet, message, cells.get(index)!.hash().toString('hex'))),
   )
-  return { tag, txHash, from, transfers: transfers.flat() }
+  return { tag, tags, txHash, from, transfers: transfers.flat() }
 }
 
 async function transfersOf(client: TonChainClient, wallet: Address, message: Message, messageHash: string): Promise<TokenTransfer[]> {

@@ -15,7 +15,8 @@ import { parseTxHash } from './lookup.ts'
 export const TAG_PREFIX = 'earn:v1:'
 
 export async function readTonTag(client: TonChainClient, p: ReadTagParameters): Promise<ReadTagResult> {
-  return tagOfTransaction(await findWalletTransaction(client, p.txHash))
+  const { tags: _, ...read } = tagOfTransaction(await findWalletTransaction(client, p.txHash))
+  return read
 }
 
 /**
@@ -30,20 +31,18 @@ export async function findWalletTransaction(client: TonChainClient, txHash: stri
 }
 
 /** The tag a wallet transaction carries, and the wallet; a transaction of any other kind has no tag. */
-export function tagOfTransaction(tx: Transaction): ReadTagResult {
+export function tagOfTransaction(tx: Transaction): ReadTagResult & { tags: string[] } {
   const found = { txHash: tx.hash().toString('hex'), from: accountOf(tx).toRawString() }
   // Only a transaction started by an external message is one the wallet's owner signed; an incoming
   // internal message's comment was written by whoever sent it.
-  if (tx.inMessage?.info.type !== 'external-in') return { tag: null, ...found }
+  if (tx.inMessage?.info.type !== 'external-in') return { tag: null, tags: [], ...found }
   // An aborted transaction rolled back: its action phase sent nothing, so nothing was deposited,
   // even though the signed request (with the tag) is on chain. Out-messages are checked as well,
   // since a skipped send (IGNORE_ERRORS, too little balance) leaves the message out of the list.
-  if (tx.description.type !== 'generic' || tx.description.aborted) return { tag: null, ...found }
-  for (const message of tx.outMessages.values()) {
-    const tag = tagOfMessage(message)
-    if (tag) return { tag, ...found }
-  }
-  return { tag: null, ...found }
+  if (tx.description.type !== 'generic' || tx.description.aborted) return { tag: null, tags: [], ...found }
+  // Every message's tag, in order (a request funding several streams carries several); the first is the tag.
+  const tags = [...tx.outMessages.values()].map(tagOfMessage).filter((tag) => tag !== null)
+  return { tag: tags[0] ?? null, tags, ...found }
 }
 
 function tagOfMessage(message: Message): string | null {

@@ -18,7 +18,7 @@ import { JETTON_OP, parseJettonTransfer } from './jetton.ts'
 import { jettonWalletOf, notJetton } from './jettonMaster.ts'
 import type { TonConnectRequest } from './request.ts'
 import { readTonTag } from './tag.ts'
-import { buildTonTransactions, JETTON_FORWARD_TON, JETTON_TRANSFER_TON, MIN_TON_DEPOSIT } from './transactions.ts'
+import { buildTonTransactions, JETTON_FORWARD_TON, JETTON_TRANSFER_TON, MIN_TON_SEND } from './transactions.ts'
 
 const CHAIN = '-239'
 const tagFor = (n: number) =>
@@ -245,12 +245,12 @@ describe('TON deposit', () => {
   test('a TON deposit too small to pay for its processing in the vault is refused; the least taken lands', async () => {
     const { wallet, keyPair } = users.v5r1
     const short = await expectError(
-      buildTonTransactions(chain.client, deposit(wallet, { tokenIn: 'native', amount: MIN_TON_DEPOSIT - 1n, opportunity: opportunity('native') })),
+      buildTonTransactions(chain.client, deposit(wallet, { tokenIn: 'native', amount: MIN_TON_SEND - 1n, opportunity: opportunity('native') })),
       InvalidArgumentError,
       'amount',
     )
-    expect(short.context).toEqual({ amount: `must be at least ${MIN_TON_DEPOSIT} (0.01 TON)` })
-    const steps = await buildTonTransactions(chain.client, deposit(wallet, { tokenIn: 'native', amount: MIN_TON_DEPOSIT, tag: tagFor(4), opportunity: opportunity('native') }))
+    expect(short.context).toEqual({ amount: `must be at least ${MIN_TON_SEND} (0.01 TON)` })
+    const steps = await buildTonTransactions(chain.client, deposit(wallet, { tokenIn: 'native', amount: MIN_TON_SEND, tag: tagFor(4), opportunity: opportunity('native') }))
     const sent = await chain.sendTonConnect(wallet, keyPair, requestOf(steps))
     noneAborted(sent.transactions)
     expect(await readTonTag(chain.client, { chainId: CHAIN, txHash: sent.hash })).toMatchObject({ tag: tagFor(4) })
@@ -259,7 +259,7 @@ describe('TON deposit', () => {
   test('an empty tag sends no comment', async () => {
     const steps = await buildTonTransactions(
       chain.client,
-      deposit(users.v4r2.wallet, { tokenIn: 'native', tag: '', amount: MIN_TON_DEPOSIT, opportunity: opportunity('native') }),
+      deposit(users.v4r2.wallet, { tokenIn: 'native', tag: '', amount: MIN_TON_SEND, opportunity: opportunity('native') }),
     )
     expect(requestOf(steps).messages[0]).not.toHaveProperty('payload')
   })
@@ -339,7 +339,7 @@ describe('refusals', () => {
   test('testnet requests use test-only addresses and say so', async () => {
     const steps = await buildTonTransactions(
       chain.client,
-      deposit(users.v5r1.wallet, { chainId: '-3', tokenIn: 'native', amount: MIN_TON_DEPOSIT, opportunity: opportunity('native') }),
+      deposit(users.v5r1.wallet, { chainId: '-3', tokenIn: 'native', amount: MIN_TON_SEND, opportunity: opportunity('native') }),
     )
     const request = requestOf(steps)
     expect(request.network).toBe('-3')

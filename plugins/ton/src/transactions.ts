@@ -32,14 +32,21 @@ export const JETTON_FORWARD_TON = toNano('0.01')
 export const JETTON_TRANSFER_TON = toNano('0.1')
 
 /**
- * The least TON a deposit may carry. The vault's processing of a message is paid from the message's own value, and
- * one too small to pay it fails in the vault with too little left to bounce back: an audit's 0.0003 TON deposit
- * aborted in a wallet vault and was spent, 0.001 landed. A vault contract's code may cost more than a wallet's, so
- * the floor leaves room.
+ * The least TON a deposit or a stream's funding may carry. The receiver's processing of a message is paid from the
+ * message's own value, and one too small to pay it fails there with too little left to bounce back: an audit's 0.0003
+ * TON deposit aborted in a wallet vault and was spent (0.001 landed), and a treasury wallet kept or burnt funding of
+ * 0.0003 TON that then never confirmed. A vault contract's code may cost more than a wallet's, so the floor leaves room.
  */
-export const MIN_TON_DEPOSIT = toNano('0.01')
+export const MIN_TON_SEND = toNano('0.01')
 
 const NATIVE = 'native'
+
+export function assertSendsEnoughTon(amount: bigint, receiver: string): void {
+  if (amount < MIN_TON_SEND)
+    throw new InvalidArgumentError(`TON sent must be at least ${fromNano(MIN_TON_SEND)} TON: ${receiver} pays for processing it from what it carries, and less can fail there with nothing left to bounce back`, {
+      amount: `must be at least ${MIN_TON_SEND} (${fromNano(MIN_TON_SEND)} TON)`,
+    })
+}
 
 /** What a build needs that takes no chain, parsed; or the 400 the build gives. */
 function checked(p: BuildParameters) {
@@ -88,10 +95,7 @@ export async function buildTonTransactions(client: TonChainClient, p: BuildParam
   if (c.kind === 'deposit') {
     if (baseToken === NATIVE) {
       // Not in `checked`: the import asks it whether a vault takes deposits at all, with an amount of 1.
-      if (p.amount < MIN_TON_DEPOSIT)
-        throw new InvalidArgumentError(`a TON deposit must be at least ${fromNano(MIN_TON_DEPOSIT)} TON: the vault pays for processing it from what it carries, and a smaller one can fail there with nothing left to bounce back`, {
-          amount: `must be at least ${MIN_TON_DEPOSIT} (${fromNano(MIN_TON_DEPOSIT)} TON)`,
-        })
+      assertSendsEnoughTon(p.amount, 'the vault')
       await assertCoversTon(client, owner, { attached: p.amount, what: `the ${fromNano(p.amount)} TON deposited` })
       return [
         {
