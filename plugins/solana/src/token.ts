@@ -8,6 +8,7 @@
 import { InvalidArgumentError } from '@earn/core'
 import { fetchEncodedAccounts, type Address, type MaybeEncodedAccount, type Rpc, type SolanaRpcApi } from '@solana/kit'
 import { AccountState, findAssociatedTokenPda, getMintDecoder, getTokenDecoder, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
+import { MalformedAnswerError } from './answers.ts'
 import { COMMITMENT } from './rpc.ts'
 
 /** Hard-coded: @solana-program/token-2022 peers kit 7 and cannot be installed beside kit 8. */
@@ -91,7 +92,7 @@ export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintPa
       throw new InvalidArgumentError(`the associated account ${account.address} of ${owner} for token ${p.mint} is held by ${account.programAddress}, not a token account`, {
         [p.field]: 'associated account is not a token account',
       })
-    const decoded = getTokenDecoder().decode(account.data.subarray(0, TOKEN_ACCOUNT_SIZE))
+    const decoded = decodeTokenAccount(account.data)
     return { address: account.address, amount: decoded.amount, owner: decoded.owner, frozen: decoded.state === AccountState.Frozen, lamports: account.lamports }
   })
   return {
@@ -110,6 +111,15 @@ export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintPa
       if (older <= newer || (await epoch()) >= fees.newer.epoch) return newer
       return older
     },
+  }
+}
+
+/** The node's bytes of a token account (a state byte past the enum's, say) that are none: the node's failure, a 503. */
+function decodeTokenAccount(data: Uint8Array) {
+  try {
+    return getTokenDecoder().decode(data.subarray(0, TOKEN_ACCOUNT_SIZE))
+  } catch (e) {
+    throw new MalformedAnswerError(`the Solana RPC answered a token account that does not decode (${e instanceof Error ? e.message.split('\n')[0] : 'undecodable'})`)
   }
 }
 

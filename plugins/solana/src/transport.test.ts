@@ -4,12 +4,15 @@
  * body was read; integers past 2^53 stay exact; identical requests of one tick leave once.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { MAX_ANSWER_BYTES, UnavailableError } from '@earn/core'
+import { UnavailableError } from '@earn/core'
 import { address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
 import { gzipSync } from 'node:zlib'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { readBalance } from './balance.ts'
 import { connect } from './client.ts'
+import { MAX_SOLANA_ANSWER_BYTES, parseAnswer } from './transport.ts'
+import { parseJsonWithBigInts } from '@solana/rpc-spec-types'
+import { MalformedAnswerError } from './answers.ts'
 
 let chain: SolanaChain
 let owner: KeyPairSigner
@@ -52,11 +55,11 @@ describe('the Solana RPC transport', () => {
 
   test('an answer past the limit is the node’s failure, though what it starts with is a balance', async () => {
     // Valid JSON to its end: read whole, it would be believed.
-    balanceAnswer = (id) => new Response(answer(id, '5', MAX_ANSWER_BYTES), { headers: { 'content-type': 'application/json' } })
+    balanceAnswer = (id) => new Response(answer(id, '5', MAX_SOLANA_ANSWER_BYTES), { headers: { 'content-type': 'application/json' } })
     expect(await balance().catch((e: unknown) => e)).toBeInstanceOf(UnavailableError)
     // Compressed, it declares a few kilobytes and inflates past the limit: counted as it inflates.
-    const bomb = gzipSync(answer(0, '5', 4 * MAX_ANSWER_BYTES))
-    expect(bomb.length).toBeLessThan(MAX_ANSWER_BYTES / 100)
+    const bomb = gzipSync(answer(0, '5', 4 * MAX_SOLANA_ANSWER_BYTES))
+    expect(bomb.length).toBeLessThan(MAX_SOLANA_ANSWER_BYTES / 100)
     balanceAnswer = () => new Response(bomb, { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } })
     expect(await balance().catch((e: unknown) => e)).toBeInstanceOf(UnavailableError)
     // A compressed answer within the limit is read.
@@ -65,7 +68,7 @@ describe('the Solana RPC transport', () => {
   })
 
   test('an HTTP failure is the node’s (503), its body left unread', async () => {
-    balanceAnswer = () => new Response('x'.repeat(2 * MAX_ANSWER_BYTES), { status: 502 })
+    balanceAnswer = () => new Response('x'.repeat(2 * MAX_SOLANA_ANSWER_BYTES), { status: 502 })
     const error = await balance().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(UnavailableError)
     // The context names the setting the operator checks, as a missing one's does.
@@ -116,4 +119,12 @@ describe('the Solana RPC transport', () => {
     held.resolve()
     expect(aborted).toBe(true)
   })
+})
+
+test('answers parse as kit parses them: integers (with a positive exponent too) bigints, fractions numbers; past 1,000 digits malformed', () => {
+  for (const text of ['{"a":18446744073709551615,"b":1.5,"c":-3,"d":1e3,"e":2E+2,"f":1e-3,"g":[0,-0,12],"h":"5","i":null,"j":{"k":[true,1]}}', '[]', '7', '"x"'])
+    expect(parseAnswer(text)).toEqual(parseJsonWithBigInts(text))
+  expect(() => parseAnswer(`[${'9'.repeat(1_001)}]`)).toThrow(MalformedAnswerError)
+  expect(() => parseAnswer('[1e1000]')).toThrow(MalformedAnswerError)
+  expect(parseAnswer(`[${'9'.repeat(1_000)}]`)).toEqual([10n ** 1000n - 1n])
 })

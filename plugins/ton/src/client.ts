@@ -6,7 +6,7 @@
 import { type ChainEnv, ApiError, ChainNotConfiguredError, MAX_ANSWER_BYTES, readBoundedText, UnavailableError } from '@earn/core'
 import type { Address, ContractProvider, StateInit, Transaction } from '@ton/core'
 import { TonClient } from '@ton/ton'
-import { indexUrlFrom, type MessageLookup, toncenterLookups, type TransactionLookup } from './lookup.ts'
+import { IndexUnavailableError, indexUrlFrom, type MessageLookup, toncenterLookups, type TransactionLookup } from './lookup.ts'
 import { networkOfZeroState } from './network.ts'
 
 export type ProviderFactory = (address: Address, init?: StateInit | null) => ContractProvider
@@ -230,6 +230,9 @@ export async function askChain<T>(what: string, read: () => Promise<T>): Promise
     return await read()
   } catch (e) {
     if (e instanceof ApiError || getMethodExitCode(e) !== undefined) throw e
+    // The context names the setting the operator checks: the index's, where it was the index that failed.
+    if (e instanceof IndexUnavailableError)
+      throw new UnavailableError(`the TON index did not answer while reading ${what}; retry later`, { TON_INDEX_URL: 'did not answer' }, { cause: e })
     throw new UnavailableError(`the TON API did not answer while reading ${what}; retry later`, { TON_API_URL: 'did not answer' }, { cause: e })
   }
 }

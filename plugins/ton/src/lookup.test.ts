@@ -155,10 +155,12 @@ describe('toncenter lookup', () => {
   })
 
   test('an index that fails, or a node that cannot serve what the index knows, is 503 (retry), not 404', async () => {
-    for (const txHash of [FAILING, UNSERVED]) {
+    // The context names the setting to check: the index's where the index failed, the API's where the node did.
+    for (const [txHash, context] of [[FAILING, { TON_INDEX_URL: 'did not answer' }], [UNSERVED, { TON_API_URL: 'did not answer' }]] as const) {
       const error = (await readTonTag(production(), { chainId: '-239', txHash }).catch((e: unknown) => e)) as ApiError
       expect(error).toBeInstanceOf(UnavailableError)
       expect(error.message).not.toContain(base())
+      expect(error.context).toEqual(context)
     }
   })
 

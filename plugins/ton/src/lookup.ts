@@ -81,6 +81,11 @@ export function indexUrlFrom(jsonRpcUrl: string): string | undefined {
   return match ? `${match[1]}/v3` : undefined
 }
 
+/** The index (TON_INDEX_URL), not the node, failed to answer: the 503 names that setting. */
+export class IndexUnavailableError extends Error {
+  override name = 'IndexUnavailableError'
+}
+
 /**
  * Both lookups through toncenter v3: `GET /transactions?hash=` by the transaction's hash, and
  * `GET /transactionsByMessage?msg_hash=&direction=in` by a message it received. The index names the account and
@@ -89,7 +94,7 @@ export function indexUrlFrom(jsonRpcUrl: string): string | undefined {
 export function toncenterLookups(o: ToncenterLookupOptions): { byHash: TransactionLookup; byInMessage: MessageLookup } {
   const doFetch = o.fetch ?? fetch
   const base = o.indexUrl.replace(/\/+$/, '')
-  const indexed = async (query: string) => {
+  const indexAnswer = async (query: string) => {
     const response = await doFetch(`${base}/${query}`, {
       headers: { accept: 'application/json', ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}) },
       signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
@@ -97,18 +102,23 @@ export function toncenterLookups(o: ToncenterLookupOptions): { byHash: Transacti
     // Errors name the status only: the URL may carry credentials and is never put in a message.
     if (!response.ok) {
       void response.body?.cancel().catch(() => {})
-      throw new Error(`the TON index answered HTTP ${response.status}`)
+      throw new IndexUnavailableError(`the TON index answered HTTP ${response.status}`)
     }
-    const body: unknown = JSON.parse(await readBoundedText(response, () => new Error(`the TON index answered more than ${MAX_ANSWER_BYTES} bytes`)))
-    if (!isIndexResponse(body)) throw new Error('the TON index answered an unexpected shape')
-    const found = body.transactions[0]
+    const body: unknown = JSON.parse(await readBoundedText(response, () => new IndexUnavailableError(`the TON index answered more than ${MAX_ANSWER_BYTES} bytes`)))
+    if (!isIndexResponse(body)) throw new IndexUnavailableError('the TON index answered an unexpected shape')
+    return body.transactions[0]
+  }
+  const indexed = async (query: string) => {
+    const found = await indexAnswer(query).catch((e: unknown) => {
+      throw e instanceof IndexUnavailableError ? e : new IndexUnavailableError(`the TON index did not answer (${e instanceof Error ? e.message : String(e)})`, { cause: e })
+    })
     if (!found) return null
     // Hex, base64 or base64url as the index writes it; the node is asked in base64.
     let hashBase64: string
     try {
       hashBase64 = Buffer.from(parseTxHash(found.hash), 'hex').toString('base64')
     } catch {
-      throw new Error('the TON index answered a transaction hash of an unexpected form')
+      throw new IndexUnavailableError('the TON index answered a transaction hash of an unexpected form')
     }
     const tx = await o.getTransaction(Address.parse(found.account), found.lt, hashBase64)
     // Indexed but not served: the node lags the index or has pruned it; a retry may succeed, a 404 would mislead.
