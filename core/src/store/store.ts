@@ -297,7 +297,7 @@ export function createStore(options: StoreOptions): Store {
     },
 
     ...opportunityQueries(db),
-    ...activityQueries(db),
+    ...activityQueries(db, engine),
     ...streamQueries(db),
 
     loadKeyUsage: (month) => db.selectFrom('keyUsage').selectAll().where('month', '=', month).execute(),
