@@ -82,17 +82,19 @@ export function parseTokenState(data: Uint8Array, lookup: Lookup): ParsedTokenSt
 }
 
 /** An account as the RPC shows it; `null` for one that does not exist. */
-export function encodeAccount(account: MaybeEncodedAccount | EncodedAccount, encoding: string | undefined, lookup: Lookup) {
+export function encodeAccount(account: MaybeEncodedAccount | EncodedAccount, encoding: string | undefined, lookup: Lookup, dataSlice?: { offset: number; length: number }) {
   if ('exists' in account && !account.exists) return null
-  const data = new Uint8Array(account.data)
+  const whole = new Uint8Array(account.data)
+  // As a node slices: the data only (space stays the account's), never parsed.
+  const data = dataSlice ? whole.slice(dataSlice.offset, dataSlice.offset + dataSlice.length) : whole
   const base = {
     executable: account.executable,
     lamports: account.lamports,
     owner: account.programAddress,
     rentEpoch: U64_MAX,
-    space: BigInt(data.length),
+    space: BigInt(whole.length),
   }
-  if (encoding === 'jsonParsed' && TOKEN_PROGRAMS.includes(account.programAddress)) {
+  if (encoding === 'jsonParsed' && !dataSlice && TOKEN_PROGRAMS.includes(account.programAddress)) {
     const parsed = parseTokenState(data, lookup)
     const program = account.programAddress === TOKEN_PROGRAM_ADDRESS ? 'spl-token' : 'spl-token-2022'
     if (parsed) return { ...base, data: { program, parsed, space: BigInt(data.length) } }

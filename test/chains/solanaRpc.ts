@@ -140,7 +140,7 @@ export function createSolanaRpcFacade(svm: LiteSVM) {
           const parsed = parseTokenState(new Uint8Array(account.data), lookup)
           if (parsed?.type !== 'account' || parsed.info.owner !== owner) return []
           if (filter.mint && parsed.info.mint !== filter.mint) return []
-          return [{ pubkey: account.address, account: encodeAccount(account, cfg?.encoding, lookup) }]
+          return [{ pubkey: account.address, account: encodeAccount(account, cfg?.encoding, lookup, cfg?.dataSlice) }]
         }),
       )
       return { context: context(), value }

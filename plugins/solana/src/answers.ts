@@ -31,11 +31,9 @@ const withValue = (check: (value: unknown) => boolean) => (result: unknown) => i
 const isAccount = (v: unknown): boolean =>
   v === null || (isObject(v) && isBase64Tuple(v.data) && isAddress(v.owner) && isU64(v.lamports) && typeof v.executable === 'boolean')
 
-const isParsedTokenAccount = (v: unknown): boolean => {
-  if (!isObject(v) || !isAddress(v.pubkey) || !isObject(v.account) || !isObject(v.account.data)) return false
-  const parsed = v.account.data.parsed
-  return isObject(parsed) && isObject(parsed.info) && isObject(parsed.info.tokenAmount) && isU64String(parsed.info.tokenAmount.amount)
-}
+/** A token account read for its amount alone (balance.ts: 8 bytes of data, base64). */
+const isAmountSlice = (v: unknown): boolean =>
+  isObject(v) && isAddress(v.pubkey) && isObject(v.account) && isBase64Tuple(v.account.data) && Buffer.from((v.account.data as string[])[0]!, 'base64').length === 8
 
 const isTokenBalance = (v: unknown): boolean =>
   isObject(v) && isAddress(v.mint) && optional(v.owner, isAddress) && isObject(v.uiTokenAmount) && isU64String(v.uiTokenAmount.amount)
@@ -58,7 +56,7 @@ const RESULTS: Readonly<Record<string, (result: unknown, params: readonly unknow
   getGenesisHash: (r) => isBytes58(r, 32),
   getLatestBlockhash: withValue((v) => isObject(v) && isBytes58(v.blockhash, 32) && isU64(v.lastValidBlockHeight)),
   getMultipleAccounts: (r, params) => isObject(r) && Array.isArray(r.value) && Array.isArray(params[0]) && r.value.length === params[0].length && r.value.every(isAccount),
-  getTokenAccountsByOwner: withValue((v) => arrayOf(v, isParsedTokenAccount)),
+  getTokenAccountsByOwner: withValue((v) => arrayOf(v, isAmountSlice)),
   getTransaction: (r) => r === null || (isObject(r) && isBase64Tuple(r.transaction) && optional(r.meta, isMeta)),
 }
 

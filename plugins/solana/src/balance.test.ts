@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ChainNotConfiguredError, InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
+import type { Address } from '@solana/kit'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { readBalance } from './balance.ts'
 import { connect, type SolanaClient } from './client.ts'
@@ -44,6 +45,19 @@ describe('balance.read on LiteSVM through JSON-RPC', () => {
     await chain.mintTo({ mint, owner: newWallet().address, amount: 7n })
     expect(await read(w.address, mint)).toBe(750n)
     expect(await read(w.address, otherMint)).toBe(10n ** 12n)
+  })
+
+  test('SPL: thousands of token accounts others opened for the wallet (anyone may) are still read, each for its amount', async () => {
+    const mint = await chain.createMint()
+    const w = newWallet()
+    const ata = await chain.mintTo({ mint, owner: w.address, amount: 1_000n })
+    // Copies of its account at other addresses, each holding 1: what opening them one by one would leave.
+    const account = chain.svm.getAccount(ata)
+    if (!account.exists) throw new Error('no account')
+    const data = new Uint8Array(account.data)
+    new DataView(data.buffer).setBigUint64(64, 1n, true)
+    for (let i = 0; i < 6_000; i++) chain.svm.setAccount({ ...account, address: newWallet().address as Address, data })
+    expect(await read(w.address, mint)).toBe(7_000n)
   })
 
   test('SPL: 0 for a wallet with no token account for the mint', async () => {

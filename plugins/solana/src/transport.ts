@@ -10,11 +10,12 @@ import { stringifyJsonWithBigInts } from '@solana/rpc-spec-types'
 import { MalformedAnswerError } from './answers.ts'
 
 /**
- * The plugin's answers are kilobytes (a few accounts, one mint's token accounts of a wallet, one transaction with its
- * logs, which validators cut at 10 KB); what parses in ~0.3 s of the thread at worst (a megabyte of integers, each
- * made a bigint) is ample. The other chains' 10 MiB would hold it ~3 s.
+ * The plugin's answers are kilobytes (a few accounts, one transaction with its logs, which validators cut at 10 KB),
+ * but for a wallet's token accounts of one mint, which anyone can open for any owner: read for their amounts alone
+ * (balance.ts), ~210 bytes each, 4 MiB holds ~20,000 (~40 SOL of rent to open). The other chains' 10 MiB of integers,
+ * each made a bigint, held the thread ~3 s parsing; 4 MiB, ~1.2 s at worst.
  */
-export const MAX_SOLANA_ANSWER_BYTES = 1024 * 1024
+export const MAX_SOLANA_ANSWER_BYTES = 4 * 1024 * 1024
 
 const INTEGER = /^(-?)(\d+)(?:[eE]\+?(\d+))?$/
 /** As kit's `parseJsonWithBigInts` reads an answer (integers bigints, up to 1,000 digits), from the parser's own source text rather than a rewritten copy (~7× faster). */

@@ -18,6 +18,7 @@ import { readTonTag } from './tag.ts'
 const TAG = 'earn:v1:11111111-0000-4000-8000-000000000001:22222222-0000-4000-8000-000000000002:bWFjbWFjbWFjbWFj'
 const FAILING = 'ee'.repeat(32)
 const UNSERVED = 'dd'.repeat(32)
+const BAD_ACCOUNT = 'cc'.repeat(32)
 
 let tx: Transaction
 let hash: string
@@ -100,6 +101,7 @@ beforeAll(async () => {
     new Map([
       [hash, { account, lt: tx.lt.toString(), tx }],
       [UNSERVED, { account, lt: '1' }],
+      [BAD_ACCOUNT, { account: 'garbage', lt: '1' }],
     ]),
     new Map([[messageHash, hash]]),
   )
@@ -156,7 +158,11 @@ describe('toncenter lookup', () => {
 
   test('an index that fails, or a node that cannot serve what the index knows, is 503 (retry), not 404', async () => {
     // The context names the setting to check: the index's where the index failed, the API's where the node did.
-    for (const [txHash, context] of [[FAILING, { TON_INDEX_URL: 'did not answer' }], [UNSERVED, { TON_API_URL: 'did not answer' }]] as const) {
+    for (const [txHash, context] of [
+      [FAILING, { TON_INDEX_URL: 'did not answer' }],
+      [BAD_ACCOUNT, { TON_INDEX_URL: 'did not answer' }],
+      [UNSERVED, { TON_API_URL: 'did not answer' }],
+    ] as const) {
       const error = (await readTonTag(production(), { chainId: '-239', txHash }).catch((e: unknown) => e)) as ApiError
       expect(error).toBeInstanceOf(UnavailableError)
       expect(error.message).not.toContain(base())

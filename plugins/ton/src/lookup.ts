@@ -115,12 +115,14 @@ export function toncenterLookups(o: ToncenterLookupOptions): { byHash: Transacti
     if (!found) return null
     // Hex, base64 or base64url as the index writes it; the node is asked in base64.
     let hashBase64: string
+    let account: Address
     try {
       hashBase64 = Buffer.from(parseTxHash(found.hash), 'hex').toString('base64')
+      account = Address.parse(found.account)
     } catch {
-      throw new IndexUnavailableError('the TON index answered a transaction hash of an unexpected form')
+      throw new IndexUnavailableError('the TON index answered a transaction hash or account of an unexpected form')
     }
-    const tx = await o.getTransaction(Address.parse(found.account), found.lt, hashBase64)
+    const tx = await o.getTransaction(account, found.lt, hashBase64)
     // Indexed but not served: the node lags the index or has pruned it; a retry may succeed, a 404 would mislead.
     if (!tx) throw new Error('the TON index knows the transaction but the node did not return it')
     return tx
