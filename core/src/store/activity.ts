@@ -4,6 +4,7 @@
  * member registered through it). Newest first; ties broken by id so pages never overlap or skip.
  */
 import { type Kysely, sql } from 'kysely'
+import type { Engine } from './migrations.ts'
 import { type Page, pageOfIds } from './page.ts'
 import type { Database } from './schema.ts'
 
@@ -54,7 +55,7 @@ export interface ActivityStore {
   listDistributorActivity(filter: DistributorActivityFilter): Promise<ActivityPage>
 }
 
-export function activityQueries(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): ActivityStore {
+export function activityQueries(db: Kysely<Database>, engine: Engine): ActivityStore {
   const newestFirst = <Q extends { orderBy(c: 'createdAt' | 'id', d: 'desc'): Q }>(q: Q) => q.orderBy('createdAt', 'desc').orderBy('id', 'desc')
   const actions = (orgId: string) => db.selectFrom('actions').where('orgId', '=', orgId).where('kind', 'in', [...ACTIVITY_KINDS])
   const actionColumns = [

@@ -12,8 +12,8 @@ import { MalformedAnswerError } from './answers.ts'
 /**
  * The plugin's answers are kilobytes (a few accounts, one transaction with its logs, which validators cut at 10 KB),
  * but for a wallet's token accounts of one mint, which anyone can open for any owner: read for their amounts alone
- * (balance.ts), ~210 bytes each, 4 MiB holds ~20,000 (~40 SOL of rent to open). The other chains' 10 MiB of integers,
- * each made a bigint, held the thread ~3 s parsing; 4 MiB, ~1.2 s at worst.
+ * (balance.ts), ~210 bytes each, 4 MiB holds ~20,000 (~40 SOL of rent to open). At the other chains' 10 MiB, an answer
+ * of integers, each made a bigint, held the thread ~3 s parsing; at 4 MiB, ~1.2 s at worst.
  */
 export const MAX_SOLANA_ANSWER_BYTES = 4 * 1024 * 1024
 
