@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
+import * as kit from '@solana/kit'
 import { generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { readBalance } from './balance.ts'
@@ -94,6 +95,27 @@ describe('an endpoint answering something other than the method result', () => {
       broken = undefined
       await reads[read]!()
     })
+
+  test('a JSON-RPC error of any code is the node failing (503): codes kit does not know (a provider limiting us) included', async () => {
+    const error = (code: string) => `{"jsonrpc":"2.0","id":1,"error":{"code":${code},"message":"Too many requests"}}`
+    const known = Object.entries(kit).flatMap(([name, value]) => (name.startsWith('SOLANA_ERROR__JSON_RPC__') && typeof value === 'number' ? [value] : []))
+    expect(known.length).toBeGreaterThan(20)
+    for (const code of [...known.map(String), '-32000', '-32429', '429', '0', '8078001', '1.5', '"x"', 'null']) {
+      broken = { method: 'getLatestBlockhash', body: error(code) }
+      expect(await reads.solTransfer!().catch((e: unknown) => e), code).toBeInstanceOf(UnavailableError)
+    }
+    // For SOL, a node refusing the parameters is broken, not telling of a mint: 503, not a 400 about the token.
+    broken = { method: 'getBalance', body: error('-32602') }
+    expect(await reads.balance!().catch((e: unknown) => e)).toBeInstanceOf(UnavailableError)
+    broken = undefined
+  })
+
+  test('JSON nested deeper than a parse with a reviver walks (20 KB) is the node failing (503), wherever it is', async () => {
+    const deep = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`
+    broken = { method: 'getBalance', body: `{"jsonrpc":"2.0","id":1,"x":${deep},"result":{"context":{"slot":1},"value":5}}` }
+    expect(await reads.balance!().catch((e: unknown) => e)).toBeInstanceOf(UnavailableError)
+    broken = undefined
+  })
 
   test("a token account whose bytes do not decode (a state past the enum's) is the node's failure, 503, not a fault of ours", async () => {
     broken = {

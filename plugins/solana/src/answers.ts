@@ -6,6 +6,7 @@
  * rpc.ts maps to 503 like a node that did not answer. Checked on the parsed JSON, where kit has made every integer
  * a bigint.
  */
+import * as kit from '@solana/kit'
 import { getBase58Encoder, type RpcTransport } from '@solana/kit'
 
 export class MalformedAnswerError extends Error {
@@ -60,7 +61,16 @@ const RESULTS: Readonly<Record<string, (result: unknown, params: readonly unknow
   getTransaction: (r) => r === null || (isObject(r) && isBase64Tuple(r.transaction) && optional(r.meta, isMeta)),
 }
 
-/** A transport that hands kit only answers of the method's shape (JSON-RPC errors pass: kit turns them into its errors). */
+/**
+ * The JSON-RPC error codes kit knows. Given another (a provider's -32000 or -32429 for "too many requests", 429), kit's
+ * error builder threw a TypeError looking up its message (a 500 for every read while the provider limited us), and a
+ * code in the range of kit's codec errors would read as a fault of ours.
+ */
+const KNOWN_ERROR_CODES = new Set(Object.entries(kit).flatMap(([name, value]) => (name.startsWith('SOLANA_ERROR__JSON_RPC__') && typeof value === 'number' ? [value] : [])))
+// A sent transaction's preflight failure, whose `data` kit reads unchecked (a TypeError without it): the plugin sends none.
+KNOWN_ERROR_CODES.delete(kit.SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE)
+
+/** A transport that hands kit only answers of the method's shape, and errors of codes it knows (it turns them into its errors). */
 export function checkedTransport(inner: RpcTransport): RpcTransport {
   return (async (config) => {
     let response: unknown
@@ -75,7 +85,12 @@ export function checkedTransport(inner: RpcTransport): RpcTransport {
     const payload = config.payload as { method?: unknown; params?: unknown }
     if (!isObject(response) || !('result' in response || 'error' in response))
       throw new MalformedAnswerError('the Solana RPC answered something other than a JSON-RPC response')
-    if ('error' in response) return response
+    if ('error' in response) {
+      const { code, message } = (isObject(response.error) ? response.error : {}) as { code?: unknown; message?: unknown }
+      // Integers come as bigints here (kit reads the code with Number()).
+      if ((typeof code === 'bigint' || typeof code === 'number') && KNOWN_ERROR_CODES.has(Number(code))) return response
+      throw new MalformedAnswerError(`the Solana RPC answered ${String(payload.method)} with error ${String(code)} (${String(message).slice(0, 200)}), not one of JSON-RPC's or Solana's`)
+    }
     const check = typeof payload.method === 'string' ? RESULTS[payload.method] : undefined
     if (check && !check(response.result, Array.isArray(payload.params) ? payload.params : []))
       throw new MalformedAnswerError(`the Solana RPC answered ${payload.method} with something other than its result`)

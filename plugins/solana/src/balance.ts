@@ -29,8 +29,8 @@ export async function readBalance(client: SolanaClient, p: BalanceParameters): P
       .send({ abortSignal })
     return value.reduce((sum, { account }) => sum + u64(account.data[0]), 0n)
   } catch (e) {
-    // Our parameters are well-formed, so the node refusing them means it knows no such mint.
-    if (isSolanaError(e, SOLANA_ERROR__JSON_RPC__INVALID_PARAMS))
+    // Our parameters are well-formed, so the node refusing them means it knows no such mint (for SOL, a broken node).
+    if (mint && isSolanaError(e, SOLANA_ERROR__JSON_RPC__INVALID_PARAMS))
       throw new InvalidArgumentError(`token ${mint} is not an SPL token mint on this Solana cluster`, {
         token: 'not a token mint on this cluster',
       })

@@ -20,14 +20,20 @@ export const MAX_SOLANA_ANSWER_BYTES = 4 * 1024 * 1024
 const INTEGER = /^(-?)(\d+)(?:[eE]\+?(\d+))?$/
 /** As kit's `parseJsonWithBigInts` reads an answer (integers bigints, up to 1,000 digits), from the parser's own source text rather than a rewritten copy (~7× faster). */
 export function parseAnswer(text: string): unknown {
-  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) => {
-    if (typeof value !== 'number' || context?.source === undefined) return value
-    const integer = INTEGER.exec(context.source)
-    if (!integer) return value
-    const [, sign, digits, exponent] = integer
-    if (digits!.length + Number(exponent ?? 0) > 1_000) throw new MalformedAnswerError('the Solana RPC answered an integer of more than 1,000 digits')
-    return exponent ? BigInt(sign! + digits!) * 10n ** BigInt(exponent) : BigInt(context.source)
-  })
+  try {
+    return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) => {
+      if (typeof value !== 'number' || context?.source === undefined) return value
+      const integer = INTEGER.exec(context.source)
+      if (!integer) return value
+      const [, sign, digits, exponent] = integer
+      if (digits!.length + Number(exponent ?? 0) > 1_000) throw new MalformedAnswerError('the Solana RPC answered an integer of more than 1,000 digits')
+      return exponent ? BigInt(sign! + digits!) * 10n ** BigInt(exponent) : BigInt(context.source)
+    })
+  } catch (e) {
+    if (e instanceof MalformedAnswerError) throw e
+    // Not JSON, or JSON nested past what a parse with a reviver can walk (a RangeError at ~10,000 levels, 20 KB).
+    throw new MalformedAnswerError(`the Solana RPC answered something other than JSON it could be read as (${e instanceof Error ? e.name : 'unreadable'})`)
+  }
 }
 
 const HEADERS = {
