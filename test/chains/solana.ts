@@ -251,3 +251,24 @@ export async function deploySampleSolana(chain: SolanaChain): Promise<SampleSola
     issueReceipts: async (owner, amount) => void (await chain.mintTo({ mint: receiptMint!.address, owner, amount })),
   }
 }
+
+export interface RpcCall {
+  id: unknown
+  method: string
+}
+
+/**
+ * A JSON-RPC endpoint in front of the chain, standing for a broken or hostile node: `answer` may answer a call itself
+ * (`forward` asks the chain), or leave it to the chain by answering undefined.
+ */
+export function interceptingEndpoint(chainUrl: string, answer: (call: RpcCall, forward: () => Promise<Response>) => Response | undefined | Promise<Response | undefined>) {
+  return Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(req) {
+      const text = await req.text()
+      const forward = () => fetch(chainUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text })
+      return (await answer(JSON.parse(text) as RpcCall, forward)) ?? forward()
+    },
+  })
+}

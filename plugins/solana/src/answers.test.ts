@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
 import * as kit from '@solana/kit'
 import { generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
-import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
+import { interceptingEndpoint, startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { readBalance } from './balance.ts'
 import { connect } from './client.ts'
 import { newWallet } from './fixtures.ts'
@@ -33,21 +33,15 @@ beforeAll(async () => {
   await chain.mintTo({ mint, owner: sender.address, amount: 5_000_000n })
   const [step] = await buildTransfer(connect({ SOLANA_RPC_URL: chain.url }), { chainId: 'localnet', from: sender.address, token: 'native', to: newWallet().address, amount: 1_000_000_000n, tag: TAG })
   landed = await chain.signAndSend(step!.transaction.serializedTransaction as string, sender)
-  endpoint = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    async fetch(req) {
-      const text = await req.text()
-      const call = JSON.parse(text) as { id: unknown; method: string }
-      if (broken?.method !== call.method) return fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text })
-      if (broken.rewrite) {
-        const answer = (await (await fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text })).json()) as { result: unknown }
-        broken.rewrite(answer.result)
-        return Response.json(answer)
-      }
-      if (broken.body !== undefined) return new Response(broken.body, { headers: { 'content-type': 'text/html' } })
-      return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":${broken.result}}`, { headers: { 'content-type': 'application/json' } })
-    },
+  endpoint = interceptingEndpoint(chain.url, async (call, forward) => {
+    if (broken?.method !== call.method) return undefined
+    if (broken.rewrite) {
+      const answer = (await (await forward()).json()) as { result: unknown }
+      broken.rewrite(answer.result)
+      return Response.json(answer)
+    }
+    if (broken.body !== undefined) return new Response(broken.body, { headers: { 'content-type': 'text/html' } })
+    return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":${broken.result}}`, { headers: { 'content-type': 'application/json' } })
   })
 })
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
 import { address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
 import { gzipSync } from 'node:zlib'
-import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
+import { interceptingEndpoint, startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { readBalance } from './balance.ts'
 import { connect } from './client.ts'
 import { MAX_SOLANA_ANSWER_BYTES, parseAnswer } from './transport.ts'
@@ -25,16 +25,9 @@ beforeAll(async () => {
   chain = await startSolana()
   owner = await generateKeyPairSigner()
   await chain.airdrop(owner.address, 3_000_000_000n)
-  endpoint = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    async fetch(req) {
-      const text = await req.text()
-      const call = JSON.parse(text) as { id: unknown; method: string }
-      seen.push(call.method)
-      if (call.method === 'getBalance' && balanceAnswer) return balanceAnswer(call.id)
-      return fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text })
-    },
+  endpoint = interceptingEndpoint(chain.url, (call) => {
+    seen.push(call.method)
+    return call.method === 'getBalance' && balanceAnswer ? balanceAnswer(call.id) : undefined
   })
 })
 afterAll(async () => {
