@@ -91,7 +91,9 @@ export function malformedAnswer(requestBody: string, text: string): string | und
   for (const r of [request].flat()) if (isObject(r) && typeof r.method === 'string') methods.set(r.id, r.method)
   for (const a of [answer].flat()) {
     if (!isObject(a) || !('result' in a || 'error' in a)) return 'the answer is not a JSON-RPC response'
-    if ('error' in a) continue
+    // An error object passes; `"error": null` beside no result is nothing viem can read (a TypeError, a 500).
+    if (isObject(a.error)) continue
+    if (!('result' in a)) return 'the answer carries neither a result nor an error object'
     const method = methods.get(a.id)
     const problem = method === undefined ? undefined : malformedResult(method, a.result)
     if (problem) return problem
@@ -110,6 +112,13 @@ export const boundedText = (response: Response, maxBytes = MAX_ANSWER_BYTES): Pr
 export function checkedFetch(inner: typeof fetch): typeof fetch {
   return (async (input: RequestInfo | URL, init?: RequestInit) => {
     const response = await inner(input, init)
+    // viem waits whatever a refusal's Retry-After names before its one retry (an audit: `Retry-After: 3600` held a
+    // verify for the hour): without it, viem's own backoff applies, within the request's deadline.
+    if (!response.ok && response.headers.has('retry-after')) {
+      const headers = new Headers(response.headers)
+      headers.delete('retry-after')
+      return new Response(response.body, { status: response.status, statusText: response.statusText, headers })
+    }
     if (!response.ok) return response
     const text = await boundedText(response)
     const problem = malformedAnswer(typeof init?.body === 'string' ? init.body : '', text)

@@ -75,7 +75,9 @@ export function encodeAggregate3(calls: readonly { to: Address; data: Hex }[]): 
  * shape (empty: no Multicall3 where one was expected) is the node's fault, not any sub-call's: `MalformedAnswerError`.
  */
 export function decodeAggregate3(result: unknown, count: number): { success: boolean; returnData: Hex }[] {
-  if (typeof result !== 'string' || !HEX.test(result)) throw new MalformedAnswerError(`eth_call answered ${typeof result === 'string' ? 'a string that is not hex data' : String(result)}`)
+  // Described by its type alone: a node's JSON nested thousands deep overflowed the stack when written out (a 500).
+  if (typeof result !== 'string' || !HEX.test(result))
+    throw new MalformedAnswerError(`eth_call answered ${typeof result === 'string' ? 'a string that is not hex data' : `${result === null ? 'null' : Array.isArray(result) ? 'an array' : `a ${typeof result}`}, not hex data`}`)
   if (result === '0x') throw new MalformedAnswerError('aggregate3 answered no data (no Multicall3 at its address?)')
   const hex = result.slice(2)
   const at = (byte: number) => {
@@ -137,7 +139,10 @@ export function createCallBatcher(publicClient: PublicClient, options: CallBatch
       try {
         answer = await (options.post ? options.post('eth_call', [...params]) : publicClient.request({ method: 'eth_call', params: [...params] }))
       } catch (error) {
-        if (!failedInExecution(error)) throw error
+        // aggregate3 with every call allowed to fail cannot revert as a whole: a node saying so failed, as one that
+        // did not answer, and no contract in the batch refused anything (read as one, a 400 blamed the client's token).
+        if (!failedInExecution(error))
+          throw classifyRpcError(error) === 'refused' ? new MalformedAnswerError(`aggregate3 failed as a whole without running out of gas or memory (${error instanceof BaseError ? error.shortMessage : 'no reason'})`) : error
         if (calls.length === 1) return calls[0]!.reject(new RawContractError({ data: '0x' }))
         const half = calls.length >> 1
         void send(calls.slice(0, half))

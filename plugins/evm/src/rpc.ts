@@ -105,14 +105,15 @@ function redact(error: unknown): Error {
 }
 
 /**
- * Runs a chain request. No answer becomes `UnavailableError`; a contract's refusal goes to `onRefused` (by default
- * rethrown as is, for requests no contract can refuse); anything else, a bug on our side, is rethrown unchanged.
+ * Runs a chain request. No answer becomes `UnavailableError`; a contract's refusal goes to `onRefused`, by default
+ * also `UnavailableError`: a request no contract can refuse (a balance, a receipt, the chain id) answered with a revert
+ * is the node failing (rethrown as is, it was a 500). Anything else, a bug on our side, is rethrown unchanged.
  */
 export async function ask<T>(
   chainId: string,
   request: () => Promise<T>,
   onRefused: (error: unknown) => T = (error) => {
-    throw error
+    throw chainUnavailable(chainId, error)
   },
 ): Promise<T> {
   try {
