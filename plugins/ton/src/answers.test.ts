@@ -6,20 +6,28 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
 import { Address, beginCell, TupleReader, type ContractProvider } from '@ton/core'
 import { readTonBalance } from './balance.ts'
-import { connectTon, createTonClient } from './client.ts'
+import { withinBudget } from './budget.ts'
+import { askChain, connectTon, createTonClient } from './client.ts'
 import { notJetton, ownJettonWallet } from './jettonMaster.ts'
 import { toncenterStandIn } from './standIn.ts'
 
 let balance = '1000'
+/** How the stand-in writes the one number a get-method returns. */
+let stackNumber = '0x10'
 /** An HTTP error status to answer with, and its body. */
 let failing: { status: number; body: string } | undefined
 let trickle = false
+/** How long the stand-in takes over each answer. */
+let delayMs = 0
 /** Answers the stand-in is still sending. */
 let streaming = 0
 let node: ReturnType<typeof toncenterStandIn>
 beforeAll(() => {
-  node = toncenterStandIn((call) => {
+  node = toncenterStandIn(async (call) => {
+    if (delayMs) await Bun.sleep(delayMs)
     if (failing) return new Response(failing.body, { status: failing.status, headers: { 'content-type': 'application/json' } })
+    if (call.method === 'runGetMethod')
+      return Response.json({ ok: true, id: call.id, jsonrpc: '2.0', result: { '@type': 'smc.runResult', gas_used: 0, stack: [['num', stackNumber]], exit_code: 0 } })
     if (call.method !== 'getAddressInformation') return Response.json({ ok: false, error: `not here: ${call.method}`, code: 500 })
     if (trickle) {
       // A 200 whose body comes a byte every half second, for good: axios's timeout restarts with each byte.
@@ -72,6 +80,37 @@ test('an answer that never ends (a byte at a time) is a 503 at the 10 s deadline
     trickle = false
   }
 }, 20_000)
+
+test("a capability's calls share one budget: an endpoint answering each within its own limit cannot hold the request for all of them together", async () => {
+  const client = connectTon({ TON_API_URL: node.url })
+  const threeReads = async () => {
+    for (let i = 0; i < 3; i++) await readTonBalance(client, { chainId: '-239', owner, token: 'native' })
+    return 'read'
+  }
+  delayMs = 300
+  try {
+    expect(await withinBudget(threeReads, 5_000)()).toBe('read')
+    const started = performance.now()
+    expect(await withinBudget(threeReads, 500)().catch((e: unknown) => e)).toBeInstanceOf(UnavailableError)
+    expect(performance.now() - started).toBeLessThan(850)
+  } finally {
+    delayMs = 0
+  }
+})
+
+test('a get-method number written otherwise than as one ("" read as 0 by BigInt) is the endpoint failing (503)', async () => {
+  const wallet = new Address(0, Buffer.alloc(32, 9))
+  const asked = () => askChain('the jetton wallet', async () => (await connectTon({ TON_API_URL: node.url }).provider(wallet).get('get_wallet_data', [])).stack.readBigNumber())
+  for (const [written, read] of [['0x10', 16n], ['-0x10', -16n], ['42', 42n]] as const) {
+    stackNumber = written
+    expect(await asked()).toBe(read)
+  }
+  for (const written of ['', '  ', '1.5', 'abc']) {
+    stackNumber = written
+    expect(await asked().catch((e: unknown) => e), JSON.stringify(written)).toBeInstanceOf(UnavailableError)
+  }
+  stackNumber = '0x10'
+})
 
 test("a jetton wallet's balance out of a coin amount's range is no jetton wallet's (400 naming the token), not a balance to compare", async () => {
   const [master, owner, wallet] = [1, 2, 9].map((fill) => new Address(0, Buffer.alloc(32, fill))) as [Address, Address, Address]

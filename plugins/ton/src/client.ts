@@ -6,6 +6,7 @@
 import { type ChainEnv, ApiError, ChainNotConfiguredError, MAX_ANSWER_BYTES, readBoundedText, UnavailableError } from '@earn/core'
 import type { Address, ContractProvider, StateInit, Transaction } from '@ton/core'
 import { TonClient } from '@ton/ton'
+import { callSignal } from './budget.ts'
 import { IndexUnavailableError, indexUrlFrom, type MessageLookup, toncenterLookups, type TransactionLookup } from './lookup.ts'
 import { networkOfZeroState } from './network.ts'
 
@@ -142,13 +143,14 @@ async function fetchWithDeadline(config: AxiosRequest) {
     method: (config.method ?? 'get').toUpperCase(),
     headers,
     body: typeof config.data === 'string' ? config.data : undefined,
-    signal: AbortSignal.timeout(API_TIMEOUT_MS),
+    signal: callSignal(API_TIMEOUT_MS),
   })
   const data = await readBoundedText(response, () => new Error(`the TON API answered more than ${MAX_ANSWER_BYTES} bytes`))
   // As axios's own adapters settle: anything but a 2xx is a failed request (the endpoint's), never a contract's answer,
   // whatever its body says (an `exit_code` in an error page is no get-method's).
   if (response.status < 200 || response.status >= 300) throw new Error(`the TON API answered HTTP ${response.status}`)
   if (typeof config.data === 'string' && config.data.includes('"getAddressInformation"')) checkBalanceText(data)
+  if (typeof config.data === 'string' && config.data.includes('"runGetMethod"')) checkStackNumbers(data)
   return { data, status: response.status, statusText: response.statusText, headers: response.headers.toJSON(), config, request: null }
 }
 
@@ -166,6 +168,24 @@ function checkBalanceText(data: string): void {
   if (balance === undefined) return // An error answer (`ok: false`): TonClient reports it.
   if (!(typeof balance === 'string' && /^\d{1,40}$/.test(balance)) && !(typeof balance === 'number' && Number.isSafeInteger(balance)))
     throw new Error('the TON API answered an account balance that is not a whole number of nanotons')
+}
+
+/**
+ * TonClient reads a get-method's numbers with `BigInt(…)` too: `["num", ""]` for a jetton wallet's balance was believed
+ * as 0 (a deposit refused for want of tokens the wallet holds). A number written otherwise than as toncenter writes one
+ * (hex, or decimal digits, signed) is the endpoint's fault.
+ */
+function checkStackNumbers(data: string): void {
+  let stack: unknown
+  try {
+    stack = (JSON.parse(data) as { result?: { stack?: unknown } } | null)?.result?.stack
+  } catch {
+    return // Not JSON: TonClient's own parsing refuses it.
+  }
+  if (!Array.isArray(stack)) return // An error answer, or no stack: TonClient reports it.
+  for (const entry of stack)
+    if (Array.isArray(entry) && entry[0] === 'num' && !(typeof entry[1] === 'string' && /^-?(?:0x[0-9a-f]+|\d+)$/i.test(entry[1])))
+      throw new Error('the TON API answered a get-method number that is not one')
 }
 
 /** A coin amount is a VarUInteger 16: below 2^120. */
@@ -192,7 +212,7 @@ async function zeroStateNetwork(endpoint: string, apiKey: string | undefined): P
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(apiKey ? { 'X-API-Key': apiKey } : {}) },
     body: JSON.stringify({ id: '1', jsonrpc: '2.0', method: 'getMasterchainInfo', params: {} }),
-    signal: AbortSignal.timeout(10_000),
+    signal: callSignal(API_TIMEOUT_MS),
   })
   const body = response.ok
     ? (JSON.parse(await readBoundedText(response, () => new Error(`getMasterchainInfo answered more than ${MAX_ANSWER_BYTES} bytes`))) as { ok?: unknown; result?: { init?: { root_hash?: unknown } } })

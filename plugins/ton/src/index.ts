@@ -5,6 +5,7 @@
 import { defineEcosystem } from '@earn/core'
 import { formatTonAddress, formatTonContract, isValidTonAddress, parseTonAddress } from './address.ts'
 import { readTonBalance } from './balance.ts'
+import { withinBudget } from './budget.ts'
 import { connectTon } from './client.ts'
 import { tonSignInMessage, verifyTonSignIn } from './signIn.ts'
 import { buildTonTransactions, checkTonTransactions } from './transactions.ts'
@@ -32,7 +33,7 @@ export const ton = defineEcosystem({
   },
   signIn: {
     message: tonSignInMessage,
-    verify: verifyTonSignIn,
+    verify: withinBudget(verifyTonSignIn),
   },
   // Each chain read first checks the endpoint serves the network the chain id names (network.ts).
   balance: {

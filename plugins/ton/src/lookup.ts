@@ -7,6 +7,7 @@
  */
 import { InvalidArgumentError, MAX_ANSWER_BYTES, readBoundedText } from '@earn/core'
 import { Address, type Cell, Dictionary, type Transaction } from '@ton/core'
+import { callSignal } from './budget.ts'
 import { decodeBase64 } from './tonProof.ts'
 
 /** The transaction with this hash (64 lowercase hex digits), or null when the chain has none. */
@@ -97,7 +98,7 @@ export function toncenterLookups(o: ToncenterLookupOptions): { byHash: Transacti
   const indexAnswer = async (query: string) => {
     const response = await doFetch(`${base}/${query}`, {
       headers: { accept: 'application/json', ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}) },
-      signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
+      signal: callSignal(o.timeoutMs ?? 10_000),
     })
     // Errors name the status only: the URL may carry credentials and is never put in a message.
     if (!response.ok) {

@@ -4,6 +4,7 @@
  * but its masterchain's zero state does (toncenter's `getMasterchainInfo` reports it as `init`).
  */
 import { UnavailableError } from '@earn/core'
+import { withinBudget } from './budget.ts'
 import type { TonChainClient } from './client.ts'
 
 /** The public networks' zero state root hashes, as their global config files give them. */
@@ -28,10 +29,10 @@ export async function assertServesNetwork(client: TonChainClient, chainId: strin
  * `refusalsFirst`: the capability's own checks that need no chain, so a client's mistake is a 400 even while the
  * endpoint cannot be asked.
  */
-export const onItsNetwork =
-  <P extends { chainId: string }, R>(read: (client: TonChainClient, p: P) => Promise<R>, refusalsFirst?: (client: TonChainClient, p: P) => void) =>
-  async (client: TonChainClient, p: P): Promise<R> => {
+export const onItsNetwork = <P extends { chainId: string }, R>(read: (client: TonChainClient, p: P) => Promise<R>, refusalsFirst?: (client: TonChainClient, p: P) => void) =>
+  // One budget for the network check and the reads (budget.ts).
+  withinBudget(async (client: TonChainClient, p: P): Promise<R> => {
     refusalsFirst?.(client, p)
     await assertServesNetwork(client, p.chainId)
     return read(client, p)
-  }
+  })
