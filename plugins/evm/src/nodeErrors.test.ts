@@ -91,6 +91,17 @@ describe('a node answering errors of its own', () => {
     }
   })
 
+  test("an answer to the batcher's eth_call that is no JSON-RPC object is the node failing, not a 500", async () => {
+    for (const body of ['null', '1', '"x"', '[]', '{"jsonrpc":"2.0","id":0,"error":"busy"}', '{"jsonrpc":"2.0","id":0,"error":null}', '{"jsonrpc":"2.0","id":0,"result":null}']) {
+      const n = node((c) => (c.method === 'eth_call' ? new Response(body, { headers: { 'content-type': 'application/json' } }) : undefined))
+      try {
+        expect(await failure(tokenBalance(n)), body).toBeInstanceOf(UnavailableError)
+      } finally {
+        await n.stop()
+      }
+    }
+  })
+
   test('an eth_call result nested 20,000 deep is the node failing, not a stack overflow', async () => {
     const n = node((c) => (c.method === 'eth_call' ? `{"jsonrpc":"2.0","id":0,"result":${'['.repeat(20_000)}1${']'.repeat(20_000)}}` : undefined))
     try {

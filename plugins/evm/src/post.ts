@@ -59,10 +59,12 @@ export function createJsonRpcPost(options: JsonRpcPostOptions): JsonRpcPost {
       void response.body?.cancel().catch(() => {})
       throw new HttpRequestError({ body, url, status: response.status, headers: response.headers, details: response.statusText })
     }
-    if (payload?.error) throw new RpcRequestError({ body, url, error: payload.error })
-    if (payload === undefined || !('result' in payload))
+    // Only an object answers: `null`, a number or a string (which `in` throws on, a 500) is no JSON-RPC response.
+    const answer = typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? payload : undefined
+    if (typeof answer?.error === 'object' && answer.error !== null) throw new RpcRequestError({ body, url, error: answer.error })
+    if (answer === undefined || !('result' in answer))
       throw new HttpRequestError({ body, url, status: response.status, details: 'the answer is not a JSON-RPC response' })
-    return payload.result
+    return answer.result
   }
 
   return async (method, params) => {
