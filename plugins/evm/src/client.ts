@@ -41,6 +41,8 @@ export interface EvmClient {
   now(): number
   /** The largest block range one eth_getLogs call asks for (`EVM_LOGS_BLOCK_RANGE`). */
   readonly logsBlockRange: bigint
+  /** How long one answer may spend reading a wallet's settled vault history (portfolio.ts); the rest waits for the next. */
+  readonly flowsScanMs: number
   /** Confirmations a transaction needs on the chain before verify and stream confirm count it (`EVM_CONFIRMATIONS`; 1: mined). */
   confirmations(chainId: string): number
   readonly state: EvmClientState
@@ -75,6 +77,8 @@ export interface EvmClientOptions {
   now?: () => number
   /** As `EVM_LOGS_BLOCK_RANGE`; default `DEFAULT_LOGS_BLOCK_RANGE`. */
   logsBlockRange?: bigint
+  /** Default `FLOWS_SCAN_MS`. */
+  flowsScanMs?: number
   /** As `EVM_CONFIRMATIONS`, per chain id; 1 where absent. */
   confirmations?: Readonly<Record<string, number>>
 }
@@ -86,6 +90,13 @@ export interface EvmClientOptions {
  * ~3,900 builds/s, 1 ms ~6,500, both well under 0.05 RPC calls per build).
  */
 export const MULTICALL_WAIT_MS = 1
+/**
+ * How long one portfolio answer reads a wallet's settled vault history (its eth_getLogs rounds, each remembered): a
+ * vault with no `eventsFromBlock` on Ethereum is ~2,100 ranges, ~50 s of a healthy node and most of an hour of a slow
+ * one, for one wallet's first answer. What is not read by then is read by the next answers, from where this one stopped.
+ */
+export const FLOWS_SCAN_MS = 5_000
+
 /** Calldata bytes per Multicall3 call: room for ~450 balanceOf reads, far under any node's eth_call gas cap. */
 export const MULTICALL_BATCH_BYTES = 16_384
 /**
@@ -116,7 +127,7 @@ export function connect(env: ChainEnv): EvmClient {
     requests.set(chainId, (requests.get(chainId) ?? 0) + 1)
   }
   return {
-    ...baseClient(Object.fromEntries(routers), Date.now, logsBlockRange, Object.fromEntries(confirmations)),
+    ...baseClient(Object.fromEntries(routers), Date.now, logsBlockRange, Object.fromEntries(confirmations), FLOWS_SCAN_MS),
     chainIds: [...urls.keys()],
     publicClient(chainId) {
       const url = urls.get(chainId)
@@ -148,7 +159,7 @@ export function evmClientFromPublicClients(
   const posts = new Map<string, JsonRpcPost | undefined>()
   const routers = parseSwapRouters(Object.entries(options.swapRouters ?? {}).map(([id, a]) => `${id}=${a}`).join(','))
   return {
-    ...baseClient(Object.fromEntries(routers), options.now ?? Date.now, options.logsBlockRange ?? DEFAULT_LOGS_BLOCK_RANGE, options.confirmations ?? {}),
+    ...baseClient(Object.fromEntries(routers), options.now ?? Date.now, options.logsBlockRange ?? DEFAULT_LOGS_BLOCK_RANGE, options.confirmations ?? {}, options.flowsScanMs ?? FLOWS_SCAN_MS),
     chainIds: [...map.keys()],
     publicClient: (chainId) => map.get(chainId),
     rpcRequests: () => undefined,
@@ -165,11 +176,13 @@ function baseClient(
   now: () => number,
   logsBlockRange: bigint,
   confirmations: Record<string, number>,
-): Pick<EvmClient, 'swapRouter' | 'now' | 'logsBlockRange' | 'confirmations' | 'state'> {
+  flowsScanMs: number,
+): Pick<EvmClient, 'swapRouter' | 'now' | 'logsBlockRange' | 'flowsScanMs' | 'confirmations' | 'state'> {
   return {
     swapRouter: (chainId) => routers[chainId],
     now,
     logsBlockRange,
+    flowsScanMs,
     confirmations: (chainId) => (Object.hasOwn(confirmations, chainId) ? confirmations[chainId]! : 1),
     state: { inFlight: new Map(), gasMeasured: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map(), vouched: new Set() },
   }

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
-import { erc4626Abi, parseUnits, type Address } from 'viem'
+import { createPublicClient, erc4626Abi, http, parseUnits, type Address } from 'viem'
 import { closedPortUrl, deploy, deployHostile, mintToken, recordingProxy } from '../../../test/chains/evm.ts'
-import { connect, vouch } from './client.ts'
+import { connect, evmClientFromPublicClients, vouch } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { assets, flows, FLOWS_SETTLED_DEPTH, recall, remember, servesChain } from './portfolio.ts'
 import { build } from './transactions.ts'
@@ -173,7 +173,7 @@ describe('balance.flows (anvil)', () => {
       const answers = await Promise.all(
         vaults.map((vaultAddress, i) => flows(client, { chainId: chain.anvil.chainId, vaultAddress, owner: wallet, fromBlock: i === 3 ? later : fromBlock })),
       )
-      expect(answers.map((a) => a.deposited)).toEqual([parseUnits('1', 6), parseUnits('2', 6), 0n, parseUnits('4', 6), 0n])
+      expect(answers.map((a) => a?.deposited)).toEqual([parseUnits('1', 6), parseUnits('2', 6), 0n, parseUnits('4', 6), 0n])
       const head = await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 })
       const getLogs = proxy.calls.filter((c) => c.method === 'eth_getLogs').map((c) => c.params[0] as { address: string[] })
       const ranges = Math.ceil(Number(head - BigInt(fromBlock) + 1n) / 5)
@@ -212,6 +212,36 @@ describe('balance.flows (anvil)', () => {
       // The second answer asked nothing of the blocks it had settled.
       expect(getLogsFrom().length).toBeGreaterThan(0)
       for (const from of getLogsFrom()) expect(from).toBeGreaterThan(settledTo)
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test("a long settled history is read a budget's worth an answer: flows not known yet (null) until it is all read, each answer reading on from the last", async () => {
+    const owner = await chain.user(parseUnits('30', 6))
+    const wallet = owner.address.toLowerCase()
+    const fromBlock = Number(await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 }))
+    await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('8', 6) })))
+    await chain.anvil.testClient.mine({ blocks: Number(FLOWS_SETTLED_DEPTH) + 200 })
+    const proxy = recordingProxy(chain.anvil.url)
+    try {
+      // No time at all: each answer reads one round of four 10-block ranges of the ~200 settled blocks.
+      const client = evmClientFromPublicClients({ [chain.anvil.chainId]: createPublicClient({ transport: http(proxy.url) }) }, { logsBlockRange: 10n, flowsScanMs: 0 })
+      const answers: unknown[] = []
+      do answers.push(await flows(client, { ...where(), owner: wallet, fromBlock }))
+      while (answers.at(-1) === null && answers.length < 30)
+      expect(answers.length).toBeGreaterThan(4)
+      expect(answers.slice(0, -1).every((a) => a === null)).toBe(true)
+      expect(answers.at(-1)).toEqual({ deposited: parseUnits('8', 6), withdrawn: 0n })
+      // Every settled range was asked once for each event: no answer read again what an earlier one had read.
+      const settledTo = (await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 })) - FLOWS_SETTLED_DEPTH
+      const froms = proxy.calls.filter((c) => c.method === 'eth_getLogs').map((c) => BigInt((c.params[0] as { fromBlock: string }).fromBlock)).filter((f) => f <= settledTo)
+      const asked = new Map<bigint, number>()
+      for (const f of froms) asked.set(f, (asked.get(f) ?? 0) + 1)
+      expect([...asked.values()].every((n) => n === 2)).toBe(true)
+      expect(asked.size).toBeGreaterThan(16)
+      // With the default budget, one answer reads it all.
+      expect(await flows(chain.client(), { ...where(), owner: wallet, fromBlock })).toEqual({ deposited: parseUnits('8', 6), withdrawn: 0n })
     } finally {
       await proxy.stop()
     }

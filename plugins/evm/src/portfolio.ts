@@ -96,7 +96,7 @@ export function servesChain(client: EvmClient, chainId: string): Promise<void> {
  * then scans only the blocks after it, so the recent part, which a reorganisation may still change, is always read
  * afresh. A `fromBlock` beyond the head has no history yet.
  */
-export async function flows(client: EvmClient, p: FlowsParameters): Promise<VaultFlows> {
+export async function flows(client: EvmClient, p: FlowsParameters): Promise<VaultFlows | null> {
   const vault = parse(p.vaultAddress, 'vaultAddress')
   const owner = parse(p.owner, 'owner')
   requirePublicClient(client, p.chainId)
@@ -111,13 +111,13 @@ interface FlowsAsk {
 
 interface FlowsBatch {
   asks: FlowsAsk[]
-  answers: Promise<VaultFlows[]>
+  answers: Promise<(VaultFlows | null)[]>
 }
 
 const flowsBatches = new WeakMap<EvmClient, Map<string, FlowsBatch>>()
 
 /** Joins the asks for this wallet on this chain made in the same turn; the batch is read once the turn ends. */
-function joinFlowsBatch(client: EvmClient, chainId: string, owner: Address, ask: FlowsAsk): Promise<VaultFlows> {
+function joinFlowsBatch(client: EvmClient, chainId: string, owner: Address, ask: FlowsAsk): Promise<VaultFlows | null> {
   let open = flowsBatches.get(client)
   if (!open) flowsBatches.set(client, (open = new Map()))
   const key = `${chainId}|${owner}`
@@ -135,7 +135,11 @@ function joinFlowsBatch(client: EvmClient, chainId: string, owner: Address, ask:
   return batch.answers.then((all) => all[index]!)
 }
 
-async function flowsOf(client: EvmClient, chainId: string, owner: Address, asks: FlowsAsk[]): Promise<VaultFlows[]> {
+/**
+ * A vault whose settled history this answer could not finish reading in `flowsScanMs` has no flows yet (null: not known
+ * from the chain, as the portfolio shows it); what was read is remembered, and the next answer reads on from there.
+ */
+async function flowsOf(client: EvmClient, chainId: string, owner: Address, asks: FlowsAsk[]): Promise<(VaultFlows | null)[]> {
   const publicClient = requirePublicClient(client, chainId)
   return ask(chainId, async () => {
     const { head, settledTo } = await share(client, `${chainId}|heads`, () => settledThrough(publicClient))
@@ -143,14 +147,21 @@ async function flowsOf(client: EvmClient, chainId: string, owner: Address, asks:
     const settled = asks.map((a, i) => recall(client.state.settledFlows, keys[i]!) ?? { through: a.fromBlock - 1n, deposited: 0n, withdrawn: 0n })
     const behind = asks.flatMap((a, i) => (settledTo > settled[i]!.through ? [{ vault: a.vault, after: settled[i]!.through, i }] : []))
     if (behind.length) {
-      const more = await scan(client, publicClient, owner, behind, settledTo)
+      const read = await scan(client, publicClient, owner, behind, settledTo, performance.now() + client.flowsScanMs)
       behind.forEach(({ i }, j) => {
-        settled[i] = { through: settledTo, deposited: settled[i]!.deposited + more[j]!.deposited, withdrawn: settled[i]!.withdrawn + more[j]!.withdrawn }
+        // Read from the earliest vault's start: one that starts later gained nothing unless the read passed its start.
+        if (read.through <= settled[i]!.through) return
+        settled[i] = { through: read.through, deposited: settled[i]!.deposited + read.flows[j]!.deposited, withdrawn: settled[i]!.withdrawn + read.flows[j]!.withdrawn }
         remember(client.state.settledFlows, keys[i]!, settled[i]!, MAX_SETTLED)
       })
     }
-    const recent = await scan(client, publicClient, owner, asks.map((a, i) => ({ vault: a.vault, after: settled[i]!.through })), head)
-    return asks.map((_, i) => ({ deposited: settled[i]!.deposited + recent[i]!.deposited, withdrawn: settled[i]!.withdrawn + recent[i]!.withdrawn }))
+    const current = asks.flatMap((a, i) => (settled[i]!.through >= settledTo ? [i] : []))
+    // The unsettled rest, up to the head: at most FLOWS_SETTLED_DEPTH blocks, or up to the finalized block.
+    const recent = await scan(client, publicClient, owner, current.map((i) => ({ vault: asks[i]!.vault, after: settled[i]!.through })), head)
+    return asks.map((_, i) => {
+      const k = current.indexOf(i)
+      return k < 0 ? null : { deposited: settled[i]!.deposited + recent.flows[k]!.deposited, withdrawn: settled[i]!.withdrawn + recent.flows[k]!.withdrawn }
+    })
   })
 }
 
@@ -174,10 +185,19 @@ async function settledThrough(publicClient: PublicClient): Promise<{ head: bigin
 }
 
 /**
- * Each vault's flows for the wallet in the blocks after its `after` up to `to`, inclusive, read together: the ranges
- * start at the earliest of them, and a log counts for its vault only past that vault's own `after`.
+ * Each vault's flows for the wallet in the blocks after its `after` up to `through`, inclusive, read together: the
+ * ranges start at the earliest of them, and a log counts for its vault only past that vault's own `after`. `through` is
+ * `to`, or, where rounds of ranges were still to be asked at `until` (a `performance.now()` time), the last block of the
+ * last round read: a round is always read, so every answer moves on.
  */
-async function scan(client: EvmClient, publicClient: PublicClient, owner: Address, vaults: { vault: Address; after: bigint }[], to: bigint): Promise<VaultFlows[]> {
+async function scan(
+  client: EvmClient,
+  publicClient: PublicClient,
+  owner: Address,
+  vaults: { vault: Address; after: bigint }[],
+  to: bigint,
+  until = Number.POSITIVE_INFINITY,
+): Promise<{ flows: VaultFlows[]; through: bigint }> {
   const totals = vaults.map(() => ({ deposited: 0n, withdrawn: 0n }))
   const from = vaults.reduce((min, v) => (v.after + 1n < min ? v.after + 1n : min), to + 1n)
   const ranges: [bigint, bigint][] = []
@@ -195,18 +215,18 @@ async function scan(client: EvmClient, publicClient: PublicClient, owner: Addres
     }
   }
   const addresses = [...byAddress.keys()] as Address[]
+  let through = from - 1n
   for (let i = 0; i < ranges.length; i += CONCURRENT_RANGES) {
-    const answers = await Promise.all(
-      ranges
-        .slice(i, i + CONCURRENT_RANGES)
-        .map(([a, b]) => Promise.all([depositLogs(publicClient, addresses, owner, a, b), withdrawLogs(publicClient, addresses, owner, a, b)])),
-    )
+    if (i > 0 && performance.now() >= until) break
+    const round = ranges.slice(i, i + CONCURRENT_RANGES)
+    const answers = await Promise.all(round.map(([a, b]) => Promise.all([depositLogs(publicClient, addresses, owner, a, b), withdrawLogs(publicClient, addresses, owner, a, b)])))
     for (const [deposits, withdrawals] of answers) {
       add(deposits, 'deposited')
       add(withdrawals, 'withdrawn')
     }
+    through = round.at(-1)![1]
   }
-  return totals
+  return { flows: totals, through }
 }
 
 const depositLogs = (publicClient: PublicClient, vaults: Address[], owner: Address, fromBlock: bigint, toBlock: bigint) =>
