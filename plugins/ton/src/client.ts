@@ -154,18 +154,23 @@ async function fetchWithDeadline(config: AxiosRequest) {
   return { data, status: response.status, statusText: response.statusText, headers: response.headers.toJSON(), config, request: null }
 }
 
+/** The answer's `result`, or undefined where there is none to check (not JSON, an error answer): TonClient reports those. */
+function resultOf(data: string): { balance?: unknown; stack?: unknown } | undefined {
+  try {
+    const result = (JSON.parse(data) as { result?: unknown } | null)?.result
+    return typeof result === 'object' && result !== null ? result : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * TonClient reads the balance with `BigInt(…)`, which takes `""` for 0 and `"0x10"` for 16: a balance written otherwise
  * than in decimal digits is the endpoint's fault (a 503), not an amount to believe. The range is checkedState's.
  */
 function checkBalanceText(data: string): void {
-  let balance: unknown
-  try {
-    balance = (JSON.parse(data) as { result?: { balance?: unknown } } | null)?.result?.balance
-  } catch {
-    return // Not JSON: TonClient's own parsing refuses it.
-  }
-  if (balance === undefined) return // An error answer (`ok: false`): TonClient reports it.
+  const balance = resultOf(data)?.balance
+  if (balance === undefined) return
   if (!(typeof balance === 'string' && /^\d{1,40}$/.test(balance)) && !(typeof balance === 'number' && Number.isSafeInteger(balance)))
     throw new Error('the TON API answered an account balance that is not a whole number of nanotons')
 }
@@ -176,13 +181,8 @@ function checkBalanceText(data: string): void {
  * (hex, or decimal digits, signed) is the endpoint's fault.
  */
 function checkStackNumbers(data: string): void {
-  let stack: unknown
-  try {
-    stack = (JSON.parse(data) as { result?: { stack?: unknown } } | null)?.result?.stack
-  } catch {
-    return // Not JSON: TonClient's own parsing refuses it.
-  }
-  if (!Array.isArray(stack)) return // An error answer, or no stack: TonClient reports it.
+  const stack = resultOf(data)?.stack
+  if (!Array.isArray(stack)) return
   for (const entry of stack)
     if (Array.isArray(entry) && entry[0] === 'num' && !(typeof entry[1] === 'string' && /^-?(?:0x[0-9a-f]+|\d+)$/i.test(entry[1])))
       throw new Error('the TON API answered a get-method number that is not one')
