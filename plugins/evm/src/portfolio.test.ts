@@ -192,12 +192,17 @@ describe('balance.flows (anvil)', () => {
     expect(await servesChain(chain.client(), chain.anvil.chainId)).toBeUndefined()
   })
 
-  test('settled history is scanned once; later answers scan only what came after it', async () => {
+  /** A wallet's deposit of 8 tUSD from `fromBlock`, then `blocks` mined after it. */
+  const depositedLongAgo = async (blocks: number) => {
     const owner = await chain.user(parseUnits('30', 6))
-    const wallet = owner.address.toLowerCase()
     const fromBlock = Number(await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 }))
     await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('8', 6) })))
-    await chain.anvil.testClient.mine({ blocks: Number(FLOWS_SETTLED_DEPTH) + 10 })
+    await chain.anvil.testClient.mine({ blocks })
+    return { owner, wallet: owner.address.toLowerCase(), fromBlock }
+  }
+
+  test('settled history is scanned once; later answers scan only what came after it', async () => {
+    const { owner, wallet, fromBlock } = await depositedLongAgo(Number(FLOWS_SETTLED_DEPTH) + 10)
     const proxy = recordingProxy(chain.anvil.url)
     try {
       const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}` })
@@ -218,11 +223,7 @@ describe('balance.flows (anvil)', () => {
   })
 
   test("a long settled history is read a budget's worth an answer: flows not known yet (null) until it is all read, each answer reading on from the last", async () => {
-    const owner = await chain.user(parseUnits('30', 6))
-    const wallet = owner.address.toLowerCase()
-    const fromBlock = Number(await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 }))
-    await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('8', 6) })))
-    await chain.anvil.testClient.mine({ blocks: Number(FLOWS_SETTLED_DEPTH) + 200 })
+    const { wallet, fromBlock } = await depositedLongAgo(Number(FLOWS_SETTLED_DEPTH) + 200)
     const proxy = recordingProxy(chain.anvil.url)
     try {
       // No time at all: each answer reads one round of four 10-block ranges of the ~200 settled blocks.
