@@ -43,7 +43,7 @@ export const ProductEarnings = Type.Object(
     chainId: Type.String(),
     baseToken: Token,
     netDeposited: Type.Union([SignedUnits('Deposited minus withdrawn, base-token smallest units; negative when more came out than went in'), Type.Null()], {
-      description: "From the vault's own Deposit and Withdraw events for this wallet; null where the chain keeps no such record (Solana, TON)",
+      description: "From the vault's own Deposit and Withdraw events for this wallet; null where the chain keeps no such record (Solana, TON), or on EVM while this server has not finished reading a long history (later answers fill it in)",
     }),
     currentValue: Units('The position now, base-token smallest units (0 once fully withdrawn)'),
     earned: Type.Union([SignedUnits('currentValue minus netDeposited; negative for a loss'), Type.Null()], {

@@ -248,6 +248,50 @@ describe('balance.flows (anvil)', () => {
     }
   })
 
+  test("a vault caught up stays known while another of the wallet's is still walking a long history", async () => {
+    const { owner, wallet } = await depositedLongAgo(Number(FLOWS_SETTLED_DEPTH) + 10)
+    // The second vault's history is read from block 0; the first's only from just before the wallet's deposit.
+    const recent = Number(await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 })) - Number(FLOWS_SETTLED_DEPTH) - 12
+    const other = await deploy(chain.anvil, 'TestVault', [chain.asset, 'Other', 'oth'])
+    await chain.sendAll(owner, await build(chain.client(), { ...chain.deposit({ owner, amount: parseUnits('3', 6) }), opportunity: { ...chain.opportunity, vaultAddress: other } }))
+    await chain.anvil.testClient.mine({ blocks: Number(FLOWS_SETTLED_DEPTH) + 2 })
+    const client = evmClientFromPublicClients({ [chain.anvil.chainId]: chain.anvil.publicClient }, { logsBlockRange: 10n, flowsScanMs: 0 })
+    const ask = () =>
+      Promise.all([flows(client, { ...where(), owner: wallet, fromBlock: recent }), flows(client, { chainId: chain.anvil.chainId, vaultAddress: other, owner: wallet, fromBlock: 0 })])
+    // The first vault alone, until it is known.
+    let first = await flows(client, { ...where(), owner: wallet, fromBlock: recent })
+    for (let i = 0; i < 10 && first === null; i++) first = await flows(client, { ...where(), owner: wallet, fromBlock: recent })
+    expect(first).toEqual({ deposited: parseUnits('8', 6), withdrawn: 0n })
+    // Then both at once, a few blocks later: the first stays known while the second walks from block 0.
+    await chain.anvil.testClient.mine({ blocks: 3 })
+    const [known, walking] = await ask()
+    expect(known).toEqual({ deposited: parseUnits('8', 6), withdrawn: 0n })
+    expect(walking).toBeNull()
+  })
+
+  test('a failure in the middle of a long history keeps the rounds read before it: the next answer reads on from there', async () => {
+    const { wallet, fromBlock } = await depositedLongAgo(Number(FLOWS_SETTLED_DEPTH) + 200)
+    const settledTo = (await chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 })) - FLOWS_SETTLED_DEPTH
+    // Ranges from here on are refused, once.
+    let failFrom: bigint | undefined = settledTo - 50n
+    const proxy = recordingProxy(chain.anvil.url, {
+      refuse: (c) => c.method === 'eth_getLogs' && failFrom !== undefined && BigInt((c.params[0] as { fromBlock: string }).fromBlock) >= failFrom,
+    })
+    try {
+      const client = evmClientFromPublicClients({ [chain.anvil.chainId]: createPublicClient({ transport: http(proxy.url, { retryCount: 0 }) }) }, { logsBlockRange: 10n })
+      expect(await flows(client, { ...where(), owner: wallet, fromBlock }).catch((e: unknown) => e)).toBeInstanceOf(UnavailableError)
+      failFrom = undefined
+      proxy.calls.length = 0
+      expect(await flows(client, { ...where(), owner: wallet, fromBlock })).toEqual({ deposited: parseUnits('8', 6), withdrawn: 0n })
+      // Nothing before the failed round was asked again.
+      const froms = proxy.calls.filter((c) => c.method === 'eth_getLogs').map((c) => BigInt((c.params[0] as { fromBlock: string }).fromBlock))
+      expect(froms.length).toBeGreaterThan(0)
+      expect(froms.every((f) => f >= settledTo - 50n - 40n)).toBe(true)
+    } finally {
+      await proxy.stop()
+    }
+  })
+
   test('where the finalized block lags further, settled history stops there', async () => {
     // Anvil puts `finalized` two epochs behind the head: 200 blocks with 100-slot epochs, more than the depth.
     const lagging = await startEarnChain({ anvilArgs: ['--slots-in-an-epoch', '100'] })

@@ -145,16 +145,24 @@ async function flowsOf(client: EvmClient, chainId: string, owner: Address, asks:
     const { head, settledTo } = await share(client, `${chainId}|heads`, () => settledThrough(publicClient))
     const keys = asks.map((a) => `${chainId}|${a.vault}|${owner}|${a.fromBlock}`)
     const settled = asks.map((a, i) => recall(client.state.settledFlows, keys[i]!) ?? { through: a.fromBlock - 1n, deposited: 0n, withdrawn: 0n })
-    const behind = asks.flatMap((a, i) => (settledTo > settled[i]!.through ? [{ vault: a.vault, after: settled[i]!.through, i }] : []))
-    if (behind.length) {
-      const read = await scan(client, publicClient, owner, behind, settledTo, performance.now() + client.flowsScanMs)
-      behind.forEach(({ i }, j) => {
-        // Read from the earliest vault's start: one that starts later gained nothing unless the read passed its start.
-        if (read.through <= settled[i]!.through) return
-        settled[i] = { through: read.through, deposited: settled[i]!.deposited + read.flows[j]!.deposited, withdrawn: settled[i]!.withdrawn + read.flows[j]!.withdrawn }
+    const behind = asks.flatMap((a, i) => (settledTo > settled[i]!.through ? [{ vault: a.vault, after: settled[i]!.through, i, base: settled[i]! }] : []))
+    // Each round read is remembered at once: a failure later in the scan loses only its own round.
+    const progress = (group: typeof behind) => (through: bigint, read: readonly VaultFlows[]) =>
+      group.forEach(({ i, base }, j) => {
+        // Read from the group's earliest start: a vault that starts later gained nothing until the read passed its start.
+        if (through <= base.through) return
+        settled[i] = { through, deposited: base.deposited + read[j]!.deposited, withdrawn: base.withdrawn + read[j]!.withdrawn }
         remember(client.state.settledFlows, keys[i]!, settled[i]!, MAX_SETTLED)
       })
-    }
+    // Vaults a round or less behind (the blocks settled since the last answer) are read apart from a long history, so
+    // one vault's first walk does not leave the wallet's others unknown until it ends.
+    const oneRound = BigInt(CONCURRENT_RANGES) * client.logsBlockRange
+    const near = behind.filter((b) => settledTo - b.after <= oneRound)
+    const far = behind.filter((b) => settledTo - b.after > oneRound)
+    await Promise.all([
+      near.length ? scan(client, publicClient, owner, near, settledTo, Number.POSITIVE_INFINITY, progress(near)) : undefined,
+      far.length ? scan(client, publicClient, owner, far, settledTo, performance.now() + client.flowsScanMs, progress(far)) : undefined,
+    ])
     const current = asks.flatMap((a, i) => (settled[i]!.through >= settledTo ? [i] : []))
     // The unsettled rest, up to the head: at most FLOWS_SETTLED_DEPTH blocks, or up to the finalized block.
     const recent = await scan(client, publicClient, owner, current.map((i) => ({ vault: asks[i]!.vault, after: settled[i]!.through })), head)
@@ -188,7 +196,7 @@ async function settledThrough(publicClient: PublicClient): Promise<{ head: bigin
  * Each vault's flows for the wallet in the blocks after its `after` up to `through`, inclusive, read together: the
  * ranges start at the earliest of them, and a log counts for its vault only past that vault's own `after`. `through` is
  * `to`, or, where rounds of ranges were still to be asked at `until` (a `performance.now()` time), the last block of the
- * last round read: a round is always read, so every answer moves on.
+ * last round read: a round is always read, so every answer moves on. `onRound` is told the totals so far after each.
  */
 async function scan(
   client: EvmClient,
@@ -197,6 +205,7 @@ async function scan(
   vaults: { vault: Address; after: bigint }[],
   to: bigint,
   until = Number.POSITIVE_INFINITY,
+  onRound?: (through: bigint, flows: readonly VaultFlows[]) => void,
 ): Promise<{ flows: VaultFlows[]; through: bigint }> {
   const totals = vaults.map(() => ({ deposited: 0n, withdrawn: 0n }))
   const from = vaults.reduce((min, v) => (v.after + 1n < min ? v.after + 1n : min), to + 1n)
@@ -225,6 +234,7 @@ async function scan(
       add(withdrawals, 'withdrawn')
     }
     through = round.at(-1)![1]
+    onRound?.(through, totals)
   }
   return { flows: totals, through }
 }

@@ -12,7 +12,7 @@ const DESCRIPTION =
   "Read from the chain now, in the wallet's ecosystem, over the catalog's chains: idle native and catalog-token balances " +
   '(tokens, non-zero only; receipt tokens only with includeProtocolTokens=true), positions in catalog opportunities ' +
   '(protocols: shares and their value in the base token) and, per opportunity, net deposited, current value and earned ' +
-  "from the vault's own deposit and withdrawal events (null where the chain keeps none). Amounts are integer strings " +
+  "from the vault's own deposit and withdrawal events (null where the chain keeps none, or on EVM while a long history is still being read: later answers fill it in). Amounts are integer strings " +
   'in smallest units. 400 for an address no ecosystem accepts or a bad includeProtocolTokens; 503 when a chain cannot be read.'
 
 /** v1 is an alias of v2: the same handler and envelope under both prefixes, each listed (and metered) on its own. */
