@@ -63,3 +63,15 @@ test('idle SOL and tUSD, the vtUSD position at 1:1, earnings null rather than in
     ['vtUSD', '40000000'],
   ])
 })
+
+test("a Solana RPC that does not answer is 503 naming the chain and the setting to check", async () => {
+  // The same store and catalog behind a server whose Solana RPC refuses every call (a closed port: nothing listens).
+  const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = listener.port
+  listener.stop(true)
+  // Not closed: it shares h's store, which h closes.
+  const broken = await createHarness({ store: h.store, clients: { solana: solana.connect({ SOLANA_RPC_URL: `http://127.0.0.1:${port}` }) } })
+  const r = await broken.get(`/v2/wallet/${(await generateKeyPairSigner()).address}/portfolio`, { key: h.org.publishableKey })
+  expect(r.status, r.text).toBe(503)
+  expect(r.body.context).toEqual({ chainId: 'localnet', SOLANA_RPC_URL: 'did not answer' })
+})

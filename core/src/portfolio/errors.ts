@@ -16,7 +16,8 @@ export class PortfolioChainError extends UnavailableError {
   constructor(chainId: string, cause: ApiError) {
     super(
       cause.code === 'UNAVAILABLE' ? cause.message : `chain ${chainId} cannot be read by this server now (${cause.message}); try again later`,
-      { chainId },
+      // The chain, and where the plugin's 503 named the setting to check (SOLANA_RPC_URL, TON_API_URL), that too.
+      cause.code === 'UNAVAILABLE' ? { ...cause.context, chainId } : { chainId },
       { cause },
     )
   }
