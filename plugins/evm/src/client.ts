@@ -9,6 +9,7 @@ import * as knownChains from 'viem/chains'
 import {
   CONFIRMATIONS_VARIABLE,
   DEFAULT_LOGS_BLOCK_RANGE,
+  DEFAULT_RPC_TIMEOUT_MS,
   LOGS_BLOCK_RANGE_VARIABLE,
   parseConfirmations,
   parseLogsBlockRange,
@@ -20,6 +21,7 @@ import {
   SWAP_ROUTERS_VARIABLE,
 } from './env.ts'
 import { checkedFetch } from './answers.ts'
+import { BUDGET_TIMEOUTS } from './budget.ts'
 import { type CallBatcher, createCallBatcher } from './multicall.ts'
 import { createJsonRpcPost, postFor, type JsonRpcPost } from './post.ts'
 
@@ -43,6 +45,8 @@ export interface EvmClient {
   readonly logsBlockRange: bigint
   /** How long one answer may spend reading a wallet's settled vault history (portfolio.ts); the rest waits for the next. */
   readonly flowsScanMs: number
+  /** How long one capability may take with the chain, all its calls together (budget.ts). */
+  readonly budgetMs: number
   /** Confirmations a transaction needs on the chain before verify and stream confirm count it (`EVM_CONFIRMATIONS`; 1: mined). */
   confirmations(chainId: string): number
   readonly state: EvmClientState
@@ -81,6 +85,8 @@ export interface EvmClientOptions {
   flowsScanMs?: number
   /** As `EVM_CONFIRMATIONS`, per chain id; 1 where absent. */
   confirmations?: Readonly<Record<string, number>>
+  /** Default `BUDGET_TIMEOUTS` times `DEFAULT_RPC_TIMEOUT_MS` (budget.ts). */
+  budgetMs?: number
 }
 
 /**
@@ -127,7 +133,7 @@ export function connect(env: ChainEnv): EvmClient {
     requests.set(chainId, (requests.get(chainId) ?? 0) + 1)
   }
   return {
-    ...baseClient(Object.fromEntries(routers), Date.now, logsBlockRange, Object.fromEntries(confirmations), FLOWS_SCAN_MS),
+    ...baseClient(Object.fromEntries(routers), Date.now, logsBlockRange, Object.fromEntries(confirmations), FLOWS_SCAN_MS, BUDGET_TIMEOUTS * timeoutMs),
     chainIds: [...urls.keys()],
     publicClient(chainId) {
       const url = urls.get(chainId)
@@ -159,7 +165,14 @@ export function evmClientFromPublicClients(
   const posts = new Map<string, JsonRpcPost | undefined>()
   const routers = parseSwapRouters(Object.entries(options.swapRouters ?? {}).map(([id, a]) => `${id}=${a}`).join(','))
   return {
-    ...baseClient(Object.fromEntries(routers), options.now ?? Date.now, options.logsBlockRange ?? DEFAULT_LOGS_BLOCK_RANGE, options.confirmations ?? {}, options.flowsScanMs ?? FLOWS_SCAN_MS),
+    ...baseClient(
+      Object.fromEntries(routers),
+      options.now ?? Date.now,
+      options.logsBlockRange ?? DEFAULT_LOGS_BLOCK_RANGE,
+      options.confirmations ?? {},
+      options.flowsScanMs ?? FLOWS_SCAN_MS,
+      options.budgetMs ?? BUDGET_TIMEOUTS * DEFAULT_RPC_TIMEOUT_MS,
+    ),
     chainIds: [...map.keys()],
     publicClient: (chainId) => map.get(chainId),
     rpcRequests: () => undefined,
@@ -177,12 +190,14 @@ function baseClient(
   logsBlockRange: bigint,
   confirmations: Record<string, number>,
   flowsScanMs: number,
-): Pick<EvmClient, 'swapRouter' | 'now' | 'logsBlockRange' | 'flowsScanMs' | 'confirmations' | 'state'> {
+  budgetMs: number,
+): Pick<EvmClient, 'swapRouter' | 'now' | 'logsBlockRange' | 'flowsScanMs' | 'budgetMs' | 'confirmations' | 'state'> {
   return {
     swapRouter: (chainId) => routers[chainId],
     now,
     logsBlockRange,
     flowsScanMs,
+    budgetMs,
     confirmations: (chainId) => (Object.hasOwn(confirmations, chainId) ? confirmations[chainId]! : 1),
     state: { inFlight: new Map(), gasMeasured: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map(), vouched: new Set() },
   }

@@ -14,6 +14,9 @@ import { vault } from './vault.ts'
 import * as portfolio from './portfolio.ts'
 import * as transfer from './transfer.ts'
 import { health } from './health.ts'
+import { withinBudget } from './budget.ts'
+
+const onChain = (p: { chainId: string }) => p.chainId
 
 export const evm = defineEcosystem({
   id: 'evm',
@@ -24,13 +27,20 @@ export const evm = defineEcosystem({
   connect,
   health,
   address: { isValid: address.isValid, parse: address.parse, format: address.format },
-  signIn: { defaultChainId: signIn.DEFAULT_CHAIN_ID, message: signIn.message, verify: signIn.verify },
-  balance: { read: balance.read, vault, assets: portfolio.assets, flows: portfolio.flows, servesChain: portfolio.servesChain },
+  // Each capability that asks the chain answers within the client's budget (budget.ts).
+  signIn: { defaultChainId: signIn.DEFAULT_CHAIN_ID, message: signIn.message, verify: withinBudget(signIn.verify, (p) => p.chainId ?? signIn.DEFAULT_CHAIN_ID) },
+  balance: {
+    read: withinBudget(balance.read, onChain),
+    vault: withinBudget(vault, onChain),
+    assets: withinBudget(portfolio.assets, onChain),
+    flows: withinBudget(portfolio.flows, onChain),
+    servesChain: withinBudget(portfolio.servesChain, (chainId) => chainId),
+  },
   transactions: {
     check: transactions.check,
-    build: transactions.build,
-    buildTransfer: transfer.buildTransfer,
-    readTransfers: transfer.readTransfers,
+    build: withinBudget(transactions.build, onChain),
+    buildTransfer: withinBudget(transfer.buildTransfer, onChain),
+    readTransfers: withinBudget(transfer.readTransfers, onChain),
   },
 })
 
@@ -43,6 +53,7 @@ export {
   type EvmClientOptions,
   type EvmClientState,
 } from './client.ts'
+export { BUDGET_TIMEOUTS } from './budget.ts'
 export { parseRpcUrls, parseSwapRouters, RPC_URLS_VARIABLE, SWAP_ROUTERS_VARIABLE } from './env.ts'
 export { NATIVE_TOKEN } from './balance.ts'
 export { SIGN_IN_STATEMENT } from './signIn.ts'
