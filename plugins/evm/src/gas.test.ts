@@ -3,7 +3,7 @@ import { parseUnits } from 'viem'
 import { deployOffsetVault } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { connect } from './client.ts'
-import { DEFAULT_GAS, withHeadroom } from './gas.ts'
+import { DEFAULT_GAS, MAX_MEASURED, withHeadroom } from './gas.ts'
 import { build } from './transactions.ts'
 
 describe('withHeadroom', () => {
@@ -175,5 +175,34 @@ describe('gas where the simulated sequence fails for this request alone', () => 
     expect(built.map((steps) => steps[1]!.metadata?.gasLimitSource)).toEqual(['default', 'default', 'estimated'])
     await chain.sendAll(owner, built[2]!)
     expect(await chain.read.balance(vault, owner.address)).toBeGreaterThan(0n)
+  })
+})
+
+describe('measures kept', () => {
+  let chain: EarnChain
+  beforeAll(async () => {
+    chain = await startEarnChain()
+  })
+  afterAll(() => chain?.anvil.stop())
+
+  test(`at most MAX_MEASURED: a new measure pushes out the one used longest ago, and one in use stays`, async () => {
+    const client = chain.client()
+    const measured = client.state.gasMeasured
+    // Stand-ins for measures of tokens swaps named earlier (each a key of its own), the map full.
+    for (let i = 0; i < MAX_MEASURED; i++) measured.set(`${chain.anvil.chainId}|gas|approve|0x${i.toString(16).padStart(40, '0')}|router`, 50_000n)
+    const oldest = measured.keys().next().value!
+    const owner = await chain.user(parseUnits('1', 6))
+    const first = await build(client, chain.deposit({ owner, amount: parseUnits('1', 6) }))
+    expect(first.map((s) => s.metadata?.gasLimitSource)).toEqual(['estimated', 'estimated'])
+    expect(measured.size).toBe(MAX_MEASURED)
+    expect(measured.has(oldest)).toBe(false)
+    const ours = [...measured.keys()].slice(-2)
+    expect(ours.every((k) => k.includes(chain.vault.toLowerCase()) || k.includes(chain.asset.toLowerCase()))).toBe(true)
+
+    // A build using its measures makes them the most recent: a sweep of other keys then goes past them.
+    for (let i = 0; i < 10; i++) measured.set(`filler${i}`, 1n)
+    const again = await build(client, chain.deposit({ owner, amount: parseUnits('1', 6) }))
+    expect(again.map((s) => s.metadata?.gasLimitSource)).toEqual(['measured-once', 'measured-once'])
+    expect([...measured.keys()].slice(-2).sort()).toEqual([...ours].sort())
   })
 })

@@ -34,6 +34,7 @@
  */
 import { BaseError, HttpRequestError, MethodNotFoundRpcError, MethodNotSupportedRpcError, RpcRequestError, TimeoutError, type Address, type Hex, type PublicClient } from 'viem'
 import { requirePublicClient, type EvmClient } from './client.ts'
+import { recall, remember } from './lru.ts'
 import { chainUnavailable, classifyRpcError } from './rpc.ts'
 import { shared } from './shared.ts'
 
@@ -91,6 +92,12 @@ export interface GasLimit {
   source: GasLimitSource
 }
 
+/**
+ * Measures a client keeps; past it, the one used longest ago goes (and is measured again if asked for). A catalog's
+ * steps are a few per opportunity, but a swap names any token its router can trade, each a measure of its own.
+ */
+export const MAX_MEASURED = 10_000
+
 /** Gas limits for a build's steps, in order, sent from `from`. */
 export async function gasLimits(client: EvmClient, chainId: string, from: Address, calls: GasCall[]): Promise<GasLimit[]> {
   const measured = client.state.gasMeasured
@@ -108,7 +115,7 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
     }
   }
   return keys.map((key, i) => {
-    const gas = measured.get(key)
+    const gas = recall(measured, key)
     if (gas === undefined) return { gasLimit: DEFAULT_GAS[calls[i]!.step], source: 'default' }
     return { gasLimit: reusedGasLimit(calls[i]!.step, gas), source: fresh.has(key) ? 'estimated' : 'measured-once' }
   })
@@ -131,7 +138,7 @@ async function measure(client: EvmClient, chainId: string, from: Address, calls:
     if (client.state.gasMeasured.has(key)) return
     const g = gas[i]
     if (g === undefined) return
-    client.state.gasMeasured.set(key, g)
+    remember(client.state.gasMeasured, key, g, MAX_MEASURED)
     done.add(key)
   })
   return done

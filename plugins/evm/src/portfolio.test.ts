@@ -4,7 +4,8 @@ import { createPublicClient, erc4626Abi, http, parseUnits, type Address } from '
 import { closedPortUrl, deploy, deployHostile, mintToken, recordingProxy } from '../../../test/chains/evm.ts'
 import { connect, evmClientFromPublicClients, vouch } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
-import { assets, flows, FLOWS_SETTLED_DEPTH, recall, remember, servesChain } from './portfolio.ts'
+import { recall, remember } from './lru.ts'
+import { assets, flows, FLOWS_SETTLED_DEPTH, servesChain } from './portfolio.ts'
 import { build } from './transactions.ts'
 
 let chain: EarnChain

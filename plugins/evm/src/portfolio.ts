@@ -9,6 +9,7 @@ import { encodeFunctionData, erc4626Abi, parseAbiItem, type Address, type Public
 import { format, parse } from './address.ts'
 import { readUint256 } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
+import { recall, remember } from './lru.ts'
 import { ask, assertServesChain } from './rpc.ts'
 import { share } from './shared.ts'
 
@@ -32,26 +33,6 @@ export const FLOWS_SETTLED_DEPTH = 128n
 const CONCURRENT_RANGES = 4
 /** (wallet, vault) histories whose settled flows a client remembers; past it, the one used longest ago goes. */
 const MAX_SETTLED = 50_000
-
-/** A remembered value, made the most recently used (a Map keeps insertion order). */
-export function recall<K, V>(map: Map<K, V>, key: K): V | undefined {
-  const value = map.get(key)
-  if (value !== undefined) {
-    map.delete(key)
-    map.set(key, value)
-  }
-  return value
-}
-
-/**
- * Remembers `value` as the most recently used, forgetting the least recently used past `max`: a sweep of fresh
- * addresses (a browser key may ask any) then pushes out only the entries nobody asked for since, never them all.
- */
-export function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
-  map.delete(key)
-  map.set(key, value)
-  if (map.size > max) map.delete(map.keys().next().value as K)
-}
 
 function notAVault(chainId: string, vault: Address): never {
   throw new InvalidArgumentError(`${format(vault)} is not an ERC-4626 vault on chain ${chainId}`, {
