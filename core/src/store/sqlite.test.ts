@@ -7,6 +7,7 @@ import { sql } from 'kysely'
 import { MIGRATIONS } from './migrations.ts'
 import { openSqlite } from './sqlite.ts'
 import { createStore } from './store.ts'
+import { storeUnavailable } from './unavailable.ts'
 import { runStoreSuite } from './store.suite.ts'
 
 runStoreSuite('sqlite file', async () => {
@@ -148,6 +149,90 @@ test("a write waiting for another connection's write lock leaves the event loop 
     reader?.close()
     await db.destroy()
     await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test("writes queued behind another connection's held lock share one wait: each fails busy by it, not one wait after another", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
+  const path = join(dir, 'earn.sqlite')
+  const store = createStore({ engine: 'sqlite', path })
+  await store.migrate(0)
+  const holder = new Database(path)
+  const { db, reader } = openSqlite(path, 300)
+  try {
+    holder.exec('begin immediate')
+    const started = performance.now()
+    // Five writes at once: they queue on the one connection, the first waiting its 300 ms.
+    const settled = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) =>
+        db.insertInto('settings').values({ name: `queued${i}`, value: '1' }).execute().then(
+          () => ({ code: 'written', at: performance.now() - started }),
+          (e: { code?: string }) => ({ code: e.code, at: performance.now() - started }),
+        ),
+      ),
+    )
+    expect(settled.map((s) => s.code)).toEqual(Array(5).fill('SQLITE_BUSY'))
+    // One wait for them all (each waiting its own after the one ahead would end the last at ~1.5 s).
+    for (const s of settled) expect(s.at).toBeLessThan(700)
+
+    // A write after a pause starts a wait of its own: the lock is still held, and it waits the whole 300 ms.
+    await Bun.sleep(200)
+    const again = performance.now()
+    const late = await db.insertInto('settings').values({ name: 'late', value: '1' }).execute().then(
+      () => 'written',
+      (e: { code?: string }) => e.code,
+    )
+    expect(late).toBe('SQLITE_BUSY')
+    expect(performance.now() - again).toBeGreaterThanOrEqual(290)
+
+    // Once it is free, writes land; and waits out another's brief locks again in full.
+    holder.exec('commit')
+    await db.insertInto('settings').values({ name: 'after', value: '1' }).execute()
+    holder.exec('begin immediate')
+    const brief = db.insertInto('settings').values({ name: 'brief', value: '1' }).execute()
+    await Bun.sleep(150)
+    holder.exec('commit')
+    await brief
+    expect((await db.selectFrom('settings').select('name').where('name', 'in', ['after', 'brief']).orderBy('name').execute()).map((r) => r.name)).toEqual(['after', 'brief'])
+  } finally {
+    holder.close()
+    reader?.close()
+    await db.destroy()
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a transaction SQLite ended itself (its disk full) fails with that, not with the rollback after it, and the connection goes on', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
+  const path = join(dir, 'earn.sqlite')
+  const store = createStore({ engine: 'sqlite', path })
+  await store.migrate(0)
+  await store.close()
+  const { db, reader } = openSqlite(path)
+  try {
+    // max_page_count makes the database full at its size, as a full disk would; SQLite then rolls the transaction back.
+    const { pageCount } = (await sql<{ pageCount: number }>`pragma page_count`.execute(db)).rows[0]!
+    await sql.raw(`pragma max_page_count = ${pageCount}`).execute(db)
+    const failed = await db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.insertInto('settings').values({ name: 'first', value: '1' }).execute()
+        await trx.insertInto('settings').values({ name: 'large', value: 'x'.repeat(1_000_000) }).execute()
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+    expect([(failed as { code?: string }).code, storeUnavailable(failed)]).toEqual(['SQLITE_FULL', 'unwritable'])
+    expect(await db.selectFrom('settings').select('name').where('name', 'in', ['first', 'large']).execute()).toEqual([])
+    await sql.raw('pragma max_page_count = 1073741823').execute(db)
+    await db.transaction().execute((trx) => trx.insertInto('settings').values({ name: 'first', value: '1' }).execute())
+    expect(await db.selectFrom('settings').select('name').where('name', '=', 'first').execute()).toEqual([{ name: 'first' }])
+  } finally {
+    reader?.close()
+    await db.destroy()
     rmSync(dir, { recursive: true, force: true })
   }
 })

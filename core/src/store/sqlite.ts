@@ -80,25 +80,35 @@ export const BUSY_WAIT_MS = 5000
  * queries behind it meanwhile.
  */
 class ImmediateTransactionsDialect extends BunSqliteDialect {
+  readonly #database: SqliteDatabase
   readonly #busyWaitMs: number
-  constructor(config: ConstructorParameters<typeof BunSqliteDialect>[0], busyWaitMs: number) {
-    super(config)
+  constructor(database: SqliteDatabase, busyWaitMs: number) {
+    super({ database })
+    this.#database = database
     this.#busyWaitMs = busyWaitMs
   }
 
   override createDriver(): Driver {
     const driver = super.createDriver()
+    const database = this.#database
     const waitMs = this.#busyWaitMs
     driver.beginTransaction = async (connection) => {
       await connection.executeQuery(CompiledQuery.raw('begin immediate'))
     }
+    // SQLite ends a transaction itself on some failures (a full disk, an I/O error): a ROLLBACK then fails ("no
+    // transaction is active"), and Kysely would throw that in place of the failure (a sign-in on a full disk was a 500).
+    driver.rollbackTransaction = async (connection) => {
+      if (database.inTransaction) await connection.executeQuery(CompiledQuery.raw('rollback'))
+    }
     const acquire = driver.acquireConnection.bind(driver)
     const waiting = new WeakSet<DatabaseConnection>()
+    // One connection, one lock to wait for: statements queued behind one that waited share its wait (below).
+    const busy: BusySpell = { since: 0, lastSeen: -Infinity }
     driver.acquireConnection = async () => {
       const connection = await acquire()
       if (!waiting.has(connection)) {
         const run = connection.executeQuery.bind(connection)
-        connection.executeQuery = (query) => untilNotBusy(() => run(query), waitMs)
+        connection.executeQuery = (query) => untilNotBusy(() => run(query), waitMs, busy)
         waiting.add(connection)
       }
       return connection
@@ -107,15 +117,34 @@ class ImmediateTransactionsDialect extends BunSqliteDialect {
   }
 }
 
-async function untilNotBusy<R>(run: () => Promise<R>, waitMs: number): Promise<R> {
-  const deadline = performance.now() + waitMs
+/** When the connection began to find the write lock taken, and when it last did (-Infinity: since a statement ran). */
+interface BusySpell {
+  since: number
+  lastSeen: number
+}
+
+/** A refusal this soon after the last one continues its spell: a retry's pause is at most 25 ms. */
+const SAME_SPELL_MS = 100
+
+/**
+ * Runs a statement again while it is refused busy, until the connection has found the lock taken for `waitMs`. The
+ * wait is the connection's, not the statement's: statements queue on the one connection, so each waiting its own
+ * `waitMs` after the one ahead gave up answered the twelfth write behind a held lock after a minute, not 5 s.
+ */
+async function untilNotBusy<R>(run: () => Promise<R>, waitMs: number, busy: BusySpell): Promise<R> {
   for (let pause = 1; ; pause = Math.min(pause * 2, 25)) {
     try {
-      return await run()
+      const result = await run()
+      // Past a spell: another process's brief writes, each waited out, must not add up to one long wait.
+      busy.lastSeen = -Infinity
+      return result
     } catch (e) {
       const code = (e as { code?: unknown } | null)?.code
       if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || code === 'SQLITE_BUSY_SNAPSHOT') throw e
-      const left = deadline - performance.now()
+      const now = performance.now()
+      if (now - busy.lastSeen > SAME_SPELL_MS) busy.since = now
+      busy.lastSeen = now
+      const left = busy.since + waitMs - now
       if (left <= 0) throw e
       await Bun.sleep(Math.min(pause, left))
     }
@@ -132,6 +161,6 @@ export function openSqlite(path: string, busyWaitMs = BUSY_WAIT_MS): { db: Kysel
   database.exec('pragma busy_timeout = 5000')
   database.exec('pragma journal_mode = wal; pragma foreign_keys = on; pragma synchronous = normal')
   database.exec('pragma busy_timeout = 0')
-  const db = new Kysely<Database>({ dialect: new ImmediateTransactionsDialect({ database }, busyWaitMs), plugins: [new CamelCasePlugin()] })
+  const db = new Kysely<Database>({ dialect: new ImmediateTransactionsDialect(database, busyWaitMs), plugins: [new CamelCasePlugin()] })
   return { db, reader: path === ':memory:' ? undefined : openReader(path) }
 }
