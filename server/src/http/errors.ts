@@ -4,11 +4,11 @@
  * other unknown errors are logged with their cause and become a bare 500.
  */
 import { ApiError, findApiError, InvalidArgumentError, NotFoundError, quoted, storeUnavailable, UnavailableError } from '@earn/core'
-import { budgetOf, meterHeaders } from '@earn/core/metering/meter'
 import { Elysia, ValidationError } from 'elysia'
 import type { Deps } from '../deps.ts'
 import { loggableError } from '../logger.ts'
 import { envelopeResponse } from './envelope.ts'
+import { unchargedUsage } from './guard.ts'
 import { pathOf, requestState } from './request.ts'
 
 /** The values a union of literals allows (`mode`, `type`, ...), which TypeBox's summary names only as types. */
@@ -72,12 +72,7 @@ const STORE_STATE = {
 async function usageHeaders(deps: Pick<Deps, 'keys' | 'meter' | 'clock'>, request: Request): Promise<Record<string, string>> {
   try {
     const verified = await deps.keys.verify(request.headers.get('x-api-key'))
-    if (verified.code !== 'VALID') return {}
-    const now = deps.clock.now()
-    const budget = budgetOf(verified.record)
-    // A key already past a lowered budget is "refused" even this; but the answer is a 404, not a 429 to wait out.
-    const { 'retry-after': _, 'x-ratelimit-reset': __, ...usage } = meterHeaders(await deps.meter.admit({ keyId: verified.record.key.id, cost: 0, budget, now }), now)
-    return usage
+    return verified.code === 'VALID' ? await unchargedUsage(deps, verified.record) : {}
   } catch {
     return {}
   }

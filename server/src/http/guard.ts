@@ -3,7 +3,7 @@
  * is validated, so a request without a valid key is 401 whatever its body. Metering comes before the
  * scope check so every answer to a valid key (a scope 401 too) carries its usage headers.
  */
-import { ApiError, InvalidArgumentError, UnauthorizedError, UnavailableError } from '@earn/core'
+import { ApiError, InvalidArgumentError, type KeyWithOrganization, UnauthorizedError, UnavailableError } from '@earn/core'
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
 import { budgetOf, meterHeaders } from '@earn/core/metering/meter'
 import type { Deps } from '../deps.ts'
@@ -31,6 +31,21 @@ export class RateLimitedError extends ApiError {
   }
 }
 
+/**
+ * A valid key's usage headers for an answer that charges nothing (a path no route takes, a body to send again): a
+ * cost-0 admit. A key past a lowered budget is refused even that, but such an answer is no 429 to wait out, so it
+ * carries no Retry-After. A meter that cannot answer now leaves the answer without them.
+ */
+export async function unchargedUsage(deps: Pick<Deps, 'meter' | 'clock'>, record: KeyWithOrganization): Promise<Record<string, string>> {
+  try {
+    const now = deps.clock.now()
+    const { 'retry-after': _, 'x-ratelimit-reset': __, ...usage } = meterHeaders(await deps.meter.admit({ keyId: record.key.id, cost: 0, budget: budgetOf(record), now }), now)
+    return usage
+  } catch {
+    return {}
+  }
+}
+
 export async function guard(
   deps: Deps,
   id: OperationId,
@@ -45,8 +60,11 @@ export async function guard(
   const verified = await deps.keys.verify(ctx.request.headers.get('x-api-key'))
   if (verified.code !== 'VALID') throw new UnauthorizedError(UNAUTHORIZED_TEXT[verified.code])
   // Valid now, not when the body came (a key created meanwhile, a store that answered again): the body was not read.
-  if (ctx.body === UNAUTHENTICATED_BODY)
+  if (ctx.body === UNAUTHENTICATED_BODY) {
+    // Not charged (nothing was served), but told its usage, as every answer to a valid key is.
+    if (state) state.headers = await unchargedUsage(deps, verified.record)
     throw new UnavailableError('the API key could not be checked when the request arrived, so its body was not read; send the request again', { 'x-api-key': 'checked late' })
+  }
   const { key, organization } = verified.record
   if (state) state.auth = { kind: verified.kind, keyId: key.id, organization }
 
