@@ -106,3 +106,40 @@ test("one transaction funding two streams confirms neither: what each stream's t
     expect((await h.get(`/v2/streams/${id}`)).body.stream.state).toBe('pending')
   }
 })
+
+test('a creation reads the balance and builds the funding side by side: a slow node holds it one round of reads, not two', async () => {
+  const arrivals: { method: string; at: number }[] = []
+  // Each answer comes back 300 ms late, as a remote RPC's may.
+  const lagging = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(req) {
+      const body = await req.text()
+      for (const call of [JSON.parse(body)].flat() as { method: string }[]) arrivals.push({ method: call.method, at: performance.now() })
+      const answer = await (await fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text()
+      await Bun.sleep(300)
+      return new Response(answer, { headers: { 'content-type': 'application/json' } })
+    },
+  })
+  const slow = await createHarness({ clients: { solana: solana.connect({ SOLANA_RPC_URL: `http://127.0.0.1:${lagging.port}` }) }, env: { STREAM_TREASURIES: `localnet=${treasury}` } })
+  try {
+    // The import asks the cluster first, so the creation below makes only its own reads.
+    await importCatalog({ store: slow.store, ecosystems: slow.deps.ecosystems, clock: slow.deps.clock }, { opportunities: [entry] })
+    const creator = await generateKeyPairSigner()
+    await chain.airdrop(creator.address, 1_000_000_000n)
+    await sample.fund(creator.address, 2_000_000n)
+    const now = Math.floor(Date.now() / 1000)
+    arrivals.length = 0
+    const r = await slow.post('/v2/streams', { type: 'token', chainId: 'localnet', rewardToken: sample.baseMint, creatorAddress: creator.address, netBudget: '1000001', targetOpportunityId: entry.id, startTime: now, endTime: now + 86_400 })
+    expect(r.status, r.text).toBe(200)
+    const methods = new Set(arrivals.map((a) => a.method))
+    // The balance read (the creator's token accounts) and the build's own reads (a blockhash, at least)...
+    expect(methods.has('getTokenAccountsByOwner') && methods.has('getLatestBlockhash')).toBe(true)
+    // ...all asked before any answer came back (the build waited for the balance's answer: 300 ms apart at least).
+    const times = arrivals.map((a) => a.at)
+    expect(Math.max(...times) - Math.min(...times)).toBeLessThan(200)
+  } finally {
+    await slow.close()
+    lagging.stop(true)
+  }
+})

@@ -9,7 +9,7 @@ import type { Clock } from '../clock.ts'
 import type { BuildParameters, OpportunityTarget } from '../ecosystem.ts'
 import type { NewAction } from '../store/schema.ts'
 import { parseAmount } from './amount.ts'
-import { type CheckDeps, type Checked, checkCommon, parseField, preflight } from './checks.ts'
+import { type CheckDeps, type Checked, checkCommon, parseField, preflight, preflightThenBuild } from './checks.ts'
 import { ModeNotEnabledError, TokenNotAllowedError } from './errors.ts'
 import type { ActionRecorder } from './recorder.ts'
 import { type ActionResult, DEFAULT_SLIPPAGE_BPS, type DepositBody, type WithdrawBody } from './schema.ts'
@@ -61,19 +61,6 @@ function actionRow(deps: ActionDeps, c: Checked, orgId: string, row: Pick<NewAct
     txHash: null,
     createdAt: deps.clock.now(),
   }
-}
-
-/**
- * The preflight comes before the builder in outcome: a wallet short of funds hears that, whatever the builder
- * would have said. Both start at once, though, so the builder's reads (allowance, token names) leave in the same
- * batched RPC call as the balance read instead of waiting for the next one; the builder reads, never writes.
- */
-async function preflightThenBuild<T>(check: Promise<void>, build: () => Promise<T>): Promise<T> {
-  const built = build()
-  // Its failure matters only once the balance is known to suffice; until then it must not go unhandled.
-  built.catch(() => {})
-  await check
-  return built
 }
 
 export async function buildDeposit(deps: ActionDeps, p: ActionParameters<DepositBody>): Promise<ActionResult> {

@@ -8,7 +8,7 @@
  * The stream id is made before building because the funding tag names it.
  */
 import { randomUUID } from 'node:crypto'
-import { parseField, preflight } from '../actions/checks.ts'
+import { parseField, preflight, preflightThenBuild } from '../actions/checks.ts'
 import { ConfigError } from '../config.ts'
 import { InsufficientBalanceError } from '../actions/errors.ts'
 import { ApiError, hasControlCharacter, InvalidArgumentError, UnavailableError, UnfitRecipientError } from '../errors.ts'
@@ -178,8 +178,9 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
       throw new InvalidStreamFieldError('netBudget', `plus its fee (${fee}) does not fit in 256 bits; at most ${largestBudget()} at the standard fee`)
     const tag = streamTag(await deps.attributionSecret(), { streamId: id, wallet: creator, chainId: body.chainId })
     try {
-      await preflight(ecosystem, { chainId: body.chainId, owner: creator, token: rewardToken, required: totalPulled })
-      transactions = await plugin.transactions.buildTransfer(client, { chainId: body.chainId, from: creator, token: rewardToken, to: treasury!, amount: totalPulled, tag })
+      transactions = await preflightThenBuild(preflight(ecosystem, { chainId: body.chainId, owner: creator, token: rewardToken, required: totalPulled }), () =>
+        plugin.transactions.buildTransfer(client, { chainId: body.chainId, from: creator, token: rewardToken, to: treasury!, amount: totalPulled, tag }),
+      )
     } catch (e) {
       // The operator's treasury, not the request, is wrong: funds sent there would be stranded.
       if (e instanceof UnfitRecipientError)
