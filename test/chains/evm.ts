@@ -459,7 +459,7 @@ export async function relayThroughWallet(
  * An RPC in front of `target` that records the JSON-RPC methods of each HTTP request it forwards. Calls `refuse`
  * picks are not forwarded but answered with an error, as a node without that method or parameter answers them.
  */
-export function recordingProxy(target: string, options: { refuse?: (call: { method: string; params: unknown[] }) => boolean } = {}) {
+export function recordingProxy(target: string, options: { refuse?: (call: { method: string; params: unknown[] }) => boolean; delayMs?: number } = {}) {
   type Call = { id?: unknown; method: string; params?: unknown[] }
   const requests: string[][] = []
   const calls: { method: string; params: unknown[] }[] = []
@@ -477,8 +477,10 @@ export function recordingProxy(target: string, options: { refuse?: (call: { meth
       const batch = Array.isArray(parsed) ? parsed : [parsed]
       requests.push(batch.map((r) => r.method))
       for (const r of batch) calls.push({ method: r.method, params: r.params ?? [] })
-      if (!options.refuse) return forward(body)
-      return Response.json(Array.isArray(parsed) ? await Promise.all(parsed.map(answer)) : await answer(parsed))
+      const answered = options.refuse ? Response.json(Array.isArray(parsed) ? await Promise.all(parsed.map(answer)) : await answer(parsed)) : await forward(body)
+      // The node has answered; the answer comes back late, as a remote node's may.
+      if (options.delayMs) await Bun.sleep(options.delayMs)
+      return answered
     },
   })
   return {

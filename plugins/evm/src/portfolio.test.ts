@@ -7,6 +7,7 @@ import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { recall, remember } from './lru.ts'
 import { assets, flows, FLOWS_SETTLED_DEPTH, servesChain } from './portfolio.ts'
 import { build } from './transactions.ts'
+import { evm } from './index.ts'
 
 let chain: EarnChain
 beforeAll(async () => {
@@ -244,6 +245,21 @@ describe('balance.flows (anvil)', () => {
       expect(asked.size).toBeGreaterThan(16)
       // With the default budget, one answer reads it all.
       expect(await flows(chain.client(), { ...where(), owner: wallet, fromBlock })).toEqual({ deposited: parseUnits('8', 6), withdrawn: 0n })
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  test("the walk of a long history takes at most a quarter of the capability's budget: a short budget answers null, not 503", async () => {
+    const { wallet, fromBlock } = await depositedLongAgo(Number(FLOWS_SETTLED_DEPTH) + 200)
+    // Each answer 50 ms late: ~50 rounds of 1-block ranges would take ~2.5 s, and the budget is 1.2 s.
+    const proxy = recordingProxy(chain.anvil.url, { delayMs: 50 })
+    try {
+      const client = evmClientFromPublicClients({ [chain.anvil.chainId]: createPublicClient({ transport: http(proxy.url) }) }, { logsBlockRange: 1n, budgetMs: 1_200 })
+      const started = performance.now()
+      expect(await evm.balance.flows(client, { ...where(), owner: wallet, fromBlock })).toBeNull()
+      expect(performance.now() - started).toBeLessThan(1_200)
+      expect(proxy.count('eth_getLogs')).toBeGreaterThan(0)
     } finally {
       await proxy.stop()
     }

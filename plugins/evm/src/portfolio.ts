@@ -117,7 +117,14 @@ function joinFlowsBatch(client: EvmClient, chainId: string, owner: Address, ask:
 }
 
 /**
- * A vault whose settled history this answer could not finish reading in `flowsScanMs` has no flows yet (null: not known
+ * How long this answer walks long histories: `flowsScanMs`, but at most a quarter of the capability's budget
+ * (budget.ts), so the head read before it, a round under way when it stops, and the recent part after it fit in the
+ * rest (under an EVM_RPC_TIMEOUT_MS of 1 s, a 5 s walk ran past the 4 s budget: a 503 on a healthy node, every time).
+ */
+const scanMs = (client: EvmClient) => Math.min(client.flowsScanMs, client.budgetMs / 4)
+
+/**
+ * A vault whose settled history this answer could not finish reading in `scanMs` has no flows yet (null: not known
  * from the chain, as the portfolio shows it); what was read is remembered, and the next answer reads on from there.
  */
 async function flowsOf(client: EvmClient, chainId: string, owner: Address, asks: FlowsAsk[]): Promise<(VaultFlows | null)[]> {
@@ -142,7 +149,7 @@ async function flowsOf(client: EvmClient, chainId: string, owner: Address, asks:
     const far = behind.filter((b) => settledTo - b.after > oneRound)
     await Promise.all([
       near.length ? scan(client, publicClient, owner, near, settledTo, Number.POSITIVE_INFINITY, progress(near)) : undefined,
-      far.length ? scan(client, publicClient, owner, far, settledTo, performance.now() + client.flowsScanMs, progress(far)) : undefined,
+      far.length ? scan(client, publicClient, owner, far, settledTo, performance.now() + scanMs(client), progress(far)) : undefined,
     ])
     const current = asks.flatMap((a, i) => (settled[i]!.through >= settledTo ? [i] : []))
     // The unsettled rest, up to the head: at most FLOWS_SETTLED_DEPTH blocks, or up to the finalized block.
