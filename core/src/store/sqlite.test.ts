@@ -204,6 +204,41 @@ test("writes queued behind another connection's held lock share one wait: each f
   }
 })
 
+test("reads between the queued writes (which run beside another's lock) do not start each write a wait of its own", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
+  const path = join(dir, 'earn.sqlite')
+  const store = createStore({ engine: 'sqlite', path })
+  await store.migrate(0)
+  const holder = new Database(path)
+  const { db, reader } = openSqlite(path, 300)
+  try {
+    holder.exec('begin immediate')
+    // Requests 50 ms apart, each reading on the writing connection and then writing, as a sign-in does.
+    const request = async (i: number) => {
+      await Bun.sleep(50 * i)
+      await db.selectFrom('settings').select('name').where('name', '=', `r${i}`).execute()
+      const started = performance.now()
+      const code = await db.insertInto('settings').values({ name: `r${i}`, value: '1' }).execute().then(
+        () => 'written',
+        (e: { code?: string }) => e.code,
+      )
+      return { code, waited: performance.now() - started }
+    }
+    const settled = await Promise.all(Array.from({ length: 12 }, (_, i) => request(i)))
+    holder.exec('commit')
+    expect(settled.map((s) => s.code)).toEqual(Array(12).fill('SQLITE_BUSY'))
+    // The first waits its 300 ms; the rest, finding the lock taken within the spell, give up at once.
+    expect(settled[0]!.waited).toBeGreaterThanOrEqual(290)
+    for (const s of settled.slice(7)) expect(s.waited).toBeLessThan(100)
+  } finally {
+    holder.close()
+    reader?.close()
+    await db.destroy()
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test('a transaction SQLite ended itself (its disk full) fails with that, not with the rollback after it, and the connection goes on', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
   const path = join(dir, 'earn.sqlite')

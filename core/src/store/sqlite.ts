@@ -108,7 +108,7 @@ class ImmediateTransactionsDialect extends BunSqliteDialect {
       const connection = await acquire()
       if (!waiting.has(connection)) {
         const run = connection.executeQuery.bind(connection)
-        connection.executeQuery = (query) => untilNotBusy(() => run(query), waitMs, busy)
+        connection.executeQuery = (query) => untilNotBusy(() => run(query), waitMs, busy, takesWriteLock(query))
         waiting.add(connection)
       }
       return connection
@@ -117,7 +117,15 @@ class ImmediateTransactionsDialect extends BunSqliteDialect {
   }
 }
 
-/** When the connection began to find the write lock taken, and when it last did (-Infinity: since a statement ran). */
+/** Whether a statement needs the write lock: Kysely's writes, and raw SQL that begins a transaction or writes. */
+function takesWriteLock(query: CompiledQuery): boolean {
+  const { kind } = query.query
+  if (kind === 'SelectQueryNode') return false
+  if (kind === 'RawNode') return /^\s*(begin|insert|update|delete|replace)\b/i.test(query.sql)
+  return true
+}
+
+/** When the connection began to find the write lock taken, and when it last did (-Infinity: since a write ran). */
 interface BusySpell {
   since: number
   lastSeen: number
@@ -131,12 +139,13 @@ const SAME_SPELL_MS = 100
  * wait is the connection's, not the statement's: statements queue on the one connection, so each waiting its own
  * `waitMs` after the one ahead gave up answered the twelfth write behind a held lock after a minute, not 5 s.
  */
-async function untilNotBusy<R>(run: () => Promise<R>, waitMs: number, busy: BusySpell): Promise<R> {
+async function untilNotBusy<R>(run: () => Promise<R>, waitMs: number, busy: BusySpell, writes: boolean): Promise<R> {
   for (let pause = 1; ; pause = Math.min(pause * 2, 25)) {
     try {
       const result = await run()
-      // Past a spell: another process's brief writes, each waited out, must not add up to one long wait.
-      busy.lastSeen = -Infinity
+      // A write that ran had the lock: the spell is over (another process's brief writes, each waited out, must not
+      // add up to one long wait). A read runs beside another's write lock (WAL) and says nothing of it.
+      if (writes) busy.lastSeen = -Infinity
       return result
     } catch (e) {
       const code = (e as { code?: unknown } | null)?.code
