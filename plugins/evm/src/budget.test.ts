@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
 import { parseUnits } from 'viem'
+import { recordingProxy } from '../../../test/chains/evm.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { evm } from './index.ts'
@@ -21,18 +22,9 @@ describe('a capability answers within its budget', () => {
   test('a node answering each call just inside its limit fails a build with 503 once the budget is spent', async () => {
     // Every answer comes back 400 ms late, inside the request limit: each call succeeds, but a deposit build makes
     // several one after another (the reads, then the gas measurement), so it takes longer than an 800 ms budget.
-    const lagging = Bun.serve({
-      port: 0,
-      hostname: '127.0.0.1',
-      async fetch(req) {
-        const answer = await fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: await req.text() })
-        const body = await answer.text()
-        await Bun.sleep(400)
-        return new Response(body, { headers: { 'content-type': 'application/json' } })
-      },
-    })
+    const lagging = recordingProxy(chain.anvil.url, { delayMs: 400 })
     try {
-      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=http://127.0.0.1:${lagging.port}` })
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${lagging.url}` })
       const owner = await chain.user(parseUnits('10', 6))
       const deposit = chain.deposit({ owner, amount: parseUnits('10', 6) })
 
@@ -42,7 +34,7 @@ describe('a capability answers within its budget', () => {
       expect(performance.now() - started).toBeGreaterThan(1_100)
 
       // A fresh client (nothing measured yet), its budget shorter than the build takes: a 503 when it is spent.
-      const budgeted = { ...connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=http://127.0.0.1:${lagging.port}` }), budgetMs: 800 }
+      const budgeted = { ...connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${lagging.url}` }), budgetMs: 800 }
       started = performance.now()
       const error = await evm.transactions.build(budgeted, deposit).catch((e: unknown) => e)
       const took = performance.now() - started
@@ -52,7 +44,7 @@ describe('a capability answers within its budget', () => {
       expect(took).toBeGreaterThanOrEqual(790)
       expect(took).toBeLessThan(1_000)
     } finally {
-      lagging.stop(true)
+      await lagging.stop()
     }
   })
 })
