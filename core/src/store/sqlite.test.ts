@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
-import { sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { MIGRATIONS } from './migrations.ts'
 import { openSqlite } from './sqlite.ts'
-import { createStore } from './store.ts'
+import type { Database as Tables } from './schema.ts'
+import { createStore, type Store } from './store.ts'
 import { storeUnavailable } from './unavailable.ts'
 import { runStoreSuite } from './store.suite.ts'
 
@@ -25,6 +26,28 @@ async function writeFromAnotherProcess(path: string, name: string): Promise<stri
     catch (e) { console.log(e.code) }`
   const child = Bun.spawn([process.execPath, '-e', script, path, name], { stdout: 'pipe' })
   return (await new Response(child.stdout).text()).trim()
+}
+
+/**
+ * A migrated store file, a second connection to it (another process's long transaction: an operator's sqlite3
+ * session, say) that a test takes the write lock with, and the store's own SQLite opened with a 300 ms wait.
+ */
+async function withHeldLock(run: (t: { store: Store; holder: Database; db: Kysely<Tables> }) => Promise<void>) {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
+  const path = join(dir, 'earn.sqlite')
+  const store = createStore({ engine: 'sqlite', path })
+  await store.migrate(0)
+  const holder = new Database(path)
+  const { db, reader } = openSqlite(path, 300)
+  try {
+    await run({ store, holder, db })
+  } finally {
+    holder.close()
+    reader?.close()
+    await db.destroy()
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 test('a transaction that reads first is not failed by another process committing before its first write', async () => {
@@ -114,14 +137,7 @@ test('a store migrated by a newer release is refused, naming both versions, and 
   }))
 
 test("a write waiting for another connection's write lock leaves the event loop running, lands once the lock is free, and fails busy past its wait", async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
-  const path = join(dir, 'earn.sqlite')
-  const store = createStore({ engine: 'sqlite', path })
-  await store.migrate(0)
-  // Another process's long transaction (an operator's sqlite3 session, say): here a second connection.
-  const holder = new Database(path)
-  const { db, reader } = openSqlite(path, 300)
-  try {
+  await withHeldLock(async ({ store, holder, db }) => {
     holder.exec('begin immediate')
     let ticks = 0
     const ticker = setInterval(() => ticks++, 10)
@@ -144,23 +160,11 @@ test("a write waiting for another connection's write lock leaves the event loop 
     holder.exec('commit')
     expect(refused).toBe('SQLITE_BUSY')
     expect(await store.getSetting('late')).toBeUndefined()
-  } finally {
-    holder.close()
-    reader?.close()
-    await db.destroy()
-    await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
+  })
 })
 
 test("writes queued behind another connection's held lock share one wait: each fails busy by it, not one wait after another", async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
-  const path = join(dir, 'earn.sqlite')
-  const store = createStore({ engine: 'sqlite', path })
-  await store.migrate(0)
-  const holder = new Database(path)
-  const { db, reader } = openSqlite(path, 300)
-  try {
+  await withHeldLock(async ({ holder, db }) => {
     holder.exec('begin immediate')
     const started = performance.now()
     // Five writes at once: they queue on the one connection, the first waiting its 300 ms.
@@ -195,23 +199,11 @@ test("writes queued behind another connection's held lock share one wait: each f
     holder.exec('commit')
     await brief
     expect((await db.selectFrom('settings').select('name').where('name', 'in', ['after', 'brief']).orderBy('name').execute()).map((r) => r.name)).toEqual(['after', 'brief'])
-  } finally {
-    holder.close()
-    reader?.close()
-    await db.destroy()
-    await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
+  })
 })
 
 test("reads between the queued writes (which run beside another's lock) do not start each write a wait of its own", async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'earn-sqlite-'))
-  const path = join(dir, 'earn.sqlite')
-  const store = createStore({ engine: 'sqlite', path })
-  await store.migrate(0)
-  const holder = new Database(path)
-  const { db, reader } = openSqlite(path, 300)
-  try {
+  await withHeldLock(async ({ holder, db }) => {
     holder.exec('begin immediate')
     // Requests 50 ms apart, each reading on the writing connection and then writing, as a sign-in does.
     const request = async (i: number) => {
@@ -230,13 +222,7 @@ test("reads between the queued writes (which run beside another's lock) do not s
     // The first waits its 300 ms; the rest, finding the lock taken within the spell, give up at once.
     expect(settled[0]!.waited).toBeGreaterThanOrEqual(290)
     for (const s of settled.slice(7)) expect(s.waited).toBeLessThan(100)
-  } finally {
-    holder.close()
-    reader?.close()
-    await db.destroy()
-    await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
+  })
 })
 
 test('a transaction SQLite ended itself (its disk full) fails with that, not with the rollback after it, and the connection goes on', async () => {
