@@ -212,6 +212,7 @@ export const CONTRACT_NAMES = [
   'TestGasBurner',
   'TestWideDecimals',
   'TestEcho',
+  'TestEoaDelegate',
 ] as const
 export type ContractName = (typeof CONTRACT_NAMES)[number]
 export type Artifacts = Record<ContractName, Artifact>

@@ -69,3 +69,20 @@ contract TestBundler {
         }
     }
 }
+
+/// What an EIP-7702 delegate does (the code an EOA runs once it delegates): ERC-1271 accepts a signature by the
+/// account's own key. `init` stands for a delegate's setup call (an ERC-8010 wrapper may carry one): it records a
+/// guardian the check then also accepts.
+contract TestEoaDelegate is IERC1271 {
+    address public guardian;
+
+    function init(address guardian_) external {
+        guardian = guardian_;
+    }
+
+    function isValidSignature(bytes32 hash, bytes calldata signature) external view returns (bytes4) {
+        (address signer, ECDSA.RecoverError err,) = ECDSA.tryRecover(hash, signature);
+        bool ok = err == ECDSA.RecoverError.NoError && (signer == address(this) || (guardian != address(0) && signer == guardian));
+        return ok ? IERC1271.isValidSignature.selector : bytes4(0xffffffff);
+    }
+}

@@ -258,7 +258,8 @@ export function vouch(client: EvmClient, chainId: string, addresses: readonly st
 }
 
 /** Where Multicall3 is deployed on nearly every EVM chain (the same address everywhere, by a keyless deployment). */
-const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
+/** Multicall3's address, the same on every chain that has it. */
+export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
 
 /**
  * The chain's call batcher, made on first use with the public client's own `batch.multicall` settings (wait and

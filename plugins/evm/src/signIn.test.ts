@@ -1,10 +1,24 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidArgumentError, UnavailableError, type VerifySignInParameters } from '@earn/core'
-import { encodeErrorResult, encodeFunctionData, parseAbi, serializeErc6492Signature, toHex, type Address, type Hex } from 'viem'
+import {
+  concatHex,
+  encodeErrorResult,
+  encodeFunctionData,
+  parseAbi,
+  parseSignature,
+  serializeCompactSignature,
+  serializeErc6492Signature,
+  serializeErc8010Signature,
+  signatureToCompactSignature,
+  toHex,
+  type Address,
+  type Hex,
+} from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { parseSiweMessage } from 'viem/siwe'
 import {
   closedPortUrl,
+  deploy,
   deployHostile,
   deploySmartWallet,
   deploySmartWalletFactory,
@@ -264,6 +278,17 @@ describe('signIn.verify, contract wallets (anvil)', () => {
       expect(await verify(client, { ...p, signature })).toEqual({ valid: false, reason: expect.stringContaining('not a well-formed ERC-8010 wrapper') })
   })
 
+  test("a 64-byte (EIP-2098 compact) signature by the wallet's own key is refused, saying to send the 65-byte one", async () => {
+    const eoa = privateKeyToAccount(generatePrivateKey())
+    const p = await signedFor(eoa.address, eoa)
+    const compact = serializeCompactSignature(signatureToCompactSignature(parseSignature(p.signature)))
+    expect(compact.length).toBe(2 + 128)
+    expect(await verify(client, { ...p, signature: compact })).toEqual({
+      valid: false,
+      reason: expect.stringContaining('send the 65-byte signature personal_sign returns'),
+    })
+  })
+
   test('an EOA address with a stranger signature: no contract there, so refused', async () => {
     const eoa = privateKeyToAccount(generatePrivateKey())
     expect(await verify(client, await signedFor(eoa.address, stranger))).toEqual({
@@ -310,6 +335,74 @@ describe('signIn.verify, contract wallets (anvil)', () => {
     const outcome = verify(misrouted, { ...p, message: text, signature: await owner.signMessage({ message: text }), now: NOW })
     await expect(outcome).rejects.toBeInstanceOf(UnavailableError)
     await expect(outcome).rejects.toThrow(`serves chain ${anvil.chainId}`)
+  })
+
+  describe('ERC-8010 (EIP-7702 accounts)', () => {
+    let delegate: Address
+    let echo: Address
+    let bomb: Address
+    const chainId = () => Number(anvil.chainId)
+    beforeAll(async () => {
+      delegate = await deploy(anvil, 'TestEoaDelegate')
+      echo = await deployHostile(anvil, 'TestEcho')
+      bomb = await deployHostile(anvil, 'TestReturnBomb')
+    })
+    /** An authorization no key made: what a wrapper for an account already delegated may carry. */
+    const junk = (address: Address) => ({ address, chainId: chainId(), nonce: 0, r: toHex(1n, { size: 32 }), s: toHex(1n, { size: 32 }), yParity: 0 })
+    const delegated = async (to: Address) => {
+      const account = privateKeyToAccount(generatePrivateKey())
+      await anvil.testClient.setCode({ address: account.address, bytecode: concatHex(['0xef0100', to]) })
+      return account
+    }
+
+    test("not yet delegated: the account's own authorization and key verify; an authorization by another key is refused", async () => {
+      const account = privateKeyToAccount(generatePrivateKey())
+      const p = await signedFor(account.address, account)
+      const own = await account.signAuthorization({ contractAddress: delegate, chainId: chainId(), nonce: 0 })
+      expect(await verify(client, { ...p, signature: serializeErc8010Signature({ authorization: own, signature: p.signature }) })).toEqual({ valid: true })
+      const others = await stranger.signAuthorization({ contractAddress: echo, chainId: chainId(), nonce: 0 })
+      expect(await verify(client, { ...p, signature: serializeErc8010Signature({ authorization: others, signature: p.signature }) })).toEqual({
+        valid: false,
+        reason: "the ERC-8010 authorization was not signed by this account's key",
+      })
+    })
+
+    test("not yet delegated, with the delegate's init call: run first, the delegation applied, then the check", async () => {
+      const account = privateKeyToAccount(generatePrivateKey())
+      // The owner signs; the init call makes it the account's guardian, whose signature the delegate then accepts.
+      const p = await signedFor(account.address, owner)
+      const authorization = await account.signAuthorization({ contractAddress: delegate, chainId: chainId(), nonce: 0 })
+      const data = encodeFunctionData({ abi: parseAbi(['function init(address guardian)']), functionName: 'init', args: [owner.address] })
+      expect(await verify(client, { ...p, signature: serializeErc8010Signature({ authorization, signature: p.signature, data, address: account.address }) })).toEqual({ valid: true })
+      // Without it, the owner is nobody to the account.
+      expect(await verify(client, { ...p, signature: serializeErc8010Signature({ authorization, signature: p.signature }) })).toEqual({
+        valid: false,
+        reason: 'the EIP-7702 account did not accept the signature (ERC-8010)',
+      })
+    })
+
+    test("delegated already: the delegate's whole first word counts, so one echoing its calldata does not pass a stranger's signature", async () => {
+      const victim = await delegated(echo)
+      const p = await signedFor(victim.address, stranger)
+      expect(await verify(client, { ...p, signature: serializeErc8010Signature({ authorization: junk(echo), signature: p.signature }) })).toEqual({
+        valid: false,
+        reason: 'the EIP-7702 account did not accept the signature (ERC-8010)',
+      })
+    })
+
+    test('delegated already: a delegate answering megabytes fails its own check only, not a valid one asked with it', async () => {
+      // The server's client, which folds concurrent reads into Multicall3 batches.
+      const server = connect({ EVM_RPC_URLS: `${anvil.chainId}=${anvil.url}` })
+      const good = await delegated(delegate)
+      const bad = await delegated(bomb)
+      const [mine, theirs] = await Promise.all([signedFor(good.address, good), signedFor(bad.address, bad)])
+      const [accepted, refused] = await Promise.all([
+        verify(server, { ...mine, signature: serializeErc8010Signature({ authorization: junk(delegate), signature: mine.signature }) }),
+        verify(server, { ...theirs, signature: serializeErc8010Signature({ authorization: junk(bomb), signature: theirs.signature }) }),
+      ])
+      expect(accepted).toEqual({ valid: true })
+      expect(refused).toEqual({ valid: false, reason: 'the EIP-7702 account did not accept the signature (ERC-8010)' })
+    })
   })
 
   describe('ERC-6492 (counterfactual wallet)', () => {

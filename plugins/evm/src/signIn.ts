@@ -23,12 +23,15 @@ import {
   parseAbi,
   recoverMessageAddress,
   type Address,
+  type SignedAuthorization,
   type Hex,
   type PublicClient,
 } from 'viem'
 import { createSiweMessage, parseSiweMessage, SiweInvalidMessageFieldError } from 'viem/siwe'
+import { verifyAuthorization } from 'viem/utils'
 import { format, parse } from './address.ts'
-import type { EvmClient } from './client.ts'
+import { type EvmClient, MULTICALL3_ADDRESS } from './client.ts'
+import { decodeAggregate3, encodeAggregate3 } from './multicall.ts'
 import { ask, assertServesChain } from './rpc.ts'
 
 export const SIGN_IN_STATEMENT =
@@ -158,42 +161,90 @@ async function verifyContractWallet(
     await assertServesChain(client, chainId)
     return verifyCounterfactual(client, chainId, address, hash, signature)
   }
-  if (isErc8010Signature(signature)) {
-    // The magic suffix is all `isErc8010Signature` looks at; viem unwraps the rest inside verifyHash, and a wrapper
-    // that does not unwrap throws there an error that is no viem error (it would be a 500).
-    if (!unwraps(signature)) return invalid('the signature ends in the ERC-8010 marker but is not a well-formed ERC-8010 wrapper')
-    await assertServesChain(client, chainId)
-    // viem reports a refused check as `false` and lets transport failures through on this path.
-    const ok = await ask(chainId, () => client.verifyHash({ address, hash, signature }), () => false)
-    return ok ? VALID : invalid('the EIP-7702 account did not accept the signature (ERC-8010)')
-  }
+  if (isErc8010Signature(signature)) return verifyDelegated(client, chainId, address, hash, signature)
 
   const [, code] = await Promise.all([
     assertServesChain(client, chainId),
     ask(chainId, () => client.getCode({ address })),
   ])
   if (!code || code === '0x')
-    return invalid(`the signature was not made by this wallet's key, and no contract wallet is deployed at this address on chain ${chainId}`)
-
-  // A call of its own, never batched: the wallet is the client's to name, and one that answers megabytes or reverts
-  // with them failed the Multicall3 batch of other wallets' checks read with it (their valid signatures refused).
-  const data = encodeFunctionData({ abi: erc1271Abi, functionName: 'isValidSignature', args: [hash, signature] })
-  const answer = await ask<Hex | undefined>(chainId, async () => (await client.call({ to: address, data, batch: false })).data, () => undefined)
-  // The whole first word, as OpenZeppelin's SignatureChecker reads it: decoded as `bytes4`, only its first four bytes
-  // counted, and a contract that echoes its calldata (which starts with the selector) passed for anyone's signature.
-  return answer !== undefined && answer.slice(0, 66).toLowerCase() === ERC1271_MAGIC_WORD
+    return invalid(
+      signature.length === 2 + 2 * MIN_SIGNATURE_BYTES
+        ? `a 64-byte (EIP-2098 compact) signature is not taken from a wallet's key: send the 65-byte signature personal_sign returns (no contract wallet is deployed at this address on chain ${chainId} either)`
+        : `the signature was not made by this wallet's key, and no contract wallet is deployed at this address on chain ${chainId}`,
+    )
+  return (await acceptedBy(client, chainId, { to: address, data: isValidSignatureData(hash, signature) }))
     ? VALID
     : invalid(`the contract wallet on chain ${chainId} did not accept the signature (ERC-1271)`)
 }
 
-function unwraps(signature: Hex): boolean {
-  try {
-    parseErc8010Signature(signature)
-    return true
-  } catch {
-    return false
-  }
+const isValidSignatureData = (hash: Hex, signature: Hex) => encodeFunctionData({ abi: erc1271Abi, functionName: 'isValidSignature', args: [hash, signature] })
+
+/**
+ * Asks a wallet's `isValidSignature` in a call of its own, never batched: the wallet is the client's to name, and
+ * one that answers megabytes or reverts with them failed the Multicall3 batch of other wallets' checks read with it
+ * (their valid signatures refused). A refusal (a revert) is `false`; a chain that does not answer, the 503.
+ */
+async function acceptedBy(client: PublicClient, chainId: string, call: { to: Address; data: Hex; authorizationList?: [SignedAuthorization] }): Promise<boolean> {
+  const answer = await ask<Hex | undefined>(chainId, async () => (await client.call({ ...call, batch: false })).data, () => undefined)
+  return answer !== undefined && accepts(answer)
 }
+
+/**
+ * The whole first word, as OpenZeppelin's SignatureChecker reads it: decoded as `bytes4`, only its first four bytes
+ * counted, and a contract that echoes its calldata (which starts with the selector) passed for anyone's signature.
+ */
+const accepts = (answer: Hex) => answer.slice(0, 66).toLowerCase() === ERC1271_MAGIC_WORD
+
+const NOT_WRAPPED = 'the signature ends in the ERC-8010 marker but is not a well-formed ERC-8010 wrapper'
+
+/**
+ * ERC-8010: an EIP-7702 account's signature, wrapped with the authorization that delegates it to a contract (and
+ * that contract's init call, if it needs one). Checked here, not by viem's verifyHash (2.56.9), which took any
+ * answer merely starting with the magic value (a delegate echoing its calldata passed a stranger's signature),
+ * never checked the authorization of an account already delegated, and read the answer through the shared Multicall3
+ * batch (a delegate answering megabytes failed another account's valid sign-in).
+ */
+async function verifyDelegated(client: PublicClient, chainId: string, address: Address, hash: Hex, signature: Hex): Promise<VerifySignInResult> {
+  let wrapper: ReturnType<typeof parseErc8010Signature>
+  try {
+    // The magic suffix is all `isErc8010Signature` looks at; a wrapper that does not unwrap throws an error of its own.
+    wrapper = parseErc8010Signature(signature)
+  } catch {
+    return invalid(NOT_WRAPPED)
+  }
+  if (!wrapper.authorization) return invalid(NOT_WRAPPED)
+  const authorization: SignedAuthorization = { ...wrapper.authorization, chainId: Number(wrapper.authorization.chainId), nonce: Number(wrapper.authorization.nonce) }
+  const [, code] = await Promise.all([assertServesChain(client, chainId), ask(chainId, () => client.getCode({ address }))])
+  const check = isValidSignatureData(hash, wrapper.signature)
+  // Delegated already to the contract the wrapper names: the account's code answers, as any contract wallet's does.
+  if (code?.toLowerCase() === `0xef0100${authorization.address.slice(2).toLowerCase()}`)
+    return (await acceptedBy(client, chainId, { to: address, data: check })) ? VALID : invalid(DELEGATE_REFUSED)
+  // Not (yet): only the account's own key may delegate it, or anyone could name a delegate that accepts everything.
+  if (!(await verifyAuthorization({ address, authorization }).catch(() => false)))
+    return invalid("the ERC-8010 authorization was not signed by this account's key")
+  if (!wrapper.data) return (await acceptedBy(client, chainId, { to: address, data: check, authorizationList: [authorization] })) ? VALID : invalid(DELEGATE_REFUSED)
+  // The delegate's init call first, then the check, in one call with the delegation applied: through Multicall3.
+  const calls = [
+    { to: wrapper.address ?? address, data: wrapper.data },
+    { to: address, data: check },
+  ]
+  const results = await ask<{ success: boolean; returnData: Hex }[] | undefined>(
+    chainId,
+    async () => {
+      const { data } = await client.call({ to: MULTICALL3_ADDRESS, data: encodeAggregate3(calls), authorizationList: [authorization], batch: false })
+      // No code at Multicall3's address answers nothing; any other answer not of aggregate3's shape is the node's fault.
+      return data === undefined || data === '0x' ? undefined : decodeAggregate3(data, calls.length)
+    },
+    () => undefined,
+  )
+  if (results === undefined) return invalid(`the ERC-8010 account's init call needs Multicall3 (${MULTICALL3_ADDRESS}) on chain ${chainId}, which did not run it`)
+  const [init, checked] = results
+  if (!init!.success) return invalid("the ERC-8010 account's init call reverted")
+  return checked!.success && accepts(checked!.returnData) ? VALID : invalid(DELEGATE_REFUSED)
+}
+
+const DELEGATE_REFUSED = 'the EIP-7702 account did not accept the signature (ERC-8010)'
 
 /**
  * ERC-6492: the signature carries the wallet's factory call. The validator is run deployless in an `eth_call`
