@@ -9,6 +9,12 @@ import { MalformedAnswerError } from './rpc.ts'
 
 type Check = (value: unknown) => boolean
 
+/**
+ * Hex data: `0x` and whole bytes. Two checks, not one pattern of byte pairs: JSC gives up on `(?:[0-9a-f]{2})*` past
+ * ~2 MB and answers false, so a wallet or token answering megabytes read as the node answering garbage.
+ */
+export const isHexData = (value: unknown): value is `0x${string}` => typeof value === 'string' && value.length % 2 === 0 && /^0x[0-9a-fA-F]*$/.test(value)
+
 const hexOf = (pattern: RegExp): Check => (v) => typeof v === 'string' && pattern.test(v)
 const quantity = hexOf(/^0x[0-9a-fA-F]{1,64}$/)
 const data = hexOf(/^0x[0-9a-fA-F]*$/)

@@ -59,6 +59,14 @@ describe('aggregate3 coding equals viem’s', () => {
       expect(classifyRpcError(error)).toBe('unavailable')
     }
   })
+
+  test('an answer of megabytes (a contract answering them) decodes: hex is checked in one pass, not as byte pairs', () => {
+    const results = [{ success: true, returnData: `0x${'00'.repeat(3_000_000)}` as Hex }]
+    const encoded = encodeFunctionResult({ abi: multicall3Abi, functionName: 'aggregate3', result: results })
+    // JSC answers false for `^0x(?:[0-9a-fA-F]{2})*$` on a string this long.
+    expect(/^0x(?:[0-9a-fA-F]{2})*$/.test(encoded)).toBe(false)
+    expect(decodeAggregate3(encoded, 1)[0]!.returnData.length).toBe(2 + 6_000_000)
+  })
 })
 
 describe('batched calls on anvil', () => {

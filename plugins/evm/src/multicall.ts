@@ -8,6 +8,7 @@
  * eth_call the chain did not answer fails every call of its batch with the transport's error.
  */
 import { BaseError, RawContractError, RpcRequestError, type Address, type Hex, type PublicClient } from 'viem'
+import { isHexData } from './answers.ts'
 import type { JsonRpcPost } from './post.ts'
 import { classifyRpcError, MalformedAnswerError } from './rpc.ts'
 
@@ -76,7 +77,7 @@ export function encodeAggregate3(calls: readonly { to: Address; data: Hex }[]): 
  */
 export function decodeAggregate3(result: unknown, count: number): { success: boolean; returnData: Hex }[] {
   // Described by its type alone: a node's JSON nested thousands deep overflowed the stack when written out (a 500).
-  if (typeof result !== 'string' || !HEX.test(result))
+  if (typeof result !== 'string' || !isHexData(result))
     throw new MalformedAnswerError(`eth_call answered ${typeof result === 'string' ? 'a string that is not hex data' : `${result === null ? 'null' : Array.isArray(result) ? 'an array' : `a ${typeof result}`}, not hex data`}`)
   if (result === '0x') throw new MalformedAnswerError('aggregate3 answered no data (no Multicall3 at its address?)')
   const hex = result.slice(2)
@@ -98,7 +99,6 @@ export function decodeAggregate3(result: unknown, count: number): { success: boo
   return results
 }
 
-const HEX = /^0x(?:[0-9a-fA-F]{2})*$/
 
 /**
  * The node ran the call and it failed as a whole: out of gas or memory, which with every sub-call allowed to fail

@@ -184,6 +184,9 @@ describe('signIn.verify, EOA (offline)', () => {
   })
 })
 
+/** Code that answers any call with 3,800,000 zero bytes (PUSH3 3800000, PUSH1 0, RETURN). */
+const MEGABYTES: Hex = '0x6239fb806000f3'
+
 describe('signIn.verify, contract wallets (anvil)', () => {
   let anvil: Anvil
   let client: EvmClient
@@ -276,6 +279,18 @@ describe('signIn.verify, contract wallets (anvil)', () => {
     const zeroLength = '0'.repeat(64)
     for (const signature of [`0x${'ab'.repeat(100)}${magic}`, `0x${'ab'.repeat(100)}${'f'.repeat(64)}${magic}`, `${p.signature}${zeroLength}${magic}`] as Hex[])
       expect(await verify(client, { ...p, signature })).toEqual({ valid: false, reason: expect.stringContaining('not a well-formed ERC-8010 wrapper') })
+  })
+
+  test('wallets answering megabytes beside a valid check fail only their own: each check is an HTTP request of its own', async () => {
+    // The server's client: viem's transport sends one tick's requests as one JSON-RPC batch, its answer bounded at
+    // 10 MiB, which two such answers (~7.6 MB of hex each) would pass together.
+    const server = connect({ EVM_RPC_URLS: `${anvil.chainId}=${anvil.url}` })
+    const bombs = [privateKeyToAccount(generatePrivateKey()).address, privateKeyToAccount(generatePrivateKey()).address]
+    for (const bomb of bombs) await anvil.testClient.setCode({ address: bomb, bytecode: MEGABYTES })
+    const asks = [await signedFor(wallet, owner), ...(await Promise.all(bombs.map((bomb) => signedFor(bomb, stranger))))]
+    const [genuine, ...refused] = await Promise.all(asks.map((p) => verify(server, p)))
+    expect(genuine).toEqual({ valid: true })
+    for (const r of refused) expect(r).toEqual({ valid: false, reason: `the contract wallet on chain ${anvil.chainId} did not accept the signature (ERC-1271)` })
   })
 
   test("a 64-byte (EIP-2098 compact) signature by the wallet's own key is refused, saying to send the 65-byte one", async () => {
@@ -387,6 +402,31 @@ describe('signIn.verify, contract wallets (anvil)', () => {
       expect(await verify(client, { ...p, signature: serializeErc8010Signature({ authorization: junk(echo), signature: p.signature }) })).toEqual({
         valid: false,
         reason: 'the EIP-7702 account did not accept the signature (ERC-8010)',
+      })
+    })
+
+    test('an authorization the node would skip (another chain, a stale nonce) is refused as such; an init call failing the whole call says so', async () => {
+      const account = privateKeyToAccount(generatePrivateKey())
+      const p = await signedFor(account.address, account)
+      const wrapped = async (over: { chainId?: number; nonce?: number; data?: Hex; address?: Address }) =>
+        serializeErc8010Signature({
+          authorization: await account.signAuthorization({ contractAddress: delegate, chainId: over.chainId ?? chainId(), nonce: over.nonce ?? 0 }),
+          signature: p.signature,
+          ...(over.data ? { data: over.data, address: over.address } : {}),
+        })
+      expect(await verify(client, { ...p, signature: await wrapped({ chainId: 1 }) })).toEqual({ valid: false, reason: `the ERC-8010 authorization is for chain 1, not ${anvil.chainId}` })
+      expect(await verify(client, { ...p, signature: await wrapped({ nonce: 5 }) })).toEqual({
+        valid: false,
+        reason: "the ERC-8010 authorization's nonce is 5, the account's is 0: sign a new authorization",
+      })
+      // Chain 0 is any chain (EIP-7702).
+      expect(await verify(client, { ...p, signature: await wrapped({ chainId: 0 }) })).toEqual({ valid: true })
+      // An init call answering megabytes runs the whole call out of gas: not Multicall3 missing.
+      const huge = privateKeyToAccount(generatePrivateKey()).address
+      await anvil.testClient.setCode({ address: huge, bytecode: MEGABYTES })
+      expect(await verify(client, { ...p, signature: await wrapped({ data: '0x12', address: huge }) })).toEqual({
+        valid: false,
+        reason: "the ERC-8010 account's init call or its check failed the whole call (out of gas or memory)",
       })
     })
 

@@ -22,6 +22,7 @@ import {
   parseErc8010Signature,
   parseAbi,
   recoverMessageAddress,
+  toHex,
   type Address,
   type SignedAuthorization,
   type Hex,
@@ -32,7 +33,9 @@ import { verifyAuthorization } from 'viem/utils'
 import { format, parse } from './address.ts'
 import { type EvmClient, MULTICALL3_ADDRESS } from './client.ts'
 import { decodeAggregate3, encodeAggregate3 } from './multicall.ts'
-import { ask, assertServesChain } from './rpc.ts'
+import { isHexData } from './answers.ts'
+import type { JsonRpcPost } from './post.ts'
+import { ask, assertServesChain, MalformedAnswerError } from './rpc.ts'
 
 export const SIGN_IN_STATEMENT =
   'Sign in to register this wallet as a member. This request will not trigger a blockchain transaction or cost any gas.'
@@ -147,21 +150,23 @@ export async function verify(client: EvmClient, p: VerifySignInParameters): Prom
     return invalid(
       `the signature was not made by this wallet's key; a contract wallet cannot be checked because no RPC is configured for chain ${chainId}`,
     )
-  return verifyContractWallet(publicClient, chainId, address, hashMessage(p.message), signature)
+  return verifyContractWallet({ client: publicClient, chainId, post: client.rpcPost(chainId) }, address, hashMessage(p.message), signature)
 }
 
-async function verifyContractWallet(
-  client: PublicClient,
-  chainId: string,
-  address: Address,
-  hash: Hex,
-  signature: Hex,
-): Promise<VerifySignInResult> {
+/** The chain a contract wallet is asked on: its public client, and the post that sends a call in a request of its own. */
+interface WalletChain {
+  client: PublicClient
+  chainId: string
+  post: JsonRpcPost | undefined
+}
+
+async function verifyContractWallet(chain: WalletChain, address: Address, hash: Hex, signature: Hex): Promise<VerifySignInResult> {
+  const { client, chainId } = chain
   if (isErc6492Signature(signature)) {
     await assertServesChain(client, chainId)
-    return verifyCounterfactual(client, chainId, address, hash, signature)
+    return verifyCounterfactual(chain, address, hash, signature)
   }
-  if (isErc8010Signature(signature)) return verifyDelegated(client, chainId, address, hash, signature)
+  if (isErc8010Signature(signature)) return verifyDelegated(chain, address, hash, signature)
 
   const [, code] = await Promise.all([
     assertServesChain(client, chainId),
@@ -173,7 +178,7 @@ async function verifyContractWallet(
         ? `a 64-byte (EIP-2098 compact) signature is not taken from a wallet's key: send the 65-byte signature personal_sign returns (no contract wallet is deployed at this address on chain ${chainId} either)`
         : `the signature was not made by this wallet's key, and no contract wallet is deployed at this address on chain ${chainId}`,
     )
-  return (await acceptedBy(client, chainId, { to: address, data: isValidSignatureData(hash, signature) }))
+  return (await acceptedBy(chain, { to: address, data: isValidSignatureData(hash, signature) }))
     ? VALID
     : invalid(`the contract wallet on chain ${chainId} did not accept the signature (ERC-1271)`)
 }
@@ -181,12 +186,29 @@ async function verifyContractWallet(
 const isValidSignatureData = (hash: Hex, signature: Hex) => encodeFunctionData({ abi: erc1271Abi, functionName: 'isValidSignature', args: [hash, signature] })
 
 /**
- * Asks a wallet's `isValidSignature` in a call of its own, never batched: the wallet is the client's to name, and
- * one that answers megabytes or reverts with them failed the Multicall3 batch of other wallets' checks read with it
- * (their valid signatures refused). A refusal (a revert) is `false`; a chain that does not answer, the 503.
+ * An eth_call in an HTTP request of its own, never batched: the wallet it asks is the client's to name, and may answer
+ * megabytes or revert with them. In a Multicall3 batch that failed the batch, and in a JSON-RPC batch (viem's
+ * transport sends one tick's requests in one HTTP request) it took the whole answer past its 10 MiB bound: either way
+ * other wallets' valid sign-ins, checked beside it, were refused or 503. A revert rejects, as viem's call does.
  */
-async function acceptedBy(client: PublicClient, chainId: string, call: { to: Address; data: Hex; authorizationList?: [SignedAuthorization] }): Promise<boolean> {
-  const answer = await ask<Hex | undefined>(chainId, async () => (await client.call({ ...call, batch: false })).data, () => undefined)
+async function callAlone(chain: WalletChain, call: { to?: Address; data: Hex; authorizationList?: SignedAuthorization[] }): Promise<Hex> {
+  // A test's client on a transport of its own has no post: its calls still leave one at a time (batch: false).
+  if (!chain.post) return (await chain.client.call({ ...call, batch: false })).data ?? '0x'
+  const request = {
+    ...(call.to ? { to: call.to } : {}),
+    data: call.data,
+    ...(call.authorizationList
+      ? { authorizationList: call.authorizationList.map((a) => ({ address: a.address, chainId: toHex(a.chainId), nonce: toHex(a.nonce), r: a.r, s: a.s, yParity: toHex(a.yParity ?? 0) })) }
+      : {}),
+  }
+  const result = await chain.post('eth_call', [request, 'latest'])
+  if (!isHexData(result)) throw new MalformedAnswerError('eth_call answered something that is not hex data')
+  return result
+}
+
+/** Whether the wallet's `isValidSignature` accepts: a refusal (a revert) is `false`; a chain that does not answer, the 503. */
+async function acceptedBy(chain: WalletChain, call: { to: Address; data: Hex; authorizationList?: SignedAuthorization[] }): Promise<boolean> {
+  const answer = await ask<Hex | undefined>(chain.chainId, () => callAlone(chain, call), () => undefined)
   return answer !== undefined && accepts(answer)
 }
 
@@ -197,6 +219,7 @@ async function acceptedBy(client: PublicClient, chainId: string, call: { to: Add
 const accepts = (answer: Hex) => answer.slice(0, 66).toLowerCase() === ERC1271_MAGIC_WORD
 
 const NOT_WRAPPED = 'the signature ends in the ERC-8010 marker but is not a well-formed ERC-8010 wrapper'
+const DELEGATE_REFUSED = 'the EIP-7702 account did not accept the signature (ERC-8010)'
 
 /**
  * ERC-8010: an EIP-7702 account's signature, wrapped with the authorization that delegates it to a contract (and
@@ -205,7 +228,8 @@ const NOT_WRAPPED = 'the signature ends in the ERC-8010 marker but is not a well
  * never checked the authorization of an account already delegated, and read the answer through the shared Multicall3
  * batch (a delegate answering megabytes failed another account's valid sign-in).
  */
-async function verifyDelegated(client: PublicClient, chainId: string, address: Address, hash: Hex, signature: Hex): Promise<VerifySignInResult> {
+async function verifyDelegated(chain: WalletChain, address: Address, hash: Hex, signature: Hex): Promise<VerifySignInResult> {
+  const { client, chainId } = chain
   let wrapper: ReturnType<typeof parseErc8010Signature>
   try {
     // The magic suffix is all `isErc8010Signature` looks at; a wrapper that does not unwrap throws an error of its own.
@@ -219,50 +243,51 @@ async function verifyDelegated(client: PublicClient, chainId: string, address: A
   const check = isValidSignatureData(hash, wrapper.signature)
   // Delegated already to the contract the wrapper names: the account's code answers, as any contract wallet's does.
   if (code?.toLowerCase() === `0xef0100${authorization.address.slice(2).toLowerCase()}`)
-    return (await acceptedBy(client, chainId, { to: address, data: check })) ? VALID : invalid(DELEGATE_REFUSED)
+    return (await acceptedBy(chain, { to: address, data: check })) ? VALID : invalid(DELEGATE_REFUSED)
   // Not (yet): only the account's own key may delegate it, or anyone could name a delegate that accepts everything.
   if (!(await verifyAuthorization({ address, authorization }).catch(() => false)))
     return invalid("the ERC-8010 authorization was not signed by this account's key")
-  if (!wrapper.data) return (await acceptedBy(client, chainId, { to: address, data: check, authorizationList: [authorization] })) ? VALID : invalid(DELEGATE_REFUSED)
+  // One the node would skip (another chain, a nonce not the account's) would leave the account without the delegate:
+  // said as what it is, not as the account refusing.
+  if (authorization.chainId !== 0 && String(authorization.chainId) !== chainId)
+    return invalid(`the ERC-8010 authorization is for chain ${authorization.chainId}, not ${chainId}`)
+  const nonce = await ask(chainId, () => client.getTransactionCount({ address, blockTag: 'latest' }))
+  if (authorization.nonce !== nonce) return invalid(`the ERC-8010 authorization's nonce is ${authorization.nonce}, the account's is ${nonce}: sign a new authorization`)
+  if (!wrapper.data) return (await acceptedBy(chain, { to: address, data: check, authorizationList: [authorization] })) ? VALID : invalid(DELEGATE_REFUSED)
   // The delegate's init call first, then the check, in one call with the delegation applied: through Multicall3.
   const calls = [
     { to: wrapper.address ?? address, data: wrapper.data },
     { to: address, data: check },
   ]
-  const results = await ask<{ success: boolean; returnData: Hex }[] | undefined>(
+  const results = await ask<{ success: boolean; returnData: Hex }[] | 'no multicall' | 'failed'>(
     chainId,
     async () => {
-      const { data } = await client.call({ to: MULTICALL3_ADDRESS, data: encodeAggregate3(calls), authorizationList: [authorization], batch: false })
+      const data = await callAlone(chain, { to: MULTICALL3_ADDRESS, data: encodeAggregate3(calls), authorizationList: [authorization] })
       // No code at Multicall3's address answers nothing; any other answer not of aggregate3's shape is the node's fault.
-      return data === undefined || data === '0x' ? undefined : decodeAggregate3(data, calls.length)
+      return data === '0x' ? 'no multicall' : decodeAggregate3(data, calls.length)
     },
-    () => undefined,
+    () => 'failed',
   )
-  if (results === undefined) return invalid(`the ERC-8010 account's init call needs Multicall3 (${MULTICALL3_ADDRESS}) on chain ${chainId}, which did not run it`)
+  if (results === 'no multicall') return invalid(`the ERC-8010 account's init call needs Multicall3 (${MULTICALL3_ADDRESS}) on chain ${chainId}, which has none`)
+  // Every sub-call may fail alone: the whole failing is one of them running the call out of gas or memory.
+  if (results === 'failed') return invalid("the ERC-8010 account's init call or its check failed the whole call (out of gas or memory)")
   const [init, checked] = results
   if (!init!.success) return invalid("the ERC-8010 account's init call reverted")
   return checked!.success && accepts(checked!.returnData) ? VALID : invalid(DELEGATE_REFUSED)
 }
 
-const DELEGATE_REFUSED = 'the EIP-7702 account did not accept the signature (ERC-8010)'
-
 /**
  * ERC-6492: the signature carries the wallet's factory call. The validator is run deployless in an `eth_call`
  * (as viem's verifyHash does), but called here directly, because verifyHash reports an RPC failure as `false`.
  */
-async function verifyCounterfactual(
-  client: PublicClient,
-  chainId: string,
-  address: Address,
-  hash: Hex,
-  signature: Hex,
-): Promise<VerifySignInResult> {
+async function verifyCounterfactual(chain: WalletChain, address: Address, hash: Hex, signature: Hex): Promise<VerifySignInResult> {
+  const { chainId } = chain
   const data = encodeDeployData({
     abi: erc6492SignatureValidatorAbi,
     bytecode: erc6492SignatureValidatorByteCode,
     args: [address, hash, signature],
   })
-  const result = await ask(chainId, async () => (await client.call({ data })).data, () => undefined)
+  const result = await ask(chainId, () => callAlone(chain, { data }), () => undefined)
   return result !== undefined && /^0x0*1$/.test(result)
     ? VALID
     : invalid(`the counterfactual wallet on chain ${chainId} did not accept the signature (ERC-6492)`)
