@@ -21,6 +21,7 @@ import {
   deploy,
   deployHostile,
   deploySmartWallet,
+  recordingProxy,
   deploySmartWalletFactory,
   startAnvil,
   testSmartWalletFactoryAbi,
@@ -380,6 +381,33 @@ describe('signIn.verify, contract wallets (anvil)', () => {
         valid: false,
         reason: "the ERC-8010 authorization was not signed by this account's key",
       })
+    })
+
+    test('the authorization goes to the node as viem writes it: r and s without leading zeros, which geth refuses', async () => {
+      // An account whose authorization's r or s begins with a zero nibble (about one in six).
+      let account = privateKeyToAccount(generatePrivateKey())
+      let authorization = await account.signAuthorization({ contractAddress: delegate, chainId: chainId(), nonce: 0 })
+      while (!/^0x0/.test(toHex(BigInt(authorization.r), { size: 32 })) && !/^0x0/.test(toHex(BigInt(authorization.s), { size: 32 }))) {
+        account = privateKeyToAccount(generatePrivateKey())
+        authorization = await account.signAuthorization({ contractAddress: delegate, chainId: chainId(), nonce: 0 })
+      }
+      const proxy = recordingProxy(anvil.url)
+      try {
+        const server = connect({ EVM_RPC_URLS: `${anvil.chainId}=${proxy.url}` })
+        const p = await signedFor(account.address, account)
+        expect(await verify(server, { ...p, signature: serializeErc8010Signature({ authorization, signature: p.signature }) })).toEqual({ valid: true })
+        const sent = proxy.calls.find((c) => c.method === 'eth_call' && (c.params[0] as { authorizationList?: unknown }).authorizationList)
+        expect((sent!.params[0] as { authorizationList: unknown[] }).authorizationList[0]).toEqual({
+          address: delegate.toLowerCase(),
+          chainId: toHex(chainId()),
+          nonce: '0x0',
+          r: toHex(BigInt(authorization.r)),
+          s: toHex(BigInt(authorization.s)),
+          yParity: toHex(authorization.yParity!),
+        })
+      } finally {
+        await proxy.stop()
+      }
     })
 
     test("not yet delegated, with the delegate's init call: run first, the delegation applied, then the check", async () => {

@@ -21,8 +21,8 @@ import {
   isErc8010Signature,
   parseErc8010Signature,
   parseAbi,
+  formatTransactionRequest,
   recoverMessageAddress,
-  toHex,
   type Address,
   type SignedAuthorization,
   type Hex,
@@ -194,14 +194,9 @@ const isValidSignatureData = (hash: Hex, signature: Hex) => encodeFunctionData({
 async function callAlone(chain: WalletChain, call: { to?: Address; data: Hex; authorizationList?: SignedAuthorization[] }): Promise<Hex> {
   // A test's client on a transport of its own has no post: its calls still leave one at a time (batch: false).
   if (!chain.post) return (await chain.client.call({ ...call, batch: false })).data ?? '0x'
-  const request = {
-    ...(call.to ? { to: call.to } : {}),
-    data: call.data,
-    ...(call.authorizationList
-      ? { authorizationList: call.authorizationList.map((a) => ({ address: a.address, chainId: toHex(a.chainId), nonce: toHex(a.nonce), r: a.r, s: a.s, yParity: toHex(a.yParity ?? 0) })) }
-      : {}),
-  }
-  const result = await chain.post('eth_call', [request, 'latest'])
+  // viem's formatter, as its transport would send it: quantities without leading zeros (geth refuses an r or s padded
+  // to 32 bytes, as the wrapper's parser gives them).
+  const result = await chain.post('eth_call', [formatTransactionRequest(call), 'latest'])
   if (!isHexData(result)) throw new MalformedAnswerError('eth_call answered something that is not hex data')
   return result
 }
