@@ -111,7 +111,6 @@ describe('a node answering a method with the wrong form is a chain that did not 
     ['flows', 'eth_blockNumber', 'zz'],
     ['flows', 'eth_getLogs', null],
     ['flows', 'eth_getLogs', [{ foo: 1 }]],
-    ['flows', 'eth_getBlockByNumber', { number: 'zz' }],
   ]
   for (const [what, method, result] of cases)
     test(`${what}: ${method} answering ${JSON.stringify(result)}`, async () => {
@@ -127,4 +126,15 @@ describe('a node answering a method with the wrong form is a chain that did not 
         await proxy.stop()
       }
     })
+
+  test('flows: the finalized block answered in the wrong form is no finalized block, as an error is: the depth alone decides', async () => {
+    const proxy = corrupting('eth_getBlockByNumber', { number: 'zz' })
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}`, EVM_RPC_TIMEOUT_MS: '2000' })
+      const owner = (await chain.user()).address
+      expect(await flows(client, { chainId: chain.anvil.chainId, vaultAddress: chain.vault, owner })).toEqual({ deposited: 0n, withdrawn: 0n })
+    } finally {
+      await proxy.stop()
+    }
+  })
 })

@@ -248,3 +248,24 @@ describe('readTransfers', () => {
     await expect(readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: '0x12' })).rejects.toThrow(InvalidArgumentError)
   })
 })
+
+describe("one client's transactions cannot fail another's read", () => {
+  test("a verify beside three of receipts carrying ~4 MB of logs each reads its own: each request's answer is bounded alone", async () => {
+    // Runtime code logging 32 KiB 63 times (~16.5M gas): PUSH1 63, then LOG0(0, 0x8000) in a loop down to zero.
+    const logBomb = privateKeyToAccount(generatePrivateKey()).address
+    await chain.anvil.testClient.setCode({ address: logBomb, bytecode: '0x603f5b6180006000a0600190038060025700' })
+    const hostile: Hex[] = []
+    for (let i = 0; i < 3; i++)
+      hostile.push((await sendUnsigned(chain.anvil, chain.anvil.deployer, { to: logBomb, data: '0x', value: '0', gasLimit: '20000000', chainId: Number(chain.anvil.chainId) })).transactionHash)
+    const sender = privateKeyToAccount(generatePrivateKey())
+    await chain.anvil.testClient.setBalance({ address: sender.address, value: parseEther('1') })
+    const honest = await sendUnsigned(chain.anvil, sender, { to: sender.address, data: '0x', value: '1', gasLimit: '21000', chainId: Number(chain.anvil.chainId) })
+    // The server's client (its requests made as a server's are); every read at once.
+    const server = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${chain.anvil.url}` })
+    const [mine, ...theirs] = await Promise.allSettled([honest.transactionHash, ...hostile].map((txHash) => readTransfers(server, { chainId: chain.anvil.chainId, txHash })))
+    expect(mine!.status).toBe('fulfilled')
+    expect((mine as PromiseFulfilledResult<{ txHash: string }>).value.txHash).toBe(honest.transactionHash)
+    // Theirs are read too (their logs are no transfers); what matters is that they did not take the honest read down.
+    expect(theirs.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled'])
+  })
+})
