@@ -294,14 +294,16 @@ describe('signIn.verify, contract wallets (anvil)', () => {
     for (const r of refused) expect(r).toEqual({ valid: false, reason: `the contract wallet on chain ${anvil.chainId} did not accept the signature (ERC-1271)` })
   })
 
-  test("a 64-byte (EIP-2098 compact) signature by the wallet's own key is refused, saying to send the 65-byte one", async () => {
+  test("a 64-byte (EIP-2098 compact) signature by the wallet's own key verifies, offline; another key's is refused", async () => {
     const eoa = privateKeyToAccount(generatePrivateKey())
     const p = await signedFor(eoa.address, eoa)
-    const compact = serializeCompactSignature(signatureToCompactSignature(parseSignature(p.signature)))
-    expect(compact.length).toBe(2 + 128)
-    expect(await verify(client, { ...p, signature: compact })).toEqual({
+    const compact = (signature: Hex) => serializeCompactSignature(signatureToCompactSignature(parseSignature(signature)))
+    expect(compact(p.signature).length).toBe(2 + 128)
+    expect(await verify(offline, { ...p, signature: compact(p.signature) })).toEqual({ valid: true })
+    const other = await signedFor(eoa.address, stranger)
+    expect(await verify(client, { ...other, signature: compact(other.signature) })).toEqual({
       valid: false,
-      reason: expect.stringContaining('send the 65-byte signature personal_sign returns'),
+      reason: `the signature was not made by this wallet's key, and no contract wallet is deployed at this address on chain ${anvil.chainId}`,
     })
   })
 

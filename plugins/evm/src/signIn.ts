@@ -21,8 +21,11 @@ import {
   isErc8010Signature,
   parseErc8010Signature,
   parseAbi,
+  parseCompactSignature,
+  compactSignatureToSignature,
   formatTransactionRequest,
   recoverMessageAddress,
+  serializeSignature,
   type Address,
   type SignedAuthorization,
   type Hex,
@@ -124,7 +127,9 @@ function signatureHex(signature: string): { hex: Hex } | { problem: string } {
 
 async function recoversTo(message: string, signature: Hex, address: Address): Promise<boolean> {
   try {
-    return (await recoverMessageAddress({ message, signature })).toLowerCase() === address
+    // 64 bytes: EIP-2098's compact form (the parity in s's top bit) of the same signature, which some signers give.
+    const full = signature.length === 2 + 2 * MIN_SIGNATURE_BYTES ? serializeSignature(compactSignatureToSignature(parseCompactSignature(signature))) : signature
+    return (await recoverMessageAddress({ message, signature: full })).toLowerCase() === address
   } catch {
     // r, s or v out of range: not an ECDSA signature, though it may still be a contract wallet's.
     return false
@@ -140,7 +145,7 @@ export async function verify(client: EvmClient, p: VerifySignInParameters): Prom
   const signature = sig.hex
 
   const wrapped = isErc6492Signature(signature) || isErc8010Signature(signature)
-  if (!wrapped && sig.hex.length === 2 + 2 * EOA_SIGNATURE_BYTES && (await recoversTo(p.message, signature, address)))
+  if (!wrapped && (sig.hex.length === 2 + 2 * EOA_SIGNATURE_BYTES || sig.hex.length === 2 + 2 * MIN_SIGNATURE_BYTES) && (await recoversTo(p.message, signature, address)))
     return VALID
 
   // Not this address's key: only a contract wallet at this address can still vouch for the signature.
@@ -173,11 +178,7 @@ async function verifyContractWallet(chain: WalletChain, address: Address, hash: 
     ask(chainId, () => client.getCode({ address })),
   ])
   if (!code || code === '0x')
-    return invalid(
-      signature.length === 2 + 2 * MIN_SIGNATURE_BYTES
-        ? `a 64-byte (EIP-2098 compact) signature is not taken from a wallet's key: send the 65-byte signature personal_sign returns (no contract wallet is deployed at this address on chain ${chainId} either)`
-        : `the signature was not made by this wallet's key, and no contract wallet is deployed at this address on chain ${chainId}`,
-    )
+    return invalid(`the signature was not made by this wallet's key, and no contract wallet is deployed at this address on chain ${chainId}`)
   return (await acceptedBy(chain, { to: address, data: isValidSignatureData(hash, signature) }))
     ? VALID
     : invalid(`the contract wallet on chain ${chainId} did not accept the signature (ERC-1271)`)
