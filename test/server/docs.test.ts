@@ -41,6 +41,13 @@ describe('public endpoints', () => {
       .map(([, response]: [string, any]) => response.content['application/json'].schema)
     expect(errors.length).toBeGreaterThan(20)
     expect(errors.every((schema) => schema.$ref === '#/components/schemas/ErrorEnvelope')).toBe(true)
+    // Each says what it means: no generator placeholder ("Response for status 503") is left on an error.
+    const described = Object.values(r.body.paths as Record<string, Record<string, any>>)
+      .flatMap((m) => Object.values(m))
+      .filter((op) => op.operationId in OPERATIONS)
+      .flatMap((op) => Object.entries<any>(op.responses ?? {}).filter(([status]) => Number(status) >= 400).map(([status, response]) => `${op.operationId} ${status}: ${response.description}`))
+    expect(described.filter((d) => d.includes('Response for status'))).toEqual([])
+    expect(described.find((d) => d.startsWith('actions.deposit 503'))).toContain('EVM_RPC_TIMEOUT_MS')
   })
 
   test('every response names the headers it carries, and a real answer carries them', async () => {

@@ -95,6 +95,18 @@ function describeResponseHeaders(paths: Record<string, Record<string, any>>) {
     }
 }
 
+/** What an error status means on every metered operation, where the route says nothing more particular (its `error` says the rest). */
+const ERROR_DESCRIPTIONS: Record<string, string> = {
+  '401': 'The API key is missing, malformed, unknown or revoked, or publishable where this operation needs a secret key',
+  '404': 'Not found: an unknown id, or a wallet that is not a member where one must be',
+  '409': 'Conflicts with what exists already',
+  '413': 'The body is over 1 MiB',
+  '429': "The key's hourly or monthly cost-unit budget is spent (`context.budget`); nothing was charged",
+  '500': 'A fault of this server, not of the request: the `error` carries a request id to report; retry with backoff',
+  '503':
+    'A dependency did not answer in time or is not configured: a chain (`context.chainId`, or the setting at fault, e.g. `SOLANA_RPC_URL`; an EVM capability answers within four EVM_RPC_TIMEOUT_MS) or the store (`context.database`: busy, unreachable, unwritable). Nothing was recorded; retry with backoff',
+}
+
 /**
  * What the generator cannot know: a GET's body is never read, so no 413; a metered operation's 400 also covers a query
  * parameter it does not take or one given twice (the guard); and every request may send its own X-Request-Id.
@@ -103,6 +115,9 @@ function describeRequests(paths: Record<string, Record<string, any>>) {
   for (const methods of Object.values(paths))
     for (const [method, operation] of Object.entries<any>(methods)) {
       if (method === 'get') delete operation.responses?.['413']
+      for (const [status, response] of Object.entries<any>(operation.responses ?? {}))
+        if (operation['x-cost-units'] !== undefined && Object.hasOwn(ERROR_DESCRIPTIONS, status) && response.description?.startsWith('Response for status'))
+          response.description = ERROR_DESCRIPTIONS[status]
       const invalid = operation.responses?.['400']
       if (invalid && operation['x-cost-units'] !== undefined)
         invalid.description = 'A parameter or body field that does not parse, or a query parameter this operation does not take or that is given twice'
