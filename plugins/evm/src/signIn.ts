@@ -23,7 +23,6 @@ import {
   parseAbi,
   parseCompactSignature,
   compactSignatureToSignature,
-  formatTransactionRequest,
   recoverMessageAddress,
   serializeSignature,
   type Address,
@@ -36,9 +35,7 @@ import { verifyAuthorization } from 'viem/utils'
 import { format, parse } from './address.ts'
 import { type EvmClient, MULTICALL3_ADDRESS } from './client.ts'
 import { decodeAggregate3, encodeAggregate3 } from './multicall.ts'
-import { isHexData } from './answers.ts'
-import type { JsonRpcPost } from './post.ts'
-import { ask, assertServesChain, MalformedAnswerError } from './rpc.ts'
+import { ask, assertServesChain } from './rpc.ts'
 
 export const SIGN_IN_STATEMENT =
   'Sign in to register this wallet as a member. This request will not trigger a blockchain transaction or cost any gas.'
@@ -155,14 +152,13 @@ export async function verify(client: EvmClient, p: VerifySignInParameters): Prom
     return invalid(
       `the signature was not made by this wallet's key; a contract wallet cannot be checked because no RPC is configured for chain ${chainId}`,
     )
-  return verifyContractWallet({ client: publicClient, chainId, post: client.rpcPost(chainId) }, address, hashMessage(p.message), signature)
+  return verifyContractWallet({ client: publicClient, chainId }, address, hashMessage(p.message), signature)
 }
 
-/** The chain a contract wallet is asked on: its public client, and the post that sends a call in a request of its own. */
+/** The chain a contract wallet is asked on. */
 interface WalletChain {
   client: PublicClient
   chainId: string
-  post: JsonRpcPost | undefined
 }
 
 async function verifyContractWallet(chain: WalletChain, address: Address, hash: Hex, signature: Hex): Promise<VerifySignInResult> {
@@ -187,19 +183,12 @@ async function verifyContractWallet(chain: WalletChain, address: Address, hash: 
 const isValidSignatureData = (hash: Hex, signature: Hex) => encodeFunctionData({ abi: erc1271Abi, functionName: 'isValidSignature', args: [hash, signature] })
 
 /**
- * An eth_call in an HTTP request of its own, never batched: the wallet it asks is the client's to name, and may answer
- * megabytes or revert with them. In a Multicall3 batch that failed the batch, and in a JSON-RPC batch (viem's
- * transport sends one tick's requests in one HTTP request) it took the whole answer past its 10 MiB bound: either way
- * other wallets' valid sign-ins, checked beside it, were refused or 503. A revert rejects, as viem's call does.
+ * An eth_call of its own, never in a Multicall3 batch: the wallet it asks is the client's to name, and may answer
+ * megabytes or revert with them, which failed the batch and the valid sign-ins of other wallets checked beside it.
+ * (The transport sends each request alone too: client.ts.) A revert rejects.
  */
 async function callAlone(chain: WalletChain, call: { to?: Address; data: Hex; authorizationList?: SignedAuthorization[] }): Promise<Hex> {
-  // A test's client on a transport of its own has no post: its calls still leave one at a time (batch: false).
-  if (!chain.post) return (await chain.client.call({ ...call, batch: false })).data ?? '0x'
-  // viem's formatter, as its transport would send it: quantities without leading zeros (geth refuses an r or s padded
-  // to 32 bytes, as the wrapper's parser gives them).
-  const result = await chain.post('eth_call', [formatTransactionRequest(call), 'latest'])
-  if (!isHexData(result)) throw new MalformedAnswerError('eth_call answered something that is not hex data')
-  return result
+  return (await chain.client.call({ ...call, batch: false })).data ?? '0x'
 }
 
 /** Whether the wallet's `isValidSignature` accepts: a refusal (a revert) is `false`; a chain that does not answer, the 503. */
