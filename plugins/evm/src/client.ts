@@ -261,7 +261,6 @@ export function vouch(client: EvmClient, chainId: string, addresses: readonly st
 }
 
 /** Where Multicall3 is deployed on nearly every EVM chain (the same address everywhere, by a keyless deployment). */
-/** Multicall3's address, the same on every chain that has it. */
 export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
 
 /**
