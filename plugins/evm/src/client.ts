@@ -229,14 +229,12 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
   const chain = chainFor(chainId, url)
   return createPublicClient({
     chain,
-    // No JSON-RPC batching: each request is an HTTP request of its own, its answer bounded (10 MiB) on its own. Batched,
-    // the requests of one tick shared one answer and its bound, and a client's request answering megabytes (a receipt
-    // of megabytes of logs to verify, a reward token's simulated transfer logging them) failed other clients' requests
-    // beside it: an audit's honest verify and stream creation were 503s. The build's reads have their own batcher.
+    // Whatever still leaves separately in one tick (receipts, getBalance, estimates) goes as one JSON-RPC batch, sent
+    // again one request at a time where its answer is too large or malformed as a whole (checkedFetch)...
     // (The hook returns nothing: viem would take a returned value as the request to send instead.)
     // One retry: a dropped connection is worth a second try; a node that hangs fails within ~2 × timeoutMs.
-    transport: http(url, { batch: false, timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest(), fetchFn: checkedFetch(wholeAnswerWithin(timeoutMs) ?? fetch) }),
-    // eth_calls viem makes itself fold into one Multicall3 call. Where viem does not know the chain's Multicall3, the call
+    transport: http(url, { batch: true, timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest(), fetchFn: checkedFetch(wholeAnswerWithin(timeoutMs) ?? fetch) }),
+    // ...and eth_calls fold into one Multicall3 call. Where viem does not know the chain's Multicall3, the call
     // carries Multicall3's code (deployless) instead of assuming a contract the chain may lack.
     batch: {
       multicall: {

@@ -282,9 +282,9 @@ describe('signIn.verify, contract wallets (anvil)', () => {
       expect(await verify(client, { ...p, signature })).toEqual({ valid: false, reason: expect.stringContaining('not a well-formed ERC-8010 wrapper') })
   })
 
-  test('wallets answering megabytes beside a valid check fail only their own: each check is an HTTP request of its own', async () => {
+  test('wallets answering megabytes beside a valid check fail only their own (a JSON-RPC batch too large goes again one request at a time)', async () => {
     // The server's client: viem's transport sends one tick's requests as one JSON-RPC batch, its answer bounded at
-    // 10 MiB, which two such answers (~7.6 MB of hex each) would pass together.
+    // 10 MiB, which two such answers (~7.6 MB of hex each) pass together.
     const server = connect({ EVM_RPC_URLS: `${anvil.chainId}=${anvil.url}` })
     const bombs = [privateKeyToAccount(generatePrivateKey()).address, privateKeyToAccount(generatePrivateKey()).address]
     for (const bomb of bombs) await anvil.testClient.setCode({ address: bomb, bytecode: MEGABYTES })

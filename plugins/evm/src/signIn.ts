@@ -185,7 +185,7 @@ const isValidSignatureData = (hash: Hex, signature: Hex) => encodeFunctionData({
 /**
  * An eth_call of its own, never in a Multicall3 batch: the wallet it asks is the client's to name, and may answer
  * megabytes or revert with them, which failed the batch and the valid sign-ins of other wallets checked beside it.
- * (The transport sends each request alone too: client.ts.) A revert rejects.
+ * (A JSON-RPC batch whose answer is too large as a whole goes again one request at a time: answers.ts.) A revert rejects.
  */
 async function callAlone(chain: WalletChain, call: { to?: Address; data: Hex; authorizationList?: SignedAuthorization[] }): Promise<Hex> {
   return (await chain.client.call({ ...call, batch: false })).data ?? '0x'

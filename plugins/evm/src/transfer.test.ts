@@ -250,7 +250,7 @@ describe('readTransfers', () => {
 })
 
 describe("one client's transactions cannot fail another's read", () => {
-  test("a verify beside three of receipts carrying ~4 MB of logs each reads its own: each request's answer is bounded alone", async () => {
+  test("a verify beside three of receipts carrying ~4 MB of logs each reads its own: the batch too large goes again one request at a time", async () => {
     // Runtime code logging 32 KiB 63 times (~16.5M gas): PUSH1 63, then LOG0(0, 0x8000) in a loop down to zero.
     const logBomb = privateKeyToAccount(generatePrivateKey()).address
     await chain.anvil.testClient.setCode({ address: logBomb, bytecode: '0x603f5b6180006000a0600190038060025700' })
