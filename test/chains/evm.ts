@@ -458,9 +458,13 @@ export async function relayThroughWallet(
 
 /**
  * An RPC in front of `target` that records the JSON-RPC methods of each HTTP request it forwards. Calls `refuse`
- * picks are not forwarded but answered with an error, as a node without that method or parameter answers them.
+ * picks are not forwarded but answered with an error, as a node without that method or parameter answers them;
+ * `delayMs` holds each answer (a function: per call).
  */
-export function recordingProxy(target: string, options: { refuse?: (call: { method: string; params: unknown[] }) => boolean; delayMs?: number } = {}) {
+export function recordingProxy(
+  target: string,
+  options: { refuse?: (call: { method: string; params: unknown[] }) => boolean; delayMs?: number | ((call: { method: string; params: unknown[] }) => number) } = {},
+) {
   type Call = { id?: unknown; method: string; params?: unknown[] }
   const requests: string[][] = []
   const calls: { method: string; params: unknown[] }[] = []
@@ -479,8 +483,10 @@ export function recordingProxy(target: string, options: { refuse?: (call: { meth
       requests.push(batch.map((r) => r.method))
       for (const r of batch) calls.push({ method: r.method, params: r.params ?? [] })
       const answered = options.refuse ? Response.json(Array.isArray(parsed) ? await Promise.all(parsed.map(answer)) : await answer(parsed)) : await forward(body)
-      // The node has answered; the answer comes back late, as a remote node's may.
-      if (options.delayMs) await Bun.sleep(options.delayMs)
+      // The node has answered; the answer comes back late, as a remote node's may (a batch's as late as its slowest call's).
+      const { delayMs } = options
+      const delay = typeof delayMs === 'function' ? Math.max(...batch.map((r) => delayMs({ method: r.method, params: r.params ?? [] }))) : delayMs
+      if (delay) await Bun.sleep(delay)
       return answered
     },
   })

@@ -115,9 +115,9 @@ export const boundedText = (response: Response, maxBytes = MAX_ANSWER_BYTES): Pr
  * A fetch for viem's http transport that hands it only answers of their methods' shapes; a malformed one is thrown,
  * which viem reports as an `HttpRequestError`: the chain did not answer. A JSON-RPC batch (one tick's requests, from
  * different clients) whose answer is too large or malformed as a whole is sent again one request at a time, so only
- * the request that answers so fails: three verifies of transactions whose receipts carried ~4 MB of logs, or three
- * stream creations whose reward token's simulated transfer logged as much, took the batch past its 10 MiB bound and an
- * honest verify or creation beside them with it (an audit). Batching stays: without it, hundreds of requests in flight
+ * the request that answers so fails: three verifies of transactions whose receipts carried ~4 MB of logs took the
+ * batch past its 10 MiB bound and an honest verify beside them with it (an audit; what runs a client's code, a
+ * simulation, a call, never joins a batch: client.ts). Batching stays: without it, hundreds of requests in flight
  * opened a connection each past fetch's pool (a node's listen queue overflowed, verify throughput fell by a third).
  */
 export function checkedFetch(inner: typeof fetch): typeof fetch {

@@ -4,6 +4,7 @@ import { createPublicClient, http, type Address } from 'viem'
 import { connect, DEPLOYLESS_BATCH_BYTES, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
 import { parseRpcUrls } from './env.ts'
 import { evm } from './index.ts'
+import { recordingProxy, startAnvil } from '../../../test/chains/evm.ts'
 
 describe('connect', () => {
   test('no EVM_RPC_URLS, or an empty one, means no chains', () => {
@@ -134,4 +135,28 @@ describe('a node that sends its answer a byte at a time', () => {
       await node.stop(true)
     }
   }, 20_000)
+})
+
+describe("the server's transport", () => {
+  test('batches lookups sent in one tick, and sends what runs code a caller names in an HTTP request of its own', async () => {
+    const anvil = await startAnvil()
+    const proxy = recordingProxy(anvil.url)
+    try {
+      const publicClient = connect({ EVM_RPC_URLS: `${anvil.chainId}=${proxy.url}` }).publicClient(anvil.chainId)!
+      const [from, to] = [anvil.deployer.address, `0x${'22'.repeat(20)}` as Address]
+      await Promise.all([
+        publicClient.getBalance({ address: to }),
+        publicClient.getTransactionCount({ address: to }),
+        publicClient.call({ to, data: '0x', batch: false }),
+        publicClient.estimateGas({ account: from, to, value: 1n }),
+        publicClient.request({ method: 'eth_createAccessList', params: [{ from, to, value: '0x1' }] } as never).catch(() => undefined),
+      ])
+      expect(proxy.requests).toContainEqual(['eth_getBalance', 'eth_getTransactionCount'])
+      for (const method of ['eth_call', 'eth_estimateGas', 'eth_createAccessList']) expect(proxy.requests).toContainEqual([method])
+      expect(proxy.requests.filter((r) => r.length > 1).flat()).toEqual(['eth_getBalance', 'eth_getTransactionCount'])
+    } finally {
+      proxy.stop()
+      await anvil.stop()
+    }
+  })
 })

@@ -4,7 +4,7 @@
  * viem client, so tests can hand in one bound to anvil and two clients never share a cache.
  */
 import { NoChainRpcError, type ChainEnv } from '@earn/core'
-import { createPublicClient, defineChain, http, type Address, type Chain, type PublicClient } from 'viem'
+import { createPublicClient, defineChain, http, type Address, type Chain, type HttpTransport, type PublicClient } from 'viem'
 import * as knownChains from 'viem/chains'
 import {
   CONFIRMATIONS_VARIABLE,
@@ -225,17 +225,35 @@ function wholeAnswerWithin(timeoutMs: number): typeof fetch | undefined {
   }) as typeof fetch
 }
 
+/**
+ * Methods that run code a caller can name (a wallet signing in, a reward token, a transaction to trace): the node may
+ * take seconds over one, and a JSON-RPC batch is answered only when all of it is, so one client's slow wallet held
+ * another's sign-in in the same batch past its timeout (an audit: 32 ms alone, a 503 after 10 s beside it).
+ */
+const RUNS_CALLERS_CODE = new Set(['eth_call', 'eth_estimateGas', 'eth_simulateV1', 'eth_createAccessList', 'debug_traceTransaction', 'debug_traceCall'])
+
+/** Requests for `alone`'s methods go through it, each in an HTTP request of its own; the rest through `batched`. */
+function routedByMethod(batched: HttpTransport, alone: HttpTransport): HttpTransport {
+  return ((params) => {
+    const [b, a] = [batched(params), alone(params)]
+    return { ...b, request: ((args, options) => (RUNS_CALLERS_CODE.has(args.method) ? a : b).request(args, options)) as typeof b.request }
+  }) as HttpTransport
+}
+
 function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequest: () => void): PublicClient {
   const chain = chainFor(chainId, url)
+  // (The hook returns nothing: viem would take a returned value as the request to send instead.)
+  // One retry: a dropped connection is worth a second try; a node that hangs fails within ~2 × timeoutMs.
+  const options = { timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest(), fetchFn: checkedFetch(wholeAnswerWithin(timeoutMs) ?? fetch) }
   return createPublicClient({
     chain,
-    // Whatever still leaves separately in one tick (receipts, getBalance, estimates) goes as one JSON-RPC batch, sent
-    // again one request at a time where its answer is too large or malformed as a whole (checkedFetch)...
-    // (The hook returns nothing: viem would take a returned value as the request to send instead.)
-    // One retry: a dropped connection is worth a second try; a node that hangs fails within ~2 × timeoutMs.
-    transport: http(url, { batch: true, timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest(), fetchFn: checkedFetch(wholeAnswerWithin(timeoutMs) ?? fetch) }),
-    // ...and eth_calls fold into one Multicall3 call. Where viem does not know the chain's Multicall3, the call
-    // carries Multicall3's code (deployless) instead of assuming a contract the chain may lack.
+    // Lookups that still leave separately in one tick (receipts, transactions, balances) go as one JSON-RPC batch,
+    // sent again one request at a time where its answer is too large or malformed as a whole (checkedFetch); what
+    // runs a caller's code goes in an HTTP request of its own.
+    transport: routedByMethod(http(url, { ...options, batch: true }), http(url, { ...options, batch: false })),
+    // viem's own eth_calls (those not asked with `batch: false`) fold into one Multicall3 call first. Where viem does
+    // not know the chain's Multicall3, the call carries Multicall3's code (deployless) instead of assuming a contract
+    // the chain may lack.
     batch: {
       multicall: {
         wait: MULTICALL_WAIT_MS,

@@ -294,6 +294,29 @@ describe('signIn.verify, contract wallets (anvil)', () => {
     for (const r of refused) expect(r).toEqual({ valid: false, reason: `the contract wallet on chain ${anvil.chainId} did not accept the signature (ERC-1271)` })
   })
 
+  test('a wallet slow to answer beside a valid check holds only its own (each eth_call is an HTTP request of its own)', async () => {
+    // A node takes its time over a contract the client names (a trace, a wallet burning gas); a JSON-RPC batch is
+    // answered only when all of it is, so a valid sign-in sent in the same tick as such a wallet's waited for it.
+    const slowOwner = privateKeyToAccount(generatePrivateKey())
+    const slow = await deploySmartWallet(anvil, slowOwner.address)
+    const proxy = recordingProxy(anvil.url, {
+      delayMs: (call) => (call.method === 'eth_call' && String((call.params[0] as { to?: string })?.to).toLowerCase() === slow.toLowerCase() ? 3_000 : 0),
+    })
+    try {
+      const server = connect({ EVM_RPC_URLS: `${anvil.chainId}=${proxy.url}` })
+      const [genuine, held] = [await signedFor(wallet, owner), await signedFor(slow, slowOwner)]
+      const started = performance.now()
+      const slowCheck = verify(server, held)
+      const genuineTook = await verify(server, genuine).then((r) => ({ r, ms: performance.now() - started }))
+      expect(genuineTook.r).toEqual({ valid: true })
+      expect(genuineTook.ms).toBeLessThan(1_500)
+      expect(await slowCheck).toEqual({ valid: true })
+      for (const request of proxy.requests.filter((r) => r.includes('eth_call'))) expect(request).toEqual(['eth_call'])
+    } finally {
+      proxy.stop()
+    }
+  })
+
   test("a 64-byte (EIP-2098 compact) signature by the wallet's own key verifies, offline; another key's is refused", async () => {
     const eoa = privateKeyToAccount(generatePrivateKey())
     const p = await signedFor(eoa.address, eoa)

@@ -185,7 +185,8 @@ const isValidSignatureData = (hash: Hex, signature: Hex) => encodeFunctionData({
 /**
  * An eth_call of its own, never in a Multicall3 batch: the wallet it asks is the client's to name, and may answer
  * megabytes or revert with them, which failed the batch and the valid sign-ins of other wallets checked beside it.
- * (A JSON-RPC batch whose answer is too large as a whole goes again one request at a time: answers.ts.) A revert rejects.
+ * The server's transport sends every eth_call in an HTTP request of its own too (client.ts), so a wallet slow to
+ * answer holds only its own check. A revert rejects.
  */
 async function callAlone(chain: WalletChain, call: { to?: Address; data: Hex; authorizationList?: SignedAuthorization[] }): Promise<Hex> {
   return (await chain.client.call({ ...call, batch: false })).data ?? '0x'

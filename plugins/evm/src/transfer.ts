@@ -60,8 +60,7 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
     token === NATIVE_TOKEN
       ? { to, data: appendTag('0x', p.tag), value: p.amount }
       : { to: token, data: appendTag(encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, p.amount] }), p.tag), value: 0n }
-  // Run first and on its own: in the JSON-RPC batch with the estimate, a node slow to simulate held the estimate too.
-  // Where it ran, its gas is the measure, and no estimate is asked.
+  // Run first: where it ran, its gas is the measure, and no estimate is asked.
   const simulated = token === NATIVE_TOKEN ? undefined : await simulatedDelivery(client, publicClient, p.chainId, from, call, to)
   const delivered = simulated?.delivered
   const [label, gas] = await Promise.all([
