@@ -128,4 +128,19 @@ describe('query parameters the operation does not take', () => {
     for (const path of ['/v2/opportunities/?chainIds=8453&page=1&limit=10', '/v2/opportunities/?limit=5', '/v2/opportunities/'])
       expect((await h.get(path)).status).toBe(200)
   })
+
+  test("a long name is shown cut, as a client's ids are (it came back twice, whole)", async () => {
+    const name = 'x'.repeat(10_000)
+    const cut = `${'x'.repeat(80)}… (10000 characters)`
+    const unknown = await h.get(`/v2/opportunities/?${name}=1`)
+    expect([unknown.status, unknown.body.context]).toEqual([400, { [cut]: 'unknown' }])
+    expect(unknown.text.length).toBeLessThan(1_000)
+    const repeated = await h.get(`/v2/opportunities/?${name}=1&${name}=2`)
+    expect(repeated.text.length).toBeLessThan(1_000)
+    const nul = await h.request('POST', '/v2/membership/agreement', { rawBody: `{"${name}":"\\u0000"}` })
+    expect([nul.status, nul.body.context]).toEqual([400, { [cut]: 'contains a NUL character' }])
+    const lone = await h.request('POST', '/v2/membership/agreement', { rawBody: `{"${name}":"\\ud800"}` })
+    expect([lone.status, lone.body.context]).toEqual([400, { [cut]: 'contains a lone surrogate' }])
+    expect(nul.text.length + lone.text.length).toBeLessThan(2_000)
+  })
 })

@@ -3,7 +3,7 @@
  * is validated, so a request without a valid key is 401 whatever its body. Metering comes before the
  * scope check so every answer to a valid key (a scope 401 too) carries its usage headers.
  */
-import { ApiError, InvalidArgumentError, type KeyWithOrganization, UnauthorizedError, UnavailableError } from '@earn/core'
+import { ApiError, InvalidArgumentError, type KeyWithOrganization, quoted, UnauthorizedError, UnavailableError } from '@earn/core'
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
 import { budgetOf, meterHeaders } from '@earn/core/metering/meter'
 import type { Deps } from '../deps.ts'
@@ -131,14 +131,17 @@ function checkQuery(search: string, parameters: readonly string[] | null) {
   // router reads it.
   for (const key of new URLSearchParams(`?${search}`).keys()) {
     if (parameters && !parameters.includes(key)) throw unknownParameter(key, parameters)
-    if (seen.has(key)) throw new InvalidArgumentError(`query parameter ${key} is given more than once; give it once (lists are comma-separated)`, { [key]: 'repeated' })
+    if (seen.has(key)) throw new InvalidArgumentError(`query parameter ${quoted(key)} is given more than once; give it once (lists are comma-separated)`, { [quoted(key)]: 'repeated' })
     seen.add(key)
   }
 }
 
-function unknownParameter(key: string, parameters: readonly string[]) {
+// A name the client wrote is shown cut (as every id it sends is): one of 900 KB came back twice, in the message and as
+// the context's key.
+function unknownParameter(name: string, parameters: readonly string[]) {
+  const key = quoted(name)
   // `chainIds[]=1` is how several clients send a list by default.
-  const base = key.endsWith('[]') ? key.slice(0, -2) : undefined
+  const base = name.endsWith('[]') ? name.slice(0, -2) : undefined
   if (base !== undefined && parameters.includes(base))
     return new InvalidArgumentError(`query parameter ${key}: send ${base} once, a list comma-separated (${base}=a,b)`, { [key]: `unknown; send ${base}` })
   const takes = parameters.length ? `it takes ${parameters.join(', ')}` : 'it takes none'
@@ -146,9 +149,9 @@ function unknownParameter(key: string, parameters: readonly string[]) {
   return new InvalidArgumentError(`${named} is not one this operation takes; ${takes}`, { [key]: 'unknown' })
 }
 
-const nulError = (field: string) =>
+const nulError = (path: string, field = quoted(path)) =>
   new InvalidArgumentError(`${field} contains a NUL character (\\u0000), which no field accepts`, { [field]: 'contains a NUL character' })
-const loneSurrogateError = (field: string) =>
+const loneSurrogateError = (path: string, field = quoted(path)) =>
   new InvalidArgumentError(`${field} contains a lone surrogate (a \\ud800-\\udfff escape without its pair), which is no character`, {
     [field]: 'contains a lone surrogate',
   })
