@@ -468,6 +468,7 @@ export function recordingProxy(
   type Call = { id?: unknown; method: string; params?: unknown[] }
   const requests: string[][] = []
   const calls: { method: string; params: unknown[] }[] = []
+  let [inFlight, maxInFlight] = [0, 0]
   const forward = (body: string) => fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
   const answer = async (call: Call) =>
     options.refuse?.({ method: call.method, params: call.params ?? [] })
@@ -477,19 +478,28 @@ export function recordingProxy(
     port: 0,
     hostname: '127.0.0.1',
     async fetch(req) {
-      const body = await req.text()
-      const parsed = JSON.parse(body) as Call | Call[]
-      const batch = Array.isArray(parsed) ? parsed : [parsed]
-      requests.push(batch.map((r) => r.method))
-      for (const r of batch) calls.push({ method: r.method, params: r.params ?? [] })
-      const answered = options.refuse ? Response.json(Array.isArray(parsed) ? await Promise.all(parsed.map(answer)) : await answer(parsed)) : await forward(body)
-      // The node has answered; the answer comes back late, as a remote node's may (a batch's as late as its slowest call's).
-      const { delayMs } = options
-      const delay = typeof delayMs === 'function' ? Math.max(...batch.map((r) => delayMs({ method: r.method, params: r.params ?? [] }))) : delayMs
-      if (delay) await Bun.sleep(delay)
-      return answered
+      inFlight++
+      maxInFlight = Math.max(maxInFlight, inFlight)
+      try {
+        return await forwarded(req)
+      } finally {
+        inFlight--
+      }
     },
   })
+  async function forwarded(req: Request) {
+    const body = await req.text()
+    const parsed = JSON.parse(body) as Call | Call[]
+    const batch = Array.isArray(parsed) ? parsed : [parsed]
+    requests.push(batch.map((r) => r.method))
+    for (const r of batch) calls.push({ method: r.method, params: r.params ?? [] })
+    const answered = options.refuse ? Response.json(Array.isArray(parsed) ? await Promise.all(parsed.map(answer)) : await answer(parsed)) : await forward(body)
+    // The node has answered; the answer comes back late, as a remote node's may (a batch's as late as its slowest call's).
+    const { delayMs } = options
+    const delay = typeof delayMs === 'function' ? Math.max(...batch.map((r) => delayMs({ method: r.method, params: r.params ?? [] }))) : delayMs
+    if (delay) await Bun.sleep(delay)
+    return answered
+  }
   return {
     url: `http://127.0.0.1:${server.port}`,
     /** One entry per HTTP request: the methods it carried (several for a JSON-RPC batch). */
@@ -498,6 +508,8 @@ export function recordingProxy(
     calls,
     /** How many JSON-RPC calls of `method` went through. */
     count: (method: string) => requests.flat().filter((m) => m === method).length,
+    /** The most HTTP requests it was answering at once. */
+    maxInFlight: () => maxInFlight,
     stop: () => server.stop(true),
   }
 }

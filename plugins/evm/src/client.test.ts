@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
 import { createPublicClient, http, type Address } from 'viem'
-import { connect, DEPLOYLESS_BATCH_BYTES, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
+import { ALONE_IN_FLIGHT, connect, DEPLOYLESS_BATCH_BYTES, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
 import { parseRpcUrls } from './env.ts'
 import { evm } from './index.ts'
 import { recordingProxy, startAnvil } from '../../../test/chains/evm.ts'
@@ -154,6 +154,21 @@ describe("the server's transport", () => {
       expect(proxy.requests).toContainEqual(['eth_getBalance', 'eth_getTransactionCount'])
       for (const method of ['eth_call', 'eth_estimateGas', 'eth_createAccessList']) expect(proxy.requests).toContainEqual([method])
       expect(proxy.requests.filter((r) => r.length > 1).flat()).toEqual(['eth_getBalance', 'eth_getTransactionCount'])
+    } finally {
+      proxy.stop()
+      await anvil.stop()
+    }
+  })
+
+  test('sends at most ALONE_IN_FLIGHT of those at once, the rest waiting their turn (so they keep to kept-alive connections)', async () => {
+    const anvil = await startAnvil()
+    const proxy = recordingProxy(anvil.url, { delayMs: 20 })
+    try {
+      const publicClient = connect({ EVM_RPC_URLS: `${anvil.chainId}=${proxy.url}` }).publicClient(anvil.chainId)!
+      const answers = await Promise.all(Array.from({ length: 3 * ALONE_IN_FLIGHT }, () => publicClient.call({ to: `0x${'22'.repeat(20)}`, data: '0x', batch: false })))
+      expect(answers).toHaveLength(3 * ALONE_IN_FLIGHT)
+      expect(proxy.count('eth_call')).toBe(3 * ALONE_IN_FLIGHT)
+      expect(proxy.maxInFlight()).toBe(ALONE_IN_FLIGHT)
     } finally {
       proxy.stop()
       await anvil.stop()

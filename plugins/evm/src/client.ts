@@ -21,6 +21,7 @@ import {
   SWAP_ROUTERS_VARIABLE,
 } from './env.ts'
 import { checkedFetch } from './answers.ts'
+import { atMostInFlight } from './inFlight.ts'
 import { BUDGET_TIMEOUTS } from './budget.ts'
 import { type CallBatcher, createCallBatcher } from './multicall.ts'
 import { createJsonRpcPost, postFor, type JsonRpcPost } from './post.ts'
@@ -232,6 +233,9 @@ function wholeAnswerWithin(timeoutMs: number): typeof fetch | undefined {
  */
 const RUNS_CALLERS_CODE = new Set(['eth_call', 'eth_estimateGas', 'eth_simulateV1', 'eth_createAccessList', 'debug_traceTransaction', 'debug_traceCall'])
 
+/** How many requests running a caller's code one chain's client sends at once (see inFlight.ts). */
+export const ALONE_IN_FLIGHT = 32
+
 /** Requests for `alone`'s methods go through it, each in an HTTP request of its own; the rest through `batched`. */
 function routedByMethod(batched: HttpTransport, alone: HttpTransport): HttpTransport {
   return ((params) => {
@@ -244,13 +248,19 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
   const chain = chainFor(chainId, url)
   // (The hook returns nothing: viem would take a returned value as the request to send instead.)
   // One retry: a dropped connection is worth a second try; a node that hangs fails within ~2 × timeoutMs.
-  const options = { timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest(), fetchFn: checkedFetch(wholeAnswerWithin(timeoutMs) ?? fetch) }
+  const fetchFn = checkedFetch(wholeAnswerWithin(timeoutMs) ?? fetch)
+  const options = { timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest() }
   return createPublicClient({
     chain,
     // Lookups that still leave separately in one tick (receipts, transactions, balances) go as one JSON-RPC batch,
     // sent again one request at a time where its answer is too large or malformed as a whole (checkedFetch); what
     // runs a caller's code goes in an HTTP request of its own.
-    transport: routedByMethod(http(url, { ...options, batch: true }), http(url, { ...options, batch: false })),
+    transport: routedByMethod(
+      http(url, { ...options, fetchFn, batch: true }),
+      // At most ALONE_IN_FLIGHT at once (the rest wait within their deadline), so they keep to fetch's kept-alive
+      // connections, beside the batches' and Multicall3's.
+      http(url, { ...options, fetchFn: atMostInFlight(fetchFn, ALONE_IN_FLIGHT), batch: false }),
+    ),
     // viem's own eth_calls (those not asked with `batch: false`) fold into one Multicall3 call first. Where viem does
     // not know the chain's Multicall3, the call carries Multicall3's code (deployless) instead of assuming a contract
     // the chain may lack.
