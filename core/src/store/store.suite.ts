@@ -299,6 +299,45 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(await store.getOpportunity(c.id)).toBeUndefined()
     })
 
+    test('opportunities: a catalog of 1,200 in chunks of statements, created then updated, its token index whole; an id twice updates in file order', async () => {
+      const chain = `5${Math.floor(Math.random() * 1e9)}`
+      const rows = Array.from({ length: 1_200 }, (_, i) => opportunity({ chainId: chain, tvl: i }))
+      const created = await store.upsertOpportunities(rows.map((row, i) => ({ row, depositTokens: i % 2 ? ['0xa', '0xb', '0xa'] : ['0xc'] })))
+      expect(created.every((o) => o.result === 'created')).toBe(true)
+      const q = { ecosystems: ['evm'], chainIds: [chain], offset: 0, limit: 10 }
+      expect([(await store.listOpportunities({ ...q, depositTokens: ['0xa'] })).total, (await store.listOpportunities({ ...q, depositTokens: ['0xc'] })).total]).toEqual([600, 600])
+      // Half updated (their tokens swapped), a new one, and an id given twice: the later entry is what stays.
+      const twice = rows[7]!
+      const entries = [
+        ...rows.slice(0, 600).map((row, i) => ({ row: { ...row, tvl: 10_000 + i, updatedAt: T0 + 1 }, depositTokens: i % 2 ? ['0xc'] : ['0xa'] })),
+        { row: opportunity({ chainId: chain }), depositTokens: ['0xd'] },
+        { row: { ...twice, tvl: 1, updatedAt: T0 + 2 }, depositTokens: ['0xe'] },
+      ]
+      const outcomes = await store.upsertOpportunities(entries)
+      expect(outcomes.slice(0, 600).every((o) => o.result === 'updated')).toBe(true)
+      expect(outcomes.slice(600)).toEqual([
+        { result: 'created', keptFacts: false, delisted: false },
+        { result: 'updated', keptFacts: false, delisted: false },
+      ])
+      expect(await store.getOpportunity(rows[0]!.id)).toEqual({ ...rows[0]!, tvl: 10_000, updatedAt: T0 + 1 })
+      expect(await store.getOpportunity(twice.id)).toEqual({ ...twice, tvl: 1, updatedAt: T0 + 2 })
+      expect(await store.getOpportunity(rows[1_000]!.id)).toEqual(rows[1_000]!)
+      const total = async (token: string) => (await store.listOpportunities({ ...q, depositTokens: [token] })).total
+      // The first 600: even ones 0xa, odd ones 0xc but the one given twice (0xe); the other 600 as created.
+      expect([await total('0xa'), await total('0xb'), await total('0xc'), await total('0xd'), await total('0xe')]).toEqual([300 + 300, 300, 299 + 300, 1, 1])
+
+      // Read back whole, each once, in import order, in pages that leave the event loop its turns.
+      let turned = false
+      setImmediate(() => (turned = true))
+      const all = await store.allOpportunities()
+      expect(turned).toBe(true)
+      const ours = all.filter((r) => r.chainId === chain)
+      expect(new Set(ours.map((r) => r.id)).size).toBe(1_201)
+      expect(all.length).toBeGreaterThan(1_000)
+      const order = all.map((r) => `${String(r.createdAt).padStart(16, '0')}|${r.id}`)
+      expect(order).toEqual([...order].sort())
+    })
+
     test('opportunities: a delisted one leaves the list (unless asked for), outlives re-imports, and lists again', async () => {
       const chain = `6${Math.floor(Math.random() * 1e9)}`
       const [a, b] = [opportunity({ chainId: chain, tvl: 2 }), opportunity({ chainId: chain, tvl: 1 })]
