@@ -12,7 +12,7 @@ import type { Store } from '../store/store.ts'
  * under a new one), the listed entry stands for it, else the first imported, so shares and flows are not counted twice.
  */
 export async function servedOpportunities(store: Store, ecosystem: EcosystemId): Promise<LiveOpportunity[]> {
-  // One read: pages in TVL order could skip or repeat an entry that a refresh moved across their boundary.
+  // Pages by id (allOpportunities), not in TVL order, which could skip or repeat an entry a refresh moved across their boundary.
   const byVault = new Map<string, LiveOpportunity>()
   for (const row of await store.allOpportunities()) {
     if (row.ecosystem !== ecosystem) continue

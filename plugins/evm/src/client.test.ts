@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
-import { createPublicClient, http, type Address } from 'viem'
-import { ALONE_IN_FLIGHT, connect, DEPLOYLESS_BATCH_BYTES, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
+import { createPublicClient, http, parseAbi, type Address } from 'viem'
+import { ALONE_IN_FLIGHT, connect, DEPLOYLESS_BATCH_BYTES, MULTICALL3_ADDRESS, runsCallersCode, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
 import { parseRpcUrls } from './env.ts'
 import { evm } from './index.ts'
 import { recordingProxy, startAnvil } from '../../../test/chains/evm.ts'
@@ -158,6 +158,43 @@ describe("the server's transport", () => {
       proxy.stop()
       await anvil.stop()
     }
+  })
+
+  test("viem's own reads through the chain's Multicall3 (a coin balance, a quote) stay lookups: never queued behind calls slow to answer", async () => {
+    // Chain 1, whose Multicall3 viem knows: getBalance and readContract go through it as eth_calls.
+    const anvil = await startAnvil({ args: ['--chain-id', '1'] })
+    const slow = `0x${'5a'.repeat(20)}`
+    const proxy = recordingProxy(anvil.url, { delayMs: (call) => (call.method === 'eth_call' && (call.params[0] as { to?: string })?.to === slow ? 3_000 : 0) })
+    try {
+      const publicClient = connect({ EVM_RPC_URLS: `1=${proxy.url}` }).publicClient('1')!
+      const held = Array.from({ length: ALONE_IN_FLIGHT }, () => publicClient.call({ to: slow, data: '0x', batch: false }))
+      await Bun.sleep(100)
+      const started = performance.now()
+      const [balance, block] = await Promise.all([
+        publicClient.getBalance({ address: anvil.deployer.address }),
+        publicClient.readContract({ address: MULTICALL3_ADDRESS, abi: parseAbi(['function getBlockNumber() view returns (uint256)']), functionName: 'getBlockNumber' }),
+      ])
+      expect(performance.now() - started).toBeLessThan(1_500)
+      expect(balance).toBeGreaterThan(0n)
+      expect(block).toBeGreaterThanOrEqual(0n)
+      expect(proxy.calls.some((c) => c.method === 'eth_call' && (c.params[0] as { to?: string })?.to?.toLowerCase() === MULTICALL3_ADDRESS.toLowerCase())).toBe(true)
+      await Promise.all(held)
+    } finally {
+      proxy.stop()
+      await anvil.stop()
+    }
+  })
+
+  test('runsCallersCode: an eth_call to the chain\'s Multicall3 is a lookup unless it carries an authorization list or state overrides', () => {
+    const m = MULTICALL3_ADDRESS
+    expect(runsCallersCode('eth_getBalance', [], m)).toBe(false)
+    expect(runsCallersCode('eth_call', [{ to: m.toLowerCase(), data: '0x' }, 'latest'], m)).toBe(false)
+    expect(runsCallersCode('eth_call', [{ to: m, data: '0x', authorizationList: [] }, 'latest'], m)).toBe(true)
+    expect(runsCallersCode('eth_call', [{ to: m, data: '0x' }, 'latest', {}], m)).toBe(true)
+    expect(runsCallersCode('eth_call', [{ to: `0x${'11'.repeat(20)}`, data: '0x' }, 'latest'], m)).toBe(true)
+    expect(runsCallersCode('eth_call', [{ data: '0x60' }, 'latest'], m)).toBe(true)
+    expect(runsCallersCode('eth_call', [{ to: m, data: '0x' }, 'latest'], undefined)).toBe(true)
+    expect(runsCallersCode('eth_estimateGas', [{ to: m, data: '0x' }], m)).toBe(true)
   })
 
   test('sends at most ALONE_IN_FLIGHT of those at once, the rest waiting their turn (so they keep to kept-alive connections)', async () => {

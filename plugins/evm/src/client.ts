@@ -240,11 +240,25 @@ const RUNS_CALLERS_CODE = new Set(['eth_call', 'eth_estimateGas', 'eth_simulateV
  */
 export const ALONE_IN_FLIGHT = 64
 
-/** Requests for `alone`'s methods go through it, each in an HTTP request of its own; the rest through `batched`. */
-function routedByMethod(batched: HttpTransport, alone: HttpTransport): HttpTransport {
+/**
+ * Whether a request runs code a caller can name. viem's own reads through the chain's Multicall3 (a coin balance, a
+ * swap quote from the operator's router) do not, and stay lookups: queued behind 64 wallets slow to answer, a build's
+ * balance read had waited its whole timeout. A call carrying an authorization list or state overrides runs what they
+ * set (an EIP-7702 account's delegate).
+ */
+export function runsCallersCode(method: string, params: unknown, multicall3: string | undefined): boolean {
+  if (!RUNS_CALLERS_CODE.has(method)) return false
+  if (method !== 'eth_call' || multicall3 === undefined || !Array.isArray(params)) return true
+  const [call, , overrides] = params as [{ to?: unknown; authorizationList?: unknown } | undefined, unknown, unknown]
+  const ownMulticall = typeof call?.to === 'string' && call.to.toLowerCase() === multicall3.toLowerCase()
+  return !(ownMulticall && call?.authorizationList === undefined && overrides === undefined)
+}
+
+/** Requests that run a caller's code go through `alone`, each in an HTTP request of its own; the rest through `batched`. */
+function routedByMethod(batched: HttpTransport, alone: HttpTransport, multicall3: string | undefined): HttpTransport {
   return ((params) => {
     const [b, a] = [batched(params), alone(params)]
-    return { ...b, request: ((args, options) => (RUNS_CALLERS_CODE.has(args.method) ? a : b).request(args, options)) as typeof b.request }
+    return { ...b, request: ((args, options) => (runsCallersCode(args.method, args.params, multicall3) ? a : b).request(args, options)) as typeof b.request }
   }) as HttpTransport
 }
 
@@ -264,6 +278,7 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
       // At most ALONE_IN_FLIGHT at once (the rest wait within their deadline), so they keep to fetch's kept-alive
       // connections, beside the batches' and Multicall3's.
       http(url, { ...options, fetchFn: atMostInFlight(fetchFn, ALONE_IN_FLIGHT), batch: false }),
+      chain.contracts?.multicall3?.address,
     ),
     // viem's own eth_calls (those not asked with `batch: false`) fold into one Multicall3 call first. Where viem does
     // not know the chain's Multicall3, the call carries Multicall3's code (deployless) instead of assuming a contract
