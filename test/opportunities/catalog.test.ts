@@ -296,6 +296,42 @@ describe('import and refresh', () => {
     }
   })
 
+  test("the schedule reads a healthy chain again each interval while a hung chain's read is still in flight", async () => {
+    const hung = Bun.serve({ port: 0, hostname: '127.0.0.1', idleTimeout: 0, fetch: () => new Promise<Response>(() => {}) })
+    const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${chain.anvil.url},8453=http://127.0.0.1:${hung.port}/`, EVM_RPC_TIMEOUT_MS: '60000' })
+    const two = await createHarness({ clock, clients: { evm: client } })
+    let refresher: ReturnType<typeof startCatalogRefresher> | undefined
+    try {
+      const id = crypto.randomUUID()
+      const vaultAddress = `0x${'81'.repeat(20)}`
+      const row = { id, ecosystem: 'evm', chainId: '8453', vaultAddress, listing: JSON.stringify(entry({ id, chainId: '8453', vaultAddress })), chainFacts: null, tvl: 0, refreshedAt: null, refreshError: null, delistedAt: null, createdAt: 1, updatedAt: 1 }
+      await two.store.upsertOpportunity(row, [])
+      const vault = await deployVault(chain.anvil, chain.token)
+      const healthy = crypto.randomUUID()
+      await importCatalog({ store: two.store, ecosystems: two.deps.ecosystems, clock }, { opportunities: [entry({ id: healthy, vaultAddress: vault })] })
+      refresher = startCatalogRefresher({ store: two.store, ecosystems: two.deps.ecosystems, clock, logger }, 50)
+      const tvlReaches = async (tvl: number) => {
+        let seen = -1
+        for (let i = 0; i < 100 && seen !== tvl; i++) {
+          await Bun.sleep(50)
+          seen = (await two.store.getOpportunity(healthy))!.tvl
+        }
+        return seen
+      }
+      // Each TVL is a later pass's read: the first pass has not ended (its hung chain is still being read).
+      await mintToken(chain.anvil, chain.token, vault, 7n * 10n ** 6n)
+      expect(await tvlReaches(7)).toBe(7)
+      await mintToken(chain.anvil, chain.token, vault, 7n * 10n ** 6n)
+      expect(await tvlReaches(14)).toBe(14)
+      expect(hung.pendingRequests).toBeGreaterThan(0)
+    } finally {
+      // Closing the hung server's connections fails its reads, and the refresher can stop.
+      await hung.stop(true)
+      await refresher?.stop()
+      await two.close()
+    }
+  })
+
   test("a vault whose asset changed keeps its last facts, the change noted: the entry's price is the old asset's", async () => {
     const other = await createHarness({ clock, clients: { evm: chain.evmClient() } })
     try {

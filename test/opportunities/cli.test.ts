@@ -155,7 +155,7 @@ describe('opportunity import and list', () => {
         if (total < 2) await Bun.sleep(100)
       }
       expect(total).toBe(2)
-      expect(server.output()).toContain('"msg":"catalog refreshed","refreshed":2,"failed":0')
+      expect(server.output()).toContain('"msg":"catalog refreshed","ecosystem":"evm","chainId":"31337","refreshed":2,"failed":0')
     } finally {
       expect(await server.stop()).toBe(0)
     }
