@@ -46,8 +46,9 @@ describe('batching', () => {
     const proxy = recordingProxy(chain.anvil.url)
     try {
       // The batch waits the public client's multicall wait for later reads: connect() sets MULTICALL_WAIT_MS (1 ms),
-      // too short to rely on in a test on a loaded machine, so this client waits longer.
-      const publicClient = createPublicClient({ chain: chain.anvil.chain, transport: http(proxy.url), batch: { multicall: { wait: 50 } } })
+      // too short to rely on in a test on a loaded machine, so this client waits longer (50 ms was once passed by four
+      // macrotasks on the CI machine).
+      const publicClient = createPublicClient({ chain: chain.anvil.chain, transport: http(proxy.url), batch: { multicall: { wait: 500 } } })
       const client = evmClientFromPublicClients({ [chain.anvil.chainId]: publicClient })
       const reads = []
       for (let i = 0; i < 4; i++) {
