@@ -4,6 +4,9 @@
  * the refresher, which keeps the last facts when the chain fails.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { CatalogError, ConfigError, createRegistry, createStore, importCatalog, manualClock, parseConfig, refreshCatalog, startCatalogRefresher } from '@earn/core'
 import { loadEcosystems } from '@earn/server/ecosystems'
 import { connect, evm, evmClientFromPublicClients } from '@earn/plugin-evm'
@@ -329,6 +332,30 @@ describe('import and refresh', () => {
       await hung.stop(true)
       await refresher?.stop()
       await two.close()
+    }
+  })
+
+  test('a stop while a pass reads the catalog waits for that read: nothing fails on the store closed after it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'earn-refresh-'))
+    const store = createStore({ engine: 'sqlite', path: join(dir, 'earn.sqlite') })
+    try {
+      await store.migrate(clock.now())
+      // Three pages of the catalog's read, on a chain this process has no RPC for.
+      const rows = Array.from({ length: 2_500 }, () => {
+        const id = crypto.randomUUID()
+        const listing = entry({ id, chainId: '8453' })
+        return { row: { id, ecosystem: 'evm', chainId: '8453', vaultAddress: String(listing.vaultAddress), listing: JSON.stringify(listing), chainFacts: null, tvl: 0, refreshedAt: null, refreshError: null, delistedAt: null, createdAt: 1, updatedAt: 1 }, depositTokens: [] }
+      })
+      await store.upsertOpportunities(rows)
+      const seen: Json[] = []
+      const capture = { info: (f: Json) => seen.push(f), error: (f: Json) => seen.push({ level: 'error', ...f }) }
+      const refresher = startCatalogRefresher({ store, ecosystems: h.deps.ecosystems, clock, logger: capture }, 60_000)
+      await refresher.stop()
+      await store.close()
+      await Bun.sleep(100)
+      expect(seen).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 

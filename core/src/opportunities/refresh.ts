@@ -80,8 +80,8 @@ async function refreshChain(deps: RefreshDeps, rows: readonly Row[], signal?: Ab
       // dropped; the import wrote what it knew, and the next pass reads the new listing.
       else deps.logger.info({ msg: 'catalog entry changed during the refresh; read again on the next pass', opportunityId: listing.id })
     } catch (e) {
-      // A plugin that refuses its variables is the deployment's fault, not the vault's: it fails the pass (and stops
-      // the server, whose start checks the plugins), and no entry carries it as its refresh error.
+      // A plugin that refuses its variables is the deployment's fault, not the vault's: it fails the chain's read (and
+      // stops the server, whose start checks the plugins), and no entry carries it as its refresh error.
       if (e instanceof ConfigError) throw e
       summary.failed++
       const error = firstLine(e)
@@ -139,14 +139,23 @@ export function startCatalogRefresher(deps: RefreshDeps, intervalMs: number): Ca
     reading.set(chain, read)
     return read
   }
+  const none = (): { done: Promise<RefreshSummary> } => ({ done: Promise.resolve({ refreshed: 0, failed: 0 }) })
+  // Passes still reading the catalog: a stop waits for them too, as the store closes after it.
+  const starting = new Set<Promise<unknown>>()
   /** Starts the chains' reads; `done` settles when they have all ended. */
   const start = async (): Promise<{ done: Promise<RefreshSummary> }> => {
+    const catalog = entriesByChain(deps)
+    starting.add(catalog)
     try {
-      const reads = [...(await entriesByChain(deps))].map(([chain, rows]) => readChain(chain, rows))
+      const byChain = await catalog
+      if (stopping.signal.aborted) return none()
+      const reads = [...byChain].map(([chain, rows]) => readChain(chain, rows))
       return { done: Promise.all(reads).then(sum) }
     } catch (e) {
       deps.logger.error({ msg: 'catalog refresh pass failed', error: firstLine(e) })
-      return { done: Promise.resolve({ refreshed: 0, failed: 0 }) }
+      return none()
+    } finally {
+      starting.delete(catalog)
     }
   }
   const loop = async () => {
@@ -160,6 +169,7 @@ export function startCatalogRefresher(deps: RefreshDeps, intervalMs: number): Ca
       stopped = true
       stopping.abort()
       clearTimeout(timer)
+      await Promise.allSettled(starting)
       await Promise.all(reading.values())
     },
   }
