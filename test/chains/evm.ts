@@ -157,7 +157,9 @@ export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil
 
   const url = `http://127.0.0.1:${port}`
   const transport = http(url)
-  const chain = anvilChain
+  // A `--chain-id` flag makes another chain: its clients must sign for it (the type stays anvil's).
+  const flag = options.args?.indexOf('--chain-id') ?? -1
+  const chain = flag >= 0 ? ({ ...anvilChain, id: Number(options.args![flag + 1]) } as AnvilChain) : anvilChain
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 50, batch: { multicall: true }, ccipRead: false })
   const deployer = privateKeyToAccount(ANVIL_DEPLOYER_KEY)
   const walletClient = createWalletClient({ chain, transport, account: deployer, pollingInterval: 50 })

@@ -163,6 +163,7 @@ describe("the server's transport", () => {
   test("viem's own reads through the chain's Multicall3 (a coin balance, a quote) stay lookups: never queued behind calls slow to answer", async () => {
     // Chain 1, whose Multicall3 viem knows: getBalance and readContract go through it as eth_calls.
     const anvil = await startAnvil({ args: ['--chain-id', '1'] })
+    expect([anvil.chainId, await anvil.publicClient.getChainId()]).toEqual(['1', 1])
     const slow: Address = `0x${'5a'.repeat(20)}`
     const proxy = recordingProxy(anvil.url, { delayMs: (call) => (call.method === 'eth_call' && (call.params[0] as { to?: string })?.to === slow ? 3_000 : 0) })
     try {
