@@ -9,6 +9,7 @@
 import type { Clock } from '../clock.ts'
 import { ConfigError } from '../config.ts'
 import type { EcosystemRegistry } from '../registry.ts'
+import type { OpportunityRecord as Row } from '../store/schema.ts'
 import type { Store } from '../store/store.ts'
 import { disagreements, inGroups, readChainFacts } from './chain.ts'
 import { decodeOpportunity, tvlOf } from './records.ts'
@@ -34,8 +35,6 @@ export interface RefreshSummary {
 
 
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e)).slice(0, 300)
-
-type Row = Awaited<ReturnType<Store['allOpportunities']>>[number]
 
 /** The catalog's entries of the loaded ecosystems, by chain (`ecosystem|chainId`). */
 async function entriesByChain(deps: RefreshDeps): Promise<Map<string, Row[]>> {
