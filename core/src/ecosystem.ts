@@ -296,6 +296,12 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
      * to its chain by other means.
      */
     servesChain?(client: Client, chainId: string): Promise<void>
+    /**
+     * How many of one portfolio's reads may be in flight at once, where each read is a request of its own (Solana,
+     * TON): a catalog of thousands would otherwise send thousands at once, and one wallet's portfolio would hold the
+     * client's every slot. Absent: all at once (EVM folds them into one Multicall3 call a chain).
+     */
+    readsAtOnce?: number
   }
   transactions: {
     /**

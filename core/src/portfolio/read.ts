@@ -7,8 +7,11 @@
  * wallet. A contract the chain answered for but that no longer reads as what the catalog
  * says (a token that is no ERC-20, a vault whose conversion reverts: an upgrade gone wrong, a self-destruct) is not a
  * chain failure, and no retry would help: it is named in `unreadable`, and the rest of the portfolio is read.
+ * Where each read is a request of its own (`balance.readsAtOnce`), they go that many at a time, and those still
+ * waiting when the portfolio fails or `PORTFOLIO_TURNS_MS` has passed are never sent.
  */
-import { ApiError, isChainNotServed } from '../errors.ts'
+import { ApiError, isChainNotServed, UnavailableError } from '../errors.ts'
+import { inTurn } from '../inTurn.ts'
 import type { VaultFlows } from '../ecosystem.ts'
 import type { LiveOpportunity } from '../opportunities/records.ts'
 import type { LoadedEcosystem } from '../registry.ts'
@@ -36,6 +39,35 @@ export interface Unreadable {
 }
 
 const REFUSED = Symbol('refused')
+
+/**
+ * How long a portfolio's reads may wait for their turn, all told, where they go a few at a time: past it the rest are
+ * not sent and the answer is a 503, as TON's capabilities are held to 20 s: sixteen at a time, a TON catalog of 3,000
+ * entries (an audit's) on an endpoint answering in 9.5 s would keep one wallet's reads going for most of an hour.
+ */
+export const PORTFOLIO_TURNS_MS = 20_000
+
+export type Turn = <T>(chainId: string, read: () => Promise<T>) => Promise<T>
+
+/**
+ * Runs a portfolio's reads `readsAtOnce` at a time (all at once where absent); `stop` drops those still waiting.
+ * One that waits past `ms` is an UnavailableError about its chain.
+ */
+export function readTurns(readsAtOnce: number | undefined, ms = PORTFOLIO_TURNS_MS): { run: Turn; stop(): void } {
+  if (!readsAtOnce) return { run: (_, read) => read(), stop: () => {} }
+  const stopped = new AbortController()
+  const limit = inTurn(readsAtOnce)
+  const signal = AbortSignal.any([stopped.signal, AbortSignal.timeout(ms)])
+  return {
+    run(chainId, read) {
+      return limit(read, signal).catch((e: unknown) => {
+        if (e !== signal.reason) throw e
+        throw new UnavailableError(`chain ${chainId} did not answer this portfolio's reads within ${ms / 1000} s; retry later`)
+      })
+    },
+    stop: () => stopped.abort(),
+  }
+}
 
 async function fromChain<T>(chainId: string, read: () => Promise<T>): Promise<T> {
   try {
@@ -73,21 +105,45 @@ export async function readWallet(
   opportunities: readonly LiveOpportunity[],
   history: 'all' | 'held',
 ): Promise<WalletReading> {
+  const reads = readTurns(plugin.balance.readsAtOnce)
+  try {
+    return await readInTurns(plugin, client, reads.run, owner, tokens, opportunities, history)
+  } finally {
+    // Done, or failed (one chain failing fails the whole answer): what still waits for its turn is not sent.
+    reads.stop()
+  }
+}
+
+async function readInTurns(
+  plugin: LoadedEcosystem['plugin'],
+  client: unknown,
+  turn: Turn,
+  owner: string,
+  tokens: readonly CatalogToken[],
+  opportunities: readonly LiveOpportunity[],
+  history: 'all' | 'held',
+): Promise<WalletReading> {
   const unreadable: Unreadable[] = []
   const flowsOf = (of: readonly LiveOpportunity[]) =>
     Promise.all(
       of.map(({ listing }) =>
         fromChain(listing.chainId, () =>
-          plugin.balance.flows(client, { chainId: listing.chainId, vaultAddress: listing.vaultAddress, owner, fromBlock: listing.eventsFromBlock }),
+          turn(listing.chainId, () =>
+            plugin.balance.flows(client, { chainId: listing.chainId, vaultAddress: listing.vaultAddress, owner, fromBlock: listing.eventsFromBlock }),
+          ),
         ),
       ),
     )
   const chains = [...new Set(tokens.map((t) => t.chainId))]
   const [balances, allFlows] = await Promise.all([
-    Promise.all(tokens.map((t) => ofContract(unreadable, t.chainId, t.address, () => plugin.balance.read(client, { chainId: t.chainId, owner, token: t.address })))),
+    Promise.all(
+      tokens.map((t) =>
+        ofContract(unreadable, t.chainId, t.address, () => turn(t.chainId, () => plugin.balance.read(client, { chainId: t.chainId, owner, token: t.address }))),
+      ),
+    ),
     history === 'all' ? flowsOf(opportunities) : undefined,
     // An RPC serving another chain answers every read, with that chain's balances: never shown as this one's.
-    Promise.all(chains.map((chainId) => fromChain(chainId, async () => plugin.balance.servesChain?.(client, chainId)))),
+    Promise.all(chains.map((chainId) => fromChain(chainId, () => turn(chainId, async () => plugin.balance.servesChain?.(client, chainId))))),
   ])
   const reading: WalletReading = {
     balances: new Map(tokens.flatMap((t, i) => (balances[i] === REFUSED ? [] : [[tokenKey(t.chainId, t.address), balances[i]!] as const]))),
@@ -107,7 +163,9 @@ export async function readWallet(
     Promise.all(
       held.map(({ listing }) =>
         ofContract(unreadable, listing.chainId, listing.vaultAddress, () =>
-          plugin.balance.assets(client, { chainId: listing.chainId, vaultAddress: listing.vaultAddress, shares: reading.shares.get(listing.id)! }),
+          turn(listing.chainId, () =>
+            plugin.balance.assets(client, { chainId: listing.chainId, vaultAddress: listing.vaultAddress, shares: reading.shares.get(listing.id)! }),
+          ),
         ),
       ),
     ),

@@ -79,6 +79,15 @@ describe('conformance kit on an incomplete plugin', () => {
     expect((await conformanceReport({ ...declared, nativeCoin: { symbol: 'ETH', decimals: 18 } } as never, fixtures)).find((f) => f.name === name)).toBeUndefined()
   })
 
+  test('reports a portfolio bound that is no whole number above 0', async () => {
+    const name = 'declares a known ecosystem id'
+    const declared = { ...halfBuilt, ownsChain: () => false, health: async () => [], nativeCoin: { symbol: 'ETH', decimals: 18 } }
+    for (const readsAtOnce of [0, -1, 1.5, Number.NaN, '16'])
+      expect((await conformanceReport({ ...declared, balance: { readsAtOnce } } as never, fixtures)).find((f) => f.name === name)?.error).toStartWith('balance.readsAtOnce, where given, must be')
+    for (const readsAtOnce of [1, 16, undefined])
+      expect((await conformanceReport({ ...declared, balance: { readsAtOnce } } as never, fixtures)).find((f) => f.name === name)).toBeUndefined()
+  })
+
   test('signs the agreement a request naming no chain gets: the plugin\'s default chain, or none', async () => {
     const seen: (string | null)[] = []
     const recording = { ...halfBuilt, signIn: { message: (p: { nonce: string; chainId: string | null }) => (seen.push(p.chainId), `sign in ${p.nonce}`) } }

@@ -128,6 +128,9 @@ export function checkEcosystem<Client>(
         const coin = plugin.nativeCoin
         if (typeof coin?.symbol !== 'string' || !/^[^\p{Cc}]{1,32}$/u.test(coin.symbol) || !Number.isInteger(coin.decimals) || coin.decimals < 0 || coin.decimals > 255)
           fail(`nativeCoin must name the chain's own coin: {symbol: one line of 1-32 characters, decimals: an integer 0-255}; got ${JSON.stringify(coin)}`)
+        const readsAtOnce = plugin.balance?.readsAtOnce
+        if (readsAtOnce !== undefined && !(Number.isSafeInteger(readsAtOnce) && readsAtOnce > 0))
+          fail(`balance.readsAtOnce, where given, must be a whole number above 0 (a portfolio's reads in flight at once); got ${JSON.stringify(readsAtOnce)}`)
       },
     },
     {

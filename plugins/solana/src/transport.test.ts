@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib'
 import { interceptingEndpoint, startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import { readBalance } from './balance.ts'
 import { connect } from './client.ts'
-import { MAX_SOLANA_ANSWER_BYTES, parseAnswer } from './transport.ts'
+import { MAX_SOLANA_ANSWER_BYTES, parseAnswer, SOLANA_IN_FLIGHT } from './transport.ts'
 import { parseJsonWithBigInts } from '@solana/rpc-spec-types'
 import { MalformedAnswerError } from './answers.ts'
 
@@ -18,7 +18,7 @@ let chain: SolanaChain
 let owner: KeyPairSigner
 let endpoint: ReturnType<typeof Bun.serve>
 /** How the endpoint answers getBalance; other methods pass through to the chain. */
-let balanceAnswer: ((id: unknown) => Response) | undefined
+let balanceAnswer: ((id: unknown) => Response | Promise<Response>) | undefined
 const seen: string[] = []
 
 beforeAll(async () => {
@@ -112,6 +112,35 @@ describe('the Solana RPC transport', () => {
     held.resolve()
     expect(aborted).toBe(true)
   })
+
+  test(`at most ${SOLANA_IN_FLIGHT} requests in flight; a request to another server meanwhile is not held behind them`, async () => {
+    // Bun's fetch holds 256 requests in flight for the whole process: unbounded, these 300 held the other server's.
+    let [inFlight, most] = [0, 0]
+    balanceAnswer = async (id) => {
+      inFlight++
+      most = Math.max(most, inFlight)
+      await Bun.sleep(1_000)
+      inFlight--
+      return new Response(answer(id, '7'))
+    }
+    const other = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('ok') })
+    try {
+      const c = client()
+      // Distinct owners: identical requests of one tick would leave as one.
+      const owners = await Promise.all(Array.from({ length: 300 }, () => generateKeyPairSigner()))
+      const reads = owners.map((o) => readBalance(c, { chainId: 'localnet', owner: o.address, token: 'native' }))
+      await Bun.sleep(100)
+      const started = performance.now()
+      expect(await (await fetch(`http://127.0.0.1:${other.port}`)).text()).toBe('ok')
+      expect(performance.now() - started).toBeLessThan(300)
+      // Each waits inside its own 10 s deadline: five turns of one second, all answered.
+      expect(await Promise.all(reads)).toEqual(owners.map(() => 7n))
+      expect(most).toBe(SOLANA_IN_FLIGHT)
+    } finally {
+      balanceAnswer = undefined
+      other.stop(true)
+    }
+  }, 30_000)
 })
 
 test('answers parse as kit parses them: integers (with a positive exponent too) bigints, fractions numbers; past 1,000 digits malformed', () => {

@@ -4,7 +4,7 @@
  * 80 MB answer, ~40 s). This one is kit's, request for request (same headers, integers kept as bigints, identical
  * requests of one tick sent once), with the answer read to at most `MAX_SOLANA_ANSWER_BYTES` and parsed in one pass.
  */
-import { readBoundedText } from '@earn/core'
+import { inTurn, readBoundedText } from '@earn/core'
 import { SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, SolanaError, type RpcTransport } from '@solana/kit'
 import { stringifyJsonWithBigInts } from '@solana/rpc-spec-types'
 import { MalformedAnswerError } from './answers.ts'
@@ -43,17 +43,27 @@ const HEADERS = {
   'solana-client': 'js/8.4.0',
 }
 
+/**
+ * At most this many requests of one client in flight, the rest waiting their turn inside their own deadline. Every
+ * balance is a request of its own (a portfolio makes one per catalog token), and Bun's fetch holds 256 requests in
+ * flight for the whole process (core's `inTurn`), another chain's too.
+ */
+export const SOLANA_IN_FLIGHT = 64
+
 export function httpTransport(url: string): RpcTransport {
-  return (async ({ payload, signal }) => {
-    const response = await fetch(url, { method: 'POST', headers: HEADERS, body: stringifyJsonWithBigInts(payload), signal })
-    if (!response.ok) {
-      await response.body?.cancel().catch(() => {})
-      // kit's own error for an HTTP failure, so rpc.ts reads it as the node's (503) as before.
-      throw new SolanaError(SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, { headers: response.headers, message: response.statusText, statusCode: response.status })
-    }
-    const text = await readBoundedText(response, () => new MalformedAnswerError(`the Solana RPC answered more than ${MAX_SOLANA_ANSWER_BYTES} bytes`), MAX_SOLANA_ANSWER_BYTES)
-    return parseAnswer(text)
-  }) as RpcTransport
+  const limit = inTurn(SOLANA_IN_FLIGHT)
+  return (({ payload, signal }) => limit(() => send(url, payload, signal), signal)) as RpcTransport
+}
+
+async function send(url: string, payload: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+  const response = await fetch(url, { method: 'POST', headers: HEADERS, body: stringifyJsonWithBigInts(payload), signal })
+  if (!response.ok) {
+    await response.body?.cancel().catch(() => {})
+    // kit's own error for an HTTP failure, so rpc.ts reads it as the node's (503) as before.
+    throw new SolanaError(SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, { headers: response.headers, message: response.statusText, statusCode: response.status })
+  }
+  const text = await readBoundedText(response, () => new MalformedAnswerError(`the Solana RPC answered more than ${MAX_SOLANA_ANSWER_BYTES} bytes`), MAX_SOLANA_ANSWER_BYTES)
+  return parseAnswer(text)
 }
 
 interface Shared {

@@ -3,7 +3,7 @@
  * @ton/sandbox's Blockchain all hand out the same @ton/core `ContractProvider`, so the plugin's reads
  * run unchanged against a toncenter endpoint in production and an in-process chain in tests.
  */
-import { type ChainEnv, ApiError, ChainNotConfiguredError, MAX_ANSWER_BYTES, readBoundedText, UnavailableError } from '@earn/core'
+import { type ChainEnv, type InTurn, ApiError, ChainNotConfiguredError, inTurn, MAX_ANSWER_BYTES, readBoundedText, UnavailableError } from '@earn/core'
 import type { Address, ContractProvider, StateInit, Transaction } from '@ton/core'
 import { TonClient } from '@ton/ton'
 import { callSignal } from './budget.ts'
@@ -77,6 +77,8 @@ export function connectTon(env: ChainEnv): TonChainClient {
   const endpoint = httpUrl('TON_API_URL', env.TON_API_URL?.trim())
   const apiKey = env.TON_API_KEY?.trim() || undefined
   const indexUrl = httpUrl('TON_INDEX_URL', env.TON_INDEX_URL?.trim()) || (endpoint ? indexUrlFrom(endpoint) : undefined)
+  // One queue for every call this client makes (the API, the index, the network ask): see TON_IN_FLIGHT.
+  const limit = inTurn(TON_IN_FLIGHT)
   let tonClient: TonClient | undefined
   const api = () => {
     // The deployment's configuration, not the request, is what is missing: a server-side 503, as on Solana.
@@ -85,13 +87,14 @@ export function connectTon(env: ChainEnv): TonChainClient {
         TON_API_URL: 'set it to a toncenter-style JSON-RPC endpoint, e.g. https://toncenter.com/api/v2/jsonRPC',
       })
     // A hung endpoint should fail the request as unavailable, not hold it open (see `fetchWithDeadline`).
-    tonClient ??= new TonClient({ endpoint, apiKey, timeout: API_TIMEOUT_MS, httpAdapter: fetchWithDeadline as never })
+    tonClient ??= new TonClient({ endpoint, apiKey, timeout: API_TIMEOUT_MS, httpAdapter: fetchWithDeadline(limit) as never })
     return tonClient
   }
   const lookups = indexUrl
     ? toncenterLookups({
         indexUrl,
         apiKey,
+        inTurn: limit,
         // The index names the transaction; the node serves its bytes, parsed by TonClient.
         getTransaction: (account, lt, hash) => api().getTransaction(account, lt, hash),
       })
@@ -107,7 +110,7 @@ export function connectTon(env: ChainEnv): TonChainClient {
   const askNetwork = () => {
     if (!endpoint) return Promise.resolve(undefined) // the read itself says TON_API_URL is missing
     if (!network) {
-      const asked = askChain('the network it serves', () => zeroStateNetwork(endpoint, apiKey))
+      const asked = askChain('the network it serves', () => zeroStateNetwork(limit, endpoint, apiKey))
       network = asked
       asked.catch(() => network === asked && (network = undefined))
     }
@@ -120,8 +123,16 @@ export function connectTon(env: ChainEnv): TonChainClient {
   })
 }
 
-/** One TON API call's limit. */
+/** One TON API call's limit, its wait for a turn included. */
 const API_TIMEOUT_MS = 10_000
+
+/**
+ * At most this many calls of one client in flight, the rest waiting their turn inside their own limit. Every read is a
+ * call of its own (a jetton balance three), and Bun's fetch holds 256 requests in flight for the whole process
+ * (core's `inTurn`): an audit's portfolio over 3,000 TON entries on an endpoint answering in 9.5 s had ~5,000 calls
+ * open and held an unrelated EVM portfolio ~10 s.
+ */
+export const TON_IN_FLIGHT = 64
 
 /** What TonClient's axios hands its adapter, and what it takes back (its own response parsing runs after). */
 interface AxiosRequest {
@@ -135,7 +146,12 @@ interface AxiosRequest {
  * TonClient's HTTP through fetch, with a deadline over the whole answer: axios's own timeout restarts with each byte,
  * so a body sent a byte at a time held a request for good, and a call given up on kept its connection reading.
  */
-async function fetchWithDeadline(config: AxiosRequest) {
+const fetchWithDeadline = (limit: InTurn) => (config: AxiosRequest) => {
+  const signal = callSignal(API_TIMEOUT_MS)
+  return limit(() => fetchAnswer(config, signal), signal)
+}
+
+async function fetchAnswer(config: AxiosRequest, signal: AbortSignal) {
   const headers = new Headers()
   const given = typeof config.headers?.toJSON === 'function' ? config.headers.toJSON() : (config.headers ?? {})
   for (const [name, value] of Object.entries(given)) if (value !== undefined && value !== null) headers.set(name, String(value))
@@ -143,7 +159,7 @@ async function fetchWithDeadline(config: AxiosRequest) {
     method: (config.method ?? 'get').toUpperCase(),
     headers,
     body: typeof config.data === 'string' ? config.data : undefined,
-    signal: callSignal(API_TIMEOUT_MS),
+    signal,
   })
   const data = await readBoundedText(response, () => new Error(`the TON API answered more than ${MAX_ANSWER_BYTES} bytes`))
   // As axios's own adapters settle: anything but a 2xx is a failed request (the endpoint's), never a contract's answer,
@@ -207,12 +223,17 @@ function checkedState(provider: ContractProvider): ContractProvider {
 }
 
 /** The network of a toncenter-style endpoint, by the zero state its `getMasterchainInfo` reports (network.ts). */
-async function zeroStateNetwork(endpoint: string, apiKey: string | undefined): Promise<string | undefined> {
+async function zeroStateNetwork(limit: InTurn, endpoint: string, apiKey: string | undefined): Promise<string | undefined> {
+  const signal = callSignal(API_TIMEOUT_MS)
+  return limit(() => askZeroState(endpoint, apiKey, signal), signal)
+}
+
+async function askZeroState(endpoint: string, apiKey: string | undefined, signal: AbortSignal): Promise<string | undefined> {
   const response = await fetch(endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(apiKey ? { 'X-API-Key': apiKey } : {}) },
     body: JSON.stringify({ id: '1', jsonrpc: '2.0', method: 'getMasterchainInfo', params: {} }),
-    signal: callSignal(API_TIMEOUT_MS),
+    signal,
   })
   const body = response.ok
     ? (JSON.parse(await readBoundedText(response, () => new Error(`getMasterchainInfo answered more than ${MAX_ANSWER_BYTES} bytes`))) as { ok?: unknown; result?: { init?: { root_hash?: unknown } } })

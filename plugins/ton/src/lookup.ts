@@ -5,7 +5,7 @@
  * returns the transaction's bytes, which the plugin decodes itself (the index's own JSON decoding of
  * messages is not relied on, so the sandbox and production share one decoder).
  */
-import { InvalidArgumentError, MAX_ANSWER_BYTES, readBoundedText } from '@earn/core'
+import { type InTurn, InvalidArgumentError, MAX_ANSWER_BYTES, readBoundedText } from '@earn/core'
 import { Address, type Cell, Dictionary, type Transaction } from '@ton/core'
 import { callSignal } from './budget.ts'
 import { decodeBase64 } from './tonProof.ts'
@@ -71,6 +71,8 @@ export interface ToncenterLookupOptions {
   getTransaction(account: Address, lt: string, hashBase64: string): Promise<Transaction | null>
   fetch?: typeof fetch
   timeoutMs?: number
+  /** The client's queue of calls in flight (client.ts `TON_IN_FLIGHT`); a call waits its turn within its limit. */
+  inTurn?: InTurn
 }
 
 /**
@@ -95,10 +97,14 @@ export class IndexUnavailableError extends Error {
 export function toncenterLookups(o: ToncenterLookupOptions): { byHash: TransactionLookup; byInMessage: MessageLookup } {
   const doFetch = o.fetch ?? fetch
   const base = o.indexUrl.replace(/\/+$/, '')
-  const indexAnswer = async (query: string) => {
+  const indexAnswer = (query: string) => {
+    const signal = callSignal(o.timeoutMs ?? 10_000)
+    return o.inTurn ? o.inTurn(() => readIndex(query, signal), signal) : readIndex(query, signal)
+  }
+  const readIndex = async (query: string, signal: AbortSignal) => {
     const response = await doFetch(`${base}/${query}`, {
       headers: { accept: 'application/json', ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}) },
-      signal: callSignal(o.timeoutMs ?? 10_000),
+      signal,
     })
     // Errors name the status only: the URL may carry credentials and is never put in a message.
     if (!response.ok) {

@@ -1,0 +1,45 @@
+/**
+ * A TON client's calls in flight are bounded, so a slow endpoint cannot take every one of Bun's 256 fetch slots (one
+ * process-wide queue, another chain's requests too). No TON network runs behind HTTP here (the sandbox is
+ * in-process), so a toncenter stand-in answers `getAddressInformation`, slowly.
+ */
+import { afterAll, expect, test } from 'bun:test'
+import { Address } from '@ton/core'
+import { readTonBalance } from './balance.ts'
+import { connectTon, TON_IN_FLIGHT } from './client.ts'
+import { toncenterStandIn } from './standIn.ts'
+
+let [inFlight, most] = [0, 0]
+const node = toncenterStandIn(async (call) => {
+  inFlight++
+  most = Math.max(most, inFlight)
+  await Bun.sleep(1_000)
+  inFlight--
+  return Response.json({
+    ok: true,
+    id: call.id,
+    jsonrpc: '2.0',
+    result: { '@type': 'raw.fullAccountState', balance: '7', code: '', data: '', last_transaction_id: { '@type': 'internal.transactionId', lt: '0', hash: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' }, block_id: { '@type': 'ton.blockIdExt', workchain: -1, shard: '-9223372036854775808', seqno: 1, root_hash: 'x', file_hash: 'x' }, frozen_hash: '', sync_utime: 0, state: 'uninitialized' },
+  })
+})
+// Another service the process talks to (an EVM node, say), answering at once.
+const other = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('ok') })
+afterAll(() => {
+  node.stop()
+  other.stop(true)
+})
+
+test(`at most ${TON_IN_FLIGHT} calls in flight; a request to another server meanwhile is not held behind them`, async () => {
+  const client = connectTon({ TON_API_URL: node.url })
+  // More than Bun's 256 at once: unbounded, the request to the other server waited for the first ~256 to answer.
+  const reads = Array.from({ length: 300 }, (_, i) =>
+    readTonBalance(client, { chainId: '-239', owner: new Address(0, Buffer.alloc(32, i % 256)).toString({ bounceable: false }), token: 'native' }),
+  )
+  await Bun.sleep(100)
+  const started = performance.now()
+  expect(await (await fetch(`http://127.0.0.1:${other.port}`)).text()).toBe('ok')
+  expect(performance.now() - started).toBeLessThan(300)
+  // Each waits inside its own 10 s limit: five turns of one second, all answered.
+  expect(await Promise.all(reads)).toEqual(Array.from({ length: 300 }, () => 7n))
+  expect(most).toBe(TON_IN_FLIGHT)
+}, 30_000)
