@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
 import { createPublicClient, http, parseAbi, type Address } from 'viem'
-import { ALONE_IN_FLIGHT, connect, DEPLOYLESS_BATCH_BYTES, MULTICALL3_ADDRESS, runsCallersCode, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
+import { ALONE_IN_FLIGHT, connect, LOOKUPS_IN_FLIGHT, DEPLOYLESS_BATCH_BYTES, MULTICALL3_ADDRESS, runsCallersCode, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
 import { parseRpcUrls } from './env.ts'
 import { evm } from './index.ts'
 import { recordingProxy, startAnvil } from '../../../test/chains/evm.ts'
@@ -197,6 +197,43 @@ describe("the server's transport", () => {
     expect(runsCallersCode('eth_call', [{ to: m, data: '0x' }, 'latest'], undefined)).toBe(true)
     expect(runsCallersCode('eth_estimateGas', [{ to: m, data: '0x' }], m)).toBe(true)
   })
+
+  test('sends at most LOOKUPS_IN_FLIGHT lookups (JSON-RPC batches, Multicall3 posts) at once: a hung node does not hold requests to other servers', async () => {
+    const anvil = await startAnvil()
+    // A node answering each request after 1 s, and another service the process talks to (another chain's node).
+    const proxy = recordingProxy(anvil.url, { delayMs: 1_000 })
+    const other = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('ok') })
+    try {
+      const client = connect({ EVM_RPC_URLS: `${anvil.chainId}=${proxy.url}`, EVM_RPC_TIMEOUT_MS: '20000' })
+      const publicClient = client.publicClient(anvil.chainId)!
+      const noToken: Address = `0x${'33'.repeat(20)}`
+      // The batcher first asks whether the chain has Multicall3, once.
+      await evm.balance.read(client, { chainId: anvil.chainId, owner: noToken, token: noToken }).catch(() => {})
+      // Each in a tick of its own, so each leaves in a request of its own: more than Bun's 256 fetch slots.
+      const reads: Promise<unknown>[] = []
+      for (let i = 0; i < 300; i++) {
+        const owner: Address = `0x${(i + 1).toString(16).padStart(40, '0')}`
+        reads.push(
+          i % 2
+            ? publicClient.getBalance({ address: owner })
+            : evm.balance.read(client, { chainId: anvil.chainId, owner, token: noToken }).catch((e: unknown) => e),
+        )
+        await Bun.sleep(1)
+      }
+      const started = performance.now()
+      expect(await (await fetch(`http://127.0.0.1:${other.port}`)).text()).toBe('ok')
+      expect(performance.now() - started).toBeLessThan(300)
+      const answers = await Promise.all(reads)
+      expect(answers.filter((a) => a === 0n)).toHaveLength(150)
+      // The Multicall3 reads were asked (an address without code: the chain answered, no ERC-20 there).
+      expect(answers.filter((a) => a instanceof Error && a.message.includes('ERC-20'))).toHaveLength(150)
+      expect(proxy.maxInFlight()).toBeLessThanOrEqual(LOOKUPS_IN_FLIGHT)
+    } finally {
+      other.stop(true)
+      proxy.stop()
+      await anvil.stop()
+    }
+  }, 60_000)
 
   test('sends at most ALONE_IN_FLIGHT of those at once, the rest waiting their turn (so they keep to kept-alive connections)', async () => {
     const anvil = await startAnvil()

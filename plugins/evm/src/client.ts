@@ -3,7 +3,7 @@
  * client's working state. The plugin's capabilities take it as their first argument, the way a viem action takes a
  * viem client, so tests can hand in one bound to anvil and two clients never share a cache.
  */
-import { NoChainRpcError, type ChainEnv } from '@earn/core'
+import { type ChainEnv, type InTurn, inTurn, NoChainRpcError } from '@earn/core'
 import { createPublicClient, defineChain, http, type Address, type Chain, type HttpTransport, type PublicClient } from 'viem'
 import * as knownChains from 'viem/chains'
 import {
@@ -142,10 +142,12 @@ export function connect(env: ChainEnv): EvmClient {
       let client = clients.get(chainId)
       if (!client) {
         requests.set(chainId, 0)
-        client = createRpcClient(Number(chainId), url, timeoutMs, count(chainId))
+        const lookups = inTurn(LOOKUPS_IN_FLIGHT)
+        client = createRpcClient(Number(chainId), url, timeoutMs, count(chainId), lookups)
         clients.set(chainId, client)
-        // The same endpoint, timeout and one retry as the public client's transport below, counted alike.
-        posts.set(chainId, createJsonRpcPost({ url, timeoutMs, retryCount: 1, onRequest: count(chainId) }))
+        // The same endpoint, timeout and one retry as the public client's transport below, counted alike, in the
+        // same queue as its lookups.
+        posts.set(chainId, createJsonRpcPost({ url, timeoutMs, retryCount: 1, onRequest: count(chainId), inTurn: lookups }))
       }
       return client
     },
@@ -241,6 +243,14 @@ const RUNS_CALLERS_CODE = new Set(['eth_call', 'eth_estimateGas', 'eth_simulateV
 export const ALONE_IN_FLIGHT = 64
 
 /**
+ * How many lookups (JSON-RPC batches, Multicall3 posts) one chain's client sends at once, the rest waiting their turn
+ * within their timeout. Bun's fetch holds 256 requests in flight for the whole process and queues the rest, another
+ * chain's too: a node that hangs under load had every other chain's requests wait behind its own. A build under load
+ * has one in flight at a time, so 64 builds at once never wait.
+ */
+export const LOOKUPS_IN_FLIGHT = 64
+
+/**
  * Whether a request runs code a caller can name. viem's own reads through the chain's Multicall3 (a coin balance, a
  * swap quote from the operator's router) do not, and stay lookups: queued behind 64 wallets slow to answer, a build's
  * balance read had waited its whole timeout. A call carrying an authorization list or state overrides runs what they
@@ -262,7 +272,7 @@ function routedByMethod(batched: HttpTransport, alone: HttpTransport, multicall3
   }) as HttpTransport
 }
 
-function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequest: () => void): PublicClient {
+function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequest: () => void, lookups: InTurn): PublicClient {
   const chain = chainFor(chainId, url)
   // (The hook returns nothing: viem would take a returned value as the request to send instead.)
   // One retry: a dropped connection is worth a second try; a node that hangs fails within ~2 × timeoutMs.
@@ -274,7 +284,7 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
     // sent again one request at a time where its answer is too large or malformed as a whole (checkedFetch); what
     // runs a caller's code goes in an HTTP request of its own.
     transport: routedByMethod(
-      http(url, { ...options, fetchFn, batch: true }),
+      http(url, { ...options, fetchFn: atMostInFlight(fetchFn, lookups), batch: true }),
       // At most ALONE_IN_FLIGHT at once (the rest wait within their deadline), so they keep to fetch's kept-alive
       // connections, beside the batches' and Multicall3's.
       http(url, { ...options, fetchFn: atMostInFlight(fetchFn, ALONE_IN_FLIGHT), batch: false }),

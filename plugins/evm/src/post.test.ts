@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { encodeFunctionData, erc20Abi, HttpRequestError, RpcRequestError, TimeoutError, type Address, type Hex } from 'viem'
 import { closedPortUrl, deployToken, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
 import { rejection } from '../../../test/thrown.ts'
+import { inTurn } from '@earn/core'
 import { createJsonRpcPost } from './post.ts'
 import { classifyRpcError } from './rpc.ts'
 
@@ -80,6 +81,26 @@ describe('failures', () => {
       expect(requests).toBe(2)
       expect(elapsed).toBeGreaterThanOrEqual(390)
       expect(elapsed).toBeLessThan(2000)
+    } finally {
+      server.stop(true)
+    }
+  })
+
+  test('a request whose timeout passes while it waits its turn is TimeoutError, unsent, and unavailable', async () => {
+    let requests = 0
+    const server = Bun.serve({ port: 0, fetch: () => new Promise<Response>(() => {}) })
+    try {
+      const turns = inTurn(1)
+      // The one slot is taken for 500 ms (by the chain's other lookups).
+      const held = turns(() => Bun.sleep(500))
+      const post = createJsonRpcPost({ url: `http://127.0.0.1:${server.port}/`, timeoutMs: 200, retryCount: 0, inTurn: turns, onRequest: () => requests++ })
+      const started = performance.now()
+      const waited = await rejection(post('eth_chainId', []))
+      expect(performance.now() - started).toBeLessThan(450)
+      expect(waited).toBeInstanceOf(TimeoutError)
+      expect(classifyRpcError(waited)).toBe('unavailable')
+      expect(requests).toBe(0)
+      await held
     } finally {
       server.stop(true)
     }

@@ -7,6 +7,7 @@
  * `TimeoutError`, a node's error `RpcRequestError`; viem's classes are built only when a request fails.
  */
 import { HttpRequestError, RpcRequestError, TimeoutError, type PublicClient } from 'viem'
+import type { InTurn } from '@earn/core'
 import { boundedText } from './answers.ts'
 
 export type JsonRpcPost = (method: string, params: unknown[]) => Promise<unknown>
@@ -20,6 +21,8 @@ export interface JsonRpcPostOptions {
   retryDelayMs?: number
   /** Told of every HTTP request, retries included (the per-chain request count). */
   onRequest?: () => void
+  /** The chain's queue of lookups in flight (client.ts `LOOKUPS_IN_FLIGHT`); a request waits its turn within its timeout. */
+  inTurn?: InTurn
 }
 
 /** HTTP statuses worth a second try: the node or a proxy in front of it was busy, not the request wrong. */
@@ -37,7 +40,17 @@ export function createJsonRpcPost(options: JsonRpcPostOptions): JsonRpcPost {
   const { url, timeoutMs } = options
   let id = 0
 
-  const once = async (body: { jsonrpc: '2.0'; id: number; method: string; params: unknown[] }): Promise<unknown> => {
+  type Body = { jsonrpc: '2.0'; id: number; method: string; params: unknown[] }
+  const once = (body: Body): Promise<unknown> => {
+    const signal = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined
+    return options.inTurn
+      ? options.inTurn(() => sent(body, signal), signal).catch((e: unknown) => {
+          // Its time ran out waiting for its turn: no answer, as a node that did not answer in time.
+          throw e === signal?.reason ? new TimeoutError({ body, url }) : e
+        })
+      : sent(body, signal)
+  }
+  const sent = async (body: Body, signal: AbortSignal | undefined): Promise<unknown> => {
     options.onRequest?.()
     let payload: { result?: unknown; error?: { code: number; message: string; data?: unknown } } | undefined
     let response: Response
@@ -46,7 +59,7 @@ export function createJsonRpcPost(options: JsonRpcPostOptions): JsonRpcPost {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
-        signal: timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined,
+        signal,
       })
       // Bounded as viem bounds its answers: a node streaming megabytes must not fill the server's memory.
       payload = response.ok ? JSON.parse(await boundedText(response)) : undefined
