@@ -42,7 +42,7 @@ const REFUSED = Symbol('refused')
 
 /**
  * How long a portfolio's reads may wait for their turn, all told, where they go a few at a time: past it the rest are
- * not sent and the answer is a 503, as TON's capabilities are held to 20 s: sixteen at a time, a TON catalog of 3,000
+ * not sent and the answer is a 503, as TON's capabilities are held to 20 s: 64 at a time, a TON catalog of 3,000
  * entries (an audit's) on an endpoint answering in 9.5 s would keep one wallet's reads going for most of an hour.
  */
 export const PORTFOLIO_TURNS_MS = 20_000

@@ -27,7 +27,7 @@ export const solana = defineEcosystem({
   health,
   address: { isValid: isValidAddress, parse: (input: string) => parseAddress(input), format: formatAddress },
   signIn: { message: signInMessage, verify: verifySignIn },
-  // Each balance is a request to the RPC: a portfolio's go sixteen at a time (core's portfolio/read.ts).
-  balance: { read: readBalance, vault: readVault, assets: readAssets, flows: readFlows, readsAtOnce: 16 },
+  // Each balance is a request to the RPC: a portfolio's go 64 at a time (core's portfolio/read.ts).
+  balance: { read: readBalance, vault: readVault, assets: readAssets, flows: readFlows, readsAtOnce: 64 },
   transactions: { check: checkTransactions, build: buildTransactions, buildTransfer, readTransfers },
 })

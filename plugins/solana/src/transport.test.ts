@@ -133,7 +133,7 @@ describe('the Solana RPC transport', () => {
       const started = performance.now()
       expect(await (await fetch(`http://127.0.0.1:${other.port}`)).text()).toBe('ok')
       expect(performance.now() - started).toBeLessThan(300)
-      // Each waits inside its own 10 s deadline: five turns of one second, all answered.
+      // Each waits inside its own 10 s deadline: three turns of one second, all answered.
       expect(await Promise.all(reads)).toEqual(owners.map(() => 7n))
       expect(most).toBe(SOLANA_IN_FLIGHT)
     } finally {

@@ -48,7 +48,7 @@ const HEADERS = {
  * balance is a request of its own (a portfolio makes one per catalog token), and Bun's fetch holds 256 requests in
  * flight for the whole process (core's `inTurn`), another chain's too.
  */
-export const SOLANA_IN_FLIGHT = 64
+export const SOLANA_IN_FLIGHT = 128
 
 export function httpTransport(url: string): RpcTransport {
   const limit = inTurn(SOLANA_IN_FLIGHT)

@@ -132,7 +132,7 @@ const API_TIMEOUT_MS = 10_000
  * (core's `inTurn`): an audit's portfolio over 3,000 TON entries on an endpoint answering in 9.5 s had ~5,000 calls
  * open and held an unrelated EVM portfolio ~10 s.
  */
-export const TON_IN_FLIGHT = 64
+export const TON_IN_FLIGHT = 128
 
 /** What TonClient's axios hands its adapter, and what it takes back (its own response parsing runs after). */
 interface AxiosRequest {

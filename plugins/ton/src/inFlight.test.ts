@@ -39,7 +39,7 @@ test(`at most ${TON_IN_FLIGHT} calls in flight; a request to another server mean
   const started = performance.now()
   expect(await (await fetch(`http://127.0.0.1:${other.port}`)).text()).toBe('ok')
   expect(performance.now() - started).toBeLessThan(300)
-  // Each waits inside its own 10 s limit: five turns of one second, all answered.
+  // Each waits inside its own 10 s limit: three turns of one second, all answered.
   expect(await Promise.all(reads)).toEqual(Array.from({ length: 300 }, () => 7n))
   expect(most).toBe(TON_IN_FLIGHT)
 }, 30_000)
