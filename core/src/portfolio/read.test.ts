@@ -63,10 +63,18 @@ describe('readTurns', () => {
     const first = turns.run('-239', () => Bun.sleep(150).then(() => 'first'))
     const waited = await turns.run('-239', async () => ((second = true), 'second')).catch((e: unknown) => e)
     expect(waited).toBeInstanceOf(UnavailableError)
-    expect((waited as UnavailableError).message).toBe("chain -239 did not answer this portfolio's reads within 0.05 s; retry later")
+    expect((waited as UnavailableError).message).toBe("chain -239 did not answer this portfolio's reads in time (one waited 0.05 s for its turn); retry later")
     // The read that had its turn runs to its end.
     expect(await first).toBe('first')
     expect(second).toBe(false)
+    turns.stop()
+  })
+
+  test('what is limited is the wait: a read given a free slot runs however long the portfolio has taken', async () => {
+    const turns = readTurns(1, 50)
+    expect(await turns.run('-239', () => Bun.sleep(100).then(() => 'balances'))).toBe('balances')
+    // The valuations after the balances, past the 50 ms: each has its own wait.
+    expect(await turns.run('-239', async () => 'value')).toBe('value')
     turns.stop()
   })
 })

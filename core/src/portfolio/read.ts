@@ -7,8 +7,8 @@
  * wallet. A contract the chain answered for but that no longer reads as what the catalog
  * says (a token that is no ERC-20, a vault whose conversion reverts: an upgrade gone wrong, a self-destruct) is not a
  * chain failure, and no retry would help: it is named in `unreadable`, and the rest of the portfolio is read.
- * Where each read is a request of its own (`balance.readsAtOnce`), they go that many at a time, and those still
- * waiting when the portfolio fails or `PORTFOLIO_TURNS_MS` has passed are never sent.
+ * Where each read is a request of its own (`balance.readsAtOnce`), they go that many at a time, and one still waiting
+ * when the portfolio fails, or after waiting `PORTFOLIO_TURNS_MS` for its turn, is never sent.
  */
 import { ApiError, isChainNotServed, UnavailableError } from '../errors.ts'
 import { inTurn } from '../inTurn.ts'
@@ -41,9 +41,10 @@ export interface Unreadable {
 const REFUSED = Symbol('refused')
 
 /**
- * How long a portfolio's reads may wait for their turn, all told, where they go a few at a time: past it the rest are
- * not sent and the answer is a 503, as TON's capabilities are held to 20 s: 64 at a time, a TON catalog of 3,000
- * entries (an audit's) on an endpoint answering in 9.5 s would keep one wallet's reads going for most of an hour.
+ * How long one of a portfolio's reads may wait for its turn, where they go a few at a time: past it, it is not sent
+ * and the answer is a 503, as TON's capabilities are held to 20 s. The balances are all asked at once, so this bounds
+ * them together: 64 at a time, a TON catalog of 3,000 entries (an audit's) on an endpoint answering in 9.5 s would
+ * keep one wallet's reads going for most of an hour.
  */
 export const PORTFOLIO_TURNS_MS = 20_000
 
@@ -51,18 +52,18 @@ export type Turn = <T>(chainId: string, read: () => Promise<T>) => Promise<T>
 
 /**
  * Runs a portfolio's reads `readsAtOnce` at a time (all at once where absent); `stop` drops those still waiting.
- * One that waits past `ms` is an UnavailableError about its chain.
+ * One that waits `ms` for its turn is an UnavailableError about its chain; one given a free slot always runs.
  */
 export function readTurns(readsAtOnce: number | undefined, ms = PORTFOLIO_TURNS_MS): { run: Turn; stop(): void } {
   if (!readsAtOnce) return { run: (_, read) => read(), stop: () => {} }
   const stopped = new AbortController()
   const limit = inTurn(readsAtOnce)
-  const signal = AbortSignal.any([stopped.signal, AbortSignal.timeout(ms)])
   return {
     run(chainId, read) {
-      return limit(read, signal).catch((e: unknown) => {
-        if (e !== signal.reason) throw e
-        throw new UnavailableError(`chain ${chainId} did not answer this portfolio's reads within ${ms / 1000} s; retry later`)
+      const waitsAtMost = AbortSignal.any([stopped.signal, AbortSignal.timeout(ms)])
+      return limit(read, waitsAtMost).catch((e: unknown) => {
+        if (e !== waitsAtMost.reason) throw e
+        throw new UnavailableError(`chain ${chainId} did not answer this portfolio's reads in time (one waited ${ms / 1000} s for its turn); retry later`)
       })
     },
     stop: () => stopped.abort(),

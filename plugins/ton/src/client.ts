@@ -128,7 +128,7 @@ const API_TIMEOUT_MS = 10_000
 
 /**
  * At most this many calls of one client in flight, the rest waiting their turn inside their own limit. Every read is a
- * call of its own (a jetton balance three), and Bun's fetch holds 256 requests in flight for the whole process
+ * call of its own (a jetton balance four), and Bun's fetch holds 256 requests in flight for the whole process
  * (core's `inTurn`): an audit's portfolio over 3,000 TON entries on an endpoint answering in 9.5 s had ~5,000 calls
  * open and held an unrelated EVM portfolio ~10 s.
  */

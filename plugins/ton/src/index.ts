@@ -41,7 +41,7 @@ export const ton = defineEcosystem({
     vault: onItsNetwork(readTonVault),
     assets: readTonAssets,
     flows: readTonFlows,
-    // Each balance is up to three calls to the endpoint: a portfolio's go 64 at a time (core's portfolio/read.ts).
+    // Each balance is up to four calls to the endpoint: a portfolio's go 64 at a time (core's portfolio/read.ts).
     readsAtOnce: 64,
   },
   transactions: {
