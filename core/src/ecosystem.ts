@@ -298,8 +298,9 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
     servesChain?(client: Client, chainId: string): Promise<void>
     /**
      * How many of one portfolio's reads may be in flight at once, where each read is a request of its own (Solana,
-     * TON): a catalog of thousands would otherwise send thousands at once, and one wallet's portfolio would hold the
-     * client's every slot. Absent: all at once (EVM folds them into one Multicall3 call a chain).
+     * TON; their clients' own caps): a catalog of thousands would otherwise queue thousands of requests at once in
+     * the client, ahead of other requests', and go on sending them after the portfolio had failed. Absent: all at
+     * once (EVM folds them into one Multicall3 call a chain).
      */
     readsAtOnce?: number
   }

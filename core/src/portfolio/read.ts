@@ -43,7 +43,7 @@ const REFUSED = Symbol('refused')
 /**
  * How long one of a portfolio's reads may wait for its turn, where they go a few at a time: past it, it is not sent
  * and the answer is a 503, as TON's capabilities are held to 20 s. The balances are all asked at once, so this bounds
- * them together: 64 at a time, a TON catalog of 3,000 entries (an audit's) on an endpoint answering in 9.5 s would
+ * them together: 128 at a time, a TON catalog of 3,000 entries (an audit's) on an endpoint answering in 9.5 s would
  * keep one wallet's reads going for most of an hour.
  */
 export const PORTFOLIO_TURNS_MS = 20_000

@@ -8,6 +8,7 @@ import { formatAddress, isValidAddress, parseAddress } from './address.ts'
 import { readBalance } from './balance.ts'
 import { canonicalSolanaChain, ownsSolanaChain } from './chain.ts'
 import { connect } from './client.ts'
+import { SOLANA_IN_FLIGHT } from './transport.ts'
 import { signInMessage, verifySignIn } from './signIn.ts'
 import { buildTransactions, checkTransactions } from './transactions.ts'
 import { readVault } from './vault.ts'
@@ -27,7 +28,7 @@ export const solana = defineEcosystem({
   health,
   address: { isValid: isValidAddress, parse: (input: string) => parseAddress(input), format: formatAddress },
   signIn: { message: signInMessage, verify: verifySignIn },
-  // Each balance is a request to the RPC: a portfolio's go 64 at a time (core's portfolio/read.ts).
-  balance: { read: readBalance, vault: readVault, assets: readAssets, flows: readFlows, readsAtOnce: 64 },
+  // Each balance is a request to the RPC: a portfolio's go as many at a time as the client sends (core's portfolio/read.ts).
+  balance: { read: readBalance, vault: readVault, assets: readAssets, flows: readFlows, readsAtOnce: SOLANA_IN_FLIGHT },
   transactions: { check: checkTransactions, build: buildTransactions, buildTransfer, readTransfers },
 })

@@ -6,7 +6,7 @@ import { defineEcosystem } from '@earn/core'
 import { formatTonAddress, formatTonContract, isValidTonAddress, parseTonAddress } from './address.ts'
 import { readTonBalance } from './balance.ts'
 import { withinBudget } from './budget.ts'
-import { connectTon } from './client.ts'
+import { connectTon, TON_IN_FLIGHT } from './client.ts'
 import { tonSignInMessage, verifyTonSignIn } from './signIn.ts'
 import { buildTonTransactions, checkTonTransactions } from './transactions.ts'
 import { readTonVault } from './vault.ts'
@@ -41,8 +41,8 @@ export const ton = defineEcosystem({
     vault: onItsNetwork(readTonVault),
     assets: readTonAssets,
     flows: readTonFlows,
-    // Each balance is up to four calls to the endpoint: a portfolio's go 64 at a time (core's portfolio/read.ts).
-    readsAtOnce: 64,
+    // Each balance is up to four calls to the endpoint: a portfolio's go as many at a time as the client sends (core's portfolio/read.ts).
+    readsAtOnce: TON_IN_FLIGHT,
   },
   transactions: {
     check: checkTonTransactions,
