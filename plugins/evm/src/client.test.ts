@@ -235,6 +235,44 @@ describe("the server's transport", () => {
     }
   }, 60_000)
 
+  test('a batch sent again one request at a time (its answer malformed) takes a turn for each of them', async () => {
+    // A gateway that takes no batches (an HTML page for each) and answers single requests after 1 s: no node answers
+    // so, hence a stand-in.
+    let [inFlight, most] = [0, 0]
+    const gateway = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(req) {
+        const body = (await req.json()) as { id: number } | unknown[]
+        if (Array.isArray(body)) return new Response('<html>no batches here</html>', { headers: { 'content-type': 'text/html' } })
+        inFlight++
+        most = Math.max(most, inFlight)
+        await Bun.sleep(1_000)
+        inFlight--
+        return Response.json({ jsonrpc: '2.0', id: body.id, result: '0x7' })
+      },
+    })
+    const other = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('ok') })
+    try {
+      const publicClient = connect({ EVM_RPC_URLS: `31337=http://127.0.0.1:${gateway.port}`, EVM_RPC_TIMEOUT_MS: '30000' }).publicClient('31337')!
+      // Ten batches of thirty, each a tick's: 300 single requests, more than Bun's 256 fetch slots.
+      const reads: Promise<bigint>[] = []
+      for (let batch = 0; batch < 10; batch++) {
+        for (let i = 0; i < 30; i++) reads.push(publicClient.getBalance({ address: `0x${(batch * 30 + i + 1).toString(16).padStart(40, '0')}` }))
+        await Bun.sleep(5)
+      }
+      await Bun.sleep(200)
+      const started = performance.now()
+      expect(await (await fetch(`http://127.0.0.1:${other.port}`)).text()).toBe('ok')
+      expect(performance.now() - started).toBeLessThan(300)
+      expect(await Promise.all(reads)).toEqual(reads.map(() => 7n))
+      expect(most).toBe(LOOKUPS_IN_FLIGHT)
+    } finally {
+      other.stop(true)
+      gateway.stop(true)
+    }
+  }, 60_000)
+
   test('sends at most ALONE_IN_FLIGHT of those at once, the rest waiting their turn (so they keep to kept-alive connections)', async () => {
     const anvil = await startAnvil()
     const proxy = recordingProxy(anvil.url, { delayMs: 20 })

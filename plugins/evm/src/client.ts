@@ -245,8 +245,8 @@ export const ALONE_IN_FLIGHT = 64
 /**
  * How many lookups (JSON-RPC batches, Multicall3 posts) one chain's client sends at once, the rest waiting their turn
  * within their timeout. Bun's fetch holds 256 requests in flight for the whole process and queues the rest, another
- * chain's too: a node that hangs under load had every other chain's requests wait behind its own. A build under load
- * has one in flight at a time, so 64 builds at once never wait.
+ * chain's too: a node that hangs under load had every other chain's requests wait behind its own. Concurrent builds'
+ * reads leave together in one Multicall3 post a tick, so an audit's 300 builds at once had at most ~28 in flight.
  */
 export const LOOKUPS_IN_FLIGHT = 64
 
@@ -276,7 +276,8 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
   const chain = chainFor(chainId, url)
   // (The hook returns nothing: viem would take a returned value as the request to send instead.)
   // One retry: a dropped connection is worth a second try; a node that hangs fails within ~2 × timeoutMs.
-  const fetchFn = checkedFetch(wholeAnswerWithin(timeoutMs) ?? fetch)
+  const whole = wholeAnswerWithin(timeoutMs) ?? fetch
+  const fetchFn = checkedFetch(whole)
   const options = { timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest() }
   return createPublicClient({
     chain,
@@ -284,7 +285,8 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
     // sent again one request at a time where its answer is too large or malformed as a whole (checkedFetch); what
     // runs a caller's code goes in an HTTP request of its own.
     transport: routedByMethod(
-      http(url, { ...options, fetchFn: atMostInFlight(fetchFn, lookups), batch: true }),
+      // The turn is each HTTP request's: a batch sent again one request at a time (checkedFetch) waits a turn for each.
+      http(url, { ...options, fetchFn: checkedFetch(atMostInFlight(whole, lookups)), batch: true }),
       // At most ALONE_IN_FLIGHT at once (the rest wait within their deadline), so they keep to fetch's kept-alive
       // connections, beside the batches' and Multicall3's.
       http(url, { ...options, fetchFn: atMostInFlight(fetchFn, ALONE_IN_FLIGHT), batch: false }),
