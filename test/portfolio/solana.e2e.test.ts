@@ -3,11 +3,12 @@
  * receipt tokens valued 1:1, and earnings unknown (null) because Solana keeps no per-wallet vault events.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
+import { randomUUID } from 'node:crypto'
 import { importCatalog } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
 import { generateKeyPairSigner } from '@solana/kit'
 import { localCatalog } from '../actions/localChain.ts'
-import { deploySampleSolana, startSolana, type SampleSolana, type SolanaChain } from '../chains/solana.ts'
+import { deploySampleSolana, interceptingEndpoint, startSolana, type SampleSolana, type SolanaChain } from '../chains/solana.ts'
 import { createHarness, type Harness, type Json } from '../harness.ts'
 
 setDefaultTimeout(60_000)
@@ -74,4 +75,47 @@ test("a Solana RPC that does not answer is 503 naming the chain and the setting 
   const r = await broken.get(`/v2/wallet/${(await generateKeyPairSigner()).address}/portfolio`, { key: h.org.publishableKey })
   expect(r.status, r.text).toBe(503)
   expect(r.body.context).toEqual({ chainId: 'localnet', SOLANA_RPC_URL: 'did not answer' })
+})
+
+test('a client that leaves a large portfolio: the reads still waiting for their turn are never sent', async () => {
+  // 150 entries of their own mints, 301 balances: past the 128 requests a Solana client sends at once, each held 500 ms.
+  let balanceCalls = 0
+  const endpoint = interceptingEndpoint(chain.url, async (call, forward) => {
+    if (call.method !== 'getTokenAccountsByOwner' && call.method !== 'getBalance') return undefined
+    balanceCalls++
+    await Bun.sleep(500)
+    return forward()
+  })
+  const slow = await createHarness({ clients: { solana: solana.connect({ SOLANA_RPC_URL: `http://127.0.0.1:${endpoint.port}` }) } })
+  try {
+    for (let i = 0; i < 150; i++) {
+      const [vault, base, receipt] = (await Promise.all([generateKeyPairSigner(), generateKeyPairSigner(), generateKeyPairSigner()])).map((s) => s.address)
+      const listing = {
+        ...ENTRY,
+        id: randomUUID(),
+        vaultAddress: vault,
+        baseToken: { ...ENTRY.baseToken, address: base },
+        receiptToken: { ...ENTRY.receiptToken, address: receipt },
+        depositTokens: [{ ...ENTRY.depositTokens[0]!, address: base, chainId: 'localnet' }],
+      }
+      const facts = { baseToken: base, receiptToken: receipt, decimals: 6, receiptDecimals: 6, totalAssets: '0' }
+      await slow.store.upsertOpportunity(
+        { id: listing.id, ecosystem: 'solana', chainId: 'localnet', vaultAddress: vault!, listing: JSON.stringify(listing), chainFacts: JSON.stringify(facts), tvl: 0, refreshedAt: 1, refreshError: null, delistedAt: null, createdAt: 1, updatedAt: 1 },
+        [base!],
+      )
+    }
+    const wallet = (await generateKeyPairSigner()).address
+    const left = new AbortController()
+    const answer = slow.app.handle(new Request(`http://localhost/v2/wallet/${wallet}/portfolio`, { headers: { 'x-api-key': slow.org.publishableKey }, signal: left.signal }))
+    await Bun.sleep(200)
+    left.abort()
+    await answer.catch(() => {})
+    await Bun.sleep(1_000)
+    // The 128 in flight when it left, not the other 173 (which a second turn at 500 ms would have sent).
+    expect(balanceCalls).toBeGreaterThan(100)
+    expect(balanceCalls).toBeLessThanOrEqual(128)
+  } finally {
+    await slow.close()
+    await endpoint.stop(true)
+  }
 })

@@ -17,6 +17,8 @@ import { resolveWalletIn } from './wallet.ts'
 export interface PortfolioParameters {
   address: string
   query: PortfolioQuery
+  /** The request's: once its client has gone, the chain reads still waiting for their turn are not sent (read.ts). */
+  signal?: AbortSignal
 }
 
 /** `true` or `false` (any case); absent or empty is false. Anything else is a 400 naming the parameter. */
@@ -92,7 +94,7 @@ export async function getPortfolio(deps: QueryDeps, p: PortfolioParameters): Pro
   )
   const tokens = catalogTokens(plugin, opportunities).sort(tokenOrder(chains))
   const member = (await deps.store.getMember(plugin.id, wallet.address)) !== undefined
-  const reading = await readWallet(wallet.ecosystem, wallet.address, tokens, opportunities, member ? 'all' : 'held')
+  const reading = await readWallet(wallet.ecosystem, wallet.address, tokens, opportunities, member ? 'all' : 'held', p.signal)
 
   return {
     portfolio: {

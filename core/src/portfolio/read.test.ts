@@ -54,6 +54,18 @@ describe('readWallet', () => {
     // t0..t3 and at most the read that took t3's place: not the other 45.
     expect(count.started).toBeLessThanOrEqual(6)
   })
+
+  test("once the request's client has gone, the reads still waiting are never sent", async () => {
+    const { count, loaded } = standIn(2)
+    const gone = new AbortController()
+    const reading = readWallet(loaded, 'owner', tokens(50), [], 'all', gone.signal).catch((e: unknown) => e)
+    await Bun.sleep(12)
+    gone.abort()
+    expect(await reading).toBeInstanceOf(PortfolioChainError)
+    await Bun.sleep(50)
+    // The two in flight when it left, and those before them: not the 50.
+    expect(count.started).toBeLessThanOrEqual(8)
+  })
 })
 
 describe('readTurns', () => {

@@ -8,7 +8,7 @@
  * says (a token that is no ERC-20, a vault whose conversion reverts: an upgrade gone wrong, a self-destruct) is not a
  * chain failure, and no retry would help: it is named in `unreadable`, and the rest of the portfolio is read.
  * Where each read is a request of its own (`balance.readsAtOnce`), they go that many at a time, and one still waiting
- * when the portfolio fails, or after waiting `PORTFOLIO_TURNS_MS` for its turn, is never sent.
+ * when the portfolio fails or its client has gone, or after waiting `PORTFOLIO_TURNS_MS` for its turn, is never sent.
  */
 import { ApiError, isChainNotServed, UnavailableError } from '../errors.ts'
 import { inTurn } from '../inTurn.ts'
@@ -51,18 +51,22 @@ export const PORTFOLIO_TURNS_MS = 20_000
 export type Turn = <T>(chainId: string, read: () => Promise<T>) => Promise<T>
 
 /**
- * Runs a portfolio's reads `readsAtOnce` at a time (all at once where absent); `stop` drops those still waiting.
- * One that waits `ms` for its turn is an UnavailableError about its chain; one given a free slot always runs.
+ * Runs a portfolio's reads `readsAtOnce` at a time (all at once where absent); `stop`, or `gone` aborting (the
+ * request's client has left), drops those still waiting. One that waits `ms` for its turn is an UnavailableError
+ * about its chain; one given a free slot always runs.
  */
-export function readTurns(readsAtOnce: number | undefined, ms = PORTFOLIO_TURNS_MS): { run: Turn; stop(): void } {
+export function readTurns(readsAtOnce: number | undefined, ms = PORTFOLIO_TURNS_MS, gone?: AbortSignal): { run: Turn; stop(): void } {
   if (!readsAtOnce) return { run: (_, read) => read(), stop: () => {} }
   const stopped = new AbortController()
+  const ended = gone ? AbortSignal.any([stopped.signal, gone]) : stopped.signal
   const limit = inTurn(readsAtOnce)
   return {
     run(chainId, read) {
-      const waitsAtMost = AbortSignal.any([stopped.signal, AbortSignal.timeout(ms)])
+      const waitsAtMost = AbortSignal.any([ended, AbortSignal.timeout(ms)])
       return limit(read, waitsAtMost).catch((e: unknown) => {
         if (e !== waitsAtMost.reason) throw e
+        // Stopped: the portfolio failed or its client left, and no one reads this; else its time ran out.
+        if (ended.aborted) throw new UnavailableError(`this portfolio's reads of chain ${chainId} were stopped`)
         throw new UnavailableError(`chain ${chainId} did not answer this portfolio's reads in time (one waited ${ms / 1000} s for its turn); retry later`)
       })
     },
@@ -105,8 +109,10 @@ export async function readWallet(
   tokens: readonly CatalogToken[],
   opportunities: readonly LiveOpportunity[],
   history: 'all' | 'held',
+  /** The request's signal: once its client has gone, reads still waiting are not sent. */
+  gone?: AbortSignal,
 ): Promise<WalletReading> {
-  const reads = readTurns(plugin.balance.readsAtOnce)
+  const reads = readTurns(plugin.balance.readsAtOnce, PORTFOLIO_TURNS_MS, gone)
   try {
     return await readInTurns(plugin, client, reads.run, owner, tokens, opportunities, history)
   } finally {

@@ -25,12 +25,12 @@ export const portfolioRoutes = (deps: Deps) => {
   return new Elysia()
     .get(
       '/v2/wallet/:address/portfolio',
-      ({ params, query }) => getPortfolio(catalog, { address: params.address, query }),
+      ({ params, query, request }) => getPortfolio(catalog, { address: params.address, query, signal: request.signal }),
       options('portfolio.v2', 'Wallet portfolio'),
     )
     .get(
       '/v1/wallet/:address/portfolio',
-      ({ params, query }) => getPortfolio(catalog, { address: params.address, query }),
+      ({ params, query, request }) => getPortfolio(catalog, { address: params.address, query, signal: request.signal }),
       options('portfolio.v1', 'Wallet portfolio (v1, same as v2)'),
     )
 }
