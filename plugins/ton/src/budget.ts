@@ -4,6 +4,7 @@
  * an endpoint answering each just inside its limit held one request 36 s (a deposit) to 81 s (a verify) in an audit.
  * Calls made within `withinBudget` end when the budget does, as a node that did not answer (503).
  */
+import type { InTurn } from '@earn/core'
 import { AsyncLocalStorage } from 'node:async_hooks'
 
 /** What a TON capability may spend with the endpoint; EVM's hanging node answers in ~10 s, one TON call may take 10. */
@@ -21,4 +22,19 @@ export const withinBudget =
 export function callSignal(ms: number): AbortSignal {
   const whole = budget.getStore()
   return whole ? AbortSignal.any([AbortSignal.timeout(ms), whole]) : AbortSignal.timeout(ms)
+}
+
+/**
+ * A call whose time ran out waiting for its turn (client.ts `TON_IN_FLIGHT`): the client's other calls held every
+ * slot, so no service was asked, and none is to blame by name (a verify's index lookup queued behind slow node
+ * calls had named a healthy index).
+ */
+export class NoTurnError extends Error {}
+
+/** `task` in its turn of `limit`, within `signal`; a wait that runs out is a NoTurnError. */
+export function inItsTurn<T>(limit: InTurn, signal: AbortSignal, task: () => Promise<T>): Promise<T> {
+  let started = false
+  return limit(() => ((started = true), task()), signal).catch((e: unknown) => {
+    throw started ? e : new NoTurnError('every call of this client to the TON endpoints was in flight', { cause: e })
+  })
 }

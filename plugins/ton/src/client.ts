@@ -6,7 +6,7 @@
 import { type ChainEnv, type InTurn, ApiError, ChainNotConfiguredError, inTurn, MAX_ANSWER_BYTES, readBoundedText, UnavailableError } from '@earn/core'
 import type { Address, ContractProvider, StateInit, Transaction } from '@ton/core'
 import { TonClient } from '@ton/ton'
-import { callSignal } from './budget.ts'
+import { callSignal, inItsTurn, NoTurnError } from './budget.ts'
 import { IndexUnavailableError, indexUrlFrom, type MessageLookup, toncenterLookups, type TransactionLookup } from './lookup.ts'
 import { networkOfZeroState } from './network.ts'
 
@@ -148,7 +148,7 @@ interface AxiosRequest {
  */
 const fetchWithDeadline = (limit: InTurn) => (config: AxiosRequest) => {
   const signal = callSignal(API_TIMEOUT_MS)
-  return limit(() => fetchAnswer(config, signal), signal)
+  return inItsTurn(limit, signal, () => fetchAnswer(config, signal))
 }
 
 async function fetchAnswer(config: AxiosRequest, signal: AbortSignal) {
@@ -225,7 +225,7 @@ function checkedState(provider: ContractProvider): ContractProvider {
 /** The network of a toncenter-style endpoint, by the zero state its `getMasterchainInfo` reports (network.ts). */
 async function zeroStateNetwork(limit: InTurn, endpoint: string, apiKey: string | undefined): Promise<string | undefined> {
   const signal = callSignal(API_TIMEOUT_MS)
-  return limit(() => askZeroState(endpoint, apiKey, signal), signal)
+  return inItsTurn(limit, signal, () => askZeroState(endpoint, apiKey, signal))
 }
 
 async function askZeroState(endpoint: string, apiKey: string | undefined, signal: AbortSignal): Promise<string | undefined> {
@@ -271,6 +271,12 @@ export async function askChain<T>(what: string, read: () => Promise<T>): Promise
     return await read()
   } catch (e) {
     if (e instanceof ApiError || getMethodExitCode(e) !== undefined) throw e
+    if (e instanceof NoTurnError)
+      throw new UnavailableError(
+        `every one of this server's ${TON_IN_FLIGHT} calls to the TON endpoints was in flight while reading ${what} (they answer slowly); retry later`,
+        { TON_API_URL: 'answering slowly: every call in flight' },
+        { cause: e },
+      )
     // The context names the setting the operator checks: the index's, where it was the index that failed.
     if (e instanceof IndexUnavailableError)
       throw new UnavailableError(`the TON index did not answer while reading ${what}; retry later`, { TON_INDEX_URL: 'did not answer' }, { cause: e })

@@ -5,8 +5,10 @@
  */
 import { afterAll, expect, test } from 'bun:test'
 import { Address } from '@ton/core'
+import { UnavailableError } from '@earn/core'
 import { readTonBalance } from './balance.ts'
-import { connectTon, TON_IN_FLIGHT } from './client.ts'
+import { withinBudget } from './budget.ts'
+import { askChain, connectTon, TON_IN_FLIGHT } from './client.ts'
 import { toncenterStandIn } from './standIn.ts'
 
 let [inFlight, most] = [0, 0]
@@ -42,4 +44,22 @@ test(`at most ${TON_IN_FLIGHT} calls in flight; a request to another server mean
   // Each waits inside its own 10 s limit: three turns of one second, all answered.
   expect(await Promise.all(reads)).toEqual(Array.from({ length: 300 }, () => 7n))
   expect(most).toBe(TON_IN_FLIGHT)
+}, 30_000)
+
+test('a call whose time runs out waiting for its turn blames no service by name: the index was never asked', async () => {
+  const client = connectTon({ TON_API_URL: node.url })
+  const owner = (i: number) => new Address(0, Buffer.alloc(32, i)).toString({ bounceable: false })
+  // Every slot held by a node read answering in 1 s.
+  const held = Array.from({ length: TON_IN_FLIGHT }, (_, i) => readTonBalance(client, { chainId: '-239', owner: owner(i % 256), token: 'native' }))
+  await Bun.sleep(50)
+  const [lookup, read] = await Promise.all([
+    withinBudget(() => askChain('the transaction', () => client.findTransaction('ab'.repeat(32))), 300)().catch((e: unknown) => e),
+    withinBudget(() => readTonBalance(client, { chainId: '-239', owner: owner(1), token: 'native' }), 300)().catch((e: unknown) => e),
+  ])
+  for (const error of [lookup, read]) {
+    expect(error).toBeInstanceOf(UnavailableError)
+    expect((error as UnavailableError).message).toStartWith(`every one of this server's ${TON_IN_FLIGHT} calls to the TON endpoints was in flight while reading`)
+    expect((error as UnavailableError).context).toEqual({ TON_API_URL: 'answering slowly: every call in flight' })
+  }
+  expect(await Promise.all(held)).toEqual(held.map(() => 7n))
 }, 30_000)

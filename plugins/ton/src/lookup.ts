@@ -7,7 +7,7 @@
  */
 import { type InTurn, InvalidArgumentError, MAX_ANSWER_BYTES, readBoundedText } from '@earn/core'
 import { Address, type Cell, Dictionary, type Transaction } from '@ton/core'
-import { callSignal } from './budget.ts'
+import { callSignal, inItsTurn, NoTurnError } from './budget.ts'
 import { decodeBase64 } from './tonProof.ts'
 
 /** The transaction with this hash (64 lowercase hex digits), or null when the chain has none. */
@@ -99,7 +99,7 @@ export function toncenterLookups(o: ToncenterLookupOptions): { byHash: Transacti
   const base = o.indexUrl.replace(/\/+$/, '')
   const indexAnswer = (query: string) => {
     const signal = callSignal(o.timeoutMs ?? 10_000)
-    return o.inTurn ? o.inTurn(() => readIndex(query, signal), signal) : readIndex(query, signal)
+    return o.inTurn ? inItsTurn(o.inTurn, signal, () => readIndex(query, signal)) : readIndex(query, signal)
   }
   const readIndex = async (query: string, signal: AbortSignal) => {
     const response = await doFetch(`${base}/${query}`, {
@@ -117,7 +117,8 @@ export function toncenterLookups(o: ToncenterLookupOptions): { byHash: Transacti
   }
   const indexed = async (query: string) => {
     const found = await indexAnswer(query).catch((e: unknown) => {
-      throw e instanceof IndexUnavailableError ? e : new IndexUnavailableError(`the TON index did not answer (${e instanceof Error ? e.message : String(e)})`, { cause: e })
+      // A lookup that never left the client's queue did not reach the index (askChain reports it).
+      throw e instanceof IndexUnavailableError || e instanceof NoTurnError ? e : new IndexUnavailableError(`the TON index did not answer (${e instanceof Error ? e.message : String(e)})`, { cause: e })
     })
     if (!found) return null
     // Hex, base64 or base64url as the index writes it; the node is asked in base64.
