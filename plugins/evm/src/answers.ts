@@ -4,7 +4,7 @@
  * this server's fault (a 500) where the node failed, which is a 503 like any chain that does not answer. Only what
  * viem formats or this plugin reads is checked, and a field that is absent or null passes: nodes differ in those.
  */
-import { MAX_ANSWER_BYTES, readBoundedText } from '@earn/core'
+import { type InTurn, MAX_ANSWER_BYTES, readBoundedText } from '@earn/core'
 import { MalformedAnswerError } from './rpc.ts'
 
 type Check = (value: unknown) => boolean
@@ -120,8 +120,14 @@ export const boundedText = (response: Response, maxBytes = MAX_ANSWER_BYTES): Pr
  * simulation, a call, never joins a batch: client.ts). Batching stays: without it, hundreds of requests in flight
  * opened a connection each past fetch's pool (a node's listen queue overflowed, verify throughput fell by a third).
  */
-export function checkedFetch(inner: typeof fetch): typeof fetch {
-  const checked = checkedOnce(inner)
+export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch {
+  const once = checkedOnce(inner)
+  // In a queue (client.ts: the chain's lookups, or its calls running a caller's code), each request holds its turn
+  // until its whole answer is read, as it holds one of Bun's fetch slots: a node sending headers at once and the body
+  // later had hundreds open past the cap.
+  const checked = limit
+    ? (((input: RequestInfo | URL, init?: RequestInit) => limit(async () => readWhole(await once(input, init)), init?.signal)) as typeof fetch)
+    : once
   return (async (input: RequestInfo | URL, init?: RequestInit) => {
     try {
       return await checked(input, init)
@@ -148,6 +154,12 @@ export function checkedFetch(inner: typeof fetch): typeof fetch {
       return new Response(`[${answers.join(',')}]`, { headers: { 'content-type': 'application/json' } })
     }
   }) as typeof fetch
+}
+
+/** An answer whose body has been read (a checked answer's already is; a refusal's is read here, bounded). */
+async function readWhole(response: Response): Promise<Response> {
+  if (response.ok) return response
+  return new Response(await boundedText(response), { status: response.status, statusText: response.statusText, headers: response.headers })
 }
 
 /** The calls of a JSON-RPC batch of two or more, else undefined. */

@@ -273,6 +273,52 @@ describe("the server's transport", () => {
     }
   }, 60_000)
 
+  test('a lookup holds its turn until its answer is read: a node sending headers at once and the body later', async () => {
+    // Headers at once, the body a second later (a proxy that flushes headers, then waits on the node): no node here
+    // answers so, hence a stand-in. Bun's fetch slot is held until the body is read.
+    let [open, most] = [0, 0]
+    const answer = (call: { id: number }) => ({ jsonrpc: '2.0', id: call.id, result: '0x7' })
+    const node = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(req) {
+        const body = (await req.json()) as { id: number } | { id: number }[]
+        const text = JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body))
+        open++
+        most = Math.max(most, open)
+        const stream = new ReadableStream({
+          async start(controller) {
+            // A first byte (JSON may start with a space) makes the server send the headers now.
+            controller.enqueue(new TextEncoder().encode(' '))
+            await Bun.sleep(1_000)
+            controller.enqueue(new TextEncoder().encode(text))
+            controller.close()
+            open--
+          },
+        })
+        return new Response(stream, { headers: { 'content-type': 'application/json' } })
+      },
+    })
+    const other = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('ok') })
+    try {
+      const publicClient = connect({ EVM_RPC_URLS: `31337=http://127.0.0.1:${node.port}`, EVM_RPC_TIMEOUT_MS: '30000' }).publicClient('31337')!
+      // Each in a tick of its own, so each leaves in a request of its own: more than Bun's 256 fetch slots.
+      const reads: Promise<bigint>[] = []
+      for (let i = 0; i < 300; i++) {
+        reads.push(publicClient.getBalance({ address: `0x${(i + 1).toString(16).padStart(40, '0')}` }))
+        await Bun.sleep(1)
+      }
+      const started = performance.now()
+      expect(await (await fetch(`http://127.0.0.1:${other.port}`)).text()).toBe('ok')
+      expect(performance.now() - started).toBeLessThan(300)
+      expect(await Promise.all(reads)).toEqual(reads.map(() => 7n))
+      expect(most).toBeLessThanOrEqual(LOOKUPS_IN_FLIGHT)
+    } finally {
+      other.stop(true)
+      node.stop(true)
+    }
+  }, 60_000)
+
   test('sends at most ALONE_IN_FLIGHT of those at once, the rest waiting their turn (so they keep to kept-alive connections)', async () => {
     const anvil = await startAnvil()
     const proxy = recordingProxy(anvil.url, { delayMs: 20 })

@@ -21,7 +21,6 @@ import {
   SWAP_ROUTERS_VARIABLE,
 } from './env.ts'
 import { checkedFetch } from './answers.ts'
-import { atMostInFlight } from './inFlight.ts'
 import { BUDGET_TIMEOUTS } from './budget.ts'
 import { type CallBatcher, createCallBatcher } from './multicall.ts'
 import { createJsonRpcPost, postFor, type JsonRpcPost } from './post.ts'
@@ -236,8 +235,10 @@ function wholeAnswerWithin(timeoutMs: number): typeof fetch | undefined {
 const RUNS_CALLERS_CODE = new Set(['eth_call', 'eth_estimateGas', 'eth_simulateV1', 'eth_createAccessList', 'debug_traceTransaction', 'debug_traceCall'])
 
 /**
- * How many requests running a caller's code one chain's client sends at once (see inFlight.ts): fetch's kept-alive
- * connections to a host. It bounds them at ~64 / the node's round trip a second (an audit: at 100 ms, 32 served ~270
+ * How many requests running a caller's code one chain's client sends at once, the rest waiting their turn within
+ * their deadline: fetch's kept-alive connections to a host. Each goes alone, and past that pool each opened a
+ * connection of its own: 300 contract-wallet sign-ins at once overflowed the node's listen queue (an audit: ~1,700
+ * connections opened for ~2,400 sign-ins, dropped ones waiting ~1 s to try again). It bounds them at ~64 / the node's round trip a second (an audit: at 100 ms, 32 served ~270
  * contract-wallet sign-ins a second where 64 served ~490; on a local node both were bound by the server's CPU).
  */
 export const ALONE_IN_FLIGHT = 64
@@ -277,7 +278,6 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
   // (The hook returns nothing: viem would take a returned value as the request to send instead.)
   // One retry: a dropped connection is worth a second try; a node that hangs fails within ~2 × timeoutMs.
   const whole = wholeAnswerWithin(timeoutMs) ?? fetch
-  const fetchFn = checkedFetch(whole)
   const options = { timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest() }
   return createPublicClient({
     chain,
@@ -285,11 +285,11 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
     // sent again one request at a time where its answer is too large or malformed as a whole (checkedFetch); what
     // runs a caller's code goes in an HTTP request of its own.
     transport: routedByMethod(
-      // The turn is each HTTP request's: a batch sent again one request at a time (checkedFetch) waits a turn for each.
-      http(url, { ...options, fetchFn: checkedFetch(atMostInFlight(whole, lookups)), batch: true }),
-      // At most ALONE_IN_FLIGHT at once (the rest wait within their deadline), so they keep to fetch's kept-alive
-      // connections, beside the batches' and Multicall3's.
-      http(url, { ...options, fetchFn: atMostInFlight(fetchFn, ALONE_IN_FLIGHT), batch: false }),
+      // The turn is each HTTP request's, until its answer is read: a batch sent again one request at a time
+      // (checkedFetch) waits a turn for each.
+      http(url, { ...options, fetchFn: checkedFetch(whole, lookups), batch: true }),
+      // At most ALONE_IN_FLIGHT at once, in a queue of their own (a client's slow wallets must not hold lookups).
+      http(url, { ...options, fetchFn: checkedFetch(whole, inTurn(ALONE_IN_FLIGHT)), batch: false }),
       chain.contracts?.multicall3?.address,
     ),
     // viem's own eth_calls (those not asked with `batch: false`) fold into one Multicall3 call first. Where viem does
