@@ -150,7 +150,7 @@ async function readInTurns(
     ),
     history === 'all' ? flowsOf(opportunities) : undefined,
     // An RPC serving another chain answers every read, with that chain's balances: never shown as this one's.
-    Promise.all(chains.map((chainId) => fromChain(chainId, () => turn(chainId, async () => plugin.balance.servesChain?.(client, chainId))))),
+    Promise.all(chains.map((chainId) => plugin.balance.servesChain && fromChain(chainId, () => turn(chainId, () => plugin.balance.servesChain!(client, chainId))))),
   ])
   const reading: WalletReading = {
     balances: new Map(tokens.flatMap((t, i) => (balances[i] === REFUSED ? [] : [[tokenKey(t.chainId, t.address), balances[i]!] as const]))),
