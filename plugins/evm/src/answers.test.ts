@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { UnavailableError } from '@earn/core'
+import { inTurn, UnavailableError } from '@earn/core'
 import { parseUnits, type Hex } from 'viem'
-import { boundedText, malformedAnswer, malformedResult } from './answers.ts'
+import { boundedText, checkedFetch, malformedAnswer, malformedResult } from './answers.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { flows, servesChain } from './portfolio.ts'
@@ -135,6 +135,23 @@ describe('a node answering a method with the wrong form is a chain that did not 
       expect(await flows(client, { chainId: chain.anvil.chainId, vaultAddress: chain.vault, owner })).toEqual({ deposited: 0n, withdrawn: 0n })
     } finally {
       await proxy.stop()
+    }
+  })
+})
+
+describe('checkedFetch in a queue', () => {
+  test("a refusal's body is read inside the turn, at most 64 KiB of it: an error page is never a batch to split", async () => {
+    let requests = 0
+    const node = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => (requests++, new Response('x'.repeat(1 << 20), { status: 500 })) })
+    try {
+      const limited = checkedFetch(fetch, inTurn(1))
+      const body = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }, { jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] }])
+      const small = await limited(`http://127.0.0.1:${node.port}`, { method: 'POST', body })
+      expect([small.status, await small.text()]).toEqual([500, ''])
+      // Sent once: a megabyte error page is the node's refusal, not a malformed answer whose calls go again alone.
+      expect(requests).toBe(1)
+    } finally {
+      node.stop(true)
     }
   })
 })

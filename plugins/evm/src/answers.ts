@@ -156,10 +156,14 @@ export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch 
   }) as typeof fetch
 }
 
-/** An answer whose body has been read (a checked answer's already is; a refusal's is read here, bounded). */
+/**
+ * An answer whose body has been read: a checked answer's already is; a refusal's is read here, for viem's error
+ * message, and dropped past 64 KiB (an error page, never an answer to split a batch over).
+ */
 async function readWhole(response: Response): Promise<Response> {
   if (response.ok) return response
-  return new Response(await boundedText(response), { status: response.status, statusText: response.statusText, headers: response.headers })
+  const text = await boundedText(response, 65_536).catch(() => '')
+  return new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers })
 }
 
 /** The calls of a JSON-RPC batch of two or more, else undefined. */
