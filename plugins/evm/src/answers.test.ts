@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { inTurn, UnavailableError } from '@earn/core'
-import { parseUnits, type Hex } from 'viem'
+import { HttpRequestError, parseUnits, type Hex } from 'viem'
 import { boundedText, checkedFetch, malformedAnswer, malformedResult } from './answers.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
@@ -140,16 +140,28 @@ describe('a node answering a method with the wrong form is a chain that did not 
 })
 
 describe('checkedFetch in a queue', () => {
-  test("a refusal's body is read inside the turn, at most 64 KiB of it: an error page is never a batch to split", async () => {
+  test("a refusal's body is read inside the turn, past 64 KiB replaced by a line: an error page is never a batch to split", async () => {
     let requests = 0
     const node = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => (requests++, new Response('x'.repeat(1 << 20), { status: 500 })) })
     try {
       const limited = checkedFetch(fetch, inTurn(1))
       const body = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }, { jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] }])
       const small = await limited(`http://127.0.0.1:${node.port}`, { method: 'POST', body })
-      expect([small.status, await small.text()]).toEqual([500, ''])
+      expect([small.status, small.headers.get('content-type'), await small.text()]).toEqual([500, 'text/plain', 'the refusal came with a body of more than 64 KiB, not kept'])
       // Sent once: a megabyte error page is the node's refusal, not a malformed answer whose calls go again alone.
       expect(requests).toBe(1)
+    } finally {
+      node.stop(true)
+    }
+  })
+
+  test("viem keeps a refusal's status whatever its body: a node's 405 with a large JSON body is a refusal, not silence", async () => {
+    const node = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => Response.json({ error: 'method not allowed', pad: 'x'.repeat(70_000) }, { status: 405 }) })
+    try {
+      const publicClient = connect({ EVM_RPC_URLS: `31337=http://127.0.0.1:${node.port}` }).publicClient('31337')!
+      const error = await publicClient.request({ method: 'eth_chainId' }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(HttpRequestError)
+      expect((error as HttpRequestError).status).toBe(405)
     } finally {
       node.stop(true)
     }

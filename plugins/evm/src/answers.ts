@@ -158,12 +158,20 @@ export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch 
 
 /**
  * An answer whose body has been read: a checked answer's already is; a refusal's is read here, for viem's error
- * message, and dropped past 64 KiB (an error page, never an answer to split a batch over).
+ * message, and past 64 KiB replaced by a line of text (an error page, never an answer to split a batch over; viem
+ * keeps the status, which tells a node's refusal from its silence).
  */
 async function readWhole(response: Response): Promise<Response> {
   if (response.ok) return response
-  const text = await boundedText(response, 65_536).catch(() => '')
-  return new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers })
+  const headers = new Headers(response.headers)
+  // The body is decoded and rebuilt here: its length and encoding are no longer the node's.
+  for (const name of ['content-length', 'content-encoding']) headers.delete(name)
+  let text = await boundedText(response, 65_536).catch(() => undefined)
+  if (text === undefined) {
+    text = 'the refusal came with a body of more than 64 KiB, not kept'
+    headers.set('content-type', 'text/plain')
+  }
+  return new Response(text, { status: response.status, statusText: response.statusText, headers })
 }
 
 /** The calls of a JSON-RPC batch of two or more, else undefined. */

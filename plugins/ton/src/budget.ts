@@ -31,8 +31,12 @@ export function callSignal(ms: number): AbortSignal {
  */
 export class NoTurnError extends Error {}
 
-/** `task` in its turn of `limit`, within `signal`; a wait that runs out is a NoTurnError. */
+/**
+ * `task` in its turn of `limit`, within `signal`; a wait that runs out is a NoTurnError. A signal aborted already (the
+ * capability's budget spent before this call) is that, not a queue's fault.
+ */
 export function inItsTurn<T>(limit: InTurn, signal: AbortSignal, task: () => Promise<T>): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason)
   let started = false
   return limit(() => ((started = true), task()), signal).catch((e: unknown) => {
     throw started ? e : new NoTurnError('every call of this client to the TON endpoints was in flight', { cause: e })

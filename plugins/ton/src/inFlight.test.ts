@@ -63,3 +63,13 @@ test('a call whose time runs out waiting for its turn blames no service by name:
   }
   expect(await Promise.all(held)).toEqual(held.map(() => 7n))
 }, 30_000)
+
+test("a call made after its capability's budget ran out is the endpoint not answering in time, not a full queue", async () => {
+  const client = connectTon({ TON_API_URL: node.url })
+  const late = await withinBudget(async () => {
+    await Bun.sleep(80)
+    return askChain('the account', () => client.provider(new Address(0, Buffer.alloc(32, 3))).getState())
+  }, 50)().catch((e: unknown) => e)
+  expect(late).toBeInstanceOf(UnavailableError)
+  expect((late as UnavailableError).context).toEqual({ TON_API_URL: 'did not answer' })
+})
