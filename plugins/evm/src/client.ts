@@ -238,8 +238,9 @@ const RUNS_CALLERS_CODE = new Set(['eth_call', 'eth_estimateGas', 'eth_simulateV
  * How many requests running a caller's code one chain's client sends at once, the rest waiting their turn within
  * their deadline: fetch's kept-alive connections to a host. Each goes alone, and past that pool each opened a
  * connection of its own: 300 contract-wallet sign-ins at once overflowed the node's listen queue (an audit: ~1,700
- * connections opened for ~2,400 sign-ins, dropped ones waiting ~1 s to try again). It bounds them at ~64 / the node's round trip a second (an audit: at 100 ms, 32 served ~270
- * contract-wallet sign-ins a second where 64 served ~490; on a local node both were bound by the server's CPU).
+ * connections opened for ~2,400 sign-ins, dropped ones waiting ~1 s to try again). It bounds them at ~64 / the
+ * node's round trip a second (an audit: at 100 ms, 32 served ~270 contract-wallet sign-ins a second where 64 served
+ * ~490; on a local node both were bound by the server's CPU).
  */
 export const ALONE_IN_FLIGHT = 64
 
