@@ -238,11 +238,12 @@ describe("the server's transport", () => {
   test('a batch sent again one request at a time (its answer malformed) takes a turn for each of them', async () => {
     // A gateway that takes no batches (an HTML page for each) and answers single requests after 1 s: no node answers
     // so, hence a stand-in.
-    let [inFlight, most] = [0, 0]
+    let [inFlight, most, hits] = [0, 0, 0]
     const gateway = Bun.serve({
       hostname: '127.0.0.1',
       port: 0,
       async fetch(req) {
+        hits++
         const body = (await req.json()) as { id: number } | unknown[]
         if (Array.isArray(body)) return new Response('<html>no batches here</html>', { headers: { 'content-type': 'text/html' } })
         inFlight++
@@ -254,7 +255,8 @@ describe("the server's transport", () => {
     })
     const other = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('ok') })
     try {
-      const publicClient = connect({ EVM_RPC_URLS: `31337=http://127.0.0.1:${gateway.port}`, EVM_RPC_TIMEOUT_MS: '30000' }).publicClient('31337')!
+      const client = connect({ EVM_RPC_URLS: `31337=http://127.0.0.1:${gateway.port}`, EVM_RPC_TIMEOUT_MS: '30000' })
+      const publicClient = client.publicClient('31337')!
       // Ten batches of thirty, each a tick's: 300 single requests, more than Bun's 256 fetch slots.
       const reads: Promise<bigint>[] = []
       for (let batch = 0; batch < 10; batch++) {
@@ -267,6 +269,8 @@ describe("the server's transport", () => {
       expect(performance.now() - started).toBeLessThan(300)
       expect(await Promise.all(reads)).toEqual(reads.map(() => 7n))
       expect(most).toBe(LOOKUPS_IN_FLIGHT)
+      // The chain's request count is of the HTTP requests that reached it: the ten batches and their 300 singles.
+      expect([hits, client.rpcRequests('31337')]).toEqual([310, 310])
     } finally {
       other.stop(true)
       gateway.stop(true)

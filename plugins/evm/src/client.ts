@@ -219,11 +219,11 @@ export function requirePublicClient(client: EvmClient, chainId: string): PublicC
  * viem's timeout covers a request until its headers arrive, not its body: a node that sends a body a byte at a time
  * held a request for good. Its fetch gets a deadline of its own that covers the body too.
  */
-function wholeAnswerWithin(timeoutMs: number): typeof fetch | undefined {
-  if (timeoutMs <= 0) return undefined
+function wholeAnswerWithin(timeoutMs: number, inner: typeof fetch): typeof fetch {
+  if (timeoutMs <= 0) return inner
   return ((input: RequestInfo | URL, init?: RequestInit) => {
     const deadline = AbortSignal.timeout(timeoutMs)
-    return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline })
+    return inner(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline })
   }) as typeof fetch
 }
 
@@ -276,10 +276,12 @@ function routedByMethod(batched: HttpTransport, alone: HttpTransport, multicall3
 
 function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequest: () => void, lookups: InTurn): PublicClient {
   const chain = chainFor(chainId, url)
-  // (The hook returns nothing: viem would take a returned value as the request to send instead.)
+  // Counted as it leaves (its turn come), not as viem hands it over: one that waited out its time never reached the
+  // node, and each request a malformed batch is split into does.
+  const counted = ((input: RequestInfo | URL, init?: RequestInit) => (onRequest(), fetch(input, init))) as typeof fetch
+  const whole = wholeAnswerWithin(timeoutMs, counted)
   // One retry: a dropped connection is worth a second try; a node that hangs fails within ~2 × timeoutMs.
-  const whole = wholeAnswerWithin(timeoutMs) ?? fetch
-  const options = { timeout: timeoutMs, retryCount: 1, onFetchRequest: () => void onRequest() }
+  const options = { timeout: timeoutMs, retryCount: 1 }
   return createPublicClient({
     chain,
     // Lookups that still leave separately in one tick (receipts, transactions, balances) go as one JSON-RPC batch,
