@@ -28,7 +28,8 @@ export const solana = defineEcosystem({
   health,
   address: { isValid: isValidAddress, parse: (input: string) => parseAddress(input), format: formatAddress },
   signIn: { message: signInMessage, verify: verifySignIn },
-  // Each balance is a request to the RPC: a portfolio's go as many at a time as the client sends (core's portfolio/read.ts).
+  // Each balance is a request to the RPC: a portfolio's go as many at a time as the client sends
+  // (core's portfolio/read.ts).
   balance: { read: readBalance, vault: readVault, assets: readAssets, flows: readFlows, readsAtOnce: SOLANA_IN_FLIGHT },
   transactions: { check: checkTransactions, build: buildTransactions, buildTransfer, readTransfers },
 })

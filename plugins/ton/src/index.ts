@@ -41,7 +41,8 @@ export const ton = defineEcosystem({
     vault: onItsNetwork(readTonVault),
     assets: readTonAssets,
     flows: readTonFlows,
-    // Each balance is up to four calls to the endpoint: a portfolio's go as many at a time as the client sends (core's portfolio/read.ts).
+    // Each balance is up to four calls to the endpoint: a portfolio's go as many at a time as the client
+    // sends (core's portfolio/read.ts).
     readsAtOnce: TON_IN_FLIGHT,
   },
   transactions: {
