@@ -318,6 +318,27 @@ describe("the server's transport", () => {
     }
   }, 60_000)
 
+  test("a log scan the node is slow over goes apart: the lookups of the same tick are not held by it", async () => {
+    const anvil = await startAnvil()
+    // A node taking longer than the timeout over eth_getLogs (a batch waits for its slowest member).
+    const proxy = recordingProxy(anvil.url, { delayMs: (call) => (call.method === 'eth_getLogs' ? 3_000 : 0) })
+    try {
+      const publicClient = connect({ EVM_RPC_URLS: `${anvil.chainId}=${proxy.url}`, EVM_RPC_TIMEOUT_MS: '2000' }).publicClient(anvil.chainId)!
+      const scan = publicClient.getLogs({ fromBlock: 0n, toBlock: 'latest' }).catch((e: unknown) => e)
+      const started = performance.now()
+      // A verify's lookups, in the same tick.
+      const [head, balance] = await Promise.all([publicClient.getBlockNumber({ cacheTime: 0 }), publicClient.getBalance({ address: anvil.deployer.address })])
+      expect(performance.now() - started).toBeLessThan(1_000)
+      expect(head).toBeGreaterThanOrEqual(0n)
+      expect(balance).toBeGreaterThan(0n)
+      // The scan itself fails on its own: the node did not answer it in time.
+      expect(((await scan) as Error).name).toBe('TimeoutError')
+    } finally {
+      proxy.stop()
+      await anvil.stop()
+    }
+  }, 30_000)
+
   test('sends at most ALONE_IN_FLIGHT of those at once, the rest waiting their turn (so they keep to kept-alive connections)', async () => {
     const anvil = await startAnvil()
     const proxy = recordingProxy(anvil.url, { delayMs: 20 })

@@ -266,11 +266,22 @@ export function runsCallersCode(method: string, params: unknown, multicall3: str
   return !(ownMulticall && call?.authorizationList === undefined && overrides === undefined)
 }
 
-/** Requests that run a caller's code go through `alone`, each in an HTTP request of its own; the rest through `batched`. */
-function routedByMethod(batched: HttpTransport, alone: HttpTransport, multicall3: string | undefined): HttpTransport {
+/**
+ * Lookups a node may take seconds over (a log scan, which a portfolio asks for any wallet): a batch is answered only
+ * when all of it is, and a node taking its timeout over one had the head and receipts of verifies sent in the same
+ * tick time out with it (503s).
+ */
+const SLOW_LOOKUPS = new Set(['eth_getLogs'])
+
+/**
+ * Requests that run a caller's code go through `alone`, slow lookups through `apart`, each in an HTTP request of its
+ * own; the rest through `batched`.
+ */
+function routedByMethod(batched: HttpTransport, apart: HttpTransport, alone: HttpTransport, multicall3: string | undefined): HttpTransport {
   return ((params) => {
-    const [b, a] = [batched(params), alone(params)]
-    return { ...b, request: ((args, options) => (runsCallersCode(args.method, args.params, multicall3) ? a : b).request(args, options)) as typeof b.request }
+    const [b, p, a] = [batched(params), apart(params), alone(params)]
+    const route = (method: string, params: unknown) => (runsCallersCode(method, params, multicall3) ? a : SLOW_LOOKUPS.has(method) ? p : b)
+    return { ...b, request: ((args, options) => route(args.method, args.params).request(args, options)) as typeof b.request }
   }) as HttpTransport
 }
 
@@ -285,12 +296,14 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
   return createPublicClient({
     chain,
     // Lookups that still leave separately in one tick (receipts, transactions, balances) go as one JSON-RPC batch,
-    // sent again one request at a time where its answer is too large or malformed as a whole (checkedFetch); what
-    // runs a caller's code goes in an HTTP request of its own.
+    // sent again one request at a time where its answer is too large or malformed as a whole (checkedFetch); log
+    // scans and what runs a caller's code go in HTTP requests of their own.
     transport: routedByMethod(
       // The turn is each HTTP request's, until its answer is read: a batch sent again one request at a time
       // (checkedFetch) waits a turn for each.
       http(url, { ...options, fetchFn: checkedFetch(whole, lookups), batch: true }),
+      // Log scans: in the lookups' queue, but never in a batch.
+      http(url, { ...options, fetchFn: checkedFetch(whole, lookups), batch: false }),
       // At most ALONE_IN_FLIGHT at once, in a queue of their own (a client's slow wallets must not hold lookups).
       http(url, { ...options, fetchFn: checkedFetch(whole, inTurn(ALONE_IN_FLIGHT)), batch: false }),
       chain.contracts?.multicall3?.address,
