@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
 import { createPublicClient, http, parseAbi, type Address } from 'viem'
-import { ALONE_IN_FLIGHT, connect, LOOKUPS_IN_FLIGHT, DEPLOYLESS_BATCH_BYTES, MULTICALL3_ADDRESS, runsCallersCode, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
+import { ALONE_IN_FLIGHT, connect, LOG_SCANS_IN_FLIGHT, LOOKUPS_IN_FLIGHT, DEPLOYLESS_BATCH_BYTES, MULTICALL3_ADDRESS, runsCallersCode, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
 import { parseRpcUrls } from './env.ts'
 import { evm } from './index.ts'
 import { recordingProxy, startAnvil } from '../../../test/chains/evm.ts'
@@ -338,6 +338,28 @@ describe("the server's transport", () => {
       await anvil.stop()
     }
   }, 30_000)
+
+  test('log scans wait in a queue of their own: a hundred slow ones do not hold the lookups', async () => {
+    const anvil = await startAnvil()
+    const proxy = recordingProxy(anvil.url, { delayMs: (call) => (call.method === 'eth_getLogs' ? 2_000 : 0) })
+    try {
+      const publicClient = connect({ EVM_RPC_URLS: `${anvil.chainId}=${proxy.url}` }).publicClient(anvil.chainId)!
+      // A hundred portfolios' scans, each tick's its own request: past the lookups' 64 and the scans' 16.
+      const scans: Promise<unknown>[] = []
+      for (let i = 0; i < 100; i++) {
+        scans.push(publicClient.getLogs({ fromBlock: 0n, toBlock: 'latest' }).catch((e: unknown) => e))
+        await Bun.sleep(1)
+      }
+      const started = performance.now()
+      expect(await publicClient.getBlockNumber({ cacheTime: 0 })).toBeGreaterThanOrEqual(0n)
+      expect(performance.now() - started).toBeLessThan(1_000)
+      expect(proxy.maxInFlight()).toBeLessThanOrEqual(LOG_SCANS_IN_FLIGHT + 1)
+      await Promise.all(scans)
+    } finally {
+      proxy.stop()
+      await anvil.stop()
+    }
+  }, 60_000)
 
   test('sends at most ALONE_IN_FLIGHT of those at once, the rest waiting their turn (so they keep to kept-alive connections)', async () => {
     const anvil = await startAnvil()
