@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
 import { createPublicClient, http, parseAbi, type Address } from 'viem'
-import { ALONE_IN_FLIGHT, connect, LOG_SCANS_IN_FLIGHT, LOOKUPS_IN_FLIGHT, DEPLOYLESS_BATCH_BYTES, MULTICALL3_ADDRESS, runsCallersCode, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
+import { ALONE_IN_FLIGHT, connect, LOG_SCAN_BATCH, LOG_SCANS_IN_FLIGHT, LOOKUPS_IN_FLIGHT, DEPLOYLESS_BATCH_BYTES, MULTICALL3_ADDRESS, runsCallersCode, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
 import { parseRpcUrls } from './env.ts'
 import { evm } from './index.ts'
 import { recordingProxy, startAnvil } from '../../../test/chains/evm.ts'
@@ -360,6 +360,21 @@ describe("the server's transport", () => {
       await anvil.stop()
     }
   }, 60_000)
+
+  test('a tick of many log scans leaves in batches of at most LOG_SCAN_BATCH', async () => {
+    const anvil = await startAnvil()
+    const proxy = recordingProxy(anvil.url)
+    try {
+      const publicClient = connect({ EVM_RPC_URLS: `${anvil.chainId}=${proxy.url}` }).publicClient(anvil.chainId)!
+      // A hundred portfolios' scans in one tick.
+      await Promise.all(Array.from({ length: 100 }, (_, i) => publicClient.getLogs({ fromBlock: 0n, toBlock: BigInt(i) })))
+      const scanBatches = proxy.requests.filter((r) => r.includes('eth_getLogs'))
+      expect(scanBatches.map((r) => r.length)).toEqual([LOG_SCAN_BATCH, LOG_SCAN_BATCH, LOG_SCAN_BATCH, 100 - 3 * LOG_SCAN_BATCH])
+    } finally {
+      proxy.stop()
+      await anvil.stop()
+    }
+  })
 
   test('sends at most ALONE_IN_FLIGHT of those at once, the rest waiting their turn (so they keep to kept-alive connections)', async () => {
     const anvil = await startAnvil()

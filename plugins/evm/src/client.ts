@@ -256,6 +256,12 @@ export const LOOKUPS_IN_FLIGHT = 64
 export const LOG_SCANS_IN_FLIGHT = 16
 
 /**
+ * Log scans a batch: a tick's scans from every portfolio would otherwise leave as one batch (viem's default is 1,000;
+ * an audit's 150 portfolios made one of 300), which a node capping batches refuses whole.
+ */
+export const LOG_SCAN_BATCH = 32
+
+/**
  * Whether a request runs code a caller can name. viem's own reads through the chain's Multicall3 (a coin balance, a
  * swap quote from the operator's router) do not, and stay lookups: queued behind 64 wallets slow to answer, a build's
  * balance read had waited its whole timeout. A call carrying an authorization list or state overrides runs what they
@@ -308,7 +314,8 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
       // (checkedFetch) waits a turn for each.
       http(url, { ...options, fetchFn: checkedFetch(whole, lookups), batch: true }),
       // Log scans, batched among themselves: viem keeps one batch per URL, hence a fragment of their own (never sent).
-      http(`${url}#log-scans`, { ...options, fetchFn: checkedFetch(whole, inTurn(LOG_SCANS_IN_FLIGHT)), batch: true }),
+      // At most LOG_SCAN_BATCH a batch, so a burst of portfolios spreads over the queue's slots.
+      http(`${url}#log-scans`, { ...options, fetchFn: checkedFetch(whole, inTurn(LOG_SCANS_IN_FLIGHT)), batch: { batchSize: LOG_SCAN_BATCH } }),
       // At most ALONE_IN_FLIGHT at once, in a queue of their own (a client's slow wallets must not hold lookups).
       http(url, { ...options, fetchFn: checkedFetch(whole, inTurn(ALONE_IN_FLIGHT)), batch: false }),
       chain.contracts?.multicall3?.address,
