@@ -308,7 +308,7 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
     chain,
     // Lookups that still leave separately in one tick (receipts, transactions, balances) go as one JSON-RPC batch,
     // sent again one request at a time where its answer is too large or malformed as a whole (checkedFetch); log
-    // scans and what runs a caller's code go in HTTP requests of their own.
+    // scans go in batches of their own, and what runs a caller's code each in an HTTP request of its own.
     transport: routedByMethod(
       // The turn is each HTTP request's, until its answer is read: a batch sent again one request at a time
       // (checkedFetch) waits a turn for each.
