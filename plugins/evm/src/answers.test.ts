@@ -167,3 +167,47 @@ describe('checkedFetch in a queue', () => {
     }
   })
 })
+
+describe('checkedFetch and batches refused for their size', () => {
+  const batch = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'eth_chainId', params: [] })))
+
+  test("a revert's reason naming a batch is the contract's words: the answer goes to viem as it came, sent once", async () => {
+    let requests = 0
+    const answer = [{ jsonrpc: '2.0', id: 1, error: { code: 3, message: 'execution reverted: batch closed' } }, { jsonrpc: '2.0', id: 2, result: '0x1' }]
+    const node = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => (requests++, Response.json(answer)) })
+    try {
+      const response = await checkedFetch(fetch)(`http://127.0.0.1:${node.port}`, { method: 'POST', body: batch(2) })
+      expect(await response.json()).toEqual(answer)
+      expect(requests).toBe(1)
+    } finally {
+      node.stop(true)
+    }
+  })
+
+  test('a node that takes no batches at all has each request sent alone, and the next batch too, without asking again', async () => {
+    const bodies: unknown[] = []
+    const node = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(request) {
+        const body = (await request.json()) as { id: number } | { id: number }[]
+        bodies.push(body)
+        return Array.isArray(body)
+          ? Response.json({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Batch requests are not supported' } })
+          : Response.json({ jsonrpc: '2.0', id: body.id, result: '0x7a69' })
+      },
+    })
+    try {
+      const checked = checkedFetch(fetch)
+      const answers = async (n: number) => (await (await checked(`http://127.0.0.1:${node.port}`, { method: 'POST', body: batch(n) })).json()) as { id: number; result: string }[]
+      expect(await answers(4)).toEqual([1, 2, 3, 4].map((id) => ({ jsonrpc: '2.0', id, result: '0x7a69' })))
+      // 4 refused, 2 and 2 refused, then four single requests (objects, not batches of one).
+      expect(bodies.map((b) => (Array.isArray(b) ? b.length : 'single'))).toEqual([4, 2, 2, 'single', 'single', 'single', 'single'])
+      bodies.length = 0
+      expect((await answers(3)).map((a) => a.id)).toEqual([1, 2, 3])
+      expect(bodies.map((b) => (Array.isArray(b) ? b.length : 'single'))).toEqual(['single', 'single', 'single'])
+    } finally {
+      node.stop(true)
+    }
+  })
+})

@@ -85,27 +85,46 @@ export function malformedResult(method: string, result: unknown): string | undef
  * error passes: viem reads those as the node's refusals.
  */
 export function malformedAnswer(requestBody: string, text: string): string | undefined {
+  return inspectAnswer(requestBody, text).problem
+}
+
+/**
+ * A batch refused for its size names the batch in an error: geth answers `[{id: <first id>, error: "batch too
+ * large"}]`, others one error object for the whole, or an error for each request. A revert's reason is a contract's
+ * words, not the node's.
+ */
+const NAMES_THE_BATCH = /batch/i
+
+/** `malformedAnswer`, and whether a batch of two or more was refused for being one (see NAMES_THE_BATCH). */
+function inspectAnswer(requestBody: string, text: string): { problem?: string; refusedBatch?: boolean } {
   let request: unknown
   let answer: unknown
   try {
     request = JSON.parse(requestBody)
     answer = JSON.parse(text)
   } catch {
-    return 'the answer is not JSON'
+    return { problem: 'the answer is not JSON' }
   }
+  if (Array.isArray(request) && request.length > 1)
+    for (const a of [answer].flat())
+      if (isObject(a) && isObject(a.error) && typeof a.error.message === 'string' && NAMES_THE_BATCH.test(a.error.message) && !/revert/i.test(a.error.message))
+        return { refusedBatch: true }
   const methods = new Map<unknown, string>()
   for (const r of [request].flat()) if (isObject(r) && typeof r.method === 'string') methods.set(r.id, r.method)
   for (const a of [answer].flat()) {
-    if (!isObject(a) || !('result' in a || 'error' in a)) return 'the answer is not a JSON-RPC response'
+    if (!isObject(a) || !('result' in a || 'error' in a)) return { problem: 'the answer is not a JSON-RPC response' }
     // An error object passes; `"error": null` beside no result is nothing viem can read (a TypeError, a 500).
     if (isObject(a.error)) continue
-    if (!('result' in a)) return 'the answer carries neither a result nor an error object'
+    if (!('result' in a)) return { problem: 'the answer carries neither a result nor an error object' }
     const method = methods.get(a.id)
     const problem = method === undefined ? undefined : malformedResult(method, a.result)
-    if (problem) return problem
+    if (problem) return { problem }
   }
-  return undefined
+  return {}
 }
+
+/** Thrown for a batch the node refused for its size: sent again in smaller ones (checkedFetch). */
+class BatchRefusedError extends Error {}
 
 /** The body as text, refused past `maxBytes` as a malformed answer. */
 export const boundedText = (response: Response, maxBytes = MAX_ANSWER_BYTES): Promise<string> =>
@@ -119,6 +138,10 @@ export const boundedText = (response: Response, maxBytes = MAX_ANSWER_BYTES): Pr
  * batch past its 10 MiB bound and an honest verify beside them with it (an audit; what runs a client's code, a
  * simulation, a call, never joins a batch: client.ts). Batching stays: without it, hundreds of requests in flight
  * opened a connection each past fetch's pool (a node's listen queue overflowed, verify throughput fell by a third).
+ *
+ * A batch the node refuses for its size (an HTTP 413, or an error naming the batch) is sent again in halves, and later
+ * batches leave in pieces no larger than the largest half: nodes cap batches (geth at 1,000, hosted ones at 100, 50,
+ * some free tiers at 3), and a batch over the cap failed every request in it.
  */
 export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch {
   const once = checkedOnce(inner)
@@ -128,31 +151,73 @@ export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch 
   const checked = limit
     ? (((input: RequestInfo | URL, init?: RequestInit) => limit(async () => readWhole(await once(input, init)), init?.signal)) as typeof fetch)
     : once
-  return (async (input: RequestInfo | URL, init?: RequestInit) => {
-    try {
-      return await checked(input, init)
-    } catch (error) {
-      const calls = batchOf(init?.body)
-      if (!(error instanceof MalformedAnswerError) || calls === undefined) throw error
-      const answers = await Promise.all(
-        calls.map(async (call) => {
-          try {
-            const response = await checked(input, { ...init, body: JSON.stringify(call) })
-            return response.ok ? await response.text() : failed(call, `HTTP ${response.status}`)
-          } catch (alone) {
-            return failed(call, alone instanceof MalformedAnswerError ? (alone.details ?? alone.shortMessage) : 'no answer')
-          }
-        }),
-      )
-      // Together they must still fit the bound viem holds the batch's answer to: the smallest first, so a request whose
-      // answer is megabytes is the one left out (its own failure), never the small ones beside it.
-      let room = MAX_ANSWER_BYTES - 1024
-      for (const i of answers.map((_, i) => i).sort((a, b) => answers[a]!.length - answers[b]!.length)) {
-        room -= answers[i]!.length + 1
-        if (room < 0) answers[i] = failed(calls[i]!, 'the answer is too large to share a batch with others')
-      }
-      return new Response(`[${answers.join(',')}]`, { headers: { 'content-type': 'application/json' } })
+  // The most requests a batch this node has taken may hold, as far as its refusals tell; it only ever shrinks.
+  let batchCap = Number.POSITIVE_INFINITY
+  const refusedForSize = (calls: readonly object[]) => {
+    batchCap = Math.min(batchCap, Math.max(1, Math.floor(calls.length / 2)))
+  }
+
+  const sendBatch = async (input: RequestInfo | URL, init: RequestInit | undefined) => {
+    const response = await checked(input, init)
+    if (response.status === 413) throw new BatchRefusedError()
+    return response
+  }
+
+  /** Each call's answer (JSON text), never thrown: what fails, fails as that call's own error. */
+  const answerEach = async (input: RequestInfo | URL, init: RequestInit | undefined, calls: readonly Call[]): Promise<string[]> => {
+    if (calls.length > batchCap) {
+      const pieces: Call[][] = []
+      for (let i = 0; i < calls.length; i += batchCap) pieces.push(calls.slice(i, i + batchCap))
+      return (await Promise.all(pieces.map((piece) => answerEach(input, init, piece)))).flat()
     }
+    if (calls.length === 1) return [await answerAlone(input, init, calls[0]!)]
+    try {
+      const response = await sendBatch(input, { ...init, body: JSON.stringify(calls) })
+      if (!response.ok) return calls.map((call) => failed(call, `HTTP ${response.status}`))
+      const answers = JSON.parse(await response.text()) as unknown
+      // One error for the whole batch is each request's (checkedOnce let nothing else through).
+      if (!Array.isArray(answers)) return calls.map((call) => JSON.stringify({ ...(answers as object), id: call.id }))
+      const byId = new Map(answers.map((a) => [(a as Call).id, JSON.stringify(a)]))
+      return calls.map((call) => byId.get(call.id) ?? failed(call, 'the batch was answered without this request'))
+    } catch (error) {
+      if (error instanceof BatchRefusedError) {
+        refusedForSize(calls)
+        return answerEach(input, init, calls)
+      }
+      if (error instanceof MalformedAnswerError) return Promise.all(calls.map((call) => answerAlone(input, init, call)))
+      return calls.map((call) => failed(call, 'no answer'))
+    }
+  }
+  const answerAlone = async (input: RequestInfo | URL, init: RequestInit | undefined, call: Call): Promise<string> => {
+    try {
+      const response = await checked(input, { ...init, body: JSON.stringify(call) })
+      return response.ok ? await response.text() : failed(call, `HTTP ${response.status}`)
+    } catch (alone) {
+      return failed(call, alone instanceof MalformedAnswerError ? (alone.details ?? alone.shortMessage) : 'no answer')
+    }
+  }
+
+  return (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const calls = batchOf(init?.body)
+    if (calls === undefined) return checked(input, init)
+    let answers: string[] | undefined
+    if (calls.length <= batchCap)
+      try {
+        return await sendBatch(input, init)
+      } catch (error) {
+        if (error instanceof BatchRefusedError) refusedForSize(calls)
+        else if (error instanceof MalformedAnswerError) answers = await Promise.all(calls.map((call) => answerAlone(input, init, call)))
+        else throw error
+      }
+    const each = answers ?? (await answerEach(input, init, calls))
+    // Together they must still fit the bound viem holds the batch's answer to: the smallest first, so a request whose
+    // answer is megabytes is the one left out (its own failure), never the small ones beside it.
+    let room = MAX_ANSWER_BYTES - 1024
+    for (const i of each.map((_, i) => i).sort((a, b) => each[a]!.length - each[b]!.length)) {
+      room -= each[i]!.length + 1
+      if (room < 0) each[i] = failed(calls[i]!, 'the answer is too large to share a batch with others')
+    }
+    return new Response(`[${each.join(',')}]`, { headers: { 'content-type': 'application/json' } })
   }) as typeof fetch
 }
 
@@ -174,19 +239,21 @@ async function readWhole(response: Response): Promise<Response> {
   return new Response(text, { status: response.status, statusText: response.statusText, headers })
 }
 
+type Call = { id?: unknown }
+
 /** The calls of a JSON-RPC batch of two or more, else undefined. */
-function batchOf(body: unknown): { id?: unknown }[] | undefined {
+function batchOf(body: unknown): Call[] | undefined {
   if (typeof body !== 'string' || !body.startsWith('[')) return undefined
   try {
     const calls: unknown = JSON.parse(body)
-    return Array.isArray(calls) && calls.length > 1 && calls.every(isObject) ? (calls as { id?: unknown }[]) : undefined
+    return Array.isArray(calls) && calls.length > 1 && calls.every(isObject) ? (calls as Call[]) : undefined
   } catch {
     return undefined
   }
 }
 
 /** A request that failed on its own, as a node's error for it: neither a revert nor a refusal, so a 503. */
-const failed = (call: { id?: unknown }, message: string) =>
+const failed = (call: Call, message: string) =>
   JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message: `the RPC answered with malformed data: ${message}` } })
 
 function checkedOnce(inner: typeof fetch): typeof fetch {
@@ -201,7 +268,8 @@ function checkedOnce(inner: typeof fetch): typeof fetch {
     }
     if (!response.ok) return response
     const text = await boundedText(response)
-    const problem = malformedAnswer(typeof init?.body === 'string' ? init.body : '', text)
+    const { problem, refusedBatch } = inspectAnswer(typeof init?.body === 'string' ? init.body : '', text)
+    if (refusedBatch) throw new BatchRefusedError()
     if (problem) throw new MalformedAnswerError(problem)
     return new Response(text, { status: response.status, statusText: response.statusText, headers: { 'content-type': 'application/json' } })
   }) as typeof fetch

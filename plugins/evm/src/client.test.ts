@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { UnavailableError } from '@earn/core'
 import { createPublicClient, http, parseAbi, type Address } from 'viem'
-import { ALONE_IN_FLIGHT, connect, LOG_SCAN_BATCH, LOG_SCANS_IN_FLIGHT, LOOKUPS_IN_FLIGHT, DEPLOYLESS_BATCH_BYTES, MULTICALL3_ADDRESS, runsCallersCode, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
+import { ALONE_IN_FLIGHT, connect, LOG_SCAN_BATCH, LOOKUP_BATCH, LOG_SCANS_IN_FLIGHT, LOOKUPS_IN_FLIGHT, DEPLOYLESS_BATCH_BYTES, MULTICALL3_ADDRESS, runsCallersCode, evmClientFromPublicClients, MULTICALL_BATCH_BYTES, MULTICALL_WAIT_MS } from './client.ts'
 import { parseRpcUrls } from './env.ts'
 import { evm } from './index.ts'
 import { recordingProxy, startAnvil } from '../../../test/chains/evm.ts'
@@ -375,6 +375,58 @@ describe("the server's transport", () => {
       await anvil.stop()
     }
   })
+
+  test('a tick of many lookups leaves in batches of at most LOOKUP_BATCH', async () => {
+    const anvil = await startAnvil()
+    const proxy = recordingProxy(anvil.url)
+    try {
+      const publicClient = connect({ EVM_RPC_URLS: `${anvil.chainId}=${proxy.url}` }).publicClient(anvil.chainId)!
+      await Promise.all(Array.from({ length: 100 }, (_, i) => publicClient.getTransactionCount({ address: `0x${(i + 1).toString(16).padStart(40, '0')}` })))
+      expect(proxy.requests.map((r) => r.length)).toEqual([LOOKUP_BATCH, LOOKUP_BATCH, LOOKUP_BATCH, 100 - 3 * LOOKUP_BATCH])
+    } finally {
+      proxy.stop()
+      await anvil.stop()
+    }
+  })
+
+  // How nodes refuse a batch over their cap: geth answers an array of one error carrying the first request's id,
+  // others one error object, or an error per request past the cap; a gateway may answer HTTP 413.
+  const refusals: [string, (calls: { id?: unknown }[]) => Response][] = [
+    ['geth', (calls) => Response.json([{ jsonrpc: '2.0', id: calls[0]!.id, error: { code: -32600, message: 'batch too large' } }])],
+    ['one error object', () => Response.json({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Batch size limit exceeded' } })],
+    ['an error per request', (calls) => Response.json(calls.map((c) => ({ jsonrpc: '2.0', id: c.id, error: { code: -32005, message: 'batch limit 5 exceeded' } })))],
+    ['HTTP 413', () => new Response('request entity too large', { status: 413 })],
+  ]
+  for (const [style, refuse] of refusals)
+    test(`a node capping batches (${style}): the refused batch is sent again in halves, and later ones leave cut to what it took`, async () => {
+      const anvil = await startAnvil()
+      const sizes: number[] = []
+      const node = Bun.serve({
+        hostname: '127.0.0.1',
+        port: 0,
+        async fetch(request) {
+          const body = (await request.json()) as { id?: unknown }[] | { id?: unknown }
+          const calls = [body].flat()
+          sizes.push(calls.length)
+          if (calls.length > 5) return refuse(calls)
+          return new Response(await (await fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).text(), { headers: { 'content-type': 'application/json' } })
+        },
+      })
+      try {
+        const publicClient = connect({ EVM_RPC_URLS: `${anvil.chainId}=http://127.0.0.1:${node.port}` }).publicClient(anvil.chainId)!
+        const tick = (n: number) => Promise.all(Array.from({ length: n }, (_, i) => publicClient.getTransactionCount({ address: `0x${(i + 1).toString(16).padStart(40, '0')}` })))
+        // 20 refused, then 10 (its halves), then pieces of 5, each answered: every lookup gets its own answer.
+        expect(await tick(20)).toEqual(Array.from({ length: 20 }, () => 0))
+        expect(sizes).toEqual([20, 10, 10, 5, 5, 5, 5])
+        // The next tick leaves in pieces of 5 at once: no refusal to learn from again.
+        sizes.length = 0
+        expect(await tick(12)).toEqual(Array.from({ length: 12 }, () => 0))
+        expect(sizes.sort((a, b) => a - b)).toEqual([2, 5, 5])
+      } finally {
+        node.stop(true)
+        await anvil.stop()
+      }
+    })
 
   test('sends at most ALONE_IN_FLIGHT of those at once, the rest waiting their turn (so they keep to kept-alive connections)', async () => {
     const anvil = await startAnvil()

@@ -256,6 +256,13 @@ export const LOOKUPS_IN_FLIGHT = 64
 export const LOG_SCANS_IN_FLIGHT = 16
 
 /**
+ * Lookups a batch. viem's default is 1,000, and a batch is answered only when its slowest request is: a tick of a
+ * thousand verifies would wait on one receipt. Nodes cap batches too (hosted ones at 100 or 50); a node refusing a
+ * batch for its size has the later ones cut to what it takes (answers.ts).
+ */
+export const LOOKUP_BATCH = 32
+
+/**
  * Log scans a batch: a tick's scans from every portfolio would otherwise leave as one batch (viem's default is 1,000;
  * an audit's 150 portfolios made one of 300), which a node capping batches refuses whole.
  */
@@ -306,13 +313,14 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
   const options = { timeout: timeoutMs, retryCount: 1 }
   return createPublicClient({
     chain,
-    // Lookups that still leave separately in one tick (receipts, transactions, balances) go as one JSON-RPC batch,
-    // sent again one request at a time where its answer is too large or malformed as a whole (checkedFetch); log
-    // scans go in batches of their own, and what runs a caller's code each in an HTTP request of its own.
+    // Lookups that still leave separately in one tick (receipts, transactions, balances) go in JSON-RPC batches of up
+    // to LOOKUP_BATCH, sent again one request at a time where an answer is too large or malformed as a whole, and in
+    // halves where the node refuses a batch for its size (checkedFetch); log scans go in batches of their own, and
+    // what runs a caller's code each in an HTTP request of its own.
     transport: routedByMethod(
       // The turn is each HTTP request's, until its answer is read: a batch sent again one request at a time
       // (checkedFetch) waits a turn for each.
-      http(url, { ...options, fetchFn: checkedFetch(whole, lookups), batch: true }),
+      http(url, { ...options, fetchFn: checkedFetch(whole, lookups), batch: { batchSize: LOOKUP_BATCH } }),
       // Log scans, batched among themselves: viem keeps one batch per URL, hence a fragment of their own (never sent).
       // At most LOG_SCAN_BATCH a batch, so a burst of portfolios spreads over the queue's slots.
       http(`${url}#log-scans`, { ...options, fetchFn: checkedFetch(whole, inTurn(LOG_SCANS_IN_FLIGHT)), batch: { batchSize: LOG_SCAN_BATCH } }),
