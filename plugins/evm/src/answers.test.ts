@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setSystemTime, test } from 'bun:test'
 import { inTurn, UnavailableError } from '@earn/core'
 import { HttpRequestError, parseUnits, type Hex } from 'viem'
-import { boundedText, checkedFetch, malformedAnswer, malformedResult } from './answers.ts'
+import { BATCH_CAP_MS, boundedText, checkedFetch, malformedAnswer, malformedResult } from './answers.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { flows, servesChain } from './portfolio.ts'
@@ -180,6 +180,104 @@ describe('checkedFetch and batches refused for their size', () => {
       expect(await response.json()).toEqual(answer)
       expect(requests).toBe(1)
     } finally {
+      node.stop(true)
+    }
+  })
+
+  /** A node in front of anvil whose batches `answer` rewrites (after a refusal past `cap` requests, if set). */
+  function rewriting(answer: (anvilAnswer: { id: number }[]) => unknown, cap = Number.POSITIVE_INFINITY) {
+    const sizes: number[] = []
+    const node = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(request) {
+        const body = (await request.json()) as unknown
+        sizes.push(Array.isArray(body) ? body.length : 1)
+        if (Array.isArray(body) && body.length > cap) return new Response('too large', { status: 413 })
+        const up = (await (await fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { id: number }[]
+        return Response.json(Array.isArray(body) ? answer(up) : up)
+      },
+    })
+    return { url: `http://127.0.0.1:${node.port}`, sizes, stop: () => node.stop(true) }
+  }
+  // Eight addresses holding 1000 + i wei each.
+  const holders = Array.from({ length: 8 }, (_, i) => `0x${'5'.repeat(38)}${i.toString(16).padStart(2, '0')}` as const)
+  beforeAll(async () => {
+    for (const [i, address] of holders.entries()) await raw('anvil_setBalance', [address, `0x${(1000 + i).toString(16)}`])
+  })
+  const balances = async (url: string) => {
+    const publicClient = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${url}`, EVM_RPC_TIMEOUT_MS: '2000' }).publicClient(chain.anvil.chainId)!
+    return Promise.all(holders.map((address) => publicClient.getBalance({ address }).catch(() => 'failed')))
+  }
+  const right = holders.map((_, i) => BigInt(1000 + i))
+
+  test("a batch answered without one of its requests, or with one repeated, is sent again one request at a time: never another request's result", async () => {
+    for (const answer of [(up: { id: number }[]) => up.slice(1), (up: { id: number }[]) => [up[0], up[0], ...up.slice(2)]]) {
+      const node = rewriting(answer)
+      try {
+        expect(await balances(node.url)).toEqual(right)
+        expect(node.sizes).toEqual([8, 1, 1, 1, 1, 1, 1, 1, 1])
+      } finally {
+        node.stop()
+      }
+    }
+  })
+
+  test('a piece of a refused batch answered with one result object is sent again one request at a time, its result copied to none', async () => {
+    const node = rewriting((up) => up[0], 4)
+    try {
+      expect(await balances(node.url)).toEqual(right)
+    } finally {
+      node.stop()
+    }
+  })
+
+  test('a rate limit naming the batch is no refusal of its size: not halved, nor are later batches', async () => {
+    let limited = true
+    const node = rewriting((up) => (limited ? up.map(({ id }) => ({ jsonrpc: '2.0', id, error: { code: -32005, message: 'method eth_getBalance in batch triggers rate limit' } })) : up))
+    try {
+      const first = await balances(node.url)
+      expect(first.every((b) => b === 'failed')).toBe(true)
+      // Each try (viem's one retry included) went as the whole batch.
+      expect(new Set(node.sizes)).toEqual(new Set([8]))
+      limited = false
+      node.sizes.length = 0
+      expect(await balances(node.url)).toEqual(right)
+      expect(node.sizes).toEqual([8])
+    } finally {
+      node.stop()
+    }
+  })
+
+  test('the cut a refusal taught holds BATCH_CAP_MS, then a whole batch is tried again', async () => {
+    let cap = 4
+    const sizes: number[] = []
+    const node = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(request) {
+        const body = (await request.json()) as unknown[]
+        sizes.push(body.length)
+        return body.length > cap ? new Response('too large', { status: 413 }) : Response.json(body.map((c) => ({ jsonrpc: '2.0', id: (c as { id: number }).id, result: '0x7a69' })))
+      },
+    })
+    try {
+      const checked = checkedFetch(fetch)
+      const send = () => checked(`http://127.0.0.1:${node.port}`, { method: 'POST', body: batch(8) })
+      await send()
+      expect(sizes).toEqual([8, 4, 4])
+      // The node's limit raised meanwhile: within the time, still cut; past it, asked whole.
+      cap = 100
+      sizes.length = 0
+      setSystemTime(new Date(Date.now() + BATCH_CAP_MS - 1_000))
+      await send()
+      expect(sizes).toEqual([4, 4])
+      sizes.length = 0
+      setSystemTime(new Date(Date.now() + 2_000))
+      await send()
+      expect(sizes).toEqual([8])
+    } finally {
+      setSystemTime()
       node.stop(true)
     }
   })

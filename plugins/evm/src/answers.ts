@@ -91,9 +91,11 @@ export function malformedAnswer(requestBody: string, text: string): string | und
 /**
  * A batch refused for its size names the batch in an error: geth answers `[{id: <first id>, error: "batch too
  * large"}]`, others one error object for the whole, or an error for each request. A revert's reason is a contract's
- * words, not the node's.
+ * words, not the node's, and a rate limit naming the batch (`method X in batch triggers rate limit`) is not about
+ * its size: halving that batch would send more requests to a node asking for fewer.
  */
 const NAMES_THE_BATCH = /batch/i
+const NOT_ITS_SIZE = /revert|rate.?limit|too many requests|throttl|per second|quota|credits|capacity/i
 
 /** `malformedAnswer`, and whether a batch of two or more was refused for being one (see NAMES_THE_BATCH). */
 function inspectAnswer(requestBody: string, text: string): { problem?: string; refusedBatch?: boolean } {
@@ -107,7 +109,7 @@ function inspectAnswer(requestBody: string, text: string): { problem?: string; r
   }
   if (Array.isArray(request) && request.length > 1)
     for (const a of [answer].flat())
-      if (isObject(a) && isObject(a.error) && typeof a.error.message === 'string' && NAMES_THE_BATCH.test(a.error.message) && !/revert/i.test(a.error.message))
+      if (isObject(a) && isObject(a.error) && typeof a.error.message === 'string' && NAMES_THE_BATCH.test(a.error.message) && !NOT_ITS_SIZE.test(a.error.message))
         return { refusedBatch: true }
   const methods = new Map<unknown, string>()
   for (const r of [request].flat()) if (isObject(r) && typeof r.method === 'string') methods.set(r.id, r.method)
@@ -120,8 +122,24 @@ function inspectAnswer(requestBody: string, text: string): { problem?: string; r
     const problem = method === undefined ? undefined : malformedResult(method, a.result)
     if (problem) return { problem }
   }
+  // viem pairs a batch's answers with its requests by position once sorted by id: an answer missing or repeated gave
+  // each request after it the next one's result (an audit: every balance read as the next address's).
+  if (Array.isArray(request)) {
+    if (!Array.isArray(answer)) {
+      // One error for the whole batch is each request's; one result is none of theirs.
+      if (!isObject(answer) || !isObject(answer.error) || 'result' in answer) return { problem: 'a batch was answered with one result' }
+    } else {
+      const asked = new Set(request.map((r: unknown) => (isObject(r) ? r.id : undefined)))
+      const answered = new Set(answer.map((a: unknown) => (isObject(a) ? a.id : undefined)))
+      if (answer.length !== request.length || answered.size !== answer.length || ![...answered].every((id) => asked.has(id)))
+        return { problem: 'a batch was answered with other requests than it held' }
+    }
+  }
   return {}
 }
+
+/** How long a node's refusal of a batch size holds the batches under it. */
+export const BATCH_CAP_MS = 10 * 60_000
 
 /** Thrown for a batch the node refused for its size: sent again in smaller ones (checkedFetch). */
 class BatchRefusedError extends Error {}
@@ -140,7 +158,7 @@ export const boundedText = (response: Response, maxBytes = MAX_ANSWER_BYTES): Pr
  * opened a connection each past fetch's pool (a node's listen queue overflowed, verify throughput fell by a third).
  *
  * A batch the node refuses for its size (an HTTP 413, or an error naming the batch) is sent again in halves, and later
- * batches leave in pieces no larger than the largest half: nodes cap batches (geth at 1,000, hosted ones at 100, 50,
+ * batches, for BATCH_CAP_MS, leave in pieces no larger than the largest half: nodes cap batches (geth at 1,000, hosted ones at 100, 50,
  * some free tiers at 3), and a batch over the cap failed every request in it.
  */
 export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch {
@@ -151,10 +169,17 @@ export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch 
   const checked = limit
     ? (((input: RequestInfo | URL, init?: RequestInit) => limit(async () => readWhole(await once(input, init)), init?.signal)) as typeof fetch)
     : once
-  // The most requests a batch this node has taken may hold, as far as its refusals tell; it only ever shrinks.
+  // The most requests a batch may hold, as far as the node's refusals tell; after BATCH_CAP_MS it is asked again, in
+  // case the node's limit was raised (or a refusal was not about the size after all).
   let batchCap = Number.POSITIVE_INFINITY
+  let cappedAt = 0
   const refusedForSize = (calls: readonly object[]) => {
     batchCap = Math.min(batchCap, Math.max(1, Math.floor(calls.length / 2)))
+    cappedAt = Date.now()
+  }
+  const currentCap = () => {
+    if (batchCap !== Number.POSITIVE_INFINITY && Date.now() - cappedAt > BATCH_CAP_MS) batchCap = Number.POSITIVE_INFINITY
+    return batchCap
   }
 
   const sendBatch = async (input: RequestInfo | URL, init: RequestInit | undefined) => {
@@ -175,7 +200,7 @@ export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch 
       const response = await sendBatch(input, { ...init, body: JSON.stringify(calls) })
       if (!response.ok) return calls.map((call) => failed(call, `HTTP ${response.status}`))
       const answers = JSON.parse(await response.text()) as unknown
-      // One error for the whole batch is each request's (checkedOnce let nothing else through).
+      // One error for the whole batch is each request's (inspectAnswer let no other single answer through).
       if (!Array.isArray(answers)) return calls.map((call) => JSON.stringify({ ...(answers as object), id: call.id }))
       const byId = new Map(answers.map((a) => [(a as Call).id, JSON.stringify(a)]))
       return calls.map((call) => byId.get(call.id) ?? failed(call, 'the batch was answered without this request'))
@@ -201,7 +226,7 @@ export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch 
     const calls = batchOf(init?.body)
     if (calls === undefined) return checked(input, init)
     let answers: string[] | undefined
-    if (calls.length <= batchCap)
+    if (calls.length <= currentCap())
       try {
         return await sendBatch(input, init)
       } catch (error) {
