@@ -42,6 +42,32 @@ describe('bodies nested past 16 levels', () => {
   })
 })
 
+describe('keys that decide how an object prints', () => {
+  test('a field sent as an object with its own toString or valueOf is a 400 naming it, where printing it for the validation error was a 500', async () => {
+    const cases: [string, string][] = [
+      [`{"address":{"toString":1},"walletEcosystem":"evm","url":"https://app.example.com"}`, 'address.toString'],
+      [`{"address":[{"valueOf":{}}],"walletEcosystem":"evm","url":"https://app.example.com"}`, 'address.0.valueOf'],
+      [`{"toString":"x","walletEcosystem":"evm"}`, 'toString'],
+    ]
+    for (const [rawBody, field] of cases) {
+      const r = await h.request('POST', AGREEMENT, { rawBody })
+      expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+      expect([r.body.context, r.body.error]).toEqual([{ [field]: 'is a name no field takes' }, `request body names "${field}", which no field of the API takes; leave it out`])
+    }
+    // The words as values, or inside strings, are no such key.
+    const fine = JSON.stringify({ ...fields, note: 'toString', other: { text: '"valueOf"' } })
+    expect((await h.request('POST', AGREEMENT, { rawBody: fine })).status).toBe(200)
+  })
+
+  test('an object or an array where a string goes is named so, not printed (`[object Object]`, or `["1"]` as 1)', async () => {
+    for (const [value, found] of [[{}, 'an object'], [[], 'an array'], [['1'], 'an array'], [5, '5']] as const) {
+      const r = await h.request('POST', AGREEMENT, { rawBody: JSON.stringify({ ...fields, address: value }) })
+      expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+      expect(r.body.context).toEqual({ address: `Expected property 'address' to be string but found: ${found}` })
+    }
+  })
+})
+
 describe('a field named twice', () => {
   test('is a 400 naming it (JSON.parse would keep the last silently, where a proxy may have read the first); at any depth', async () => {
     const cases: [string, string][] = [

@@ -37,9 +37,21 @@ function validationContext(error: ValidationError): Record<string, string> {
     const undecodable = error.type === 'params' && 'value' in e && e.value === null
     // Elysia words a missing field as a wrong type ("to be string but found: undefined").
     const missing = field !== error.type && 'value' in e && e.value === undefined
-    context[field] ??= undecodable ? 'is not valid percent-encoding' : missing ? 'is required' : allowed ? `must be one of ${allowed}` : (e.summary ?? e.message)
+    context[field] ??= undecodable ? 'is not valid percent-encoding' : missing ? 'is required' : allowed ? `must be one of ${allowed}` : described(e)
   }
   return context
+}
+
+/**
+ * Elysia's summary of a failing value, which ends in the value printed: an object printed `[object Object]`, an array
+ * its items joined (`["1"]` read as the string `1`, `[]` as nothing), so those are named for what they are.
+ */
+function described(e: Extract<ValidationError['all'][number], { path: string }>): string {
+  const summary = e.summary ?? e.message
+  const value: unknown = 'value' in e ? e.value : undefined
+  const at = summary.indexOf('found: ')
+  if (typeof value !== 'object' || value === null || at === -1) return summary
+  return `${summary.slice(0, at + 'found: '.length)}${Array.isArray(value) ? 'an array' : 'an object'}`
 }
 
 function toApiError(code: string | number, error: unknown, request: Request): ApiError | undefined {

@@ -225,5 +225,28 @@ async function parseBody(request: Request, contentType: string) {
     const field = quoted(twice.path ? `${twice.path}.${twice.key}` : twice.key)
     return new UnreadableBody(field, 'given twice', `request body names ${JSON.stringify(field)} twice; which value was meant is unknown: send it once`)
   }
+  const printing = PRINTING_KEY.test(text) ? keyPathNamed(body, PRINTING_KEYS) : undefined
+  if (printing !== undefined)
+    return new UnreadableBody(quoted(printing), 'is a name no field takes', `request body names ${JSON.stringify(quoted(printing))}, which no field of the API takes; leave it out`)
   return badString(text, body) ?? body
+}
+
+/**
+ * Keys that decide how an object prints. Elysia describes a value failing validation by printing it, and an object
+ * whose own `toString` is no function cannot be printed: its error then threw a TypeError, a 500 (an audit: any field
+ * sent as `{"toString": 1}`, on every operation with a body). No field of ours takes either name.
+ */
+const PRINTING_KEYS = new Set(['toString', 'valueOf'])
+const PRINTING_KEY = /"(?:toString|valueOf)"/
+
+/** The path (`a.b.0.key`) to the first key in `names`, depth first in document order. */
+function keyPathNamed(value: unknown, names: ReadonlySet<string>): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const entries: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value)
+  for (const [key, child] of entries) {
+    if (!Array.isArray(value) && names.has(key)) return key
+    const below = keyPathNamed(child, names)
+    if (below !== undefined) return `${key}.${below}`
+  }
+  return undefined
 }
