@@ -13,6 +13,11 @@ export class MalformedAnswerError extends Error {
   override name = 'MalformedAnswerError'
 }
 
+/** An answer past the transport's bound (transport.ts): the node may be right, and a narrower question fit. */
+export class AnswerTooLargeError extends MalformedAnswerError {
+  override name = 'AnswerTooLargeError'
+}
+
 type Json = Record<string, unknown>
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 const U64_LIMIT = 2n ** 64n
@@ -33,8 +38,10 @@ const isAccount = (v: unknown): boolean =>
   v === null || (isObject(v) && isBase64Tuple(v.data) && isAddress(v.owner) && isU64(v.lamports) && typeof v.executable === 'boolean')
 
 /** A token account read for its amount alone (balance.ts: 8 bytes of data, base64). */
-const isAmountSlice = (v: unknown): boolean =>
-  isObject(v) && isAddress(v.pubkey) && isObject(v.account) && isBase64Tuple(v.account.data) && Buffer.from((v.account.data as string[])[0]!, 'base64').length === 8
+/** A token account read for a slice of its data (balance.ts): the slice asked for, whole (every token account is longer). */
+const isSliceOf = (length: number) => (v: unknown): boolean =>
+  isObject(v) && isAddress(v.pubkey) && isObject(v.account) && isBase64Tuple(v.account.data) && Buffer.from((v.account.data as string[])[0]!, 'base64').length === length
+const sliceLength = (config: unknown): number => Number((isObject(config) && isObject(config.dataSlice) && config.dataSlice.length) || 0)
 
 const isTokenBalance = (v: unknown): boolean =>
   isObject(v) && isAddress(v.mint) && optional(v.owner, isAddress) && isObject(v.uiTokenAmount) && isU64String(v.uiTokenAmount.amount)
@@ -57,7 +64,7 @@ const RESULTS: Readonly<Record<string, (result: unknown, params: readonly unknow
   getGenesisHash: (r) => isBytes58(r, 32),
   getLatestBlockhash: withValue((v) => isObject(v) && isBytes58(v.blockhash, 32) && isU64(v.lastValidBlockHeight)),
   getMultipleAccounts: (r, params) => isObject(r) && Array.isArray(r.value) && Array.isArray(params[0]) && r.value.length === params[0].length && r.value.every(isAccount),
-  getTokenAccountsByOwner: withValue((v) => arrayOf(v, isAmountSlice)),
+  getTokenAccountsByOwner: (r, params) => withValue((v) => arrayOf(v, isSliceOf(sliceLength(params[2]))))(r),
   getTransaction: (r) => r === null || (isObject(r) && isBase64Tuple(r.transaction) && optional(r.meta, isMeta)),
 }
 

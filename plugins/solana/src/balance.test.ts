@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ChainNotConfiguredError, InvalidAddressError, InvalidArgumentError, UnavailableError } from '@earn/core'
 import type { Address } from '@solana/kit'
-import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
-import { readBalance } from './balance.ts'
+import { interceptingEndpoint, startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
+import { PROGRAM_WIDE_FROM, readBalance } from './balance.ts'
 import { connect, type SolanaClient } from './client.ts'
 import { newWallet } from './fixtures.ts'
+import { TOKEN_2022_PROGRAM_ADDRESS } from './token.ts'
 
 let chain: SolanaChain
 let client: SolanaClient
@@ -104,6 +105,89 @@ describe('balance.read on LiteSVM through JSON-RPC', () => {
       expect((e as Error).message).not.toContain(String(failing.port)) // the URL (and any key in it) stays out
     } finally {
       await failing.stop(true)
+    }
+  })
+})
+
+describe("a portfolio's many balances of one owner", () => {
+  /** The chain behind an endpoint that records each call's method and filter, and may answer a call itself. */
+  function recorded(answer?: (call: { method: string; params: unknown[] }) => Response | undefined) {
+    const calls: string[] = []
+    const node = interceptingEndpoint(chain.url, (call) => {
+      const { method, params } = call as unknown as { method: string; params: unknown[] }
+      const filter = method === 'getTokenAccountsByOwner' ? (params[1] as { mint?: string; programId?: string }) : undefined
+      calls.push(filter ? `${method} ${filter.programId ? `program ${filter.programId}` : 'mint'}` : method)
+      return answer?.({ method, params })
+    })
+    return { client: connect({ SOLANA_RPC_URL: `http://127.0.0.1:${node.port}` }), calls, stop: () => node.stop(true) }
+  }
+
+  /** A wallet holding 100 * (i + 1) of each of `count` mints, the last two Token-2022's, the first in two accounts. */
+  async function holder(count: number) {
+    const mints = [] as string[]
+    for (let i = 0; i < count; i++) mints.push(await chain.createMint(i >= count - 2 ? { tokenProgram: TOKEN_2022_PROGRAM_ADDRESS } : {}))
+    const w = newWallet()
+    for (const [i, mint] of mints.entries()) await chain.mintTo({ mint, owner: w.address, amount: BigInt(100 * (i + 1)) })
+    const second = await chain.createTokenAccount({ mint: mints[0]!, owner: w.address })
+    await chain.mintTo({ mint: mints[0]!, owner: w.address, amount: 7n, account: second })
+    // Another owner's account of the same mint is not the wallet's.
+    await chain.mintTo({ mint: mints.at(-1)!, owner: newWallet().address, amount: 9n })
+    const expected = mints.map((_, i) => BigInt(100 * (i + 1)) + (i === 0 ? 7n : 0n))
+    return { owner: w.address, mints, expected }
+  }
+
+  test(`from ${PROGRAM_WIDE_FROM} mints asked at once: one request per token program, each mint's sum as asked alone`, async () => {
+    const { owner, mints, expected } = await holder(6)
+    const unheld = await chain.createMint()
+    const node = recorded()
+    try {
+      const read = (token: string) => readBalance(node.client, { chainId: 'localnet', owner, token })
+      expect(await Promise.all([...mints, unheld].map(read))).toEqual([...expected, 0n])
+      const reads = node.calls.filter((c) => c !== 'getGenesisHash')
+      expect(reads.sort()).toEqual(['getTokenAccountsByOwner program TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', `getTokenAccountsByOwner program ${TOKEN_2022_PROGRAM_ADDRESS}`])
+      // The same answers, each mint asked on its own.
+      for (const [i, mint] of mints.entries()) expect(await read(mint)).toBe(expected[i]!)
+    } finally {
+      node.stop()
+    }
+  })
+
+  test('fewer mints (a build) are each read alone', async () => {
+    const { owner, mints, expected } = await holder(PROGRAM_WIDE_FROM - 1)
+    const node = recorded()
+    try {
+      expect(await Promise.all(mints.map((token) => readBalance(node.client, { chainId: 'localnet', owner, token })))).toEqual(expected)
+      expect(node.calls.filter((c) => c !== 'getGenesisHash')).toEqual(mints.map(() => 'getTokenAccountsByOwner mint'))
+    } finally {
+      node.stop()
+    }
+  })
+
+  test("an owner's accounts of every mint past the answer's bound: the mints asked are each read alone", async () => {
+    const { owner, mints, expected } = await holder(5)
+    // Past 4 MiB, as a wallet others opened thousands of accounts for would be.
+    const node = recorded(({ method, params }) =>
+      method === 'getTokenAccountsByOwner' && (params[1] as { programId?: string }).programId ? new Response(`{"jsonrpc":"2.0","id":1,"result":"${'x'.repeat(5 << 20)}"}`) : undefined,
+    )
+    try {
+      expect(await Promise.all(mints.map((token) => readBalance(node.client, { chainId: 'localnet', owner, token })))).toEqual(expected)
+      expect(node.calls.filter((c) => c.endsWith('mint'))).toHaveLength(5)
+    } finally {
+      node.stop()
+    }
+  })
+
+  test('a node failing the program-wide read fails each balance as a 503, none answered 0', async () => {
+    const { owner, mints } = await holder(4)
+    const node = recorded(({ method }) => (method === 'getTokenAccountsByOwner' ? new Response('overloaded', { status: 502 }) : undefined))
+    try {
+      const answers = await Promise.allSettled(mints.map((token) => readBalance(node.client, { chainId: 'localnet', owner, token })))
+      for (const a of answers) {
+        expect(a.status).toBe('rejected')
+        expect((a as PromiseRejectedResult).reason).toBeInstanceOf(UnavailableError)
+      }
+    } finally {
+      node.stop()
     }
   })
 })

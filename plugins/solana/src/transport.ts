@@ -7,12 +7,13 @@
 import { inTurn, readBoundedText } from '@earn/core'
 import { SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, SolanaError, type RpcTransport } from '@solana/kit'
 import { stringifyJsonWithBigInts } from '@solana/rpc-spec-types'
-import { MalformedAnswerError } from './answers.ts'
+import { AnswerTooLargeError, MalformedAnswerError } from './answers.ts'
 
 /**
  * The plugin's answers are kilobytes (a few accounts, one transaction with its logs, which validators cut at 10 KB),
- * but for a wallet's token accounts of one mint, which anyone can open for any owner: read for their amounts alone
- * (balance.ts), ~210 bytes each, 4 MiB holds ~20,000 (~40 SOL of rent to open). At the other chains' 10 MiB, an answer
+ * but for a wallet's token accounts, which anyone can open for any owner: read for their amounts alone (balance.ts),
+ * ~210 bytes each, 4 MiB holds ~20,000 of one mint (~40 SOL of rent to open); read with their mints, every mint's
+ * at once, ~15,000. At the other chains' 10 MiB, an answer
  * of integers, each made a bigint, held the thread ~3 s parsing; at 4 MiB, ~1.2 s at worst.
  */
 export const MAX_SOLANA_ANSWER_BYTES = 4 * 1024 * 1024
@@ -62,7 +63,7 @@ async function send(url: string, payload: unknown, signal: AbortSignal | undefin
     // kit's own error for an HTTP failure, so rpc.ts reads it as the node's (503) as before.
     throw new SolanaError(SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, { headers: response.headers, message: response.statusText, statusCode: response.status })
   }
-  const text = await readBoundedText(response, () => new MalformedAnswerError(`the Solana RPC answered more than ${MAX_SOLANA_ANSWER_BYTES} bytes`), MAX_SOLANA_ANSWER_BYTES)
+  const text = await readBoundedText(response, () => new AnswerTooLargeError(`the Solana RPC answered more than ${MAX_SOLANA_ANSWER_BYTES} bytes`), MAX_SOLANA_ANSWER_BYTES)
   return parseAnswer(text)
 }
 
