@@ -137,6 +137,17 @@ describe('the swap', () => {
     expect(r.body.context.tokenOut).toContain(getAddress(lonely))
   })
 
+  test('a deposit of a token the router cannot price is refused as such whatever the balance: a top-up would not help (the ruled order checks tokenIn first)', async () => {
+    const lonely = await deployToken(chain.anvil, { name: 'Lonely', symbol: 'LON', decimals: 18 })
+    // The member holds none of it: the balance preflight alone would have said "insufficient token balance".
+    await refused(h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ mode: 'swap', tokenIn: lonely, amount: (10n ** 18n).toString() })), 400, 'INVALID_ARGUMENT', {
+      tokenIn: expect.stringContaining('cannot price'),
+    })
+    // A token it can price, short: the balance, as ever.
+    const short = await h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ mode: 'swap', tokenIn: chain.otherToken, amount: (10n ** 40n).toString() }))
+    expect([short.status, short.body.error]).toEqual([400, 'insufficient token balance'])
+  })
+
   test('a server with no swap router for the chain refuses swaps both ways, naming the token field', async () => {
     const noRouter = await createHarness({ store: db.store, clients: { evm: clientOf(chain.anvil.url) } })
     const own = { distributorId: noRouter.distributorId }

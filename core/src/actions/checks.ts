@@ -98,12 +98,14 @@ export async function preflight(ecosystem: LoadedEcosystem, p: { chainId: string
 
 /**
  * The preflight comes before the builder in outcome: a wallet short of funds hears that, whatever the builder would
- * have said. Both start at once, though: the builder's reads (allowance, token names) leave in the same batched RPC
- * call as the balance read instead of waiting for the next one, and a slow chain holds the request for one
- * capability's time, not two (a Solana stream creation that waited for its preflight first took ~29 s against a node
- * answering each call in 9.5 s). The builder reads, never writes.
+ * have said, but for the builder refusing the token itself (`tokenField`, the request's field naming it: a swap
+ * router that cannot price `tokenIn`), which the ruled order checks before the balance: told to top up a token it can
+ * never deposit, a client would. Both start at once, though: the builder's reads (allowance, token names) leave in
+ * the same batched RPC call as the balance read instead of waiting for the next one, and a slow chain holds the
+ * request for one capability's time, not two (a Solana stream creation that waited for its preflight first took
+ * ~29 s against a node answering each call in 9.5 s). The builder reads, never writes.
  */
-export async function preflightThenBuild<T>(check: Promise<void>, build: () => Promise<T>): Promise<T> {
+export async function preflightThenBuild<T>(check: Promise<void>, build: () => Promise<T>, tokenField?: string): Promise<T> {
   let built: Promise<T>
   try {
     built = build()
@@ -112,6 +114,15 @@ export async function preflightThenBuild<T>(check: Promise<void>, build: () => P
   }
   // Its failure matters only once the balance is known to suffice; until then it must not go unhandled.
   built.catch(() => {})
-  await check
+  try {
+    await check
+  } catch (short) {
+    if (!(short instanceof InsufficientBalanceError) || tokenField === undefined) throw short
+    const refusal = await built.then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    throw refusal instanceof InvalidArgumentError && !(refusal instanceof InsufficientBalanceError) && tokenField in refusal.context ? refusal : short
+  }
   return built
 }

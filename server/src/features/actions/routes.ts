@@ -34,8 +34,8 @@ export const actionRoutes = (deps: Deps) => {
           description:
             ORDER +
             'mode enabled on the opportunity, tokenIn allowed, amount parses, the chain can build it (400: e.g. a direct deposit ' +
-            "takes only the vault's asset); then the on-chain balance of tokenIn " +
-            '(400 `insufficient token balance` with context.required and context.available). The deposit step carries the attribution tag.',
+            "takes only the vault's asset); in swap mode, a tokenIn the router can price (asked of the chain, 400 naming tokenIn whatever the balance); " +
+            'then the on-chain balance of tokenIn (400 `insufficient token balance` with context.required and context.available). The deposit step carries the attribution tag.',
           tags,
           responses: { 200: ActionResult },
         }),
