@@ -45,6 +45,12 @@ export interface BalanceParameters {
   owner: string
   /** Token address in the ecosystem's form, or `native` for the chain's own coin. */
   token: string
+  /**
+   * One of many reads of the owner's balances made together (a portfolio's): a plugin may read them all at once, and
+   * a token that is none may then read 0 rather than be refused. Absent for a build's or a stream's preflight, whose
+   * refusal of a token that is none must not depend on what else is read at the time.
+   */
+  inBulk?: boolean
 }
 
 /** What the chain knows about a vault (for ERC-4626: asset, its decimals, total assets). */

@@ -145,7 +145,7 @@ async function readInTurns(
   const [balances, allFlows] = await Promise.all([
     Promise.all(
       tokens.map((t) =>
-        ofContract(unreadable, t.chainId, t.address, () => turn(t.chainId, () => plugin.balance.read(client, { chainId: t.chainId, owner, token: t.address }))),
+        ofContract(unreadable, t.chainId, t.address, () => turn(t.chainId, () => plugin.balance.read(client, { chainId: t.chainId, owner, token: t.address, inBulk: true }))),
       ),
     ),
     history === 'all' ? flowsOf(opportunities) : undefined,

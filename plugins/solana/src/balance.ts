@@ -17,10 +17,12 @@ export const TOKEN_AMOUNT_SLICE = { offset: 64, length: 8 }
 export const TOKEN_HEAD_SLICE = { offset: 0, length: 72 }
 
 /**
- * From this many mints of one owner asked in one turn of the event loop (a portfolio's balances), the owner's token
- * accounts are read once per token program, two requests, rather than once per mint: a catalog of 200 mints made 200
- * requests a portfolio, a round trip per 128 of them (the client's cap), each a call a provider bills. A build's one
- * or two reads keep to their mint: an owner's accounts of every mint may be many more bytes.
+ * From this many mints of one owner asked in bulk in one turn of the event loop (a portfolio's balances, `inBulk`),
+ * the owner's token accounts are read once per token program, two requests, rather than once per mint: a catalog of
+ * 200 mints made 200 requests a portfolio, a round trip per 128 of them (the client's cap), each a call a provider
+ * bills. Fewer keep to their mint (an owner's accounts of every mint may be many more bytes), as a build's or a
+ * stream's preflight always does: its 400 for a mint that is none must not turn into "insufficient token balance"
+ * because a portfolio of the same wallet was read meanwhile (an audit).
  */
 export const PROGRAM_WIDE_FROM = 4
 
@@ -31,7 +33,7 @@ export async function readBalance(client: SolanaClient, p: BalanceParameters): P
   const owner = address(parseAddress(p.owner, 'owner'))
   const mint = p.token === 'native' ? undefined : address(parseAddress(p.token, 'token'))
   const rpc = await clusterRpc(client, p.chainId, 'Solana balances')
-  if (mint) return tokenBalance(rpc, owner, mint)
+  if (mint) return p.inBulk ? tokenBalance(rpc, owner, mint) : mintBalance(rpc, owner, mint)
   try {
     return (await rpc.getBalance(owner, { commitment: COMMITMENT }).send({ abortSignal: deadline() })).value
   } catch (e) {
