@@ -180,6 +180,12 @@ export interface TokenTransfer {
   from: string
   to: string
   amount: bigint
+  /**
+   * The attribution tag the message that made this move carried, where the ecosystem tells its moves apart by message
+   * (TON: each out-message); absent where it cannot (Solana: balances before and after). Verify counts a move for the
+   * tag its own message carried only: two deposits sent in one request must not both count for the first.
+   */
+  tag?: string
 }
 
 export interface ReadTransfersResult extends ReadTagResult {

@@ -174,6 +174,25 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
     expect(r.body).toMatchObject({ tag, verified: false, metadata: { actionId, opportunityId: SOLANA_SAMPLE_ENTRY.id } })
   })
 
+  test('one transaction carrying the tags of two actions is a 400: what each moved cannot be told apart from balances, and the first must not be credited with both', async () => {
+    const { tag } = (await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${depositSignature}`)).body
+    const another = (tag as string).replace(actionId, crypto.randomUUID())
+    const both = await chain.send(
+      [getAddMemoInstruction({ memo: tag }), getAddMemoInstruction({ memo: another }), getTransferSolInstruction({ source: user, destination: chain.payer.address, amount: 1_000n })],
+      user,
+    )
+    const r = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${both}`)
+    expect(r.status, r.text).toBe(400)
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    expect(r.body.context).toEqual({ txHash: 'carries the tags of 2 actions' })
+    // The same tag twice names one action: answered as ever.
+    const twice = await chain.send(
+      [getAddMemoInstruction({ memo: tag }), getAddMemoInstruction({ memo: tag }), getTransferSolInstruction({ source: user, destination: chain.payer.address, amount: 1_001n })],
+      user,
+    )
+    expect((await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${twice}`)).body).toMatchObject({ tag, verified: false })
+  })
+
   test('a memo tag whose ids no action could have (a NUL character, which PostgreSQL text refuses) is not verified, on both engines', async () => {
     const memo = `earn:v1:dist:act\u0000ion:${'a'.repeat(32)}`
     const signature = await chain.send([getAddMemoInstruction({ memo }), getTransferSolInstruction({ source: user, destination: chain.payer.address, amount: 1_000n })], user)

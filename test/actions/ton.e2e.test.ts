@@ -115,6 +115,23 @@ describe('TON: deposit, verify, withdraw through the API', () => {
     expect((await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${base64}`)).body.verified).toBe(true)
   })
 
+  test('two deposits sent in one request: each is recorded with what its own message moved', async () => {
+    const deposit = async (amount: bigint) => {
+      const r = await h.post(`/v2/actions/deposit/${TON_SAMPLE_ENTRY.id}`, { userAddress: user.wallet.address.toRawString(), tokenIn: TON_SAMPLE_ENTRY.baseToken.address, amount: amount.toString(), distributorId: h.distributorId })
+      expect(r.status, r.text).toBe(200)
+      return { actionId: r.body.actionId as string, request: r.body.transactions[0].transaction as TonConnectRequest }
+    }
+    const [a, b] = [await deposit(100_000n), await deposit(200_000n)]
+    const vault = await balance(sample.vault.address, sample.baseToken)
+    const sent = await chain.sendTonConnect(user.wallet, user.keyPair, { ...a.request, messages: [...a.request.messages, ...b.request.messages] })
+    expect(await balance(sample.vault.address, sample.baseToken)).toBe(vault + 300_000n)
+    const r = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${sent.hash}`)
+    expect(r.body).toMatchObject({ verified: true, metadata: { actionId: a.actionId } })
+    // Both recorded, each with its own 100000 and 200000 (the first had been credited with 300000, the second never).
+    const activity = await h.store.listDistributorActivity({ orgId: h.org.orgId, distributorId: h.distributorId, offset: 0, limit: 100 })
+    expect(activity.rows.filter((row) => row.type === 'verify' && row.txHash === sent.hash).map((row) => row.amount).sort()).toEqual(['100000', '200000'])
+  })
+
   test("the wallet's own transaction carrying the deposit's tag but moving nothing to the vault is not verified", async () => {
     const { tag } = (await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${depositHash}`)).body
     // The same comment, signed by the same wallet, on a plain TON transfer to another wallet: no deposit happened.

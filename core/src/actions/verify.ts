@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { parseTag, verifyTag } from '../attribution.ts'
 import { canonicalOrNone } from '../addressProblems.ts'
-import { quoted, UnavailableError } from '../errors.ts'
+import { InvalidArgumentError, quoted, UnavailableError } from '../errors.ts'
 import type { ReadTransfersResult, VaultMove } from '../ecosystem.ts'
 import { canonicalChainId, chainOf, type LoadedEcosystem } from '../registry.ts'
 import type { ActionRecord } from '../store/schema.ts'
@@ -46,7 +46,7 @@ async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, 
   const builtOn = action.chainId
   if (!TAGGED_KINDS.includes(action.kind) || action.distributorId !== parsed.distributorId || builtOn === null || canonicalChainId(ecosystem.plugin, builtOn) !== chainId)
     return undefined
-  const moved = await didTheAction(deps, ecosystem, action, read, (m) => !taken.has(m) && (read.carriers.get(m)?.includes(tag) ?? read.tagsOn === undefined))
+  const moved = await didTheAction(deps, ecosystem, action, read, tag, (m) => !taken.has(m) && (read.carriers.get(m)?.includes(tag) ?? read.tagsOn === undefined))
   return moved && verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId: builtOn }) ? moved : undefined
 }
 
@@ -65,8 +65,27 @@ async function candidates(read: ReadTransfersResult): Promise<{ read: Read; tags
   const carriers = new Map<VaultMove, string[] | undefined>()
   const own = (read.vaultMoves ?? []).filter((m) => m.caller === m.owner)
   if (read.tagsOn) for (const m of own) carriers.set(m, await read.tagsOn({ from: m.caller, to: m.vault }))
-  const tags = [...new Set([...[...carriers.values()].flatMap((t) => t ?? []), ...(read.tag === null ? [] : [read.tag])])]
+  const tags = [...new Set([...[...carriers.values()].flatMap((t) => t ?? []), ...(read.tag === null ? [] : [read.tag]), ...ownTags(read)])]
   return { read: { ...read, carriers }, tags, unknown: [...carriers.values()].includes(undefined) }
+}
+
+/**
+ * Where the wallet's own messages carry the tags (TON, Solana) and each move names its message's (TON), every tag is
+ * answered for, each counting its own message's moves. Where moves name none (Solana: read from balances), one
+ * transaction carrying the tags of several actions cannot be told apart: refused, as stream confirm refuses one funding
+ * several streams, rather than the first tag credited with what all of them moved (an audit: two TON deposits sent in
+ * one request recorded the first with both amounts, and the second could never verify).
+ */
+function ownTags(read: ReadTransfersResult): string[] {
+  if (read.tagsOn || read.vaultMoves || !read.tags) return []
+  if (read.transfers.some((t) => t.tag !== undefined)) return read.tags
+  const actions = new Set(read.tags.map((t) => (t.length <= LONGEST_TAG ? parseTag(t)?.actionId : undefined)).filter((id) => id !== undefined))
+  if (actions.size > 1)
+    throw new InvalidArgumentError(
+      `transaction ${read.txHash} carries the attribution tags of ${actions.size} actions, and what each moved is not told apart on this chain; send each deposit or withdrawal in a transaction of its own`,
+      { txHash: `carries the tags of ${actions.size} actions` },
+    )
+  return []
 }
 
 const total = (amounts: bigint[]) => amounts.reduce((a, b) => a + b, 0n)
@@ -83,6 +102,7 @@ async function didTheAction(
   ecosystem: LoadedEcosystem,
   action: ActionRecord,
   read: ReadTransfersResult,
+  tag: string,
   carried: (move: VaultMove) => boolean,
 ): Promise<Moved | undefined> {
   const { parse } = ecosystem.plugin.address
@@ -98,7 +118,9 @@ async function didTheAction(
   // receipt token sent back): the wallet must have sent the action's token to the vault.
   if (read.to === undefined && read.vaultMoves === undefined) {
     if (!sentByWallet) return undefined
-    const sent = read.transfers.filter((t) => t.token === action.token && canonical(t.from) === action.wallet && canonical(t.to) === vault && t.amount > 0n)
+    const sent = read.transfers.filter(
+      (t) => t.token === action.token && canonical(t.from) === action.wallet && canonical(t.to) === vault && t.amount > 0n && (t.tag === undefined || t.tag === tag),
+    )
     return sent.length ? { token: action.token, amount: total(sent.map((t) => t.amount)).toString(), moves: [] } : undefined
   }
   // A tag also rides on a call to the vault that moves nothing (a zero transfer, say): the vault's own report counts.

@@ -10,12 +10,12 @@ import { startTon, type TonSandbox, type TonWallet } from '../../../test/chains/
 import { formatTonAddress, formatTonContract } from './address.ts'
 import { readTonBalance } from './balance.ts'
 import { createTonClient } from './client.ts'
-import { readComment } from './comment.ts'
+import { commentCell, readComment } from './comment.ts'
 import { buildTonTransfer } from './fundingTransfer.ts'
 import { jettonTransferBody, parseJettonTransfer } from './jetton.ts'
 import { jettonWalletOf, notJetton, ownJettonWallet } from './jettonMaster.ts'
 import { messageCells } from './lookup.ts'
-import { readTonTransfers } from './readTransfers.ts'
+import { MAX_TAGGED_MESSAGES, readTonTransfers } from './readTransfers.ts'
 import type { TonConnectRequest } from './request.ts'
 import { JETTON_TRANSFER_TON, MIN_TON_SEND } from './transactions.ts'
 
@@ -73,8 +73,8 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
       tag: TAG, tags: [TAG],
       from: raw(sender.wallet.address),
       transfers: [
-        { token: 'native', from: raw(sender.wallet.address), to: rawOf(step!.metadata!.jettonWallet), amount: JETTON_TRANSFER_TON },
-        { token: raw(jetton), from: raw(sender.wallet.address), to: raw(treasury.address), amount: 1_015_002n },
+        { token: 'native', from: raw(sender.wallet.address), to: rawOf(step!.metadata!.jettonWallet), amount: JETTON_TRANSFER_TON, tag: TAG },
+        { token: raw(jetton), from: raw(sender.wallet.address), to: raw(treasury.address), amount: 1_015_002n, tag: TAG },
       ],
     })
   })
@@ -88,7 +88,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
       txHash: hash,
       tag: TAG, tags: [TAG],
       from: raw(sender.wallet.address),
-      transfers: [{ token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.25') }],
+      transfers: [{ token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.25'), tag: TAG }],
     })
   })
 
@@ -112,7 +112,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     expect(pending).toBeInstanceOf(NotFoundError)
     expect((pending as NotFoundError).message).toContain('has not processed this transfer yet')
     expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toEqual([
-      { token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.2') },
+      { token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.2'), tag: TAG },
     ])
   })
 
@@ -129,7 +129,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     expect(received?.description).toMatchObject({ aborted: true })
     expect(await tonBalance(undeployed)).toBe(toNano('0.4'))
     expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).transfers).toEqual([
-      { token: 'native', from: raw(sender.wallet.address), to: raw(undeployed), amount: toNano('0.4') },
+      { token: 'native', from: raw(sender.wallet.address), to: raw(undeployed), amount: toNano('0.4'), tag: TAG },
     ])
   })
 
@@ -150,11 +150,11 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
 
   test('a jetton transfer asked of a contract that is no jetton wallet moves only its TON', async () => {
     // Sent straight to the treasury wallet, which takes it as a plain message: no jetton moves.
-    const body = jettonTransferBody({ queryId: 1n, amount: 10n ** 12n, destination: treasury.address, responseDestination: sender.wallet.address, customPayload: null, forwardTonAmount: 1n, forwardPayload: Cell.EMPTY })
+    const body = jettonTransferBody({ queryId: 1n, amount: 10n ** 12n, destination: treasury.address, responseDestination: sender.wallet.address, customPayload: null, forwardTonAmount: 1n, forwardPayload: commentCell(TAG) })
     const request: TonConnectRequest = { validUntil: Math.floor(chain.client.now() / 1000) + 60, network: CHAIN, from: raw(sender.wallet.address), messages: [{ address: treasury.address.toString(), amount: toNano('0.05').toString(), payload: body.toBoc().toString('base64') }] }
     const hash = await send(request)
     expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toEqual([
-      { token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.05') },
+      { token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.05'), tag: TAG },
     ])
   })
 })
@@ -166,7 +166,7 @@ describe('following a jetton transfer to the jetton wallet that carries it out',
     const ownJettonWallet = rawOf(step!.metadata!.jettonWallet)
     const balance = await jettonBalance(sender.wallet.address)
     // The built request, with the amount raised past the balance after the build's own check: signed as asked.
-    const body = jettonTransferBody({ queryId: 2n, amount: balance + 1n, destination: treasury.address, responseDestination: sender.wallet.address, customPayload: null, forwardTonAmount: 1n, forwardPayload: Cell.EMPTY })
+    const body = jettonTransferBody({ queryId: 2n, amount: balance + 1n, destination: treasury.address, responseDestination: sender.wallet.address, customPayload: null, forwardTonAmount: 1n, forwardPayload: commentCell(TAG) })
     const hash = await send({ ...request, messages: [{ ...request.messages[0]!, payload: body.toBoc().toString('base64') }] })
     expect(await jettonBalance(sender.wallet.address)).toBe(balance)
     // The refusal bounced the attached TON back too: nothing moved.
@@ -187,6 +187,7 @@ describe('following a jetton transfer to the jetton wallet that carries it out',
       from: raw(sender.wallet.address),
       to: raw(treasury.address),
       amount: 5n,
+      tag: TAG,
     })
   })
 
@@ -203,7 +204,7 @@ describe('following a jetton transfer to the jetton wallet that carries it out',
     // The sender's jetton wallet debited the amount, then took the bounce back.
     expect(await jettonBalance(sender.wallet.address)).toBe(balance)
     expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).transfers).toEqual([
-      { token: 'native', from: raw(sender.wallet.address), to: rawOf(step!.metadata!.jettonWallet), amount: JETTON_TRANSFER_TON },
+      { token: 'native', from: raw(sender.wallet.address), to: rawOf(step!.metadata!.jettonWallet), amount: JETTON_TRANSFER_TON, tag: TAG },
     ])
   })
 
@@ -235,6 +236,47 @@ describe('following a jetton transfer to the jetton wallet that carries it out',
   })
 })
 
+describe('which messages are followed', () => {
+  /** The sandbox's client, counting the receiving transactions it is asked to find (one per message followed). */
+  const counting = () => {
+    let lookups = 0
+    const client = createTonClient(chain.client.provider, {
+      findTransaction: chain.client.findTransaction,
+      findTransactionByMessage: (hash) => (lookups++, chain.client.findTransactionByMessage(hash)),
+    })
+    return { client, lookups: () => lookups }
+  }
+  const message = (payload?: Cell) => ({ address: treasury.address.toString(), amount: toNano('0.01').toString(), ...(payload ? { payload: payload.toBoc().toString('base64') } : {}) })
+  const request = (messages: TonConnectRequest['messages']): TonConnectRequest => ({ validUntil: Math.floor(chain.client.now() / 1000) + 60, network: CHAIN, from: raw(sender.wallet.address), messages })
+
+  test('only those carrying a tag, each move naming its own: a transaction without one is read without a lookup', async () => {
+    const plain = await send(request([message(), message(commentCell('thanks'))]))
+    const quiet = counting()
+    expect(await readTonTransfers(quiet.client, { chainId: CHAIN, txHash: plain })).toMatchObject({ tag: null, transfers: [] })
+    expect(quiet.lookups()).toBe(0)
+
+    const OTHER = TAG.replace('5b0c1f2e', '6c1d2f3e')
+    const mixed = await send(request([message(), message(commentCell(TAG)), message(commentCell(OTHER))]))
+    const read = counting()
+    const { transfers, tags } = await readTonTransfers(read.client, { chainId: CHAIN, txHash: mixed })
+    expect(tags).toEqual([TAG, OTHER])
+    expect(transfers.map((t) => [t.amount, t.tag])).toEqual([[toNano('0.01'), TAG], [toNano('0.01'), OTHER]])
+    expect(read.lookups()).toBe(2)
+  })
+
+  test(`more than ${MAX_TAGGED_MESSAGES} tagged messages are a 400, asked of no one: each would cost up to five calls to the endpoint`, async () => {
+    const keyPair = keyPairFromSeed(Buffer.alloc(32, 77))
+    const many = await chain.deployWallet('v5r1', keyPair, toNano('5'))
+    const tagged = Array.from({ length: MAX_TAGGED_MESSAGES + 1 }, () => message(commentCell(TAG)))
+    const sent = await chain.sendTonConnect(many, keyPair, { ...request(tagged), from: raw(many.address) })
+    const read = counting()
+    const refused = await readTonTransfers(read.client, { chainId: CHAIN, txHash: sent.hash }).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(InvalidArgumentError)
+    expect((refused as InvalidArgumentError).context).toEqual({ txHash: `more than ${MAX_TAGGED_MESSAGES} tagged messages` })
+    expect(read.lookups()).toBe(0)
+  })
+})
+
 describe('refusals', () => {
   test('TON too little for the treasury to process is refused (a deployed wallet kept or burnt 0.0003 TON, whose funding never read as moved); the least taken moves', async () => {
     const short = await buildTonTransfer(chain.client, params({ token: 'native', amount: MIN_TON_SEND - 1n })).catch((e: unknown) => e)
@@ -243,7 +285,7 @@ describe('refusals', () => {
     const [step] = await buildTonTransfer(chain.client, params({ token: 'native', amount: MIN_TON_SEND }))
     const hash = await send(step!.transaction as TonConnectRequest)
     expect((await readTonTransfers(chain.client, { chainId: CHAIN, txHash: hash })).transfers).toEqual([
-      { token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: MIN_TON_SEND },
+      { token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: MIN_TON_SEND, tag: TAG },
     ])
   })
 

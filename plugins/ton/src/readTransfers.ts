@@ -7,7 +7,7 @@
  * to be some jetton's wallet is not believed.
  *
  * TON is asynchronous: the signed transaction only sends messages, and what they carry moves when the
- * receiver processes them. So every out-message is followed to the transaction that received it (found by the
+ * receiver processes them. So every out-message carrying a tag is followed to the transaction that received it (found by the
  * message's hash), and its TON counts unless it bounced: a bounceable message whose receiver aborted (a failing
  * contract, an undeployed address) came back. A non-bounceable one was credited before the receiver's code ran, so
  * it stays, whatever that code did. A jetton transfer goes one hop further: the sender's jetton wallet debits it and sends an
@@ -18,13 +18,21 @@
  * The tag is read as readTonTag reads it. A transaction not signed by the wallet's owner (not started by an
  * external message) or aborted sent nothing the owner asked for: no transfers, no tag.
  */
-import { NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTransfersResult, type TokenTransfer } from '@earn/core'
+import { InvalidArgumentError, NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTransfersResult, type TokenTransfer } from '@earn/core'
 import { Address, type Message, type Transaction } from '@ton/core'
 import { askChain, type TonChainClient } from './client.ts'
 import { JETTON_OP, parseJettonTransfer } from './jetton.ts'
 import { jettonWalletOf, notJetton, readWalletData, unlessUnavailable } from './jettonMaster.ts'
 import { messageCells } from './lookup.ts'
-import { findWalletTransaction, tagOfTransaction } from './tag.ts'
+import { findWalletTransaction, tagOfMessage, tagOfTransaction } from './tag.ts'
+
+/**
+ * The most tagged out-messages one transaction's read follows. Each costs up to five calls to the endpoint (its
+ * receiving transaction, the jetton's wallet data, master and address, the credit hop), and a v5 wallet sends up to
+ * 255 messages: an audit's transaction of 255 jetton transfers cost one verify ~1,300 billed calls, on a publishable
+ * key, repeatable at will. A TON Connect request carries at most 4 messages on most wallets.
+ */
+export const MAX_TAGGED_MESSAGES = 16
 
 export async function readTonTransfers(client: TonChainClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
   const tx = await findWalletTransaction(client, p.txHash)
@@ -33,8 +41,21 @@ export async function readTonTransfers(client: TonChainClient, p: ReadTagParamet
     return { tag: null, txHash, from, transfers: [] }
   const wallet = Address.parseRaw(from)
   const cells = messageCells(tx).outMessages
+  // Only the messages carrying a tag are followed: what verify and stream confirm count is what a tag's own message
+  // moved (each transfer names it), and a transaction without one is answered without a call.
+  const tagged = [...tx.outMessages].flatMap(([index, message]) => {
+    const carried = tagOfMessage(message)
+    return carried === null ? [] : [{ index, message, carried }]
+  })
+  if (tagged.length > MAX_TAGGED_MESSAGES)
+    throw new InvalidArgumentError(
+      `transaction ${txHash} sends ${tagged.length} messages carrying attribution tags; at most ${MAX_TAGGED_MESSAGES} are read: send deposits, withdrawals and stream fundings in fewer per transaction`,
+      { txHash: `more than ${MAX_TAGGED_MESSAGES} tagged messages` },
+    )
   const transfers = await Promise.all(
-    [...tx.outMessages].map(([index, message]) => transfersOf(client, wallet, message, cells.get(index)!.hash().toString('hex'))),
+    tagged.map(async ({ index, message, carried }) =>
+      (await transfersOf(client, wallet, message, cells.get(index)!.hash().toString('hex'))).map((t) => ({ ...t, tag: carried })),
+    ),
   )
   return { tag, tags, txHash, from, transfers: transfers.flat() }
 }

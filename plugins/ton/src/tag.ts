@@ -45,7 +45,8 @@ export function tagOfTransaction(tx: Transaction): ReadTagResult & { tags: strin
   return { tag: tags[0] ?? null, tags, ...found }
 }
 
-function tagOfMessage(message: Message): string | null {
+/** The attribution tag a message carries: its comment, or a jetton transfer's forward payload's. */
+export function tagOfMessage(message: Message): string | null {
   if (message.info.type !== 'internal') return null
   const transfer = parseJettonTransfer(message.body)
   const text = transfer ? transfer.forwardPayload && readComment(transfer.forwardPayload) : readComment(message.body)
