@@ -141,7 +141,7 @@ describe("a portfolio's many balances of one owner", () => {
     const unheld = await chain.createMint()
     const node = recorded()
     try {
-      const read = (token: string) => readBalance(node.client, { chainId: 'localnet', owner, token })
+      const read = (token: string) => readBalance(node.client, { chainId: 'localnet', owner, token, inBulk: true })
       expect(await Promise.all([...mints, unheld].map(read))).toEqual([...expected, 0n])
       const reads = node.calls.filter((c) => c !== 'getGenesisHash')
       expect(reads.sort()).toEqual(['getTokenAccountsByOwner program TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', `getTokenAccountsByOwner program ${TOKEN_2022_PROGRAM_ADDRESS}`])
@@ -152,11 +152,30 @@ describe("a portfolio's many balances of one owner", () => {
     }
   })
 
-  test('fewer mints (a build) are each read alone', async () => {
+  test('a build\'s or a stream\'s reads (not in bulk) are each read alone, however many: a mint that is none stays a 400 beside a portfolio\'s reads', async () => {
+    const { owner, mints, expected } = await holder(PROGRAM_WIDE_FROM)
+    const node = recorded()
+    try {
+      const notAMint = newWallet().address
+      const [alone, ...inBulk] = await Promise.allSettled([
+        readBalance(node.client, { chainId: 'localnet', owner, token: notAMint }),
+        ...mints.map((token) => readBalance(node.client, { chainId: 'localnet', owner, token, inBulk: true })),
+      ])
+      expect((alone as PromiseRejectedResult).reason).toBeInstanceOf(InvalidArgumentError)
+      expect(inBulk.map((r) => (r as PromiseFulfilledResult<bigint>).value)).toEqual(expected)
+      node.calls.length = 0
+      expect(await Promise.all(mints.map((token) => readBalance(node.client, { chainId: 'localnet', owner, token })))).toEqual(expected)
+      expect(node.calls.filter((c) => c !== 'getGenesisHash')).toEqual(mints.map(() => 'getTokenAccountsByOwner mint'))
+    } finally {
+      node.stop()
+    }
+  })
+
+  test('fewer mints in bulk are each read alone', async () => {
     const { owner, mints, expected } = await holder(PROGRAM_WIDE_FROM - 1)
     const node = recorded()
     try {
-      expect(await Promise.all(mints.map((token) => readBalance(node.client, { chainId: 'localnet', owner, token })))).toEqual(expected)
+      expect(await Promise.all(mints.map((token) => readBalance(node.client, { chainId: 'localnet', owner, token, inBulk: true })))).toEqual(expected)
       expect(node.calls.filter((c) => c !== 'getGenesisHash')).toEqual(mints.map(() => 'getTokenAccountsByOwner mint'))
     } finally {
       node.stop()
@@ -170,7 +189,7 @@ describe("a portfolio's many balances of one owner", () => {
       method === 'getTokenAccountsByOwner' && (params[1] as { programId?: string }).programId ? new Response(`{"jsonrpc":"2.0","id":1,"result":"${'x'.repeat(5 << 20)}"}`) : undefined,
     )
     try {
-      expect(await Promise.all(mints.map((token) => readBalance(node.client, { chainId: 'localnet', owner, token })))).toEqual(expected)
+      expect(await Promise.all(mints.map((token) => readBalance(node.client, { chainId: 'localnet', owner, token, inBulk: true })))).toEqual(expected)
       expect(node.calls.filter((c) => c.endsWith('mint'))).toHaveLength(5)
     } finally {
       node.stop()
@@ -181,7 +200,7 @@ describe("a portfolio's many balances of one owner", () => {
     const { owner, mints } = await holder(4)
     const node = recorded(({ method }) => (method === 'getTokenAccountsByOwner' ? new Response('overloaded', { status: 502 }) : undefined))
     try {
-      const answers = await Promise.allSettled(mints.map((token) => readBalance(node.client, { chainId: 'localnet', owner, token })))
+      const answers = await Promise.allSettled(mints.map((token) => readBalance(node.client, { chainId: 'localnet', owner, token, inBulk: true })))
       for (const a of answers) {
         expect(a.status).toBe('rejected')
         expect((a as PromiseRejectedResult).reason).toBeInstanceOf(UnavailableError)
