@@ -20,3 +20,10 @@ test('one line of text: control characters, line separators and bidirectional ov
   for (const text of ['a\nb', 'a\u0085b', 'a\u2028b', 'a\u2029b', 'abc\u202Egpj.exe', 'a\u2066b\u2069']) expect(hasControlCharacter(text), JSON.stringify(text)).toBe(true)
   for (const text of ['Acme', 'Café Olé', '東京', 'עברית', 'emoji 🚀']) expect(hasControlCharacter(text), text).toBe(false)
 })
+
+test('control, line-breaking and bidirectional characters come back escaped, counted as sent where cut', () => {
+  expect(quoted('a\u202eb\nc\u0000d\u2028e\u2066f')).toBe('a\\u202eb\\u000ac\\u0000d\\u2028e\\u2066f')
+  expect(quoted(`\u0007${'a'.repeat(100)}`)).toBe(`\\u0007${'a'.repeat(79)}… (101 characters)`)
+  // Other text stays as written, accents and emoji included.
+  expect(quoted('café 🙂')).toBe('café 🙂')
+})

@@ -49,11 +49,17 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u20
 /** Whether a name meant as one line of text holds a control character. */
 export const hasControlCharacter = (text: string): boolean => CONTROL.test(text)
 
-/** A client's value quoted in an error message, cut where it is long: a 5,000-character id need not come back whole. */
+/**
+ * A client's value quoted in an error message (or a log line), cut where it is long: a 5,000-character id need not
+ * come back whole. Control, line-breaking and bidirectional characters are written as `\uXXXX`: echoed raw, a
+ * U+202E showed the rest of the message reversed, and a line break forged a line in a client's log (an audit).
+ */
 export function quoted(value: string, max = 80): string {
   const cut = cutText(value, max)
-  return cut === value ? value : `${cut} (${Array.from(value).length} characters)`
+  const shown = cut.replace(CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return cut === value ? shown : `${shown} (${Array.from(value).length} characters)`
 }
+const CONTROLS = new RegExp(CONTROL.source, 'g')
 
 export class InvalidArgumentError extends ApiError {
   constructor(message: string, context: ErrorContext = {}, options?: ErrorOptions) {

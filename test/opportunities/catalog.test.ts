@@ -136,7 +136,7 @@ describe('catalog validation', () => {
     expect(found[0]).toEndWith('has a control character (a line break, an escape); it must be one line of text')
     // A chain id is quoted as JSON in its problem: each problem stays one line.
     const [line] = await problems({ opportunities: [entry({ chainId: '31337\nopportunities[9]: forged' })] })
-    expect(line).toEndWith('chainId: "31337\\nopportunities[9]: forged" is not a chain id of evm')
+    expect(line).toEndWith('chainId: "31337\\u000aopportunities[9]: forged" is not a chain id of evm')
   })
 
   test('an entry offering what no deposit could build is refused: a token no enabled mode takes, no mode at all', async () => {

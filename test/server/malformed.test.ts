@@ -129,7 +129,8 @@ function walk(open: (typeof engines)[number][1]) {
     // The first in document order, keys and values alike, past clean siblings at every level.
     for (const [rawBody, field] of [
       ['{"b":{"x":["ok",{"y":1},"\\u0000"]},"a":"\\u0000"}', 'b.x.2'],
-      ['{"b":[1,{"k":"v","k\\u0000":"\\u0000"}],"a":"\\u0000"}', 'b.1.k\u0000'],
+      // A key holding the NUL is named with it written as an escape.
+      ['{"b":[1,{"k":"v","k\\u0000":"\\u0000"}],"a":"\\u0000"}', 'b.1.k\\u0000'],
     ] as const) {
       const r = await h.request('POST', '/v2/membership/agreement', { rawBody })
       expect(r.body.context, rawBody).toEqual({ [field]: 'contains a NUL character' })

@@ -72,12 +72,12 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
     return undefined
   }
   // Quoted as JSON: a line break in the value would forge a line of the problem list.
-  if (!plugin.ownsChain(entry.chainId)) problem('chainId', `${JSON.stringify(quoted(entry.chainId))} is not a chain id of ${plugin.id}`)
+  if (!plugin.ownsChain(entry.chainId)) problem('chainId', `"${quoted(entry.chainId)}" is not a chain id of ${plugin.id}`)
   else {
     // Verify, streams and portfolios send a chain id to the first loaded plugin that owns it (registry.ts `chainOf`).
     const first = (await ecosystems.all()).find((e) => e.plugin.ownsChain(entry.chainId))!.plugin
     if (first.id !== plugin.id)
-      problem('chainId', `${JSON.stringify(quoted(entry.chainId))} is a chain id of ${first.id} too, which is asked first for it; two ecosystems must not own one chain id`)
+      problem('chainId', `"${quoted(entry.chainId)}" is a chain id of ${first.id} too, which is asked first for it; two ecosystems must not own one chain id`)
   }
   // Stored in its one spelling, which filters, streams and verify compare with.
   const chainId = canonicalChainId(plugin, entry.chainId)
@@ -96,7 +96,7 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
   const first = new Map<string, number>()
   const depositTokens = entry.depositTokens.map((t, i) => {
     if (t.chainId !== undefined && (!plugin.ownsChain(t.chainId) || canonicalChainId(plugin, t.chainId) !== chainId))
-      problem(`depositTokens[${i}].chainId`, `must be the opportunity's chain ${JSON.stringify(quoted(entry.chainId))}; list a token of another chain as its own opportunity`)
+      problem(`depositTokens[${i}].chainId`, `must be the opportunity's chain "${quoted(entry.chainId)}"; list a token of another chain as its own opportunity`)
     const canonical = address(`depositTokens[${i}].address`, t.address)
     // Another spelling of one address would show the token twice.
     if (first.has(canonical)) problem(`depositTokens[${i}].address`, `repeats depositTokens[${first.get(canonical)}]`)

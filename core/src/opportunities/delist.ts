@@ -5,7 +5,7 @@
  * still names a vault pulled for cause does not put it back.
  */
 import type { Clock } from '../clock.ts'
-import { hasControlCharacter, NotFoundError, quoted } from '../errors.ts'
+import { NotFoundError, quoted } from '../errors.ts'
 import type { Store } from '../store/store.ts'
 
 export async function setOpportunityDelisted(
@@ -15,9 +15,8 @@ export async function setOpportunityDelisted(
 ): Promise<{ id: string; delisted: boolean }> {
   const id = opportunityId.toLowerCase()
   if (!(await deps.store.setOpportunityDelisted(id, delisted, deps.clock.now()))) {
-    // On one line whatever was typed: a line break in the id would split the message.
-    const shown = hasControlCharacter(opportunityId) ? JSON.stringify(quoted(opportunityId)) : quoted(opportunityId)
-    throw new NotFoundError(`opportunity ${shown} is not in the catalog; see opportunity list`, { opportunityId: 'unknown opportunity' })
+    // On one line whatever was typed: quoted() writes a line break in the id as an escape.
+    throw new NotFoundError(`opportunity ${quoted(opportunityId)} is not in the catalog; see opportunity list`, { opportunityId: 'unknown opportunity' })
   }
   return { id, delisted }
 }
