@@ -198,27 +198,27 @@ export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch 
     if (calls.length === 1) return [await answerAlone(input, init, calls[0]!)]
     try {
       const response = await sendBatch(input, { ...init, body: JSON.stringify(calls) })
-      if (!response.ok) return calls.map((call) => failed(call, `HTTP ${response.status}`))
+      if (!response.ok) return calls.map((call) => failed(call, `the RPC answered HTTP ${response.status}`))
       const answers = JSON.parse(await response.text()) as unknown
       // One error for the whole batch is each request's (inspectAnswer let no other single answer through).
       if (!Array.isArray(answers)) return calls.map((call) => JSON.stringify({ ...(answers as object), id: call.id }))
       const byId = new Map(answers.map((a) => [(a as Call).id, JSON.stringify(a)]))
-      return calls.map((call) => byId.get(call.id) ?? failed(call, 'the batch was answered without this request'))
+      return calls.map((call) => byId.get(call.id) ?? failed(call, 'the RPC answered the batch without this request'))
     } catch (error) {
       if (error instanceof BatchRefusedError) {
         refusedForSize(calls)
         return answerEach(input, init, calls)
       }
       if (error instanceof MalformedAnswerError) return Promise.all(calls.map((call) => answerAlone(input, init, call)))
-      return calls.map((call) => failed(call, 'no answer'))
+      return calls.map((call) => failed(call, 'the RPC did not answer'))
     }
   }
   const answerAlone = async (input: RequestInfo | URL, init: RequestInit | undefined, call: Call): Promise<string> => {
     try {
       const response = await checked(input, { ...init, body: JSON.stringify(call) })
-      return response.ok ? await response.text() : failed(call, `HTTP ${response.status}`)
+      return response.ok ? await response.text() : failed(call, `the RPC answered HTTP ${response.status}`)
     } catch (alone) {
-      return failed(call, alone instanceof MalformedAnswerError ? (alone.details ?? alone.shortMessage) : 'no answer')
+      return failed(call, alone instanceof MalformedAnswerError ? `the RPC answered with malformed data: ${alone.details ?? alone.shortMessage}` : 'the RPC did not answer')
     }
   }
 
@@ -240,7 +240,7 @@ export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch 
     let room = MAX_ANSWER_BYTES - 1024
     for (const i of each.map((_, i) => i).sort((a, b) => each[a]!.length - each[b]!.length)) {
       room -= each[i]!.length + 1
-      if (room < 0) each[i] = failed(calls[i]!, 'the answer is too large to share a batch with others')
+      if (room < 0) each[i] = failed(calls[i]!, 'the RPC answered with malformed data: the answer is too large to share a batch with others')
     }
     return new Response(`[${each.join(',')}]`, { headers: { 'content-type': 'application/json' } })
   }) as typeof fetch
@@ -278,8 +278,7 @@ function batchOf(body: unknown): Call[] | undefined {
 }
 
 /** A request that failed on its own, as a node's error for it: neither a revert nor a refusal, so a 503. */
-const failed = (call: Call, message: string) =>
-  JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message: `the RPC answered with malformed data: ${message}` } })
+const failed = (call: Call, message: string) => JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message } })
 
 function checkedOnce(inner: typeof fetch): typeof fetch {
   return (async (input: RequestInfo | URL, init?: RequestInit) => {
