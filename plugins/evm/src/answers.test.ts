@@ -232,6 +232,17 @@ describe('checkedFetch and batches refused for their size', () => {
     }
   })
 
+  test('a batch of one answered bare, as some gateways do, is read as its one answer (viem sends a lone lookup as a batch of one)', async () => {
+    const node = rewriting((up) => (up.length === 1 ? up[0] : up))
+    try {
+      const publicClient = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${node.url}`, EVM_RPC_TIMEOUT_MS: '2000' }).publicClient(chain.anvil.chainId)!
+      expect(await publicClient.getBalance({ address: holders[3]! })).toBe(1003n)
+      expect(node.sizes).toEqual([1])
+    } finally {
+      node.stop()
+    }
+  })
+
   test('a rate limit naming the batch is no refusal of its size: not halved, nor are later batches', async () => {
     let limited = true
     const node = rewriting((up) => (limited ? up.map(({ id }) => ({ jsonrpc: '2.0', id, error: { code: -32005, message: 'method eth_getBalance in batch triggers rate limit' } })) : up))

@@ -98,7 +98,7 @@ const NAMES_THE_BATCH = /batch/i
 const NOT_ITS_SIZE = /revert|rate.?limit|too many requests|throttl|per second|quota|credits|capacity/i
 
 /** `malformedAnswer`, and whether a batch of two or more was refused for being one (see NAMES_THE_BATCH). */
-function inspectAnswer(requestBody: string, text: string): { problem?: string; refusedBatch?: boolean } {
+function inspectAnswer(requestBody: string, text: string): { problem?: string; refusedBatch?: boolean; bare?: boolean } {
   let request: unknown
   let answer: unknown
   try {
@@ -125,6 +125,8 @@ function inspectAnswer(requestBody: string, text: string): { problem?: string; r
   // viem pairs a batch's answers with its requests by position once sorted by id: an answer missing or repeated gave
   // each request after it the next one's result (an audit: every balance read as the next address's).
   if (Array.isArray(request)) {
+    // A batch of one answered with that one answer bare, as some gateways do: it is the answer, in its array.
+    if (request.length === 1 && isObject(answer) && isObject(request[0]) && answer.id === request[0].id) return { bare: true }
     if (!Array.isArray(answer)) {
       // One error for the whole batch is each request's; one result is none of theirs.
       if (!isObject(answer) || !isObject(answer.error) || 'result' in answer) return { problem: 'a batch was answered with one result' }
@@ -158,8 +160,8 @@ export const boundedText = (response: Response, maxBytes = MAX_ANSWER_BYTES): Pr
  * opened a connection each past fetch's pool (a node's listen queue overflowed, verify throughput fell by a third).
  *
  * A batch the node refuses for its size (an HTTP 413, or an error naming the batch) is sent again in halves, and later
- * batches, for BATCH_CAP_MS, leave in pieces no larger than the largest half: nodes cap batches (geth at 1,000, hosted ones at 100, 50,
- * some free tiers at 3), and a batch over the cap failed every request in it.
+ * batches, for BATCH_CAP_MS, leave in pieces no larger than the largest half: nodes cap batches (geth at 1,000,
+ * hosted ones at 100, 50, some free tiers at 3), and a batch over the cap failed every request in it.
  */
 export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch {
   const once = checkedOnce(inner)
@@ -190,9 +192,10 @@ export function checkedFetch(inner: typeof fetch, limit?: InTurn): typeof fetch 
 
   /** Each call's answer (JSON text), never thrown: what fails, fails as that call's own error. */
   const answerEach = async (input: RequestInfo | URL, init: RequestInit | undefined, calls: readonly Call[]): Promise<string[]> => {
-    if (calls.length > batchCap) {
+    const cap = currentCap()
+    if (calls.length > cap) {
       const pieces: Call[][] = []
-      for (let i = 0; i < calls.length; i += batchCap) pieces.push(calls.slice(i, i + batchCap))
+      for (let i = 0; i < calls.length; i += cap) pieces.push(calls.slice(i, i + cap))
       return (await Promise.all(pieces.map((piece) => answerEach(input, init, piece)))).flat()
     }
     if (calls.length === 1) return [await answerAlone(input, init, calls[0]!)]
@@ -292,9 +295,9 @@ function checkedOnce(inner: typeof fetch): typeof fetch {
     }
     if (!response.ok) return response
     const text = await boundedText(response)
-    const { problem, refusedBatch } = inspectAnswer(typeof init?.body === 'string' ? init.body : '', text)
+    const { problem, refusedBatch, bare } = inspectAnswer(typeof init?.body === 'string' ? init.body : '', text)
     if (refusedBatch) throw new BatchRefusedError()
     if (problem) throw new MalformedAnswerError(problem)
-    return new Response(text, { status: response.status, statusText: response.statusText, headers: { 'content-type': 'application/json' } })
+    return new Response(bare ? `[${text}]` : text, { status: response.status, statusText: response.statusText, headers: { 'content-type': 'application/json' } })
   }) as typeof fetch
 }
