@@ -198,6 +198,8 @@ export interface ReadTransfersResult extends ReadTagResult {
    * (EVM), `tagsOn` tells the same.
    */
   tags?: string[]
+  /** Each transfer names the tag its message carried (`TokenTransfer.tag`; TON): verify then tells the tags' moves apart. */
+  transfersTagged?: boolean
 }
 
 /** One configured chain's reachability, for readiness. */

@@ -22,12 +22,12 @@ import {
   signBytes,
   type KeyPairSigner,
 } from '@solana/kit'
-import { getAddMemoInstruction } from '@solana-program/memo'
+import { getAddMemoInstruction, LEGACY_MEMO_PROGRAM_ADDRESS_V3 } from '@solana-program/memo'
 import { getTransferSolInstruction } from '@solana-program/system'
-import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
+import { findAssociatedTokenPda, getTransferCheckedInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { localCatalog } from './localChain.ts'
 import { DATABASE_URL, freshSchema } from '../services.ts'
-import { deploySampleSolana, startSolana, type SampleSolana, type SolanaChain } from '../chains/solana.ts'
+import { deploySampleSolana, SAMPLE_SOLANA_DECIMALS, startSolana, type SampleSolana, type SolanaChain } from '../chains/solana.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 
 /** The sample catalog's Solana entry (catalog/local.json). */
@@ -191,6 +191,32 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
       user,
     )
     expect((await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${twice}`)).body).toMatchObject({ tag, verified: false })
+  })
+
+  test("a deposit whose memo comes after another (a stream's funding tag) is still the action's: verified and recorded", async () => {
+    const amount = 1_000_000n
+    const r = await h.post(`/v2/actions/deposit/${SOLANA_SAMPLE_ENTRY.id}`, { userAddress: user.address, tokenIn: sample.baseMint, amount: amount.toString(), distributorId: h.distributorId })
+    expect(r.status, r.text).toBe(200)
+    // The built deposit's tag, read from its memo instruction.
+    const unsigned = getTransactionDecoder().decode(getBase64Encoder().encode(r.body.transactions[0].transaction.serializedTransaction))
+    const message = getCompiledTransactionMessageDecoder().decode(unsigned.messageBytes)
+    const memo = message.instructions.find((i) => message.staticAccounts[i.programAddressIndex] === LEGACY_MEMO_PROGRAM_ADDRESS_V3)!
+    const tag = new TextDecoder().decode(memo.data)
+    const streamTag = `earn:v1:stream:${crypto.randomUUID()}:${'0'.repeat(32)}`
+    const [source] = await findAssociatedTokenPda({ owner: address(user.address), mint: address(sample.baseMint), tokenProgram: TOKEN_PROGRAM_ADDRESS })
+    const [destination] = await findAssociatedTokenPda({ owner: address(sample.vault), mint: address(sample.baseMint), tokenProgram: TOKEN_PROGRAM_ADDRESS })
+    const sent = await chain.send(
+      [
+        getAddMemoInstruction({ memo: streamTag }),
+        getAddMemoInstruction({ memo: tag }),
+        getTransferCheckedInstruction({ source, mint: address(sample.baseMint), destination, authority: user, amount, decimals: SAMPLE_SOLANA_DECIMALS }),
+      ],
+      user,
+    )
+    const v = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${sent}`)
+    expect(v.body).toMatchObject({ tag, verified: true, metadata: { actionId: r.body.actionId } })
+    const activity = await h.store.listDistributorActivity({ orgId: h.org.orgId, distributorId: h.distributorId, offset: 0, limit: 100 })
+    expect(activity.rows.filter((row) => row.type === 'verify' && row.txHash === sent).map((row) => row.amount)).toEqual([amount.toString()])
   })
 
   test('a memo tag whose ids no action could have (a NUL character, which PostgreSQL text refuses) is not verified, on both engines', async () => {

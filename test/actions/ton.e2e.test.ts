@@ -10,8 +10,8 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
-import { commentCell, readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
-import { type Address, external, internal, SendMode, toNano } from '@ton/core'
+import { commentCell, jettonTransferBody, parseJettonTransfer, readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
+import { type Address, Cell, external, internal, SendMode, toNano } from '@ton/core'
 import { WalletContractV4 } from '@ton/ton'
 import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
 import { randomBytes } from 'node:crypto'
@@ -130,6 +130,22 @@ describe('TON: deposit, verify, withdraw through the API', () => {
     // Both recorded, each with its own 100000 and 200000 (the first had been credited with 300000, the second never).
     const activity = await h.store.listDistributorActivity({ orgId: h.org.orgId, distributorId: h.distributorId, offset: 0, limit: 100 })
     expect(activity.rows.filter((row) => row.type === 'verify' && row.txHash === sent.hash).map((row) => row.amount).sort()).toEqual(['100000', '200000'])
+  })
+
+  test('two deposits in one request that both bounced (more than the balance) are answered false, each told apart as ever', async () => {
+    const deposit = async () => {
+      const r = await h.post(`/v2/actions/deposit/${TON_SAMPLE_ENTRY.id}`, { userAddress: user.wallet.address.toRawString(), tokenIn: TON_SAMPLE_ENTRY.baseToken.address, amount: '1000', distributorId: h.distributorId })
+      expect(r.status, r.text).toBe(200)
+      const message = (r.body.transactions[0].transaction as TonConnectRequest).messages[0]!
+      // The built transfer, its amount raised past the balance after the build's own check: the jetton wallet refuses it.
+      const transfer = parseJettonTransfer(Cell.fromBase64(message.payload!))!
+      return { ...message, payload: jettonTransferBody({ ...transfer, amount: 10n ** 30n }).toBoc().toString('base64') }
+    }
+    const messages = [await deposit(), await deposit()]
+    const sent = await chain.sendTonConnect(user.wallet, user.keyPair, { validUntil: Math.floor(Date.now() / 1000) + 60, network: CHAIN, from: user.wallet.address.toRawString(), messages })
+    const r = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${sent.hash}`)
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.verified).toBe(false)
   })
 
   test("the wallet's own transaction carrying the deposit's tag but moving nothing to the vault is not verified", async () => {

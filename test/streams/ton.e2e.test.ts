@@ -5,8 +5,8 @@
  */
 import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
-import { readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
-import { Address, toNano } from '@ton/core'
+import { commentCell, jettonTransferBody, parseJettonTransfer, readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
+import { Address, Cell, toNano } from '@ton/core'
 import { keyPairFromSeed } from '@ton/crypto'
 import { randomBytes } from 'node:crypto'
 import { localCatalog } from '../actions/localChain.ts'
@@ -113,4 +113,28 @@ test("one request funding two streams confirms neither: what each stream's messa
     expect(refused.body.error).toMatch(/carry the funding tags of 2 streams.*fund each stream in a transaction of its own/)
     expect((await h.get(`/v2/streams/${id}`)).body.stream.state).toBe('pending')
   }
+})
+
+test("only the funding tag's own message counts: the amount sent on a message carrying another tag is not this stream's funding", async () => {
+  const keyPair = keyPairFromSeed(randomBytes(32))
+  const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))
+  await chain.mintJetton(sample.baseToken, wallet.address, 3_000_000n)
+  const now = Math.floor(chain.client.now() / 1000)
+  const r = await h.post('/v2/streams', { type: 'token', chainId: CHAIN, rewardToken: sample.baseToken.toString(), creatorAddress: wallet.address.toString({ bounceable: false }), netBudget: '1000000', targetOpportunityId: entry.id, startTime: now, endTime: now + 86_400 })
+  expect(r.status, r.text).toBe(200)
+  const request = r.body.transactions[0].transaction as TonConnectRequest
+  const message = request.messages[0]!
+  const transfer = parseJettonTransfer(Cell.fromBase64(message.payload!))!
+  const payload = (t: Partial<typeof transfer>) => jettonTransferBody({ ...transfer, ...t }).toBoc().toString('base64')
+  // The stream's tag on a transfer of 1; the whole amount on a message carrying another tag-like comment.
+  const sent = await chain.sendTonConnect(wallet, keyPair, {
+    ...request,
+    messages: [
+      { ...message, payload: payload({ amount: 1n }) },
+      { ...message, payload: payload({ queryId: transfer.queryId + 1n, forwardPayload: commentCell('earn:v1:not-this-stream') }) },
+    ],
+  })
+  const refused = await h.post(`/v2/streams/${r.body.stream.id}/confirm`, { txHash: sent.hash })
+  expect(refused.status, refused.text).toBe(400)
+  expect(refused.body.context).toMatchObject({ required: r.body.totalPulled, transferred: '1' })
 })

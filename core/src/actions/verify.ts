@@ -78,14 +78,16 @@ async function candidates(read: ReadTransfersResult): Promise<{ read: Read; tags
  */
 function ownTags(read: ReadTransfersResult): string[] {
   if (read.tagsOn || read.vaultMoves || !read.tags) return []
-  if (read.transfers.some((t) => t.tag !== undefined)) return read.tags
-  const actions = new Set(read.tags.map((t) => (t.length <= LONGEST_TAG ? parseTag(t)?.actionId : undefined)).filter((id) => id !== undefined))
+  if (read.transfersTagged) return read.tags
+  const ofActions = read.tags.filter((t) => t.length <= LONGEST_TAG && parseTag(t) !== undefined)
+  const actions = new Set(ofActions.map((t) => parseTag(t)!.actionId))
   if (actions.size > 1)
     throw new InvalidArgumentError(
       `transaction ${read.txHash} carries the attribution tags of ${actions.size} actions, and what each moved is not told apart on this chain; send each deposit or withdrawal in a transaction of its own`,
       { txHash: `carries the tags of ${actions.size} actions` },
     )
-  return []
+  // One action's tag, wherever it comes among the memos: a stream's or another memo ahead of it must not hide it.
+  return ofActions.slice(0, 1)
 }
 
 const total = (amounts: bigint[]) => amounts.reduce((a, b) => a + b, 0n)

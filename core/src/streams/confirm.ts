@@ -75,8 +75,9 @@ function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, s
   // What counts is what the chain says left the creator, not who sent the transaction: a contract wallet (a Safe,
   // an ERC-4337 account) moves its tokens inside a transaction an owner or a bundler sends. The tag on the
   // creator's own transfer call ties them to this stream.
+  // Where transfers name their message's tag (TON), only the funding tag's message counts, as verify counts a deposit.
   const funded = read.transfers
-    .filter((t) => t.token === stream.rewardToken && t.from === creator && t.to === stream.treasury)
+    .filter((t) => t.token === stream.rewardToken && t.from === creator && t.to === stream.treasury && (t.tag === undefined || t.tag === tag))
     .reduce((sum, t) => sum + t.amount, 0n)
   const required = BigInt(stream.totalPulled)
   const from = canonical(read.from) ?? read.from

@@ -75,7 +75,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
       transfers: [
         { token: 'native', from: raw(sender.wallet.address), to: rawOf(step!.metadata!.jettonWallet), amount: JETTON_TRANSFER_TON, tag: TAG },
         { token: raw(jetton), from: raw(sender.wallet.address), to: raw(treasury.address), amount: 1_015_002n, tag: TAG },
-      ],
+      ],      transfersTagged: true,
     })
   })
 
@@ -89,6 +89,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
       tag: TAG, tags: [TAG],
       from: raw(sender.wallet.address),
       transfers: [{ token: 'native', from: raw(sender.wallet.address), to: raw(treasury.address), amount: toNano('0.25'), tag: TAG }],
+      transfersTagged: true,
     })
   })
 
@@ -102,7 +103,7 @@ describe('buildTonTransfer -> send -> readTonTransfers', () => {
     expect(received?.description).toMatchObject({ aborted: true, bouncePhase: { type: 'ok' } })
     // Only fees left the wallet: the 0.3 TON came back.
     expect(before - (await tonBalance(sender.wallet.address))).toBeLessThan(toNano('0.1'))
-    expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).toEqual({ txHash: sent.hash, tag: TAG, tags: [TAG], from: raw(sender.wallet.address), transfers: [] })
+    expect(await readTonTransfers(chain.client, { chainId: CHAIN, txHash: sent.hash })).toEqual({ txHash: sent.hash, tag: TAG, tags: [TAG], from: raw(sender.wallet.address), transfers: [], transfersTagged: true })
 
     // An index that has the wallet's transaction but not yet the receiver's.
     const lagging = createTonClient(chain.client.provider, { findTransaction: chain.client.findTransaction, findTransactionByMessage: async () => null })

@@ -57,7 +57,7 @@ export async function readTonTransfers(client: TonChainClient, p: ReadTagParamet
       (await transfersOf(client, wallet, message, cells.get(index)!.hash().toString('hex'))).map((t) => ({ ...t, tag: carried })),
     ),
   )
-  return { tag, tags, txHash, from, transfers: transfers.flat() }
+  return { tag, tags, txHash, from, transfers: transfers.flat(), transfersTagged: true }
 }
 
 async function transfersOf(client: TonChainClient, wallet: Address, message: Message, messageHash: string): Promise<TokenTransfer[]> {
