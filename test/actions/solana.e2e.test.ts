@@ -14,6 +14,7 @@ import { CatalogError, createStore, importCatalog } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
 import {
   address,
+  decompileTransactionMessage,
   generateKeyPairSigner,
   getBase58Decoder,
   getBase64Encoder,
@@ -199,8 +200,8 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
     expect(r.status, r.text).toBe(200)
     // The built deposit's tag, read from its memo instruction.
     const unsigned = getTransactionDecoder().decode(getBase64Encoder().encode(r.body.transactions[0].transaction.serializedTransaction))
-    const message = getCompiledTransactionMessageDecoder().decode(unsigned.messageBytes)
-    const memo = message.instructions.find((i) => message.staticAccounts[i.programAddressIndex] === LEGACY_MEMO_PROGRAM_ADDRESS_V3)!
+    const { instructions } = decompileTransactionMessage(getCompiledTransactionMessageDecoder().decode(unsigned.messageBytes))
+    const memo = instructions.find((i) => i.programAddress === LEGACY_MEMO_PROGRAM_ADDRESS_V3)!
     const tag = new TextDecoder().decode(memo.data)
     const streamTag = `earn:v1:stream:${crypto.randomUUID()}:${'0'.repeat(32)}`
     const [source] = await findAssociatedTokenPda({ owner: address(user.address), mint: address(sample.baseMint), tokenProgram: TOKEN_PROGRAM_ADDRESS })
