@@ -30,7 +30,7 @@ import {
   systemClock,
   type Tier,
 } from '@earn/core'
-import { statSync } from 'node:fs'
+import { createReadStream, statSync, writeSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { migrateStore, openStore } from './compose.ts'
 import { loadEcosystems } from './ecosystems.ts'
@@ -139,7 +139,7 @@ export function parseCommand(argv: string[]): ParsedCommand {
   for (const name of spec.required ?? []) text(flags, name, true)
   if (spec.keyRef) keyRef(flags)
   const name = text(flags, 'name')
-  const problem = name === undefined ? undefined : nameProblem(name)
+  const problem = name === undefined ? undefined : name.trim() === '' ? { message: 'must not be empty' } : nameProblem(name)
   if (problem) throw new UsageError(`--name ${problem.message}`)
   const tier = text(flags, 'tier')
   if (tier !== undefined && tier !== 'standard' && tier !== 'premium') throw new UsageError('--tier must be standard or premium')
@@ -192,11 +192,14 @@ const READ_ERRORS: Record<string, string> = { ENOENT: 'no such file', EISDIR: 'i
 async function readJsonFile(path: string): Promise<unknown> {
   // `bun run cli` runs in the repository's root, not the shell's directory: the message names the file it looked for.
   const where = resolve(path)
+  const tooLarge = (size: string) => new InvalidArgumentError(`cannot read ${where}: it is ${size} bytes, more than a catalog file's ${MAX_CATALOG_BYTES}`)
   let text: string
   try {
-    const size = statSync(where).size
-    if (size > MAX_CATALOG_BYTES) throw new InvalidArgumentError(`cannot read ${where}: it is ${size} bytes, more than a catalog file's ${MAX_CATALOG_BYTES}`)
-    text = await Bun.file(where).text()
+    const stat = statSync(where)
+    if (stat.size > MAX_CATALOG_BYTES) throw tooLarge(String(stat.size))
+    // A pipe or a device (/dev/stdin) has no size to check first: it is read up to the bound (an audit: /dev/zero
+    // grew the process past 3 GB).
+    text = stat.isFile() ? await Bun.file(where).text() : await readAtMost(where, MAX_CATALOG_BYTES, () => tooLarge(`over ${MAX_CATALOG_BYTES}`))
   } catch (e) {
     if (e instanceof InvalidArgumentError) throw e
     const code = (e as NodeJS.ErrnoException).code
@@ -206,14 +209,31 @@ async function readJsonFile(path: string): Promise<unknown> {
   try {
     parsed = JSON.parse(text)
   } catch (e) {
-    throw new InvalidArgumentError(`${path} is not JSON: ${e instanceof Error ? e.message : e}`)
+    throw new InvalidArgumentError(`${where} is not JSON: ${e instanceof Error ? e.message : e}`)
   }
   const twice = firstDuplicateKey(text)
   if (twice)
     throw new InvalidArgumentError(
-      `${path}: ${twice.path ? twice.path : 'the top-level object'} names "${twice.key}" twice; a JSON reader keeps one of the two silently: remove the other`,
+      `${where}: ${twice.path ? twice.path : 'the top-level object'} names "${twice.key}" twice; a JSON reader keeps one of the two silently: remove the other`,
     )
   return parsed
+}
+
+/** A stream's text, refused (`tooLarge`) once past `maxBytes`. */
+async function readAtMost(path: string, maxBytes: number, tooLarge: () => Error): Promise<string> {
+  const chunks: Buffer[] = []
+  let read = 0
+  const stream = createReadStream(path)
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      read += chunk.length
+      if (read > maxBytes) throw tooLarge()
+      chunks.push(chunk)
+    }
+  } finally {
+    stream.destroy()
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks))
 }
 
 async function listCatalog(deps: CliDeps) {
@@ -328,7 +348,7 @@ export class StoreOpenError extends Error {
 }
 
 export function errorMessage(e: unknown): string {
-  if (e instanceof ApiError || e instanceof UsageError || e instanceof ConfigError || e instanceof StoreOpenError) return e.message
+  if (e instanceof ApiError || e instanceof UsageError || e instanceof ConfigError || e instanceof StoreOpenError || e instanceof OutputLostError) return e.message
   const code = (e as { code?: unknown } | null)?.code
   if (!(e instanceof Error) || typeof code !== 'string' || (e.name !== 'SQLiteError' && e.name !== 'PostgresError')) return String(e)
   if (code.startsWith('SQLITE_BUSY')) return `the store is busy: another process held its write lock past the 5 s busy timeout; run the command again (${code})`
@@ -338,14 +358,49 @@ export function errorMessage(e: unknown): string {
 }
 
 function print(result: unknown, json: boolean) {
-  if (json) return console.log(JSON.stringify(result, null, 2))
-  for (const [k, v] of Object.entries(result as Record<string, unknown>)) {
-    // A field the command left unset (a budget not changed) is not printed as "undefined".
-    if (v === undefined) continue
-    if (Array.isArray(v)) {
-      console.log(`${k}:`)
-      for (const row of v) console.log('  ' + Object.entries(row).map(([a, b]) => `${a}=${b}`).join(' '))
-    } else console.log(`${k}: ${v}`)
+  const lines: string[] = []
+  if (json) lines.push(JSON.stringify(result, null, 2))
+  else
+    for (const [k, v] of Object.entries(result as Record<string, unknown>)) {
+      // A field the command left unset (a budget not changed) is not printed as "undefined".
+      if (v === undefined) continue
+      if (Array.isArray(v)) {
+        lines.push(`${k}:`)
+        for (const row of v) lines.push('  ' + Object.entries(row).map(([a, b]) => `${a}=${b}`).join(' '))
+      } else lines.push(`${k}: ${v}`)
+    }
+  try {
+    writeAll(1, lines.map((line) => `${line}\n`).join(''))
+  } catch (e) {
+    throw new OutputLostError(result, e)
+  }
+}
+
+/**
+ * Standard output could not take the result (a full disk, a closed pipe): the command was carried out, and a key it
+ * made is shown nowhere else. console.log dropped such errors, and the command exited 0 (an audit: a key rotated with
+ * its output to a full disk revoked the old key and lost the new one). The ids, never the keys, go to stderr.
+ */
+class OutputLostError extends Error {
+  constructor(result: unknown, cause: unknown) {
+    const ids = Object.entries(result as Record<string, unknown>).filter(([k, v]) => /id$/i.test(k) && typeof v === 'string')
+    super(
+      `the command was carried out, but its result could not be written to standard output (${(cause as NodeJS.ErrnoException).code ?? String(cause)})` +
+        (ids.length ? `: ${ids.map(([k, v]) => `${k}=${v}`).join(' ')}; a key it issued is shown nowhere else, so revoke or rotate it` : ''),
+    )
+  }
+}
+
+/** Every byte, or the write's error: a pipe may take part of it at a time, or none for a moment (EAGAIN). */
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text)
+  for (let at = 0; at < bytes.length; ) {
+    try {
+      at += writeSync(fd, bytes, at)
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e
+      Bun.sleepSync(1)
+    }
   }
 }
 

@@ -129,6 +129,7 @@ test('a misspelt option or an extra word is a usage error, not a command that do
     const missing: [string[], string][] = [
       [['org', 'create'], '--name is required'],
       [['org', 'create', '--name', 'a'.repeat(201)], '--name is at most 200 characters'],
+      [['org', 'create', '--name', '  '], '--name must not be empty'],
       [['distributor', 'create', '--org', 'O', '--name', 'a\tb'], '--name must be one line of text, without control characters'],
       [['key', 'create', '--org', 'O'], '--kind is required'],
       [['key', 'list'], '--org is required'],
@@ -154,6 +155,12 @@ test('a catalog file that cannot be read is named as the CLI resolved it (the re
     expect([missing.code, JSON.parse(missing.stderr).error]).toEqual([1, `cannot read ${join(import.meta.dir, '../..', 'no-such-catalog.json')}: no such file (ENOENT)`])
     const directory = await runCli(['opportunity', 'import', dir, '--json'], { DATA_DIR: dir })
     expect(JSON.parse(directory.stderr).error).toBe(`cannot read ${dir}: it is a directory (EISDIR)`)
+    // What is wrong inside the file names it as resolved too.
+    const notJson = await runCli(['opportunity', 'import', 'README.md', '--json'], { DATA_DIR: dir })
+    expect(JSON.parse(notJson.stderr).error).toStartWith(`${join(import.meta.dir, '../..', 'README.md')} is not JSON`)
+    // A device or a pipe has no size to check first: read up to the bound, then refused (it had grown past 3 GB).
+    const endless = await runCli(['opportunity', 'import', '/dev/zero', '--json'], { DATA_DIR: dir })
+    expect([endless.code, JSON.parse(endless.stderr).error]).toEqual([1, 'cannot read /dev/zero: it is over 268435456 bytes, more than a catalog file\'s 268435456'])
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -199,6 +206,24 @@ test('`bun run cli` does not echo its command line, which may carry a key, to st
     const run = Bun.spawn([process.execPath, 'run', 'cli', 'key', 'revoke', '--key', key], { env: { ...process.env, DATA_DIR: dir }, stdout: 'pipe', stderr: 'pipe' })
     const [code, stderr] = await Promise.all([run.exited, new Response(run.stderr).text()])
     expect([code, stderr.trim()]).toEqual([1, 'error: key not found'])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a result standard output cannot take (a full disk) is exit 1, the ids it made on stderr: the keys are shown nowhere else', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-cli-full-'))
+  try {
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../server/src/cli.ts'), 'org', 'create', '--name', 'Lost', '--json'], {
+      env: { ...process.env, DATA_DIR: dir },
+      stdout: Bun.file('/dev/full'),
+      stderr: 'pipe',
+    })
+    const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()])
+    expect(code).toBe(1)
+    const error: string = JSON.parse(stderr).error
+    expect(error).toMatch(/^the command was carried out, but its result could not be written to standard output \(ENOSPC\): orgId=org_\w+ publishableKeyId=key_\w+ secretKeyId=key_\w+; a key it issued is shown nowhere else, so revoke or rotate it$/)
+    expect(error).not.toMatch(/(pk|sk)_live_/)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
