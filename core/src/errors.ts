@@ -59,6 +59,12 @@ export function quoted(value: string, max = 80): string {
   const shown = cut.replace(CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
   return cut === value ? shown : `${shown} (${Array.from(value).length} characters)`
 }
+
+/** A client's value answered as data (in a JSON field, which escapes what it must), cut where it is long: not escaped. */
+export function cutWithLength(value: string, max: number): string {
+  const cut = cutText(value, max)
+  return cut === value ? value : `${cut} (${Array.from(value).length} characters)`
+}
 const CONTROLS = new RegExp(CONTROL.source, 'g')
 
 export class InvalidArgumentError extends ApiError {

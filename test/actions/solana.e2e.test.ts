@@ -237,6 +237,13 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
     }
   })
 
+  test("a memo that is no tag of ours is answered as found on chain, control characters and all (a JSON field escapes them)", async () => {
+    const memo = 'earn:v1:not\nours\u202e'
+    const signature = await chain.send([getAddMemoInstruction({ memo }), getTransferSolInstruction({ source: user, destination: chain.payer.address, amount: 1_002n })], user)
+    const r = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${signature}`)
+    expect(r.body).toEqual({ tag: memo, verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } })
+  })
+
   test('a deposit larger than the balance is 400 insufficient token balance', async () => {
     const held = await chain.tokenBalance(sample.baseMint, user.address)
     const r = await h.post(`/v2/actions/deposit/${SOLANA_SAMPLE_ENTRY.id}`, {

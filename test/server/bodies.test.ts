@@ -48,6 +48,9 @@ describe('keys that decide how an object prints', () => {
       [`{"address":{"toString":1},"walletEcosystem":"evm","url":"https://app.example.com"}`, 'address.toString'],
       [`{"address":[{"valueOf":{}}],"walletEcosystem":"evm","url":"https://app.example.com"}`, 'address.0.valueOf'],
       [`{"toString":"x","walletEcosystem":"evm"}`, 'toString'],
+      // Spelt with an escape, which JSON.parse reads as the same key (an audit: still a 500).
+      [`{"address":{"to\\u0053tring":1},"walletEcosystem":"evm","url":"https://app.example.com"}`, 'address.toString'],
+      [`{"address":${'['.repeat(14)}{"value\\u004ff":1}${']'.repeat(14)},"walletEcosystem":"evm","url":"https://app.example.com"}`, `address${'.0'.repeat(14)}.valueOf`],
     ]
     for (const [rawBody, field] of cases) {
       const r = await h.request('POST', AGREEMENT, { rawBody })
@@ -79,6 +82,9 @@ describe('a field named twice', () => {
       expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
       expect([r.body.context, r.body.error]).toEqual([{ [field]: 'given twice' }, `request body names "${field}" twice; which value was meant is unknown: send it once`])
     }
+    // A key with a line break is named escaped, the same in the message as in the context.
+    const broken = await h.request('POST', AGREEMENT, { rawBody: `{"address":"${fields.address}","walletEcosystem":"evm","url":"https://app.example.com","a\\nb":1,"a\\nb":2}` })
+    expect([broken.body.context, broken.body.error]).toEqual([{ 'a\\u000ab': 'given twice' }, 'request body names "a\\u000ab" twice; which value was meant is unknown: send it once'])
     // The same keys in sibling objects, or inside strings, are no repeat.
     const fine = `{"address":"${fields.address}","walletEcosystem":"evm","url":"https://app.example.com","x":[{"a":1},{"a":2}],"y":"\\"url\\":1"}`
     expect((await h.request('POST', AGREEMENT, { rawBody: fine })).status).toBe(200)

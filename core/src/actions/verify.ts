@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { parseTag, verifyTag } from '../attribution.ts'
 import { canonicalOrNone } from '../addressProblems.ts'
-import { InvalidArgumentError, quoted, UnavailableError } from '../errors.ts'
+import { cutWithLength, InvalidArgumentError, UnavailableError } from '../errors.ts'
 import type { ReadTransfersResult, VaultMove } from '../ecosystem.ts'
 import { canonicalChainId, chainOf, type LoadedEcosystem } from '../registry.ts'
 import type { ActionRecord } from '../store/schema.ts'
@@ -185,7 +185,7 @@ async function answerFor(deps: ActionDeps, ecosystem: LoadedEcosystem, p: Verify
   // Ours are ~115 characters (two UUIDs and the MAC); a longer one names no action of ours, and calldata is the
   // sender's to fill: it is answered cut, not sent back whole.
   const parsed = tag.length <= LONGEST_TAG ? parseTag(tag) : undefined
-  if (!parsed) return { result: { tag: quoted(tag, LONGEST_TAG), verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } }, orgId: undefined }
+  if (!parsed) return { result: { tag: cutWithLength(tag, LONGEST_TAG), verified: false, metadata: { distributorId: null, actionId: null, opportunityId: null } }, orgId: undefined }
 
   // Action ids are UUIDs: any other id (a memo or comment can carry anything, a NUL that PostgreSQL text refuses
   // included) names no action, and is not asked of the store.

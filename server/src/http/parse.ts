@@ -223,11 +223,12 @@ async function parseBody(request: Request, contentType: string) {
   const twice = firstDuplicateKey(text)
   if (twice) {
     const field = quoted(twice.path ? `${twice.path}.${twice.key}` : twice.key)
-    return new UnreadableBody(field, 'given twice', `request body names ${JSON.stringify(field)} twice; which value was meant is unknown: send it once`)
+    return new UnreadableBody(field, 'given twice', `request body names "${field}" twice; which value was meant is unknown: send it once`)
   }
-  const printing = PRINTING_KEY.test(text) ? keyPathNamed(body, PRINTING_KEYS) : undefined
+  // A key may be spelt with escapes (`"to\u0053tring"`): any escape in the text means the keys are walked.
+  const printing = PRINTING_KEY.test(text) || text.includes('\\u') ? keyPathNamed(body, PRINTING_KEYS) : undefined
   if (printing !== undefined)
-    return new UnreadableBody(quoted(printing), 'is a name no field takes', `request body names ${JSON.stringify(quoted(printing))}, which no field of the API takes; leave it out`)
+    return new UnreadableBody(quoted(printing), 'is a name no field takes', `request body names "${quoted(printing)}", which no field of the API takes; leave it out`)
   return badString(text, body) ?? body
 }
 
@@ -239,13 +240,21 @@ async function parseBody(request: Request, contentType: string) {
 const PRINTING_KEYS = new Set(['toString', 'valueOf'])
 const PRINTING_KEY = /"(?:toString|valueOf)"/
 
-/** The path (`a.b.0.key`) to the first key in `names`, depth first in document order. */
+/** The path (`a.b.0.key`) to the first key in `names`, depth first in document order; plain loops, as firstBad's. */
 function keyPathNamed(value: unknown, names: ReadonlySet<string>): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined
-  const entries: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value)
-  for (const [key, child] of entries) {
-    if (!Array.isArray(value) && names.has(key)) return key
-    const below = keyPathNamed(child, names)
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const below = keyPathNamed(value[i], names)
+      if (below !== undefined) return `${i}.${below}`
+    }
+    return undefined
+  }
+  const keys = Object.keys(value)
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
+    if (names.has(key)) return key
+    const below = keyPathNamed((value as Record<string, unknown>)[key], names)
     if (below !== undefined) return `${key}.${below}`
   }
   return undefined
