@@ -11,6 +11,8 @@ import { composeDeps } from './compose.ts'
 import { loggableError } from './logger.ts'
 
 const PLUGIN_WARM_DELAY_MS = 1000
+/** A second stop signal within this of the first is the same stop, delivered twice (see shutdown). */
+const REPEATED_SIGNAL_MS = 1000
 
 /** One line for a start that cannot go on: the cause and its code (ENOTDIR, SQLITE_CANTOPEN, EADDRINUSE), no stack. */
 function startupError(step: string, e: unknown): never {
@@ -42,13 +44,19 @@ async function main() {
   let refresher: ReturnType<typeof startCatalogRefresher> | undefined
 
   let stopping = false
+  let stoppingSince = 0
   const shutdown = async (signal: string, exitCode = 0) => {
     if (stopping) {
-      // A second signal is the operator insisting: stop now, as a kill would (usage since the last write is lost).
+      // The same stop delivered twice: `bun run` passes its signal on, and a signal to the process group (a terminal's
+      // Ctrl-C, systemd's control-group kill) reaches the server directly too, a moment apart (an audit: every Ctrl-C
+      // stopped at once, losing the usage).
+      if (performance.now() - stoppingSince < REPEATED_SIGNAL_MS) return
+      // A later one is the operator insisting: stop now, as a kill would (usage since the last write is lost).
       deps.logger.info({ msg: 'stopping now', signal })
       process.exit(exitCode || 1)
     }
     stopping = true
+    stoppingSince = performance.now()
     deps.logger.info({ msg: 'shutting down', signal })
     // One grace period for everything a stop waits on, so an orchestrator's kill does not skip the usage write.
     let late = false

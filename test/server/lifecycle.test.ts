@@ -141,6 +141,34 @@ describe('server process', () => {
     }
   })
 
+  test('the same stop delivered twice (a group signal, passed on by `bun run` too) stops gracefully; a later second signal stops at once', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'earn-life-twice-'))
+    try {
+      const first = await startServer({ DATA_DIR: fresh })
+      const key = (await withDemoBanner(first)).match(/publishable key (pk_live_\w+)/)![1]!
+      const check = (url: string) => fetch(`${url}/v2/membership/?address=0x000000000000000000000000000000000000dEaD`, { headers: { 'x-api-key': key } })
+      for (let i = 0; i < 3; i++) expect((await check(first.url)).status).toBe(200)
+      process.kill(first.pid, 'SIGINT')
+      expect(await first.stop('SIGINT')).toBe(0)
+      expect(first.output()).not.toContain('stopping now')
+      // The usage was written: a restart counts on from it.
+      const second = await startServer({ DATA_DIR: fresh })
+      expect((await check(second.url)).headers.get('x-monthly-usage')).toBe('4')
+      // A request whose body never ends keeps the stop waiting; a signal well after the first is the operator insisting.
+      const body = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode('{"address":')) })
+      // @ts-expect-error: Bun accepts the fetch spec's duplex option for streamed bodies
+      const held = fetch(`${second.url}/v2/membership/agreement`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body, duplex: 'half' }).catch(() => 'cut')
+      await Bun.sleep(200)
+      process.kill(second.pid, 'SIGTERM')
+      await Bun.sleep(1_200)
+      expect(await second.stop('SIGTERM')).toBe(1)
+      expect(second.output()).toContain('"msg":"stopping now"')
+      expect(await held).toBe('cut')
+    } finally {
+      rmSync(fresh, { recursive: true, force: true })
+    }
+  })
+
   test('SIGTERM right as the server listens stops it gracefully, not by the default signal handling', async () => {
     const fresh = mkdtempSync(join(tmpdir(), 'earn-life-early-'))
     try {
