@@ -54,3 +54,11 @@ test('CORS_ORIGINS: an origin written otherwise than a browser sends it is refus
   expect(refusal({ CORS_ORIGINS: 'https://a.com:443' })).toBe('CORS_ORIGINS: "https://a.com:443" is not an origin as a browser sends it: write https://a.com (scheme, host and port only, lowercase, no default port)')
   expect(refusal({ CORS_ORIGINS: 'https://App.example' })).toContain('write https://app.example ')
 })
+
+test("BUN_CONFIG_MAX_HTTP_REQUESTS (Bun's own, which runs on 256 past a value it cannot take) is held to 1 to 65535; DATA_DIR is not only whitespace", () => {
+  for (const value of ['abc', '0', '70000', ' ']) expect(refusal({ BUN_CONFIG_MAX_HTTP_REQUESTS: value }), value).toStartWith('BUN_CONFIG_MAX_HTTP_REQUESTS: ')
+  expect(refusal({ BUN_CONFIG_MAX_HTTP_REQUESTS: '2048' })).toBeUndefined()
+  expect(refusal({ DATA_DIR: '  ' })).toBe('DATA_DIR: must not be only whitespace')
+  expect(parseConfig({ DATA_DIR: 'my data' }).dataDir).toBe('my data')
+  expect(parseConfig({ DATA_DIR: '' }).dataDir).toBe('./.data')
+})

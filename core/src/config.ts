@@ -152,6 +152,10 @@ export function parseConfig(env: Config['env']): Config {
   // guessable key: both are refused rather than used.
   if (secret !== undefined && secret !== '' && (secret.trim() !== secret || secret.trim() === ''))
     throw new ConfigError('ATTRIBUTION_SECRET', 'must not begin or end with whitespace (a trailing newline, say), nor be only whitespace')
+  // Bun's own, read at start: Bun reports a value it cannot take and runs on its default of 256 (README).
+  integer(env, 'BUN_CONFIG_MAX_HTTP_REQUESTS', 0, 1, 65535)
+  // Spaces alone would make a directory of that name where the server was started.
+  if (env.DATA_DIR !== undefined && env.DATA_DIR !== '' && env.DATA_DIR.trim() === '') throw new ConfigError('DATA_DIR', 'must not be only whitespace')
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: host(env),

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { evmClientFromPublicClients } from '@earn/plugin-evm'
 import { createPublicClient, http } from 'viem'
 import { closedPortUrl, startAnvil, type Anvil } from '../chains/evm.ts'
+import { ConfigError } from '@earn/core'
 import { createHarness } from '../harness.ts'
 
 let anvil: Anvil
@@ -37,5 +38,33 @@ describe('readiness and chains', () => {
     expect(r.status).toBe(503)
     expect(r.body.checks['chain:evm:1']).toBe(`unavailable: the RPC serves chain ${anvil.chainId}`)
     await wrong.close()
+  })
+
+  test('draining: 503 "shutting down" at once, asking no chain (a slow one held the answer up to its probe limit)', async () => {
+    // A chain that never answers.
+    const hung = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Promise<Response>(() => {}) })
+    const h = await createHarness({ clients: { evm: evmClientFromPublicClients({ '8453': createPublicClient({ transport: http(`http://127.0.0.1:${hung.port}`) }) }) } })
+    try {
+      h.deps.lifecycle = { draining: true, respelling: false }
+      const started = performance.now()
+      const r = await h.get('/readyz', { key: null })
+      expect(performance.now() - started).toBeLessThan(200)
+      expect([r.status, r.body]).toEqual([503, { status: 'unavailable', checks: { server: 'unavailable: shutting down' } }])
+    } finally {
+      await h.close()
+      hung.stop(true)
+    }
+  })
+
+  test("a plugin whose variables are refused when a request loads it is a 503 naming no value (the process stops on it), not a 500", async () => {
+    const h = await createHarness()
+    try {
+      h.deps.ecosystems.get = () => Promise.reject(new ConfigError('evm plugin', 'EVM_RPC_URLS: https://rpc.example/SECRETKEY is not chainId=url'))
+      const r = await h.post('/v2/membership/agreement', { address: '0x000000000000000000000000000000000000dEaD', walletEcosystem: 'evm', url: 'https://app.example.com' })
+      expect([r.status, r.body.context], r.text).toEqual([503, { server: 'misconfigured' }])
+      expect(r.text).not.toContain('SECRETKEY')
+    } finally {
+      await h.close()
+    }
   })
 })

@@ -3,7 +3,7 @@
  * valid key, the metering headers. A store that cannot serve now (busy, unreachable) is logged and becomes a 503;
  * other unknown errors are logged with their cause and become a bare 500.
  */
-import { ApiError, findApiError, InvalidArgumentError, NotFoundError, quoted, storeUnavailable, UnavailableError } from '@earn/core'
+import { ApiError, ConfigError, findApiError, InvalidArgumentError, NotFoundError, quoted, storeUnavailable, UnavailableError } from '@earn/core'
 import { Elysia, ValidationError } from 'elysia'
 import type { Deps } from '../deps.ts'
 import { loggableError } from '../logger.ts'
@@ -57,6 +57,10 @@ function described(e: Extract<ValidationError['all'][number], { path: string }>)
 function toApiError(code: string | number, error: unknown, request: Request): ApiError | undefined {
   const api = findApiError(error)
   if (api) return api
+  // A plugin loaded by a request before the start's own load found its variables refused: the process is stopping
+  // on it (main.ts). The variable's value may hold a key, so it is the log's to name.
+  if (error instanceof ConfigError)
+    return new UnavailableError("this server's configuration is refused and it is stopping; its log names the variable", { server: 'misconfigured' })
   // A response that fails its own schema is the server's fault: left undefined here, it is logged and a 500.
   if (error instanceof ValidationError && error.type !== 'response') {
     const context = validationContext(error)

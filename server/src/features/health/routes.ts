@@ -26,9 +26,13 @@ export const healthRoutes = (deps: Deps) =>
       '/readyz',
       async ({ set }) => {
         const checks: Record<string, string> = {}
-        // A stop has begun: out of rotation at once, while the requests already sent are answered.
-        if (deps.lifecycle?.draining) checks.server = 'unavailable: shutting down'
-        else if (deps.lifecycle?.respelling) checks.server = 'unavailable: rewriting stored chain ids to one spelling'
+        // A stop has begun: out of rotation at once, asking nothing of the store or the chains (a slow chain held this
+        // answer up to the probes' 2 s, and kept the stop waiting on it meanwhile).
+        if (deps.lifecycle?.draining) {
+          set.status = 503
+          return { status: 'unavailable' as const, checks: { server: 'unavailable: shutting down' } }
+        }
+        if (deps.lifecycle?.respelling) checks.server = 'unavailable: rewriting stored chain ids to one spelling'
         let degraded = false
         const probe = async (name: string, f: () => Promise<string>) => {
           try {
