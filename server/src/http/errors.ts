@@ -57,10 +57,10 @@ function described(e: Extract<ValidationError['all'][number], { path: string }>)
 function toApiError(code: string | number, error: unknown, request: Request): ApiError | undefined {
   const api = findApiError(error)
   if (api) return api
-  // A plugin loaded by a request before the start's own load found its variables refused: the process is stopping
-  // on it (main.ts). The variable's value may hold a key, so it is the log's to name.
+  // A plugin loaded by a request before the start's own load found its variables refused: the process stops on it
+  // (main.ts), and its log names the variable (errorHandling logs it here too).
   if (error instanceof ConfigError)
-    return new UnavailableError("this server's configuration is refused and it is stopping; its log names the variable", { server: 'misconfigured' })
+    return new UnavailableError("this server's configuration is refused; its log names the variable", { server: 'misconfigured' })
   // A response that fails its own schema is the server's fault: left undefined here, it is logged and a 500.
   if (error instanceof ValidationError && error.type !== 'response') {
     const context = validationContext(error)
@@ -99,6 +99,8 @@ export const errorHandling = (deps: Pick<Deps, 'logger' | 'keys' | 'meter' | 'cl
     const { logger } = deps
     const state = requestState(request)
     let api = toApiError(code, error, request)
+    // ConfigError's message names the variable and what is wrong with it; the plugins keep URLs (keys) out of it.
+    if (error instanceof ConfigError) logger.error({ msg: 'configuration refused', requestId: state?.id, error: error.message })
     const store = api ? undefined : storeUnavailable(error)
     if (store) {
       // The operator's to see (which store, which code); the client only learns to come back.
