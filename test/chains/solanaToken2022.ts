@@ -79,3 +79,24 @@ export function token2022(chain: SolanaChain) {
     },
   }
 }
+
+/**
+ * A Token-2022 mint charging a transfer fee: its TransferFeeConfig written into the mint's data as the program lays it
+ * out (two authorities, the withheld amount, then the older and the newer fee: epoch, maximum, bps); LiteSVM's
+ * Token-2022 charges what it says.
+ */
+export async function mintWithTransferFee(chain: SolanaChain, older: [maximum: bigint, bps: number], newer: [maximum: bigint, bps: number] = older, newerEpoch = 1n): Promise<Address> {
+  const mint = await chain.createMint({ decimals: 6, tokenProgram: TOKEN_2022 })
+  const base = chain.svm.getAccount(mint as Address)
+  if (!base.exists) throw new Error('no mint')
+  const config = new Uint8Array(108)
+  const view = new DataView(config.buffer)
+  for (const [at, [maximum, bps], epoch] of [[72, older, 0n], [90, newer, newerEpoch]] as const) {
+    view.setBigUint64(at, epoch, true)
+    view.setBigUint64(at + 8, maximum, true)
+    view.setUint16(at + 16, bps, true)
+  }
+  const data = new Uint8Array([...base.data, ...new Array<number>(165 - base.data.length).fill(0), 1, 1, 0, 108, 0, ...config])
+  chain.svm.setAccount({ ...base, data, lamports: chain.svm.minimumBalanceForRentExemption(BigInt(data.length)) } as typeof base)
+  return mint as Address
+}

@@ -10,8 +10,9 @@ import { ownsSolanaChain } from './chain.ts'
 import type { SolanaClient } from './client.ts'
 import { lifetimeMetadata, unsignedTransaction, type Lifetime } from './message.ts'
 import { clusterRpc } from './cluster.ts'
-import { deadline } from './rpc.ts'
+import { COMMITMENT, deadline } from './rpc.ts'
 import { tagInstruction } from './tag.ts'
+import type { MintWithAccounts } from './token.ts'
 
 export interface BuildContext {
   rpc: Rpc<SolanaRpcApi>
@@ -22,6 +23,19 @@ export interface BuildContext {
   vault: Address
   amount: bigint
   memo: Instruction
+}
+
+/**
+ * A transfer fee (Token-2022's TransferFeeConfig) that takes the whole amount delivers nothing to the vault: the
+ * transaction lands, the wallet loses the amount to the fee withheld in the vault's account, and verify finds nothing
+ * moved (an audit: a 1% fee rounded up on an amount of 1). A fee that leaves something delivers the rest (README).
+ */
+export async function assertDeliversSome(ctx: BuildContext, token: MintWithAccounts): Promise<void> {
+  const fee = await token.transferFee(ctx.amount, async () => (await ctx.rpc.getEpochInfo({ commitment: COMMITMENT }).send({ abortSignal: ctx.abortSignal })).epoch)
+  if (fee >= ctx.amount)
+    throw new InvalidArgumentError(`token ${token.mint} takes a transfer fee of ${fee} on ${ctx.amount}, the whole amount: the vault would receive nothing; move more`, {
+      amount: 'taken whole by the transfer fee',
+    })
 }
 
 /** Every check of the parameters both kinds share that needs no chain. */

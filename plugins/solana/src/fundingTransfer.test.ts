@@ -8,7 +8,7 @@ import { AuthorityType, findAssociatedTokenPda, getApproveInstruction, getSetAut
 import { address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
 import { getTransferSolInstruction } from '@solana-program/system'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
-import { token2022 } from '../../../test/chains/solanaToken2022.ts'
+import { mintWithTransferFee, token2022 } from '../../../test/chains/solanaToken2022.ts'
 import { connect, type SolanaClient } from './client.ts'
 import { WALLET_RENT } from './fees.ts'
 import { newWallet } from './fixtures.ts'
@@ -269,21 +269,8 @@ describe('refusals', () => {
   })
 
   test("a Token-2022 mint charging a transfer fee, in force or scheduled, is refused (the treasury would get less than asked); a fee of 0, or one switched off, lands whole", async () => {
-    // A TransferFeeConfig written into the mint's data as the program lays it out (two authorities, the withheld
-    // amount, then the older and the newer fee: epoch, maximum, bps); LiteSVM's Token-2022 charges what it says.
     async function mintWithFee(older: [maximum: bigint, bps: number], newer: [maximum: bigint, bps: number], newerEpoch = 1n) {
-      const feeMint = await chain.createMint({ decimals: 6, tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
-      const base = chain.svm.getAccount(address(feeMint))
-      if (!base.exists) throw new Error('no mint')
-      const config = new Uint8Array(108)
-      const view = new DataView(config.buffer)
-      for (const [at, [maximum, bps], epoch] of [[72, older, 0n], [90, newer, newerEpoch]] as const) {
-        view.setBigUint64(at, epoch, true)
-        view.setBigUint64(at + 8, maximum, true)
-        view.setUint16(at + 16, bps, true)
-      }
-      const data = new Uint8Array([...base.data, ...new Array<number>(165 - base.data.length).fill(0), 1, 1, 0, 108, 0, ...config])
-      chain.svm.setAccount({ ...base, data, lamports: chain.svm.minimumBalanceForRentExemption(BigInt(data.length)) } as typeof base)
+      const feeMint = await mintWithTransferFee(chain, older, newer, newerEpoch)
       await chain.mintTo({ mint: feeMint, owner: sender.address, amount: 5_000_000n })
       return feeMint
     }

@@ -19,6 +19,7 @@ import { LEGACY_MEMO_PROGRAM_ADDRESS_V3 as MEMO } from '@solana-program/memo'
 import { SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system'
 import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, AuthorityType, findAssociatedTokenPda, getSetAuthorityInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
+import { mintWithTransferFee } from '../../../test/chains/solanaToken2022.ts'
 import { readBalance } from './balance.ts'
 import { connect, type SolanaClient } from './client.ts'
 import { rentExempt, WALLET_RENT } from './fees.ts'
@@ -225,6 +226,25 @@ describe('deposit (SPL)', () => {
       expect(chain.svm.getAccount(vaultAta)).toMatchObject({ exists: true, lamports: rent, space: BigInt(accountSize) })
       expect(chain.svm.getBalance(user.address) ?? 0n).toBe(0n)
     }
+  })
+
+  test('a transfer fee that takes the whole amount is refused, naming amount (the vault would get nothing); one that leaves some delivers the rest', async () => {
+    // 1%, rounded up, at most 5: on 1 it takes 1.
+    const mint = await mintWithTransferFee(chain, [5n, 100])
+    const user = await generateKeyPairSigner()
+    await chain.airdrop(user.address, SOL)
+    await chain.mintTo({ mint, owner: user.address, amount: 1_000n })
+    const { opportunity } = await setup()
+    const o = { ...opportunity, baseToken: mint, receiptToken: mint }
+    for (const build of [deposit(user, o, 1n), withdraw(user, o, 1n)]) {
+      const e = await rejection(buildTransactions(client, build))
+      expect(e).toBeInstanceOf(InvalidArgumentError)
+      expect((e as InvalidArgumentError).context).toEqual({ amount: 'taken whole by the transfer fee' })
+    }
+    const [step] = await buildTransactions(client, deposit(user, o, 100n))
+    await chain.signAndSend(serialized(step!), user)
+    // 1 of 100 withheld in the vault's account: its balance shows what it holds, the withheld fee apart.
+    expect(await chain.tokenBalance(mint, o.vault)).toBe(99n)
   })
 
   test("more than the associated account holds is refused, naming it, though the wallet's other account holds the rest", async () => {
