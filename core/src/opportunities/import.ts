@@ -39,6 +39,15 @@ export interface ImportedOpportunity {
 /** The listing fields a plugin's vault read names when the chain contradicts them. */
 const LISTING_ADDRESSES: readonly string[] = ['vaultAddress', 'baseToken', 'receiptToken']
 
+/**
+ * The listing field the plugin's vault read refused (the chain answered: no vault there, an asset that is no token),
+ * or undefined for any other failure (a chain that did not answer, one this process is not configured for).
+ */
+export function refusedAddress(e: unknown): string | undefined {
+  const api = findApiError(e)
+  return api?.code === 'INVALID_ARGUMENT' ? Object.keys(api.context).find((k) => LISTING_ADDRESSES.includes(k)) : undefined
+}
+
 const reason = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e))
 
 async function factsFor(
@@ -48,14 +57,13 @@ async function factsFor(
   try {
     return { facts: await readChainFacts(await deps.ecosystems.get(listing.ecosystem), listing) }
   } catch (e) {
-    const api = findApiError(e)
     // The plugin refused one of the file's addresses (no vault there, an asset that is no token): the file is wrong
     // and no refresh would change that. A chain that did not answer, or one this process is not configured for (the
     // server may be), is pending.
-    const field = api?.code === 'INVALID_ARGUMENT' ? Object.keys(api.context).find((k) => LISTING_ADDRESSES.includes(k)) : undefined
+    const field = refusedAddress(e)
     // Named as the file's shape problems are: the field, then what is wrong with it.
     if (field !== undefined) return { refused: `${field}: ${reason(e)}` }
-    return { pending: reason(e), unserved: isChainNotServed(api) }
+    return { pending: reason(e), unserved: isChainNotServed(findApiError(e)) }
   }
 }
 

@@ -160,7 +160,8 @@ async function withdraw(client: EvmClient, ctx: BuildContext, shares: bigint): P
  * Redeem, then sell what the shares redeem for. The vault's `previewRedeem` (read now) is what the redeem pays at
  * least on today's share price (ERC-4626), so the swap sells exactly that, and anything the redeem pays above stays
  * in the wallet as the asset. A vault whose share price falls before the redeem is mined (a loss, a fee) pays
- * less: the swap then reverts and the wallet keeps the asset, to swap on a new build. Selling less than the
+ * less: the swap then reverts and the wallet keeps the asset, to swap on a new build (unless the wallet held enough
+ * of the asset beside to make up the difference, which the swap then sells too: README). Selling less than the
  * preview to allow for that would leave part of every withdrawal unswapped. The swap cannot run before the redeem
  * is mined.
  */
