@@ -383,10 +383,13 @@ function print(result: unknown, json: boolean) {
  */
 class OutputLostError extends Error {
   constructor(result: unknown, cause: unknown) {
-    const ids = Object.entries(result as Record<string, unknown>).filter(([k, v]) => /id$/i.test(k) && typeof v === 'string')
+    const fields = Object.entries(result as Record<string, unknown>)
+    const ids = fields.filter(([k, v]) => /id$/i.test(k) && typeof v === 'string')
+    const issuedKey = fields.some(([k, v]) => /key$/i.test(k) && typeof v === 'string' && /^(pk|sk)_/.test(v))
     super(
       `the command was carried out, but its result could not be written to standard output (${(cause as NodeJS.ErrnoException).code ?? String(cause)})` +
-        (ids.length ? `: ${ids.map(([k, v]) => `${k}=${v}`).join(' ')}; a key it issued is shown nowhere else, so revoke or rotate it` : ''),
+        (ids.length ? `: ${ids.map(([k, v]) => `${k}=${v}`).join(' ')}` : '') +
+        (issuedKey ? '; a key it issued is shown nowhere else, so revoke or rotate it' : ''),
     )
   }
 }

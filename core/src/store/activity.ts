@@ -97,7 +97,8 @@ export function activityQueries(db: Kysely<Database>, engine: Engine): ActivityS
       // On SQLite the organization's term is kept off every index (`+org_id`): without statistics its planner read two
       // wallets' rows through actions_by_distributor, the organization's whole history sorted (an audit: ~0.5 s a page
       // at 200,000 rows, the one thread held), where each wallet's own rows are a seek in actions_wallet.
-      const ofOrg = engine === 'sqlite' ? db.selectFrom('actions').where(sql<string>`+org_id`, '=', f.orgId).where('kind', 'in', [...ACTIVITY_KINDS]) : actions(f.orgId)
+      const ofOrg =
+        engine === 'sqlite' ? db.selectFrom('actions').where(sql<string>`+org_id`, '=', f.orgId).where('kind', 'in', [...ACTIVITY_KINDS]) : actions(f.orgId)
       const matching = ofOrg.where((eb) =>
         eb.or(
           [...f.wallets]
@@ -108,8 +109,9 @@ export function activityQueries(db: Kysely<Database>, engine: Engine): ActivityS
       // The page's ids are found and ordered through the wallets' index (actions_wallet: one wallet's rows come out in
       // time order), and only the page's rows are read whole, in the same statement as the total (one snapshot).
       // Sorting and counting whole rows (a public key may ask for any wallet) held the one thread ~1.2 s a page at
-      // 100,000 rows; now ~30 ms for one wallet, ~130 ms for 600 (their rows sorted). A covering index (org, ecosystem, wallet, time, id,
-      // kind) made that ~20 ms, but cost every build's recorded row ~25 µs more (~40%), the build's largest cost.
+      // 100,000 rows; now ~30 ms for one wallet, ~130 ms for 600 (their rows sorted). A covering index (org, ecosystem,
+      // wallet, time, id, kind) made that ~20 ms, but cost every build's recorded row ~25 µs more (~40%), the build's
+      // largest cost.
       const pageIds = newestFirst(matching.select('id')).offset(f.offset).limit(f.limit)
       return pageOfIds(db, matching, newestFirst(db.selectFrom('actions').where('id', 'in', pageIds).select(actionColumns)).$castTo<ActivityRow>(), f)
     },
