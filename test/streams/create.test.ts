@@ -127,7 +127,8 @@ describe('token streams', () => {
   test('a reward token whose transfer would revert now (paused), or that takes a fee on it, is 400 naming rewardToken; nothing is created', async () => {
     const [paused, fee] = [await deployPausableToken(env.chain.anvil), await deployFeeToken(env.chain.anvil)]
     const creators = { [paused]: await env.creator(10_000_000n, paused), [fee]: await env.creator(10_000_000n, fee) }
-    await env.chain.anvil.walletClient.writeContract({ address: paused, abi: parseAbi(['function pause()']), functionName: 'pause' })
+    // Mined before the creation asks: anvil may answer the send before its block is in (a creation read the token unpaused, 1 run in ~4).
+    await env.chain.anvil.publicClient.waitForTransactionReceipt({ hash: await env.chain.anvil.walletClient.writeContract({ address: paused, abi: parseAbi(['function pause()']), functionName: 'pause' }) })
     for (const [token, problem] of [
       [paused, 'the transfer reverts (token paused)'],
       [fee, 'charges a transfer fee'],

@@ -43,7 +43,7 @@ const LISTING_ADDRESSES: readonly string[] = ['vaultAddress', 'baseToken', 'rece
  * The listing field the plugin's vault read refused (the chain answered: no vault there, an asset that is no token),
  * or undefined for any other failure (a chain that did not answer, one this process is not configured for).
  */
-export function refusedAddress(e: unknown): string | undefined {
+function refusedAddress(e: unknown): string | undefined {
   const api = findApiError(e)
   return api?.code === 'INVALID_ARGUMENT' ? Object.keys(api.context).find((k) => LISTING_ADDRESSES.includes(k)) : undefined
 }

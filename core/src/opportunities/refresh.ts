@@ -12,7 +12,6 @@ import type { EcosystemRegistry } from '../registry.ts'
 import type { OpportunityRecord as Row } from '../store/schema.ts'
 import type { Store } from '../store/store.ts'
 import { disagreements, inGroups, readChainFacts } from './chain.ts'
-import { refusedAddress } from './import.ts'
 import { decodeOpportunity, tvlOf } from './records.ts'
 import type { ChainFacts, Listing } from './schema.ts'
 
@@ -85,15 +84,6 @@ async function refreshChain(deps: RefreshDeps, rows: readonly Row[], signal?: Ab
       if (e instanceof ConfigError) throw e
       summary.failed++
       const error = firstLine(e)
-      // The chain answered that the file's vault (or its token) is none there now: a vault self-destructed or never
-      // deployed on this chain. Its last facts would keep it listed and taking deposits that land and deposit nothing
-      // (an audit: approve and deposit "succeeded" into empty code); it is pending until a read succeeds again.
-      const gone = refusedAddress(e)
-      if (gone !== undefined) {
-        deps.logger.error({ msg: 'catalog entry no longer reads as its vault; unlisted until a refresh reads it', opportunityId: listing.id, chainId: listing.chainId, field: gone, error })
-        await deps.store.setOpportunityRefreshError(listing.id, row.listing, `${gone}: ${error}`, deps.clock.now(), true).catch(() => {})
-        return
-      }
       deps.logger.error({ msg: 'catalog refresh failed; keeping the last values', opportunityId: listing.id, chainId: listing.chainId, error })
       await deps.store.setOpportunityRefreshError(listing.id, row.listing, error, deps.clock.now()).catch(() => {})
     }

@@ -63,11 +63,8 @@ export interface OpportunityStore {
    * since (the facts may be another vault's, and the import or the next refresh covers the new listing).
    */
   setOpportunityChainFacts(id: string, update: ChainFactsUpdate): Promise<boolean>
-  /**
-   * Notes a failed refresh of `listing`, the last facts staying, or with `unservable` dropped (the entry then pending,
-   * served by nothing until a read succeeds); nothing when the entry was re-imported since.
-   */
-  setOpportunityRefreshError(id: string, listing: string, error: string, at: number, unservable?: boolean): Promise<void>
+  /** Notes a failed refresh of `listing`, the last facts staying; nothing when the entry was re-imported since. */
+  setOpportunityRefreshError(id: string, listing: string, error: string, at: number): Promise<void>
   /**
    * Delists the opportunity at `at`, or lists it again; an import never changes this. False when there is no such
    * opportunity. Delisting one already delisted keeps its first time.
@@ -225,14 +222,9 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
         .executeTakeFirst()
       return r.numUpdatedRows > 0n
     },
-    async setOpportunityRefreshError(id, listing, error, at, unservable = false) {
+    async setOpportunityRefreshError(id, listing, error, at) {
       // A failure to read an old listing says nothing about the one imported over it.
-      await db
-        .updateTable('opportunities')
-        .set({ refreshError: error, updatedAt: at, ...(unservable ? { chainFacts: null, refreshedAt: null, tvl: 0 } : {}) })
-        .where('id', '=', id)
-        .where('listing', '=', listing)
-        .execute()
+      await db.updateTable('opportunities').set({ refreshError: error, updatedAt: at }).where('id', '=', id).where('listing', '=', listing).execute()
     },
     async respellOpportunityChain(id, from, to) {
       const r = await db

@@ -7,7 +7,7 @@
  * (a Panic, an error) is an answer: ERC-4626 lets `previewDeposit`/`previewRedeem` revert only where the deposit or
  * redeem itself would (an amount whose conversion overflows), so the build is refused rather than handed out to revert.
  */
-import { InvalidArgumentError } from '@earn/core'
+import { InvalidArgumentError, UnavailableError } from '@earn/core'
 import type { Hex } from 'viem'
 import { maxDepositData, maxRedeemData, previewDepositData, previewRedeemData, readUint256 } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
@@ -51,6 +51,14 @@ function withinLimit(amount: bigint, max: bigint | undefined, limit: 'maxDeposit
  */
 export async function checkDepositTaken(client: EvmClient, ctx: BuildContext, assets: bigint, options: { swapped?: boolean } = {}): Promise<void> {
   const [maxAnswer, shares] = await Promise.all([vaultView(client, ctx, maxDepositData(ctx.owner)), vaultView(client, ctx, previewDepositData(assets))])
+  // Silent on both (no data, no reason): no vault answers at the address now, a contract self-destructed or replaced,
+  // or a node that has not seen it. The catalog keeps its last facts, and an approve and deposit sent into empty code
+  // both land and deposit nothing (an audit), leaving an allowance to the address.
+  if (maxAnswer === undefined && shares === undefined)
+    throw new UnavailableError(
+      `the vault ${ctx.vault} answers neither maxDeposit nor previewDeposit on chain ${ctx.chainId} now (no ERC-4626 vault there?); no deposit into it is built`,
+      { chainId: ctx.chainId, vaultAddress: 'answers no ERC-4626 view now' },
+    )
   const max = limitOf(maxAnswer)
   if (options.swapped && max !== undefined && max > 0n && assets > max)
     throw new InvalidArgumentError(
