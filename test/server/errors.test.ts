@@ -188,8 +188,14 @@ describe('request log', () => {
     await logged.get('/nope')
     // An unrouted path: logged cut short, and a key pasted into it masked.
     await logged.get(`/v2/${logged.org.secretKey}/${'a'.repeat(5_000)}`)
+    // A key with its underscore percent-encoded, and one sent as the request id (logged and sent back): masked, replaced.
+    await logged.get(`/${logged.org.secretKey.replace('_', '%5F')}`)
+    const asId = await logged.get('/v2/nothing', { headers: { 'x-request-id': logged.org.secretKey } })
+    expect(asId.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    // An ordinary id is kept.
+    expect((await logged.get('/v2/nothing', { headers: { 'x-request-id': 'trace-42' } })).headers.get('x-request-id')).toBe('trace-42')
     await Bun.sleep(20)
-    expect(lines).toHaveLength(4)
+    expect(lines).toHaveLength(7)
     const first = JSON.parse(lines[0]!)
     expect(first).toMatchObject({ method: 'POST', route: '/v2/membership/agreement', status: 200, org: logged.org.orgId })
     expect(typeof first.durationMs).toBe('number')

@@ -17,9 +17,16 @@ export interface RequestState {
 
 const states = new WeakMap<Request, RequestState>()
 
+/**
+ * A client's request id, kept where it is an id: one shaped like an API key (pasted in error, as a key is easily) is
+ * replaced, since the id is logged and sent back (an audit found a secret key in the log that way).
+ */
+const KEY_SHAPED = /[ps]k_live_/i
+
 export function startRequest(request: Request, now: number): RequestState {
+  const given = request.headers.get('x-request-id')?.slice(0, 64).replace(/[^\w.-]/g, '')
   const state: RequestState = {
-    id: request.headers.get('x-request-id')?.slice(0, 64).replace(/[^\w.-]/g, '') || crypto.randomUUID(),
+    id: given && !KEY_SHAPED.test(given) ? given : crypto.randomUUID(),
     startedAt: now,
     headers: {},
     authenticated: false,
