@@ -88,6 +88,16 @@ describe('conformance kit on an incomplete plugin', () => {
       expect((await conformanceReport({ ...declared, balance: { readsAtOnce } } as never, fixtures)).find((f) => f.name === name)).toBeUndefined()
   })
 
+  test('reports a balance reader whose reads in bulk (a portfolio\'s) give other amounts than one read alone', async () => {
+    const name = 'balance.read returns the on-chain balance as a bigint'
+    const params = { chainId: '1', owner: '0xabcdef0000000000000000000000000000000001', token: 'native' }
+    const withBalance = { ...fixtures, balance: { params, expected: 7n } }
+    const reader = (read: (p: { inBulk?: boolean }) => Promise<bigint>) => ({ ...halfBuilt, balance: { read: (_: unknown, p: { inBulk?: boolean }) => read(p) } }) as never
+    const bulkWrong = (await conformanceReport(reader(async (p) => (p.inBulk ? 0n : 7n)), withBalance)).find((f) => f.name === name)
+    expect(bulkWrong?.error).toBe('balance.read in bulk (five at once, inBulk) returned 0, 0, 0, 0, 0, the chain holds 7')
+    expect((await conformanceReport(reader(async () => 7n), withBalance)).find((f) => f.name === name)?.error).toBeUndefined()
+  })
+
   test('signs the agreement a request naming no chain gets: the plugin\'s default chain, or none', async () => {
     const seen: (string | null)[] = []
     const recording = { ...halfBuilt, signIn: { message: (p: { nonce: string; chainId: string | null }) => (seen.push(p.chainId), `sign in ${p.nonce}`) } }

@@ -264,6 +264,9 @@ export function checkEcosystem<Client>(
         const got = await p.balance.read(fixtures.client, params)
         if (typeof got !== 'bigint') fail(`balance.read returned ${typeof got}, not bigint`)
         if (got !== expected) fail(`balance.read returned ${got}, the chain holds ${expected}`)
+        // A portfolio's reads come in bulk, several at once (inBulk): a plugin reading them together must still give each its own.
+        const bulk = await Promise.all(Array.from({ length: 5 }, () => p.balance.read(fixtures.client, { ...params, inBulk: true })))
+        if (bulk.some((b) => b !== expected)) fail(`balance.read in bulk (five at once, inBulk) returned ${bulk.join(', ')}, the chain holds ${expected}`)
       },
     },
     {
