@@ -50,7 +50,8 @@ async function main() {
       // The same stop delivered twice: `bun run` passes its signal on, and a signal to the process group (a terminal's
       // Ctrl-C, systemd's control-group kill) reaches the server directly too, a moment apart (an audit: every Ctrl-C
       // stopped at once, losing the usage).
-      if (performance.now() - stoppingSince < REPEATED_SIGNAL_MS) return
+      // (A configuration error meanwhile is no repeat: it stops now, with its code.)
+      if (exitCode === 0 && performance.now() - stoppingSince < REPEATED_SIGNAL_MS) return
       // A later one is the operator insisting: stop now, as a kill would (usage since the last write is lost).
       deps.logger.info({ msg: 'stopping now', signal })
       process.exit(exitCode || 1)

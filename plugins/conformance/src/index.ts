@@ -264,7 +264,9 @@ export function checkEcosystem<Client>(
         const got = await p.balance.read(fixtures.client, params)
         if (typeof got !== 'bigint') fail(`balance.read returned ${typeof got}, not bigint`)
         if (got !== expected) fail(`balance.read returned ${got}, the chain holds ${expected}`)
-        // A portfolio's reads come in bulk, several at once (inBulk): a plugin reading them together must still give each its own.
+        // A portfolio's reads come in bulk, several at once (inBulk): a plugin reading them together must still give each
+        // its own. (The same read five times: a plugin's fixtures name one balance; Solana's program-wide read of four or
+        // more mints is tested in its own suite.)
         const bulk = await Promise.all(Array.from({ length: 5 }, () => p.balance.read(fixtures.client, { ...params, inBulk: true })))
         if (bulk.some((b) => b !== expected)) fail(`balance.read in bulk (five at once, inBulk) returned ${bulk.join(', ')}, the chain holds ${expected}`)
       },

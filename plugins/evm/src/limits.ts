@@ -8,7 +8,7 @@
  * redeem itself would (an amount whose conversion overflows), so the build is refused rather than handed out to revert.
  */
 import { InvalidArgumentError, UnavailableError } from '@earn/core'
-import type { Hex } from 'viem'
+import { AbiDecodingZeroDataError, type Hex } from 'viem'
 import { maxDepositData, maxRedeemData, previewDepositData, previewRedeemData, readUint256 } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { ask, revertData } from './rpc.ts'
@@ -16,24 +16,28 @@ import { shareUnsent } from './shared.ts'
 import type { BuildContext } from './steps.ts'
 
 const REVERTED = Symbol('reverted with a reason')
+/** A call that ran and returned no data at all, as empty code answers every call. */
+const SILENT = Symbol('answered no data')
+
+type ViewAnswer = bigint | undefined | typeof REVERTED | typeof SILENT
 
 /**
- * The vault's answer to a uint256 view: undefined where it has none (no data, or a revert without a reason), REVERTED
- * where it reverted with one.
+ * The vault's answer to a uint256 view: undefined where it has none (a revert without a reason: a contract lacking
+ * the function), SILENT where the call returned no data, REVERTED where it reverted with a reason.
  */
-function vaultView(client: EvmClient, ctx: BuildContext, data: Hex): Promise<bigint | undefined | typeof REVERTED> {
+function vaultView(client: EvmClient, ctx: BuildContext, data: Hex): Promise<ViewAnswer> {
   const publicClient = requirePublicClient(client, ctx.chainId)
   return shareUnsent(client, ctx.chainId, publicClient, `${ctx.chainId}|vaultView|${ctx.vault}|${data}`, () =>
-    ask<bigint | undefined | typeof REVERTED>(
+    ask<ViewAnswer>(
       ctx.chainId,
       () => readUint256(client, ctx.chainId, publicClient, ctx.vault, data),
-      (error) => (revertData(error) ? REVERTED : undefined),
+      (error) => (revertData(error) ? REVERTED : error instanceof AbiDecodingZeroDataError ? SILENT : undefined),
     ),
   )
 }
 
-/** A limit that reverted is no limit the build can state: the preview, asked beside it, speaks for the amount. */
-const limitOf = (answer: bigint | undefined | typeof REVERTED) => (answer === REVERTED ? undefined : answer)
+/** A limit that reverted, or said nothing, is no limit the build can state: the preview, asked beside it, speaks for the amount. */
+const limitOf = (answer: ViewAnswer) => (answer === REVERTED || answer === SILENT ? undefined : answer)
 
 /** Refuses an amount above the vault's limit for the wallet, naming the limit (`what` says what it takes). */
 function withinLimit(amount: bigint, max: bigint | undefined, limit: 'maxDeposit' | 'maxRedeem', what: { none: string; atMost: string }): void {
@@ -51,10 +55,11 @@ function withinLimit(amount: bigint, max: bigint | undefined, limit: 'maxDeposit
  */
 export async function checkDepositTaken(client: EvmClient, ctx: BuildContext, assets: bigint, options: { swapped?: boolean } = {}): Promise<void> {
   const [maxAnswer, shares] = await Promise.all([vaultView(client, ctx, maxDepositData(ctx.owner)), vaultView(client, ctx, previewDepositData(assets))])
-  // Silent on both (no data, no reason): no vault answers at the address now, a contract self-destructed or replaced,
-  // or a node that has not seen it. The catalog keeps its last facts, and an approve and deposit sent into empty code
-  // both land and deposit nothing (an audit), leaving an allowance to the address.
-  if (maxAnswer === undefined && shares === undefined)
+  // No data from either, as empty code answers every call: no contract at the address now (self-destructed, a proxy
+  // pointing at nothing), or a node that has not seen it. The catalog keeps its last facts, and an approve and deposit
+  // sent into empty code both land and deposit nothing (an audit), leaving an allowance to the address. A contract
+  // lacking the views reverts without a reason instead, and is built for as before.
+  if (maxAnswer === SILENT && shares === SILENT)
     throw new UnavailableError(
       `the vault ${ctx.vault} answers neither maxDeposit nor previewDeposit on chain ${ctx.chainId} now (no ERC-4626 vault there?); no deposit into it is built`,
       { chainId: ctx.chainId, vaultAddress: 'answers no ERC-4626 view now' },
@@ -86,5 +91,5 @@ export async function checkRedeemTaken(client: EvmClient, ctx: BuildContext, sha
       amount: 'refused by the vault (its previewRedeem reverts); withdraw less',
     })
   if (assets === 0n) throw new InvalidArgumentError('these shares redeem for nothing now', { amount: 'redeems for 0 of the asset' })
-  return assets
+  return assets === SILENT ? undefined : assets
 }
