@@ -20,7 +20,7 @@ import {
   RPC_URLS_VARIABLE,
   SWAP_ROUTERS_VARIABLE,
 } from './env.ts'
-import { checkedFetch } from './answers.ts'
+import { checkedFetch } from './checkedFetch.ts'
 import { BUDGET_TIMEOUTS } from './budget.ts'
 import { type CallBatcher, createCallBatcher } from './multicall.ts'
 import { createJsonRpcPost, postFor, type JsonRpcPost } from './post.ts'
@@ -258,7 +258,7 @@ export const LOG_SCANS_IN_FLIGHT = 16
 /**
  * Lookups a batch. viem's default is 1,000, and a batch is answered only when its slowest request is: a tick of a
  * thousand verifies would wait on one receipt. Nodes cap batches too (hosted ones at 100 or 50); a node refusing a
- * batch for its size has the later ones cut to what it takes (answers.ts).
+ * batch for its size has the later ones cut to what it takes (checkedFetch.ts).
  */
 export const LOOKUP_BATCH = 32
 
