@@ -60,6 +60,11 @@ export interface VaultState {
   /** The token that represents a position (the vault's share token; on ERC-4626 the vault itself). */
   receiptToken: string
   decimals: number
+  /**
+   * True where the chain states no decimals for the base token and `decimals` is the ecosystem's default (a TON jetton
+   * whose metadata is off chain): the catalog's decimals for it are then taken, not checked against this guess.
+   */
+  decimalsAssumed?: boolean
   /** The receipt token's own decimals, where the chain says (an ERC-4626 share may have more than its asset). */
   receiptDecimals?: number
   /** In base-token smallest units. */

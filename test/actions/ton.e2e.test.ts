@@ -41,6 +41,30 @@ test('the catalog import reads the TON vault from the chain (its tokens from the
   expect([imported?.chainFacts, imported?.note]).toEqual(['read', undefined])
 })
 
+test("a jetton whose metadata is off chain states no decimals: the catalog's are taken (a 6-decimal one is listed in its own scale)", async () => {
+  const offChain = await chain.deployJetton() // a URI only, as bridged stablecoins often have
+  const vault = await chain.deployWallet('v4r2', keyPairFromSeed(randomBytes(32)), toNano('1'))
+  await chain.mintJetton(offChain, vault.address, 2_500_000n) // 2.5 of a 6-decimal token
+  const address = offChain.toString()
+  const entry = (id: string, decimals: number | undefined) => ({
+    ...TON_SAMPLE_ENTRY,
+    id,
+    vaultAddress: vault.address.toString(),
+    baseToken: { symbol: 'bUSD', address, ...(decimals === undefined ? {} : { decimals }) },
+    depositTokens: [{ address, symbol: 'bUSD', decimals: 6 }],
+    baseTokenPriceUsd: 2,
+  })
+  const ids = [crypto.randomUUID(), crypto.randomUUID()]
+  // The base token's decimals from `baseToken`, else from its deposit token entry.
+  const result = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry(ids[0]!, 6), entry(ids[1]!, undefined)] })
+  expect(result.opportunities.map((o) => [o.chainFacts, o.note])).toEqual([['read', undefined], ['read', undefined]])
+  for (const id of ids) {
+    const r = await h.get(`/v2/opportunities/${id}`)
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.opportunity).toMatchObject({ baseToken: { decimals: 6 }, tvl: 5 })
+  }
+})
+
 const balance = (owner: Address, token: Address) =>
   readTonBalance(chain.client, { chainId: CHAIN, owner: owner.toRawString(), token: token.toRawString() })
 

@@ -33,11 +33,16 @@ export async function readChainFacts(
     // Canonical forms, whatever form the plugin answered in, so comparisons with parsed input hold.
     baseToken: parseToken(ecosystem.plugin, state.baseToken),
     receiptToken: parseToken(ecosystem.plugin, state.receiptToken),
-    decimals: state.decimals,
+    decimals: state.decimalsAssumed ? (fileDecimals(listing, parseToken(ecosystem.plugin, state.baseToken)) ?? state.decimals) : state.decimals,
     ...(state.receiptDecimals === undefined ? {} : { receiptDecimals: state.receiptDecimals }),
     totalAssets: state.totalAssets.toString(),
     ...(state.tokenDecimals === undefined ? {} : { tokenDecimals: state.tokenDecimals }),
   }
+}
+
+/** The base token's decimals as the catalog file gives them: its `baseToken`, else its deposit token of that address. */
+function fileDecimals(listing: Pick<Listing, 'baseToken' | 'depositTokens'>, baseToken: string): number | undefined {
+  return listing.baseToken.decimals ?? listing.depositTokens.find((t) => t.address === baseToken)?.decimals
 }
 
 /**

@@ -72,12 +72,12 @@ export function readWalletData(stack: TupleReader): { balance: bigint; owner: Ad
 export const DEFAULT_JETTON_DECIMALS = 9
 
 /**
- * The jetton's decimals from on-chain metadata (TEP-64 on-chain or semi-chain content), else 9.
- * Off-chain metadata (a URI to a JSON file) is not fetched: an API server following URIs named by
- * arbitrary contracts would be a request-forgery and latency risk. The catalog's token `decimals`
- * is the operator's word where the two differ.
+ * The jetton's decimals from on-chain metadata (TEP-64 on-chain or semi-chain content), or null where the minter
+ * states none there. Off-chain metadata (a URI to a JSON file) is not fetched: an API server following URIs named by
+ * arbitrary contracts would be a request-forgery and latency risk. So null is no fact of the chain: the catalog's
+ * token `decimals` is the operator's word then (a bridged 6-decimal stablecoin), else TEP-64's default of 9.
  */
-export async function jettonDecimals(client: TonChainClient, master: Address, fail: NotJetton): Promise<number> {
+export async function jettonDecimals(client: TonChainClient, master: Address, fail: NotJetton): Promise<number | null> {
   const provider = client.provider(master)
   const state = await askChain('the jetton master state', () => provider.getState())
   if (state.state.type !== 'active') throw fail('no contract is deployed at that address')
@@ -88,7 +88,7 @@ export async function jettonDecimals(client: TonChainClient, master: Address, fa
     stack.readAddressOpt() // admin
     return stack.readCell()
   }, fail('get_jetton_data did not return (total_supply, mintable, admin, content, wallet_code)'))
-  return onChainDecimals(content) ?? DEFAULT_JETTON_DECIMALS
+  return onChainDecimals(content)
 }
 
 const DECIMALS_KEY = BigInt(`0x${sha256_sync('decimals').toString('hex')}`)

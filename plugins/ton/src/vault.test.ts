@@ -26,11 +26,12 @@ const read = (baseToken?: string, receiptToken: string | undefined = receipt.toS
   readTonVault(chain.client, { chainId: '-239', vaultAddress: vault.address.toString(), baseToken, receiptToken })
 
 describe('TON vault state', () => {
-  test('jetton base: total assets are the vault\'s jetton balance; off-chain metadata means 9 decimals', async () => {
+  test('jetton base: total assets are the vault\'s jetton balance; off-chain metadata states no decimals, 9 assumed', async () => {
     expect(await read(offChain.toString())).toEqual({
       baseToken: offChain.toRawString(),
       receiptToken: receipt.toRawString(),
       decimals: DEFAULT_JETTON_DECIMALS,
+      decimalsAssumed: true,
       totalAssets: 777n,
     })
   })

@@ -6,7 +6,7 @@
 import { InvalidArgumentError, UnfitRecipientError, type VaultParameters, type VaultState } from '@earn/core'
 import { toTonAddress } from './address.ts'
 import type { TonChainClient } from './client.ts'
-import { jettonDecimals, notJetton, ownJettonWallet } from './jettonMaster.ts'
+import { DEFAULT_JETTON_DECIMALS, jettonDecimals, notJetton, ownJettonWallet } from './jettonMaster.ts'
 import { unfitRecipient } from './recipient.ts'
 
 const TON_DECIMALS = 9
@@ -41,5 +41,7 @@ export async function readTonVault(client: TonChainClient, p: VaultParameters): 
     jettonDecimals(client, master, fail),
     ownJettonWallet(client, master, vault, fail).then((wallet) => wallet.balance),
   ])
-  return { baseToken, receiptToken, decimals, totalAssets }
+  return decimals === null
+    ? { baseToken, receiptToken, decimals: DEFAULT_JETTON_DECIMALS, decimalsAssumed: true, totalAssets }
+    : { baseToken, receiptToken, decimals, totalAssets }
 }
