@@ -4,7 +4,7 @@
  * rejection answering the envelope.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { importCatalog, streamFee, UINT256_MAX } from '@earn/core'
+import { CatalogError, importCatalog, streamFee, UINT256_MAX } from '@earn/core'
 import { decodeFunctionData, erc20Abi, getAddress, hexToString, parseAbi, sliceHex, type Hex } from 'viem'
 import { deployFeeToken, deployPausableToken, deploySmartWallet, deployToken } from '../chains/evm.ts'
 import { localCatalog } from '../actions/localChain.ts'
@@ -199,6 +199,31 @@ describe('rejections answer the envelope', () => {
     expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
     expect(r.body.context).toEqual({ targetOpportunityId: `on chain ${env.chain.anvil.chainId}` })
     expect(r.body.error).toContain('not 8453')
+  })
+
+  test("an import cannot move a stream's target opportunity to another chain while the stream runs, delisted too", async () => {
+    const { h } = env
+    const deps = { store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }
+    const [direct] = localCatalog().opportunities
+    const id = crypto.randomUUID()
+    await importCatalog(deps, { opportunities: [{ ...direct!, id }] })
+    const created = await h.post('/v2/streams', env.pointBody({ targetOpportunityId: id }))
+    expect(created.status, created.text).toBe(200)
+    const streamId = created.body.stream.id as string
+    // Delisted, a move to a chain that does not answer here would otherwise be taken (kept pending until it does).
+    await h.store.setOpportunityDelisted(id, true, h.deps.clock.now())
+    const moved = { opportunities: [{ ...direct!, id, chainId: '8453' }] }
+    const refused = await importCatalog(deps, moved).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(CatalogError)
+    expect((refused as CatalogError).problems).toEqual([
+      `opportunities[0] (${id}): chainId: moves this opportunity off chain 31337, where reward streams for it run (${streamId}). ` +
+        'List the new vault under a new id, or import the move once those streams are cancelled or ended',
+    ])
+    expect((await h.store.getOpportunity(id))!.chainId).toBe('31337')
+    const cancelled = await h.post(`/v2/streams/${streamId}/cancel`, {})
+    expect(cancelled.status, cancelled.text).toBe(200)
+    expect((await importCatalog(deps, moved)).opportunities.map((o) => o.result)).toEqual(['updated'])
+    expect((await h.store.getOpportunity(id))!.chainId).toBe('8453')
   })
 
   test('an unknown target opportunity is 404', async () => {

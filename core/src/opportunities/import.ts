@@ -152,12 +152,28 @@ async function strandingProblems(deps: CatalogDeps, listing: Listing): Promise<s
   if (!stored) return []
   const field =
     stored.ecosystem !== listing.ecosystem ? 'ecosystem' : stored.chainId !== listing.chainId ? 'chainId' : stored.vaultAddress !== listing.vaultAddress ? 'vaultAddress' : undefined
-  if (field === undefined || !(await deps.store.hasDepositsInto(listing.id, stored.vaultAddress))) return []
-  return [
-    `${field}: moves this opportunity off the vault its deposits went into (${stored.vaultAddress} on chain ${stored.chainId}); their holders ` +
-      'could no longer withdraw or see their positions through it. List the new vault under a new id (and delist this one to close it to deposits)',
-  ]
+  if (field === undefined) return []
+  const problems: string[] = []
+  if (await deps.store.hasDepositsInto(listing.id, stored.vaultAddress))
+    problems.push(
+      `${field}: moves this opportunity off the vault its deposits went into (${stored.vaultAddress} on chain ${stored.chainId}); their holders ` +
+        'could no longer withdraw or see their positions through it. List the new vault under a new id (and delist this one to close it to deposits)',
+    )
+  // A stream is on its target's chain (its budget sits in that chain's treasury): moved off it, the stream would
+  // reward depositors of another chain with a budget they cannot be paid from, and one like it could not be made.
+  if (field !== 'vaultAddress') {
+    const streams = await deps.store.liveStreamsTargeting(listing.id, deps.clock.now(), STREAMS_NAMED + 1)
+    if (streams.length)
+      problems.push(
+        `${field}: moves this opportunity off chain ${stored.chainId}, where reward streams for it run (${streams.slice(0, STREAMS_NAMED).join(', ')}` +
+          `${streams.length > STREAMS_NAMED ? ' and more' : ''}). List the new vault under a new id, or import the move once those streams are cancelled or ended`,
+      )
+  }
+  return problems
 }
+
+/** Streams named in an import's refusal to move their opportunity: enough to find them, a bounded message. */
+const STREAMS_NAMED = 5
 
 export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{ opportunities: ImportedOpportunity[] }> {
   const listings = await parseCatalog(deps.ecosystems, file)

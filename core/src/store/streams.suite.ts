@@ -43,6 +43,29 @@ export function streamStoreTests(store: () => Store) {
     expect(await store().getStream(randomUUID())).toBeUndefined()
   })
 
+  test("streams: those still running for an opportunity, any organization's, up to a limit; none cancelled, completed or ended", async () => {
+    const target = randomUUID()
+    const [a, b] = [await newOrg(), await newOrg()]
+    const live = [
+      stream(a, { targetOpportunityId: target }),
+      stream(b, { targetOpportunityId: target, state: 'active', fundingTxHash: `0x${randomUUID()}` }),
+      stream(a, { targetOpportunityId: target, state: 'paused', fundingTxHash: `0x${randomUUID()}` }),
+    ]
+    const over = [
+      stream(a, { targetOpportunityId: target, state: 'cancelled' }),
+      stream(a, { targetOpportunityId: target, state: 'completed', fundingTxHash: `0x${randomUUID()}` }),
+      stream(b, { targetOpportunityId: target, state: 'active', endTime: T0 + HOUR, fundingTxHash: `0x${randomUUID()}` }),
+      stream(b, { targetOpportunityId: target, endTime: T0 + HOUR }),
+      stream(a),
+    ]
+    for (const row of [...live, ...over]) await store().insertStream(row)
+    const now = T0 + HOUR // the streams ending at T0 + HOUR have ended
+    expect(await store().liveStreamsTargeting(target, now, 10)).toEqual(live.map((r) => r.id).sort())
+    expect(await store().liveStreamsTargeting(target, now, 2)).toEqual(live.map((r) => r.id).sort().slice(0, 2))
+    expect(await store().liveStreamsTargeting(target, T0 + 10 * HOUR, 10)).toEqual([])
+    expect(await store().liveStreamsTargeting(randomUUID(), now, 10)).toEqual([])
+  })
+
   test('streams: a state change lands only from the stored state it expects, once under concurrency', async () => {
     const row = stream(await newOrg(), { state: 'active', fundingTxHash: `0x${randomUUID()}` })
     await store().insertStream(row)

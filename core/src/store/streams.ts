@@ -32,6 +32,12 @@ export interface StreamStore {
    * transaction already funded a stream, `not_pending` when the stream was no longer pending.
    */
   fundStream(id: string, p: { chainId: string; txHash: string; at: number }): Promise<FundStreamResult>
+  /**
+   * Up to `limit` ids of streams, of any organization, that still reward the opportunity's depositors at `now`:
+   * pending (a funding may yet come), active or paused, before their end. A scan: asked only when an import moves
+   * an opportunity to another chain, and an index would cost every stream's insert for that.
+   */
+  liveStreamsTargeting(opportunityId: string, now: number, limit: number): Promise<string[]>
 }
 
 export function streamQueries(db: Kysely<Database>): StreamStore {
@@ -58,6 +64,18 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
       await db.insertInto('streams').values(row).execute()
     },
     getStream: (id) => db.selectFrom('streams').selectAll().where('id', '=', id).executeTakeFirst(),
+    async liveStreamsTargeting(opportunityId, now, limit) {
+      const rows = await db
+        .selectFrom('streams')
+        .select('id')
+        .where('targetOpportunityId', '=', opportunityId)
+        .where('state', 'in', ['pending', 'active', 'paused'])
+        .where('endTime', '>', now)
+        .orderBy('id')
+        .limit(limit)
+        .execute()
+      return rows.map((r) => r.id)
+    },
     async listStreams(filter) {
       // The page's ids found, ordered and counted in streams_listing; only the page's rows are read (the total in the
       // same statement). Sorting and counting whole rows held the one thread ~1 s a page for 100,000 streams.
