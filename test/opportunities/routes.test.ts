@@ -168,6 +168,27 @@ describe('GET /v2/opportunities/', () => {
     expect(all.body.opportunities.length).toBeGreaterThan(0)
   })
 
+  test('tvlGreaterThan is compared exactly, in cents: a filter a hair under a TVL keeps it, one a hair over drops it', async () => {
+    const chainId = '454545'
+    await seed(h.store, 5, chainId) // TVLs 1,000 to 5,000
+    const above = async (filter: string) => {
+      const r = await h.get(`/v2/opportunities/?chainIds=${chainId}&tvlGreaterThan=${filter}`)
+      expect(r.status, r.text).toBe(200)
+      return r.body.opportunities.map((o: Json) => o.tvl)
+    }
+    // Each of these reads as 5000 once made a double: the TVL of 5,000 had been hidden by the first.
+    expect(await above('4999.99999999999999999')).toEqual([5000])
+    expect(await above('4999.999999999999999999999999e0')).toEqual([5000])
+    expect(await above('5000.00000000000000001')).toEqual([])
+    expect(await above('5000')).toEqual([])
+    expect(await above('499999.999999999999999e-2')).toEqual([5000])
+    expect(await above('1000')).toEqual([5000, 4000, 3000, 2000])
+    expect(await above('999.999')).toEqual([5000, 4000, 3000, 2000, 1000])
+    // A negative filter below zero by less than a double can tell keeps a TVL of 0 (it had read as -0, not below 0).
+    await h.store.upsertOpportunity({ ...(await h.store.getOpportunity((await h.get(`/v2/opportunities/?chainIds=${chainId}&limit=1`)).body.opportunities[0].id))!, tvl: 0 }, ['0x' + 'ee'.repeat(20)])
+    expect(await above('-1e-400')).toEqual([4000, 3000, 2000, 1000, 0])
+  })
+
   test('a tvlGreaterThan past what a double holds is still a number: above every TVL (none listed), or below every one (all)', async () => {
     const all = await h.get('/v2/opportunities/')
     const above = await h.get(`/v2/opportunities/?tvlGreaterThan=1${'0'.repeat(309)}`)

@@ -57,9 +57,7 @@ export async function parseListQuery(ecosystems: EcosystemRegistry, q: Opportuni
     // Each digit has one place in the pattern: a long run of digits and a stray character is refused in linear time
     // (`\d+\.?\d*` could split the run every way, quadratic: 100,000 digits held the event loop for 8 s).
     if (!/^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i.test(raw)) throw new InvalidFilterError('tvlGreaterThan', 'must be a USD amount, a finite number')
-    // A number past what a double holds (1e309) is still a finite amount: above every TVL, or below every one.
-    const n = Number(raw)
-    filter.tvlGreaterThan = n === Infinity ? Number.MAX_VALUE : n === -Infinity ? -Number.MAX_VALUE : n
+    filter.tvlGreaterThan = tvlThreshold(raw)
   }
   return filter
 }
@@ -115,4 +113,40 @@ export async function getOpportunity(deps: QueryDeps, opportunityId: string): Pr
   if (!found) throw new OpportunityNotFoundError(opportunityId)
   if (found.opportunity.delistedAt !== null) throw new OpportunityDelistedError(opportunityId)
   return { opportunity: toOpportunity(found.opportunity, found.ecosystem.plugin) }
+}
+
+/** Past this many digits before the point (scaled to cents), a filter is above or below every TVL a double holds. */
+const OUT_OF_RANGE_DIGITS = 400
+
+/**
+ * The double `t` for which `tvl > t` is exactly "more cents than `raw` USD": TVLs are stored as the double nearest a
+ * whole number of cents (tvlUsd), so `t` is the one nearest floor(raw × 100) cents. `Number(raw)` rounded first: a
+ * filter just under a TVL (4.99999999999999999999 under 5) read as equal to it and hid it. `raw` matches the filter's
+ * pattern (digits, a point, an exponent); exponents of any size are weighed by digit count, never raised to.
+ */
+export function tvlThreshold(raw: string): number {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?$/i.exec(raw)!
+  const negative = m[1] === '-'
+  const fraction = m[3] ?? ''
+  const digits = `${m[2]}${fraction}`.replace(/^0+/, '')
+  if (digits === '') return 0
+  // raw × 100 = digits / 10^scale.
+  const scale = fraction.length - Number(m[4] ?? 0) - 2
+  const magnitude = digits.length - scale // digits of raw × 100 before its point (≤ 0: below one cent)
+  if (magnitude > OUT_OF_RANGE_DIGITS) return negative ? -Number.MAX_VALUE : Number.MAX_VALUE
+  let whole: bigint
+  let rest = false
+  if (magnitude <= 0) whole = 0n
+  else if (scale <= 0) whole = BigInt(digits) * 10n ** BigInt(-scale)
+  else {
+    // The cents are the first `magnitude` digits (at most 400); the rest only says whether a fraction of one remains.
+    whole = BigInt(digits.slice(0, magnitude))
+    rest = /[1-9]/.test(digits.slice(magnitude))
+  }
+  if (magnitude <= 0) rest = true
+  // floor(raw × 100): toward minus infinity for a negative filter with a fraction of a cent.
+  const cents = negative ? -whole - (rest ? 1n : 0n) : whole
+  const abs = cents < 0n ? -cents : cents
+  const t = Number(`${cents < 0n ? '-' : ''}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`)
+  return t === Infinity ? Number.MAX_VALUE : t === -Infinity ? -Number.MAX_VALUE : t
 }
