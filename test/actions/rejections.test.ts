@@ -81,6 +81,19 @@ describe('the catalog', () => {
     await refused(h.post(`/v2/actions/withdraw/${pendingId}`, withdrawBody()), 404, 'NOT_FOUND', { opportunityId: 'unknown opportunity' })
   })
 
+  test("the opportunity's vault as the wallet (a member too) is 400 naming userAddress, deposit and withdrawal: a transfer to itself moves nothing", async () => {
+    // Solana and TON vaults are wallets that can sign in; here the vault's address is made a member directly.
+    const vault = chain.vault.toLowerCase()
+    const now = Date.now()
+    const nonce = randomUUID()
+    await h.store.insertNonce({ nonce, orgId: h.org.orgId, ecosystem: 'evm', address: vault, message: 'm', chainId: chain.anvil.chainId, domain: 'd', uri: 'https://d', issuedAt: now, expiresAt: now + 60_000, consumedAt: null })
+    const made = await h.store.createMemberWithNonce(nonce, { ecosystem: 'evm', address: vault, orgId: h.org.orgId, distributorId: null, chainId: chain.anvil.chainId, createdAt: now }, now)
+    expect(made.ok).toBe(true)
+    const context = { userAddress: "is the opportunity's vault" }
+    await refused(h.post(`/v2/actions/deposit/${chain.directId}`, depositBody({ userAddress: getAddress(vault) })), 400, 'INVALID_ARGUMENT', context, new RegExp(`is this opportunity's vault \\(${getAddress(vault)}\\)`))
+    await refused(h.post(`/v2/actions/withdraw/${chain.directId}`, withdrawBody({ userAddress: vault })), 400, 'INVALID_ARGUMENT', context)
+  })
+
   test('a direct deposit where only swaps are enabled is 400 naming mode and what is enabled', async () => {
     await refused(h.post(`/v2/actions/deposit/${swapOnlyId}`, depositBody()), 400, 'INVALID_ARGUMENT', { mode: 'not enabled (enabled: swap)' })
   })

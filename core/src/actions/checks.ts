@@ -75,6 +75,13 @@ export async function checkCommon(
   // Holders of a delisted opportunity still get their funds out.
   if (p.kind === 'deposit' && found.opportunity.delistedAt !== null) throw new OpportunityDelistedError(p.opportunityId)
   if (!distributor || distributor.orgId !== p.orgId) throw new DistributorNotFoundError(p.distributorId)
+  // Solana and TON vaults are wallets, which may sign in: a deposit from the vault to itself lands, costs its fee and
+  // moves nothing (as a stream funded by its own treasury would).
+  const vault = found.opportunity.listing.vaultAddress
+  if (wallet === vault)
+    throw new InvalidArgumentError(`userAddress is this opportunity's vault (${found.ecosystem.plugin.address.format(vault)}); a ${p.kind} moves funds between a wallet and the vault`, {
+      userAddress: "is the opportunity's vault",
+    })
   return { ...found, distributor, wallet }
 }
 
