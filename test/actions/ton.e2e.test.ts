@@ -45,12 +45,14 @@ test("a jetton whose metadata is off chain states no decimals: the catalog's are
   const offChain = await chain.deployJetton() // a URI only, as bridged stablecoins often have
   const vault = await chain.deployWallet('v4r2', keyPairFromSeed(randomBytes(32)), toNano('1'))
   await chain.mintJetton(offChain, vault.address, 2_500_000n) // 2.5 of a 6-decimal token
+  const receipt = await chain.deployJetton()
   const address = offChain.toString()
   const entry = (id: string, decimals: number | undefined) => ({
     ...TON_SAMPLE_ENTRY,
     id,
     vaultAddress: vault.address.toString(),
     baseToken: { symbol: 'bUSD', address, ...(decimals === undefined ? {} : { decimals }) },
+    receiptToken: { symbol: 'vbUSD', address: receipt.toString() },
     depositTokens: [{ address, symbol: 'bUSD', decimals: 6 }],
     baseTokenPriceUsd: 2,
   })
@@ -63,6 +65,33 @@ test("a jetton whose metadata is off chain states no decimals: the catalog's are
     expect(r.status, r.text).toBe(200)
     expect(r.body.opportunity).toMatchObject({ baseToken: { decimals: 6 }, tvl: 5 })
   }
+})
+
+test("another vault under a listed opportunity's receipt jetton is refused: a wallet's balance of it would be a position in both", async () => {
+  const deps = { store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }
+  const vaults = await Promise.all([1, 2].map(() => chain.deployWallet('v4r2', keyPairFromSeed(randomBytes(32)), toNano('1'))))
+  const at = (vault: TonWallet, receipt = TON_SAMPLE_ENTRY.receiptToken.address) => ({
+    ...TON_SAMPLE_ENTRY,
+    id: crypto.randomUUID(),
+    vaultAddress: vault.address.toString(),
+    receiptToken: { ...TON_SAMPLE_ENTRY.receiptToken, address: receipt },
+  })
+  const problem = (i: number, id: string, holder: string, holderVault: Address) =>
+    `opportunities[${i}] (${id}): receiptToken: ${sample.receiptToken.toRawString()} is already the receipt token of opportunity ${holder}, another vault (${holderVault.toRawString()}); ` +
+    "a wallet's balance of it would count as a position in both, and withdrawals would send it to a vault that did not issue it"
+  // The sample's receipt jetton, stored for the sample's vault.
+  const first = at(vaults[0]!)
+  const refused = await importCatalog(deps, { opportunities: [first] }).catch((e: unknown) => e)
+  expect((refused as { problems?: string[] }).problems).toEqual([problem(0, first.id, TON_SAMPLE_ENTRY.id, sample.vault.address)])
+  // Within one file too: the second entry names the first one's.
+  const fresh = (await chain.deployJetton()).toString()
+  const [a, b] = [at(vaults[0]!, fresh), at(vaults[1]!, fresh)]
+  const twice = await importCatalog(deps, { opportunities: [a, b] }).catch((e: unknown) => e)
+  expect((twice as { problems?: string[] }).problems).toHaveLength(1)
+  expect((twice as { problems: string[] }).problems[0]).toStartWith(`opportunities[1] (${b.id}): receiptToken: `)
+  expect((twice as { problems: string[] }).problems[0]).toContain(`receipt token of opportunity ${a.id}, another vault`)
+  // One vault under two ids stays one position, and is taken.
+  expect((await importCatalog(deps, { opportunities: [a, { ...a, id: crypto.randomUUID() }] })).opportunities.map((o) => o.result)).toEqual(['created', 'created'])
 })
 
 const balance = (owner: Address, token: Address) =>

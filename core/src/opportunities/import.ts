@@ -172,6 +172,36 @@ async function strandingProblems(deps: CatalogDeps, listing: Listing): Promise<s
   return problems
 }
 
+/**
+ * A receipt token is one vault's: a position is the wallet's balance of it (Solana, TON), so another vault under the
+ * same receipt token would count those shares as a position in each, and its withdrawals would send them to a vault
+ * that never issued them. One vault under several ids (delisted, imported again) is one position and passes. Checked
+ * against the file's other entries and the stored catalog (listed or delisted, whose holders still hold it); a scan,
+ * as imports are rare. Per listing, the problems found.
+ */
+async function sharedReceiptProblems(deps: CatalogDeps, listings: readonly Listing[], read: readonly Awaited<ReturnType<typeof factsFor>>[]): Promise<string[][]> {
+  const holders = new Map<string, { id: string; vault: string }>()
+  const key = (ecosystem: string, chainId: string, receipt: string) => `${ecosystem}|${chainId}|${receipt}`
+  const inFile = new Set(listings.map((l) => l.id))
+  for (const row of await deps.store.allOpportunities()) {
+    if (inFile.has(row.id) || row.chainFacts === null) continue
+    const facts = JSON.parse(row.chainFacts) as ChainFacts
+    holders.set(key(row.ecosystem, row.chainId, facts.receiptToken), { id: row.id, vault: row.vaultAddress })
+  }
+  return listings.map((l, i) => {
+    const r = read[i]!
+    if (!('facts' in r)) return []
+    const k = key(l.ecosystem, l.chainId, r.facts.receiptToken)
+    const holder = holders.get(k)
+    if (holder === undefined) holders.set(k, { id: l.id, vault: l.vaultAddress })
+    if (holder === undefined || holder.vault === l.vaultAddress) return []
+    return [
+      `receiptToken: ${r.facts.receiptToken} is already the receipt token of opportunity ${holder.id}, another vault (${holder.vault}); ` +
+        "a wallet's balance of it would count as a position in both, and withdrawals would send it to a vault that did not issue it",
+    ]
+  })
+}
+
 /** Streams named in an import's refusal to move their opportunity: enough to find them, a bounded message. */
 const STREAMS_NAMED = 5
 
@@ -194,7 +224,8 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
       return 'refused' in r ? [r.refused] : pendingProblems(deps, l, r.pending)
     },
   )
-  const problems = listings.flatMap((l, i) => found[i]!.map((d) => `opportunities[${i}] (${l.id}): ${d}`))
+  const shared = await sharedReceiptProblems(deps, listings, read)
+  const problems = listings.flatMap((l, i) => found[i]!.concat(shared[i] ?? []).map((d) => `opportunities[${i}] (${l.id}): ${d}`))
   if (problems.length) throw new CatalogError(problems.slice(0, MAX_PROBLEMS), problems.length)
 
   const now = deps.clock.now()
