@@ -62,3 +62,20 @@ test("BUN_CONFIG_MAX_HTTP_REQUESTS (Bun's own, which runs on 256 past a value it
   expect(parseConfig({ DATA_DIR: 'my data' }).dataDir).toBe('my data')
   expect(parseConfig({ DATA_DIR: '' }).dataDir).toBe('./.data')
 })
+
+test("plugins get a frozen copy of the environment: a write in a plugin's connect cannot reach the process's", () => {
+  const env: Record<string, string | undefined> = { PORT: '3001', EVM_RPC_URLS: '1=http://127.0.0.1:8545' }
+  const config = parseConfig(env)
+  expect(config.env).toEqual(env)
+  expect(config.env).not.toBe(env)
+  expect(Object.isFrozen(config.env)).toBe(true)
+  expect(() => {
+    ;(config.env as Record<string, string>).ATTRIBUTION_SECRET = 'written by a plugin'
+  }).toThrow()
+  expect(env.ATTRIBUTION_SECRET).toBeUndefined()
+})
+
+test('a number out of range is told as written, not as the double it reads as', () => {
+  expect(refusal({ PORT: '99999999999999999999999999' })).toBe('PORT: must be between 0 and 65535, got 99999999999999999999999999')
+  expect(refusal({ PORT: '9'.repeat(100) })).toBe(`PORT: must be between 0 and 65535, got ${'9'.repeat(40)}...`)
+})

@@ -55,7 +55,7 @@ function integer(env: Config['env'], name: string, fallback: number, min: number
   if (raw === undefined || raw === '') return fallback
   if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got "${raw}"`)
   const n = Number(raw)
-  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`)
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${raw.length > 40 ? `${raw.slice(0, 40)}...` : raw}`)
   return n
 }
 
@@ -173,6 +173,7 @@ export function parseConfig(env: Config['env']): Config {
     catalogRefreshSeconds: integer(env, 'CATALOG_REFRESH_SECONDS', 300, 5, 86_400),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 3_600),
     streamTreasuries: streamTreasuries(env),
-    env,
+    // A frozen copy: a plugin's `connect` reads it, and a write there must not reach the process's environment.
+    env: Object.freeze({ ...env }),
   }
 }

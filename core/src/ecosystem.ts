@@ -11,7 +11,7 @@
 export const ECOSYSTEM_IDS = ['evm', 'solana', 'ton'] as const
 export type EcosystemId = (typeof ECOSYSTEM_IDS)[number]
 
-/** Raw configuration given to `connect`: environment-style strings, never `process.env` itself. */
+/** Raw configuration given to `connect`: environment-style strings, a frozen copy of the process's environment. */
 export type ChainEnv = Readonly<Record<string, string | undefined>>
 
 export interface SignInMessageParameters {
@@ -274,7 +274,11 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
   canonicalChainId?(chainId: string): string
   /** Transport-like: builds the client from configuration; no I/O until a capability uses it. */
   connect(env: ChainEnv): Client
-  /** Asks every chain the client is configured for whether it answers; [] when none is configured. */
+  /**
+   * Asks every chain the client is configured for whether it answers; [] when none is configured. `/readyz` waits
+   * for it at most 2 s (then reports the ecosystem unavailable). As every capability that asks a chain, it bounds its
+   * own requests' time: core puts no other limit on a plugin's calls, and a request waits as long as its plugin does.
+   */
   health(client: Client): Promise<ChainHealth[]>
   address: {
     /** Cheap guard; never throws. */
@@ -303,7 +307,12 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
   balance: {
     /** Read at call time, never from a cache; concurrent reads may be batched and identical ones shared. */
     read(client: Client, p: BalanceParameters): Promise<bigint>
-    /** The vault's on-chain facts, for the catalog. */
+    /**
+     * The vault's on-chain facts, for the catalog. Where the catalog file is at fault (no vault at the address, a
+     * token that is none), rejects with InvalidArgumentError whose context names the field (`vaultAddress`,
+     * `baseToken`, `receiptToken`): the import refuses that entry. Any other failure reads as a chain that did not
+     * answer, and the entry is kept pending until a refresh reads it.
+     */
     vault(client: Client, p: VaultParameters): Promise<VaultState>
     /** What `shares` of a vault are worth in its base token now (ERC-4626 `convertToAssets`). */
     assets(client: Client, p: AssetsParameters): Promise<bigint>

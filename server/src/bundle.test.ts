@@ -36,6 +36,22 @@ test("a fingerprint follows the sources' bytes, not their times; tests are not s
   expect(fingerprint(root, inputs)).toBe(third)
 })
 
+test('a `*` input is every directory there: a fourth plugin is a source, its node_modules are not', () => {
+  const inputs = ['plugins/*/src']
+  write('plugins/evm/src/a.ts', 'export {}')
+  const before = fingerprint(root, inputs)
+  write('plugins/mock/src/index.ts', 'export const message = 1')
+  const added = fingerprint(root, inputs)
+  expect(added).not.toBe(before)
+  write('plugins/mock/src/index.ts', 'export const message = 2')
+  expect(fingerprint(root, inputs)).not.toBe(added)
+  const edited = fingerprint(root, inputs)
+  write('plugins/node_modules/src/x.ts', 'export {}')
+  write('plugins/mock/node_modules/dep/src/x.ts', 'export {}')
+  expect(fingerprint(root, inputs)).toBe(edited)
+  expect(fingerprint(root, ['nothing/*/src'])).toBe(fingerprint(root, []))
+})
+
 test("pruning keeps the current bundle, the two newest others and any run from within a month, and touches nothing else (an earlier release's flat layout included)", () => {
   const dir = join(root, 'out')
   const names = ['0000000000000001', '0000000000000002', '0000000000000003', '0000000000000004', '000000000000000a']

@@ -5,11 +5,15 @@
  * keeps each file's time from before, and a release unpacked over a newer build of an older one looked older than
  * that bundle and ran the old code. Nothing heavy is imported here.
  */
-import { readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs'
+import { type Dirent, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
 
-/** What the bundle is built from, relative to the repository root: the sources, and what resolves their imports. */
-export const BUNDLE_INPUTS = ['core/src', 'server/src', 'plugins/evm/src', 'plugins/solana/src', 'plugins/ton/src', 'package.json', 'bun.lock']
+/**
+ * What the bundle is built from, relative to the repository root: the sources, and what resolves their imports. A `*`
+ * segment is every directory there: a plugin added beside the three (README, "Adding an ecosystem") is a source too,
+ * and its edits must build a bundle of their own.
+ */
+export const BUNDLE_INPUTS = ['core/src', 'core/package.json', 'server/src', 'server/package.json', 'plugins/*/src', 'plugins/*/package.json', 'package.json', 'bun.lock']
 
 /** A fingerprint directory's name: 16 hex digits of the sources' SHA-256. */
 const FINGERPRINT = /^[0-9a-f]{16}$/
@@ -29,8 +33,27 @@ export function fingerprint(root: string, inputs: readonly string[] = BUNDLE_INP
     hasher.update(`${relative}\0${stat.size}\0`)
     hasher.update(readFileSync(path))
   }
-  for (const input of inputs) add(input)
+  for (const input of inputs.flatMap((i) => expand(root, i))) add(input)
   return hasher.digest('hex').slice(0, 16)
+}
+
+/** `input` with each `*` segment replaced by every directory there (sorted, so the order never varies). */
+function expand(root: string, input: string): string[] {
+  const star = input.split('/').indexOf('*')
+  if (star < 0) return [input]
+  const parts = input.split('/')
+  const parent = parts.slice(0, star).join('/')
+  let dirs: Dirent[]
+  try {
+    dirs = readdirSync(join(root, parent), { withFileTypes: true })
+  } catch {
+    return []
+  }
+  return dirs
+    .filter((d) => d.isDirectory() && d.name !== 'node_modules')
+    .map((d) => d.name)
+    .sort()
+    .flatMap((name) => expand(root, [...parts.slice(0, star), name, ...parts.slice(star + 1)].join('/')))
 }
 
 /** How long a bundle no process has run from is kept, beyond the newest ones. */

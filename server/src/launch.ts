@@ -8,7 +8,17 @@ import { join, resolve } from 'node:path'
 import { fingerprint, keepMarkedInUse, pruneBundles } from './bundle.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
-const OUT_DIR = process.env.BUNDLE_DIR ? resolve(process.env.BUNDLE_DIR) : join(ROOT, 'node_modules', '.cache', 'earn-server')
+const OUT_DIR = bundleDir(process.env.BUNDLE_DIR)
+
+/** `BUNDLE_DIR`, or the default under node_modules; one of spaces stops the start, as a `DATA_DIR` of spaces does. */
+function bundleDir(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return join(ROOT, 'node_modules', '.cache', 'earn-server')
+  if (raw.trim() === '') {
+    console.error('configuration error: BUNDLE_DIR: is only whitespace; unset it for the default, or name a directory')
+    process.exit(1)
+  }
+  return resolve(raw)
+}
 
 /**
  * Several processes may start at once with no bundle for their sources (a scaled-out deployment after an upgrade).

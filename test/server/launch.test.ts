@@ -41,6 +41,19 @@ test('a BUNDLE_DIR that cannot hold the bundle stops the start with one line nam
   expect(stderr.trim()).toMatch(/^startup error: building the server bundle in \/etc\/hostname\/bundle \(BUNDLE_DIR\): ENOTDIR: not a directory.*$/)
 })
 
+test('a BUNDLE_DIR of spaces stops the start with one line naming it, and makes no directory', async () => {
+  const root = join(import.meta.dir, '../..')
+  const proc = Bun.spawn([process.execPath, 'server/src/launch.ts'], {
+    cwd: root,
+    env: { ...process.env, BUNDLE_DIR: '   ', DATA_DIR: tempDir('earn-launch-') },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()])
+  expect([code, stderr.trim()]).toEqual([1, 'configuration error: BUNDLE_DIR: is only whitespace; unset it for the default, or name a directory'])
+  expect(existsSync(join(root, '   '))).toBe(false)
+})
+
 async function startTogether(count: number) {
   const bundleDir = join(tempDir('earn-bundle-'), 'bundle')
   const started = await Promise.allSettled(

@@ -56,6 +56,33 @@ describe('readiness and chains', () => {
     }
   })
 
+  test("a plugin's health check that throws, or never answers, is its ecosystem unavailable: a 503 within the probe limit, not a 500 or no answer", async () => {
+    const logs: Record<string, unknown>[] = []
+    const logger = { info: (f: Record<string, unknown>) => logs.push(f), error: (f: Record<string, unknown>) => logs.push(f) }
+    const h = await createHarness({ logger, clients: { evm: evmClientFromPublicClients({ [anvil.chainId]: anvil.publicClient }) } })
+    try {
+      const real = await h.deps.ecosystems.get('evm')
+      // A fourth ecosystem's plugin, as it might be written: the built-in ones bound and catch their own probes.
+      const withHealth = (health: () => Promise<never>) => {
+        h.deps.ecosystems.get = async () => ({ ...real, plugin: { ...real.plugin, health } })
+      }
+      withHealth(() => Promise.reject(new Error('fetch to https://rpc.example/v2/SECRETKEY failed')))
+      const threw = await h.get('/readyz', { key: null })
+      expect([threw.status, threw.body.checks['chain:evm']], threw.text).toEqual([503, 'unavailable: its health check failed (see the server log)'])
+      expect(JSON.stringify(logs)).toContain('"health check failed"')
+      expect(JSON.stringify(logs)).toContain('https://rpc.example')
+      expect(JSON.stringify(logs)).not.toContain('SECRETKEY')
+      withHealth(() => new Promise<never>(() => {}))
+      const started = performance.now()
+      const hung = await h.get('/readyz', { key: null })
+      expect(performance.now() - started).toBeLessThan(4_000)
+      expect([hung.status, hung.body.checks['chain:evm']], hung.text).toEqual([503, 'unavailable: no answer within 2000 ms'])
+      expect(hung.body.checks.store).toBe('ok')
+    } finally {
+      await h.close()
+    }
+  })
+
   test("a plugin whose variables are refused when a request loads it is a 503 naming no value (the process stops on it), not a 500", async () => {
     const h = await createHarness()
     try {

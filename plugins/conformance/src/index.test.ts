@@ -1,6 +1,6 @@
 /** The kit itself: a deliberately incomplete plugin fails it with messages naming what is missing. */
 import { describe, expect, test } from 'bun:test'
-import { InvalidAddressError } from '@earn/core'
+import { InvalidAddressError, InvalidArgumentError, NotFoundError } from '@earn/core'
 import { createHash } from 'node:crypto'
 import { conformanceReport, type ConformanceFixtures } from './index.ts'
 
@@ -96,6 +96,29 @@ describe('conformance kit on an incomplete plugin', () => {
     const bulkWrong = (await conformanceReport(reader(async (p) => (p.inBulk ? 0n : 7n)), withBalance)).find((f) => f.name === name)
     expect(bulkWrong?.error).toBe('balance.read in bulk (five at once, inBulk) returned 0, 0, 0, 0, 0, the chain holds 7')
     expect((await conformanceReport(reader(async () => 7n), withBalance)).find((f) => f.name === name)?.error).toBeUndefined()
+  })
+
+  test("reports a vault reader that refuses what is no vault without naming the catalog's field, and a missing 404 for an unknown transaction", async () => {
+    const name = "balance.vault reads a vault's facts, and refuses what is no vault naming the catalog's field"
+    const params = { chainId: '1', vaultAddress: '0xabcdef0000000000000000000000000000000002' }
+    const withVault = { ...fixtures, vault: { params, expected: { decimals: 6, totalAssets: 5n }, wrong: { params: { ...params, vaultAddress: '0x01' }, field: 'vaultAddress' as const } }, unknownTxHash: '0x00' }
+    const state = { baseToken: '0xb', receiptToken: params.vaultAddress, decimals: 6, totalAssets: 5n }
+    const reader = (refuse: () => never) => ({ ...halfBuilt, balance: { vault: async (_: unknown, p: { vaultAddress: string }) => (p.vaultAddress === '0x01' ? refuse() : state) } }) as never
+    expect((await conformanceReport(halfBuilt as never, fixtures)).find((f) => f.name === name)?.error).toStartWith('balance.vault is missing')
+    expect((await conformanceReport(reader(() => { throw new Error('no vault') }), fixtures)).find((f) => f.name === name)?.error).toStartWith('no vault fixture')
+    // A plain error, or one naming another key: the import would keep the entry pending, as if the chain were down.
+    for (const refuse of [() => { throw new Error('no vault') }, () => { throw new InvalidArgumentError('no vault', { vault: 'none' }) }])
+      expect((await conformanceReport(reader(refuse as () => never), withVault)).find((f) => f.name === name)?.error).toStartWith(
+        'balance.vault of what is no vault must throw InvalidArgumentError (400) whose context names vaultAddress',
+      )
+    // Named, also as the cause of another error (the import looks through causes).
+    const named = () => { throw new Error('read failed', { cause: new InvalidArgumentError('no vault there', { vaultAddress: 'no vault there' }) }) }
+    expect((await conformanceReport(reader(named as () => never), withVault)).find((f) => f.name === name)).toBeUndefined()
+
+    const notFound = 'transactions.readTransfers of a transaction that does not exist is NotFound (404)'
+    const transfers = (read: () => Promise<never>) => ({ ...halfBuilt, transactions: { readTransfers: read } }) as never
+    expect((await conformanceReport(transfers(async () => { throw new Error('nothing') }), withVault)).find((f) => f.name === notFound)?.error).toStartWith('transactions.readTransfers of an unknown transaction must throw NotFoundError')
+    expect((await conformanceReport(transfers(async () => { throw new NotFoundError('no such transaction', {}) }), withVault)).find((f) => f.name === notFound)).toBeUndefined()
   })
 
   test('signs the agreement a request naming no chain gets: the plugin\'s default chain, or none', async () => {

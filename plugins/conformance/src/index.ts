@@ -11,10 +11,12 @@ import { describe, test } from 'bun:test'
 import {
   ApiError,
   ECOSYSTEM_IDS,
+  findApiError,
   type BalanceParameters,
   type BuildParameters,
   type Ecosystem,
   type SignInMessageParameters,
+  type VaultParameters,
 } from '@earn/core'
 
 export interface ConformanceSigner {
@@ -33,10 +35,23 @@ export interface ConformanceFixtures<Client> {
   invalidAddresses: string[]
   /** A fresh key pair (and wallet) per call. */
   newSigner(): Promise<ConformanceSigner>
+  // The fixtures below are optional in the type so that a plugin still being written can run the kit: each check
+  // whose fixture is missing fails, saying which fixture to give.
   /** A wallet whose on-chain balance is known. */
   balance?: { params: BalanceParameters; expected: bigint }
   /** A build whose resulting steps are known. */
   build?: { params: BuildParameters; expectedTypes: string[] }
+  /**
+   * A vault whose facts are known, and parameters the catalog import must refuse as the file's fault (no vault at
+   * the address, a token that is none), naming the catalog field at fault.
+   */
+  vault?: {
+    params: VaultParameters
+    expected: { decimals: number; totalAssets: bigint }
+    wrong: { params: VaultParameters; field: 'vaultAddress' | 'baseToken' | 'receiptToken' }
+  }
+  /** A transaction id of this ecosystem's form that names no transaction on the fixtures' chain. */
+  unknownTxHash?: string
 }
 
 export interface ConformanceCheck {
@@ -269,6 +284,48 @@ export function checkEcosystem<Client>(
         // more mints is tested in its own suite.)
         const bulk = await Promise.all(Array.from({ length: 5 }, () => p.balance.read(fixtures.client, { ...params, inBulk: true })))
         if (bulk.some((b) => b !== expected)) fail(`balance.read in bulk (five at once, inBulk) returned ${bulk.join(', ')}, the chain holds ${expected}`)
+      },
+    },
+    {
+      name: "balance.vault reads a vault's facts, and refuses what is no vault naming the catalog's field",
+      async run() {
+        need('balance', 'vault')
+        if (!fixtures.vault) fail('no vault fixture: give fixtures.vault with a vault whose facts are known, and parameters naming no vault')
+        const { params, expected, wrong } = fixtures.vault!
+        const state = await p.balance.vault(fixtures.client, params)
+        if (typeof state.totalAssets !== 'bigint') fail(`balance.vault gave totalAssets as ${typeof state.totalAssets}, not bigint`)
+        if (state.totalAssets !== expected.totalAssets || state.decimals !== expected.decimals)
+          fail(`balance.vault gave totalAssets ${state.totalAssets} and decimals ${state.decimals}; the chain holds ${expected.totalAssets} at ${expected.decimals}`)
+        if (typeof state.baseToken !== 'string' || typeof state.receiptToken !== 'string') fail('balance.vault must name baseToken and receiptToken')
+        // The import tells the file's fault (refuse the entry) from a chain that did not answer (keep it pending) by this.
+        let thrown: unknown
+        try {
+          await p.balance.vault(fixtures.client, wrong.params)
+        } catch (e) {
+          thrown = e
+        }
+        // As the import reads it: the error, or one in its cause chain.
+        const api = findApiError(thrown)
+        if (api?.status !== 400 || !(wrong.field in api.context))
+          fail(
+            `balance.vault of what is no vault must throw InvalidArgumentError (400) whose context names ${wrong.field}, so an import refuses ` +
+              `the entry (else it is kept pending as if the chain had not answered); got ${thrown === undefined ? 'an answer' : String(thrown)}`,
+          )
+      },
+    },
+    {
+      name: 'transactions.readTransfers of a transaction that does not exist is NotFound (404)',
+      async run() {
+        need('transactions', 'readTransfers')
+        if (!fixtures.unknownTxHash) fail('no unknownTxHash fixture: give a transaction id of this ecosystem\'s form that the chain does not hold')
+        let thrown: unknown
+        try {
+          await p.transactions.readTransfers(fixtures.client, { chainId: fixtures.chainId, txHash: fixtures.unknownTxHash! })
+        } catch (e) {
+          thrown = e
+        }
+        if (findApiError(thrown)?.status !== 404)
+          fail(`transactions.readTransfers of an unknown transaction must throw NotFoundError (404: verify answers it so); got ${thrown === undefined ? 'an answer' : String(thrown)}`)
       },
     },
     {

@@ -52,6 +52,13 @@ async function fixtures(): Promise<ConformanceFixtures<EvmClient>> {
       },
       expectedTypes: ['approve', 'deposit'],
     },
+    // An ERC-4626 vault names its tokens on chain; an account with no code is no vault.
+    vault: {
+      params: { chainId: anvil.chainId, vaultAddress: vault },
+      expected: { decimals: 6, totalAssets: 0n },
+      wrong: { params: { chainId: anvil.chainId, vaultAddress: holder.toLowerCase() }, field: 'vaultAddress' },
+    },
+    unknownTxHash: `0x${'ab'.repeat(32)}`,
   }
 }
 

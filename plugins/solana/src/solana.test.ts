@@ -4,6 +4,7 @@
  */
 import { afterAll } from 'bun:test'
 import { runEcosystemConformance, type ConformanceFixtures } from '@earn/plugin-conformance'
+import { getBase58Decoder } from '@solana/kit'
 import { startSolana, type SolanaChain } from '../../../test/chains/solana.ts'
 import type { SolanaClient } from './client.ts'
 import { newWallet } from './fixtures.ts'
@@ -53,6 +54,14 @@ runEcosystemConformance(solana, async (): Promise<ConformanceFixtures<SolanaClie
       },
       expectedTypes: ['deposit'],
     },
+    // The vault's assets are what its deposit authority holds of the base mint (none yet); a wallet is no mint.
+    vault: {
+      params: { chainId: 'localnet', vaultAddress: vault, baseToken: mint, receiptToken: receiptMint },
+      expected: { decimals: 6, totalAssets: 0n },
+      wrong: { params: { chainId: 'localnet', vaultAddress: vault, baseToken: holder.address, receiptToken: receiptMint }, field: 'baseToken' },
+    },
+    // A signature of the right form (64 bytes in base58) that no transaction has.
+    unknownTxHash: getBase58Decoder().decode(new Uint8Array(64).fill(7)),
   }
 })
 

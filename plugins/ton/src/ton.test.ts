@@ -67,5 +67,12 @@ runEcosystemConformance(ton, async () => {
       },
       expectedTypes: ['deposit'],
     },
+    // The vault's assets are its jetton wallet's balance of the base jetton (none yet); a wallet is no jetton master.
+    vault: {
+      params: { chainId: '-239', vaultAddress: vault.address.toRawString(), baseToken: base.toRawString(), receiptToken: receipt.toRawString() },
+      expected: { decimals: 9, totalAssets: 0n },
+      wrong: { params: { chainId: '-239', vaultAddress: vault.address.toRawString(), baseToken: address.toRawString(), receiptToken: receipt.toRawString() }, field: 'baseToken' },
+    },
+    unknownTxHash: 'ab'.repeat(32),
   }
 })

@@ -2,6 +2,7 @@
 import { withinRunningTime } from '@earn/core'
 import { Elysia, t } from 'elysia'
 import type { Deps } from '../../deps.ts'
+import { loggableError } from '../../logger.ts'
 import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
 
 const Check = t.Object({
@@ -15,7 +16,9 @@ const Check = t.Object({
 const PROBE_LIMIT_MS = 2_000
 
 /** In this process's running time: a pause of its own is not the store's silence (runningTimeout in core). */
-const within = <T>(work: Promise<T>): Promise<T> => withinRunningTime(work, PROBE_LIMIT_MS, () => new Error(`no answer within ${PROBE_LIMIT_MS} ms`))
+const within = <T>(work: Promise<T>): Promise<T> => withinRunningTime(work, PROBE_LIMIT_MS, () => new ProbeTimeout(`no answer within ${PROBE_LIMIT_MS} ms`))
+
+class ProbeTimeout extends Error {}
 
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]!.slice(0, 120) : 'error')
 
@@ -56,10 +59,19 @@ export const healthRoutes = (deps: Deps) =>
             return 'ok'
           }),
           // Every configured chain must answer; chains of plugins still loading are asked once they are in.
+          // Bounded and caught here too: the built-in plugins bound their own probes, a fourth one may not (a health that
+          // hung held this answer for good, one that threw was a 500).
+          // (Loading errors are not caught: a configuration error's text may hold an RPC URL's key; see errors.ts.)
           ...deps.ecosystems.loaded().map(async (id) => {
             const { plugin, client } = await deps.ecosystems.get(id)
-            for (const chain of await plugin.health(client))
-              checks[`chain:${id}:${chain.chain}`] = chain.ok ? 'ok' : `unavailable: ${chain.detail ?? 'no answer'}`
+            try {
+              for (const chain of await within(plugin.health(client)))
+                checks[`chain:${id}:${chain.chain}`] = chain.ok ? 'ok' : `unavailable: ${chain.detail ?? 'no answer'}`
+            } catch (e) {
+              // Its text is the plugin's (it may name an RPC URL and its key): logged redacted, not shown to anyone asking.
+              if (!(e instanceof ProbeTimeout)) deps.logger.error({ msg: 'health check failed', ecosystem: id, ...loggableError(e) })
+              checks[`chain:${id}`] = `unavailable: ${e instanceof ProbeTimeout ? e.message : 'its health check failed (see the server log)'}`
+            }
           }),
         ])
         // A degraded meter still answers every request (see the README's outage policy), so the
