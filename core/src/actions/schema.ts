@@ -36,7 +36,7 @@ export const UnsignedTransactionSchema = Type.Object(
     type: Type.Union([Type.Literal('approve'), Type.Literal('swap'), Type.Literal('deposit'), Type.Literal('withdraw')]),
     transaction: Type.Record(Type.String(), Type.Unknown(), {
       description:
-        "The ecosystem's unsigned form. EVM: {to, data, value, gasLimit, chainId}; Solana: {serializedTransaction}; TON: {validUntil, messages}",
+        "The ecosystem's unsigned form. EVM: {to, data, value, gasLimit, chainId}, value and gasLimit decimal strings (convert them: BigInt for viem, hex for eth_sendTransaction, where gasLimit is `gas`), chainId a number; Solana: {serializedTransaction}; TON: {validUntil, messages}",
     }),
     description: Type.String(),
     metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
