@@ -32,7 +32,7 @@ export function createApp(deps: Deps) {
     .use(errorHandling(deps))
     .use(hostRequired)
     .use(cors(deps.config.corsOrigins))
-    .use(bodyParsing(deps.keys))
+    .use(bodyParsing(deps))
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))
     .use(opportunityRoutes(deps))

@@ -170,6 +170,35 @@ describe('429', () => {
     expect(r.body.context).toEqual({ budget: 'hourly' })
   })
 
+  test('a large body on a spent budget is not read: the 429 comes before it does, the connection closes, nothing charged', async () => {
+    const { h, clock } = await harness({ hourlyBudget: 1 })
+    // A body declared at 64 KiB that never arrives: a server reading it first would wait for it (here, for good).
+    const endless = () =>
+      new Request('http://localhost/v2/membership/agreement', {
+        method: 'POST',
+        headers: { 'x-api-key': h.org.publishableKey, 'content-type': 'application/json', 'content-length': String(64 * 1024) },
+        body: new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('{"address":')) }),
+      })
+    const spend = await h.get(check, { key: h.org.publishableKey })
+    expect(spend.status).toBe(200)
+    const answer = await Promise.race([h.app.handle(endless()), Bun.sleep(2_000).then(() => 'still reading')])
+    expect(answer).toBeInstanceOf(Response)
+    const r = answer as Response
+    expect([r.status, r.headers.get('connection'), r.headers.get('x-ratelimit-used'), r.headers.get('retry-after')]).toEqual([429, 'close', '1', '2400'])
+    expectEnvelope((await r.json()) as never, 429, 'RESOURCE_EXHAUSTED')
+    // A small body is read as before (reading it costs less than asking the meter), and refused the same way.
+    const small = await h.request('POST', '/v2/membership/agreement', { key: h.org.publishableKey, body: { address: wallet, walletEcosystem: 'evm', url: 'https://a.example' } })
+    expect([small.status, small.headers.get('x-ratelimit-used')]).toEqual([429, '1'])
+    // The next hour's budget serves a large body (sent whole) as ever.
+    clock.advance(3_600_000)
+    const big = await h.request('POST', '/v2/membership/agreement', {
+      key: h.org.publishableKey,
+      body: { address: wallet, walletEcosystem: 'evm', url: `https://a.example/${'p'.repeat(1000)}` },
+      headers: { 'content-length': '20000' },
+    })
+    expect(big.status, big.text).toBe(200)
+  })
+
   test('a monthly cap lower than the hourly budget refuses first, with the month end as reset', async () => {
     const { h } = await harness({ hourlyBudget: 100, monthlyBudget: 2 }, '2031-03-31T23:59:00Z')
     await h.get(check)

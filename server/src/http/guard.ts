@@ -7,7 +7,7 @@ import { ApiError, InvalidArgumentError, type KeyWithOrganization, quoted, Unaut
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
 import { budgetOf, meterHeaders } from '@earn/core/metering/meter'
 import type { Deps } from '../deps.ts'
-import { BadStringInBody, BODY_TOO_LARGE, MALFORMED_JSON, PayloadTooLargeError, UNAUTHENTICATED_BODY, UnreadableBody } from './parse.ts'
+import { BadStringInBody, BODY_TOO_LARGE, MALFORMED_JSON, OVER_BUDGET_BODY, PayloadTooLargeError, UNAUTHENTICATED_BODY, UnreadableBody } from './parse.ts'
 import { pathOf, requestState } from './request.ts'
 
 const UNAUTHORIZED_TEXT = {
@@ -56,7 +56,7 @@ export async function guard(
   const policy = OPERATIONS[id]
   // The rest of an oversized body is never read: closing the connection drops it, where keeping the connection
   // would hold a graceful shutdown for as long as the client takes to send it. Whatever the answer (401, 413).
-  if (ctx.body === BODY_TOO_LARGE || ctx.body === UNAUTHENTICATED_BODY) ctx.set.headers.connection = 'close'
+  if (ctx.body === BODY_TOO_LARGE || ctx.body === UNAUTHENTICATED_BODY || ctx.body === OVER_BUDGET_BODY) ctx.set.headers.connection = 'close'
   const verified = await deps.keys.verify(ctx.request.headers.get('x-api-key'))
   if (verified.code !== 'VALID') throw new UnauthorizedError(UNAUTHORIZED_TEXT[verified.code])
   // Valid now, not when the body came (a key created meanwhile, a store that answered again): the body was not read.
@@ -69,6 +69,18 @@ export async function guard(
   if (state) state.auth = { kind: verified.kind, keyId: key.id, organization }
 
   const now = deps.clock.now()
+  // Its body was not read, the budget spent when it came (parse.ts). Refused below as any request then, uncharged; a
+  // window that reset meanwhile would admit it, and it is asked again instead, unserved and uncharged.
+  if (ctx.body === OVER_BUDGET_BODY) {
+    const spent = await deps.meter.admit({ keyId: key.id, cost: 0, budget: budgetOf(verified.record), now })
+    const fits = (w: { limit: number | null; used: number }) => w.limit === null || w.used + policy.cost <= w.limit
+    if (fits(spent.hourly) && fits(spent.monthly)) {
+      if (state) state.headers = meterHeaders(spent, now)
+      throw new UnavailableError('the budget of this API key was spent when the request arrived, so its body was not read; it has been renewed since: send the request again', {
+        'x-api-key': 'budget renewed',
+      })
+    }
+  }
   const decision = await deps.meter.admit({
     keyId: key.id,
     cost: policy.cost,
@@ -83,6 +95,8 @@ export async function guard(
     throw new RateLimitedError(which, policy.cost, (which === 'monthly' ? decision.monthly.limit : decision.hourly.limit) ?? Number.POSITIVE_INFINITY)
   }
 
+  // Renewed between the check above and this admit: charged, but its body is not here to serve.
+  if (ctx.body === OVER_BUDGET_BODY) throw new UnavailableError('the budget of this API key was renewed while the request arrived; send the request again', { 'x-api-key': 'budget renewed' })
   if (policy.key === 'secret' && verified.kind !== 'secret')
     throw new UnauthorizedError('this endpoint requires a secret key (sk_live_); publishable keys may only read', {
       'x-api-key': 'secret key required',

@@ -4,7 +4,9 @@
  * the answer. A body of another type is never parsed (as a form, say): it is refused with "send JSON", also after the
  * key check.
  */
-import { ApiError, type KeyVerifier, quoted } from '@earn/core'
+import { ApiError, type Clock, type KeyVerifier, type KeyWithOrganization, quoted } from '@earn/core'
+import { OPERATIONS } from '@earn/core/metering/costs'
+import { budgetOf, type Meter } from '@earn/core/metering/meter'
 import { firstDuplicateKey } from '../duplicateKeys.ts'
 import { Elysia } from 'elysia'
 
@@ -176,16 +178,41 @@ export const UNAUTHENTICATED_BODY = Symbol('body of a request without a valid ke
  * had a trickled body handled and charged on a key revoked after its headers). The check is cached, so the second
  * one costs a digest.
  */
-export const bodyParsing = (keys: KeyVerifier) =>
+export const bodyParsing = (deps: { keys: KeyVerifier; meter: Meter; clock: Clock }) =>
   new Elysia({ name: 'earn/body-parsing' }).onParse({ as: 'global' }, async ({ request, contentType }) => {
     // A key check that failed (the store unreachable) is the guard's to report, as a 503: thrown here, Elysia would
     // answer it as a body that could not be parsed.
-    const valid = await keys.verify(request.headers.get('x-api-key')).then(
-      (v) => v.code === 'VALID',
-      () => false,
-    )
-    return valid ? parseBody(request, contentType) : UNAUTHENTICATED_BODY
+    const verified = await deps.keys.verify(request.headers.get('x-api-key')).catch(() => undefined)
+    if (verified?.code !== 'VALID') return UNAUTHENTICATED_BODY
+    // A small body costs less to read than asking the meter (a Redis round trip) whether it will be served.
+    const length = Number(request.headers.get('content-length') ?? Number.NaN)
+    if (!(length <= SMALL_BODY_BYTES) && (await budgetSpent(deps, verified.record))) return OVER_BUDGET_BODY
+    return parseBody(request, contentType)
   })
+
+/** Bodies up to this size (every body the API's operations need) are read without asking the meter first. */
+const SMALL_BODY_BYTES = 16 * 1024
+
+/**
+ * The body of a request on a key whose budget cannot pay for any operation now, not read (past 16 KiB, or sent
+ * without a length): the guard answers 429 whatever it holds. A refusal is free, so reading it would give anyone holding a spent key (a publishable one is in
+ * web pages) ~40 ms of the one thread per megabyte for nothing, every other organization's requests waiting behind it.
+ */
+export const OVER_BUDGET_BODY = Symbol('body of a request on a spent budget')
+
+/** Every operation costs at least this: a key with less left can be served nothing. */
+const CHEAPEST = Math.min(...Object.values(OPERATIONS).map((o) => o.cost))
+
+/** Whether the key's budget is spent for any operation (a cost-0 admit: nothing charged); a meter that fails says no. */
+async function budgetSpent(deps: { meter: Meter; clock: Clock }, record: KeyWithOrganization): Promise<boolean> {
+  if (CHEAPEST <= 0) return false
+  try {
+    const d = await deps.meter.admit({ keyId: record.key.id, cost: 0, budget: budgetOf(record), now: deps.clock.now() })
+    return d.hourly.used + CHEAPEST > d.hourly.limit || (d.monthly.limit !== null && d.monthly.used + CHEAPEST > d.monthly.limit)
+  } catch {
+    return false
+  }
+}
 
 async function parseBody(request: Request, contentType: string) {
   const bytes = await readBody(request)
