@@ -182,8 +182,8 @@ describe('429', () => {
     const spend = await h.get(check, { key: h.org.publishableKey })
     expect(spend.status).toBe(200)
     const answer = await Promise.race([h.app.handle(endless()), Bun.sleep(2_000).then(() => 'still reading')])
-    expect(answer).toBeInstanceOf(Response)
-    const r = answer as Response
+    expect(answer).toBeInstanceOf(globalThis.Response)
+    const r = answer as globalThis.Response
     expect([r.status, r.headers.get('connection'), r.headers.get('x-ratelimit-used'), r.headers.get('retry-after')]).toEqual([429, 'close', '1', '2400'])
     expectEnvelope((await r.json()) as never, 429, 'RESOURCE_EXHAUSTED')
     // A small body is read as before (reading it costs less than asking the meter), and refused the same way.

@@ -93,8 +93,8 @@ export async function getPortfolio(deps: QueryDeps, p: PortfolioParameters): Pro
       a.listing.id.localeCompare(b.listing.id),
   )
   const tokens = catalogTokens(plugin, opportunities).sort(tokenOrder(chains))
-  const member = (await deps.store.getMember(plugin.id, wallet.address)) !== undefined
-  const reading = await readWallet(wallet.ecosystem, wallet.address, tokens, opportunities, member ? 'all' : 'held', p.signal)
+  const acted = new Set(await deps.store.opportunitiesActedOn(plugin.id, wallet.address))
+  const reading = await readWallet(wallet.ecosystem, wallet.address, tokens, opportunities, acted, p.signal)
 
   return {
     portfolio: {

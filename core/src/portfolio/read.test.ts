@@ -34,20 +34,20 @@ const tokens = (n: number) => Array.from({ length: n }, (_, i) => ({ chainId: '-
 describe('readWallet', () => {
   test('with `readsAtOnce`, that many reads in flight at a time, every balance read', async () => {
     const { count, loaded } = standIn(4)
-    const reading = await readWallet(loaded, 'owner', tokens(40), [], 'all')
+    const reading = await readWallet(loaded, 'owner', tokens(40), [], new Set())
     expect(count.most).toBe(4)
     expect([...reading.balances.values()]).toEqual(Array.from({ length: 40 }, (_, i) => BigInt(i)))
   })
 
   test('without it, every read at once (EVM folds them into one call a chain)', async () => {
     const { count, loaded } = standIn(undefined)
-    await readWallet(loaded, 'owner', tokens(40), [], 'all')
+    await readWallet(loaded, 'owner', tokens(40), [], new Set())
     expect(count.most).toBe(40)
   })
 
   test('once a chain fails the portfolio, the reads still waiting for their turn are never sent', async () => {
     const { count, loaded } = standIn(2, (token) => token === 't3')
-    const error = await readWallet(loaded, 'owner', tokens(50), [], 'all').catch((e: unknown) => e)
+    const error = await readWallet(loaded, 'owner', tokens(50), [], new Set()).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(PortfolioChainError)
     expect((error as PortfolioChainError).context).toMatchObject({ chainId: '-239' })
     await Bun.sleep(100)
@@ -58,7 +58,7 @@ describe('readWallet', () => {
   test("once the request's client has gone, the reads still waiting are never sent", async () => {
     const { count, loaded } = standIn(2)
     const gone = new AbortController()
-    const reading = readWallet(loaded, 'owner', tokens(50), [], 'all', gone.signal).catch((e: unknown) => e)
+    const reading = readWallet(loaded, 'owner', tokens(50), [], new Set(), gone.signal).catch((e: unknown) => e)
     await Bun.sleep(12)
     gone.abort()
     expect(await reading).toBeInstanceOf(PortfolioChainError)

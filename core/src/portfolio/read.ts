@@ -97,24 +97,26 @@ async function ofContract<T>(unreadable: Unreadable[], chainId: string, address:
 }
 
 /**
- * `history`: whose vault histories (flows) are read. `all` (a member of this deployment) reads every vault's, at once
- * with the balances, so a position withdrawn in full still shows what it earned; `held` (any other address) reads
- * only those of the vaults the wallet holds shares in now, once the balances say which: a history is a scan of the
- * chain's event logs, and a publishable key, public in a web page, could otherwise have every address on the chain
- * scanned from its vaults' first blocks, at the operator's RPC's cost.
+ * Whose vault histories (flows) are read: those of the opportunities in `acted` (the wallet's deposits or withdrawals
+ * built or verified through this deployment), at once with the balances, so a position withdrawn in full still shows
+ * what it earned; and those of the vaults the wallet holds shares in now, once the balances say which. No other: a
+ * history is a scan of the chain's event logs from the vault's first block, and a publishable key, public in a web
+ * page, could otherwise have any address scanned across the whole catalog at the operator's RPC's cost (a member
+ * costs anyone 6 units to make: an audit's fresh members cost ~2,000 eth_getLogs each, and flushed other
+ * organizations' remembered histories).
  */
 export async function readWallet(
   { plugin, client }: LoadedEcosystem,
   owner: string,
   tokens: readonly CatalogToken[],
   opportunities: readonly LiveOpportunity[],
-  history: 'all' | 'held',
+  acted: ReadonlySet<string>,
   /** The request's signal: once its client has gone, reads still waiting are not sent. */
   gone?: AbortSignal,
 ): Promise<WalletReading> {
   const reads = readTurns(plugin.balance.readsAtOnce, PORTFOLIO_TURNS_MS, gone)
   try {
-    return await readInTurns(plugin, client, reads.run, owner, tokens, opportunities, history)
+    return await readInTurns(plugin, client, reads.run, owner, tokens, opportunities, acted)
   } finally {
     // Done, or failed (one chain failing fails the whole answer): what still waits for its turn is not sent.
     reads.stop()
@@ -128,7 +130,7 @@ async function readInTurns(
   owner: string,
   tokens: readonly CatalogToken[],
   opportunities: readonly LiveOpportunity[],
-  history: 'all' | 'held',
+  acted: ReadonlySet<string>,
 ): Promise<WalletReading> {
   const unreadable: Unreadable[] = []
   const flowsOf = (of: readonly LiveOpportunity[]) =>
@@ -142,19 +144,20 @@ async function readInTurns(
       ),
     )
   const chains = [...new Set(tokens.map((t) => t.chainId))]
-  const [balances, allFlows] = await Promise.all([
+  const first = opportunities.filter((o) => acted.has(o.listing.id))
+  const [balances, firstFlows] = await Promise.all([
     Promise.all(
       tokens.map((t) =>
         ofContract(unreadable, t.chainId, t.address, () => turn(t.chainId, () => plugin.balance.read(client, { chainId: t.chainId, owner, token: t.address, inBulk: true }))),
       ),
     ),
-    history === 'all' ? flowsOf(opportunities) : undefined,
+    flowsOf(first),
     // An RPC serving another chain answers every read, with that chain's balances: never shown as this one's.
     Promise.all(chains.map((chainId) => plugin.balance.servesChain && fromChain(chainId, () => turn(chainId, () => plugin.balance.servesChain!(client, chainId))))),
   ])
   const reading: WalletReading = {
     balances: new Map(tokens.flatMap((t, i) => (balances[i] === REFUSED ? [] : [[tokenKey(t.chainId, t.address), balances[i]!] as const]))),
-    flows: new Map(allFlows ? opportunities.map((o, i) => [o.listing.id, allFlows[i]!]) : []),
+    flows: new Map(first.map((o, i) => [o.listing.id, firstFlows[i]!])),
     shares: new Map(),
     assets: new Map(),
     unreadable,
@@ -176,9 +179,9 @@ async function readInTurns(
         ),
       ),
     ),
-    allFlows ? undefined : flowsOf(held),
+    flowsOf(held.filter((o) => !acted.has(o.listing.id))),
   ])
-  heldFlows?.forEach((f, i) => reading.flows.set(held[i]!.listing.id, f))
+  held.filter((o) => !acted.has(o.listing.id)).forEach((o, i) => reading.flows.set(o.listing.id, heldFlows[i]!))
   held.forEach((o, i) => {
     const value = values[i]!
     if (value !== REFUSED) reading.assets.set(o.listing.id, value)

@@ -82,7 +82,7 @@ export type WalletHoldings = Static<typeof WalletHoldings>
 export const PortfolioResult = Type.Object(
   {
     portfolio: Type.Object({
-      productsEarnings: Type.Array(ProductEarnings, { description: 'One entry per opportunity with a position, or, for a member of this deployment, a deposit or withdrawal the vault recorded (any other address: only the vaults it holds shares in now)' }),
+      productsEarnings: Type.Array(ProductEarnings, { description: 'One entry per opportunity with a position, or with a deposit or withdrawal the vault recorded where the wallet acted on that opportunity through this deployment (a deposit or withdrawal built or verified)' }),
       holdings: Type.Object({ wallets: Type.Array(WalletHoldings) }),
     }),
   },

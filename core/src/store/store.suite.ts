@@ -417,6 +417,21 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(await store.hasDepositsInto(randomUUID(), '0xb')).toBe(false)
     })
 
+    test("opportunitiesActedOn: each opportunity of the wallet's actions once, any organization's, in its ecosystem only", async () => {
+      const wallet = `w-${randomUUID()}`
+      const [a, b] = [randomUUID(), randomUUID()]
+      const base = { distributorId: 'd', ecosystem: 'evm', chainId: '1', wallet, token: 't', amount: '1', referralCode: null, txHash: null, vault: '0xa', createdAt: T0 }
+      expect(await store.opportunitiesActedOn('evm', wallet)).toEqual([])
+      await store.insertActions([
+        { ...base, id: randomUUID(), orgId: 'o1', kind: 'deposit', opportunityId: a },
+        { ...base, id: randomUUID(), orgId: 'o2', kind: 'withdraw', opportunityId: a },
+        { ...base, id: randomUUID(), orgId: 'o2', kind: 'deposit', opportunityId: b },
+        { ...base, id: randomUUID(), orgId: 'o1', kind: 'deposit', opportunityId: randomUUID(), ecosystem: 'ton' },
+        { ...base, id: randomUUID(), orgId: 'o1', kind: 'deposit', opportunityId: randomUUID(), wallet: `${wallet}x` },
+      ])
+      expect((await store.opportunitiesActedOn('evm', wallet)).sort()).toEqual([a, b].sort())
+    })
+
     test('settings: the first writer wins, concurrently too', async () => {
       const name = `s_${randomUUID()}`
       expect(await store.getSetting(name)).toBeUndefined()

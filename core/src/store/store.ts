@@ -88,6 +88,8 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
    * asked only when an import moves an opportunity, and an index would cost every build's insert.
    */
   hasDepositsInto(opportunityId: string, vault: string): Promise<boolean>
+  /** The opportunities a wallet has actions of (built or verified), any organization's: whose histories its portfolio reads. */
+  opportunitiesActedOn(ecosystem: string, wallet: string): Promise<string[]>
   /**
    * Records a verified transaction of a built action (`verifies`), once: true when this transaction is the one
    * recorded for that action, now or before (the same transaction verified again); false when another transaction
@@ -271,6 +273,18 @@ export function createStore(options: StoreOptions): Store {
         .limit(1)
         .executeTakeFirst()
       return found !== undefined
+    },
+    async opportunitiesActedOn(ecosystem, wallet) {
+      // Through actions_wallet (wallet, created_at): the wallet's own rows only.
+      const rows = await db
+        .selectFrom('actions')
+        .select('opportunityId')
+        .distinct()
+        .where('wallet', '=', wallet)
+        .where('ecosystem', '=', ecosystem)
+        .where('opportunityId', 'is not', null)
+        .execute()
+      return rows.map((r) => r.opportunityId!)
     },
     async recordVerification(a) {
       // A row recorded before verifications named their action (verifies null) stands for its whole transaction.
