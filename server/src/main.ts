@@ -82,8 +82,11 @@ async function main() {
     // and a store or Redis that stopped answering is abandoned after that.
     const closing = deps.meter.close().then(() => deps.store.close())
     const closed = await Promise.race([closing.then(() => true), Bun.sleep(Math.max(graceEnd - performance.now(), CLOSE_MS)).then(() => false)])
-    deps.logger.info({ msg: 'stopped', drained, ...(refreshEnded ? {} : { refresh: 'abandoned' }), ...(closed ? {} : { close: 'abandoned' }) })
-    process.exit(exitCode)
+    // The store refused the last usage write all along (a full disk): said, with how much, and the exit is a failure.
+    const lost = closed ? undefined : deps.meter.usageNotStored?.()
+    if (lost && lost.units > 0) deps.logger.error({ msg: 'meter: usage the store did not take is lost', keys: lost.keys, units: lost.units })
+    deps.logger.info({ msg: 'stopped', drained, ...(refreshEnded ? {} : { refresh: 'abandoned' }), ...(closed ? {} : { close: 'abandoned' }), ...(lost?.units ? { usage: 'lost' } : {}) })
+    process.exit(lost?.units ? exitCode || 1 : exitCode)
   }
   // Before the server listens: a signal from then on stops it gracefully, never by Bun's default.
   process.on('SIGTERM', () => void shutdown('SIGTERM'))

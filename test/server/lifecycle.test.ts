@@ -1,5 +1,6 @@
 /** The server process: first start on an empty embedded store, later starts, SIGTERM. */
 import { afterAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -94,6 +95,26 @@ describe('server process', () => {
     expect(await fetch(`${server.url}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused')
   })
 
+  test('a stop whose last usage write the store refuses all through its grace (a full disk) says what was lost, and exits 1', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'earn-life-full-'))
+    try {
+      const server = await startServer({ DATA_DIR: fresh, SHUTDOWN_GRACE_SECONDS: '1' })
+      const key = (await withDemoBanner(server)).match(/publishable key (pk_live_\w+)/)![1]!
+      // The store stops taking usage (as a full disk would refuse it): a trigger, through a connection of the test's own.
+      const db = new Database(join(fresh, 'earn.sqlite'))
+      db.exec("create trigger full_insert before insert on key_usage begin select raise(abort, 'database or disk is full'); end")
+      db.exec("create trigger full_update before update on key_usage begin select raise(abort, 'database or disk is full'); end")
+      db.close()
+      // Reads go on being served and charged, the usage held in memory (periodic writes fail too).
+      for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/v2/opportunities/`, { headers: { 'x-api-key': key } })).status).toBe(200)
+      expect(await server.stop('SIGTERM')).toBe(1)
+      expect(server.output()).toContain('"msg":"meter: usage the store did not take is lost","keys":1,"units":6')
+      expect(server.output()).toMatch(/"msg":"stopped".*"usage":"lost"/)
+    } finally {
+      rmSync(fresh, { recursive: true, force: true })
+    }
+  })
+
   test('requests already sent on keep-alive connections when SIGTERM arrives are answered before the connections close', async () => {
     const server = await startServer({ DATA_DIR: dir })
     while ((await fetch(`${server.url}/readyz`)).status !== 200) await Bun.sleep(50)
@@ -180,7 +201,7 @@ describe('server process', () => {
     }
   })
 
-  test('a database that stops answering does not hold the stop past its grace period', async () => {
+  test('a database that stops answering does not hold the stop past its grace period (the usage it did not take is reported lost)', async () => {
     const { schema, drop } = await freshSchema()
     const proxy = cuttableProxy(Number(new URL(DATABASE_URL).port || 5432))
     const url = new URL(DATABASE_URL)
@@ -194,9 +215,11 @@ describe('server process', () => {
       expect(checked.status).toBe(200)
       proxy.cut()
       const started = performance.now()
-      expect(await server.stop('SIGTERM')).toBe(0)
+      // The usage it could not write is lost: said, and the exit is a failure.
+      expect(await server.stop('SIGTERM')).toBe(1)
       expect(performance.now() - started).toBeLessThan(5_000)
       expect(server.output()).toContain('"close":"abandoned"')
+      expect(server.output()).toContain('"msg":"meter: usage the store did not take is lost","keys":1,"units":1')
     } finally {
       proxy.stop()
       await drop()

@@ -41,6 +41,8 @@ export interface Meter {
   ping(): Promise<MeterStatus>
   /** Stops timers and connections, persisting what must survive a restart. */
   close(): Promise<void>
+  /** Usage counted but not yet stored (a meter that keeps its counts in the store): what a stop now would lose. */
+  usageNotStored?(): { keys: number; units: number }
 }
 
 /** The windows one instant falls in. Ids name them in storage: `h:<hourId>`, `m:<monthId>`. */

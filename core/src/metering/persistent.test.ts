@@ -91,4 +91,27 @@ describe('the embedded meter keeps usage across restarts', () => {
     expect(new Map((await real.loadKeyUsage('2031-08')).map((r) => [r.keyId, r.used]))).toEqual(new Map([['a', 2], ['b', 4]]))
     await real.close()
   })
+
+  test("close tries the last write until the store takes it (a full disk freed during the stop); meanwhile it says what a stop would lose", async () => {
+    const clock = manualClock(Date.parse('2031-08-20T10:15:00Z'))
+    const { store: real } = await openStore()
+    let refusals = 3
+    const errors: unknown[] = []
+    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage'> = {
+      loadKeyUsage: (m) => real.loadKeyUsage(m),
+      async addKeyUsage(rows) {
+        if (refusals-- > 0) throw new Error('database or disk is full')
+        await real.addKeyUsage(rows)
+      },
+    }
+    const meter = await createPersistentMemoryMeter({ store, clock, flushMs: 60_000, onError: (e) => errors.push(e) })
+    await meter.admit({ keyId: 'a', cost: 4, budget, now: clock.now() })
+    await meter.admit({ keyId: 'b', cost: 3, budget, now: clock.now() })
+    expect(meter.usageNotStored()).toEqual({ keys: 2, units: 7 })
+    await meter.close()
+    expect(errors).toHaveLength(3)
+    expect(meter.usageNotStored()).toEqual({ keys: 0, units: 0 })
+    expect(new Map((await real.loadKeyUsage('2031-08')).map((r) => [r.keyId, r.used]))).toEqual(new Map([['a', 4], ['b', 3]]))
+    await real.close()
+  })
 })

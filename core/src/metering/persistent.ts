@@ -2,7 +2,8 @@
  * The embedded default: the in-process meter, with its usage written back to the store so that a
  * restart does not forget it. Loaded once at start; written every `flushMs` (only keys that changed,
  * off the request path) and on close. A crash loses at most the last `flushMs` of usage; a graceful
- * stop (SIGTERM) loses nothing.
+ * stop (SIGTERM) loses nothing, unless the store refuses writes (a full disk) for all of its grace period: usage
+ * counted meanwhile is held only in memory, and the stop reports what it could not write.
  */
 import type { Clock } from '../clock.ts'
 import type { Store } from '../store/store.ts'
@@ -22,6 +23,9 @@ export interface PersistentMeter extends Meter {
   /** Writes what changed since the last write; resolves when the store has it. */
   flush(): Promise<void>
 }
+
+/** Pauses between tries of the last write at close: a full disk may have room a moment later. */
+const CLOSE_RETRY_MAX_MS = 1_000
 
 export async function createPersistentMemoryMeter(options: PersistentMeterOptions): Promise<PersistentMeter> {
   const { store } = options
@@ -52,10 +56,22 @@ export async function createPersistentMemoryMeter(options: PersistentMeterOption
     admit: memory.admit,
     ping: memory.ping,
     flush,
+    usageNotStored() {
+      const { rows } = memory.unsaved()
+      return { keys: new Set(rows.map((r) => r.keyId)).size, units: rows.reduce((sum, r) => sum + r.used, 0) }
+    },
     async close() {
       clearInterval(timer)
-      // A failed last write is reported, not thrown: shutdown goes on, losing what a crash would.
-      await flush().catch((e) => options.onError?.(e))
+      // Tried until it lands: what is not written now is lost with the process (everything metered since the store
+      // last took a write, a full disk's whole outage). The caller bounds the wait, and says what was lost (usageNotStored).
+      for (let pause = 50; ; pause = Math.min(pause * 2, CLOSE_RETRY_MAX_MS)) {
+        try {
+          return await flush()
+        } catch (e) {
+          options.onError?.(e)
+        }
+        await Bun.sleep(pause)
+      }
     },
   }
 }
