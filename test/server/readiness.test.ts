@@ -72,12 +72,32 @@ describe('readiness and chains', () => {
       expect(JSON.stringify(logs)).toContain('"health check failed"')
       expect(JSON.stringify(logs)).toContain('https://rpc.example')
       expect(JSON.stringify(logs)).not.toContain('SECRETKEY')
+      await Bun.sleep(1_100) // past the second in which probes share one ask of each chain
       withHealth(() => new Promise<never>(() => {}))
       const started = performance.now()
       const hung = await h.get('/readyz', { key: null })
       expect(performance.now() - started).toBeLessThan(4_000)
       expect([hung.status, hung.body.checks['chain:evm']], hung.text).toEqual([503, 'unavailable: no answer within 2000 ms'])
       expect(hung.body.checks.store).toBe('ok')
+    } finally {
+      await h.close()
+    }
+  })
+
+  test('probes within a second share one ask of each chain: /readyz needs no key, and each ask may be a paid RPC call', async () => {
+    const h = await createHarness({ clients: { evm: evmClientFromPublicClients({ [anvil.chainId]: anvil.publicClient }) } })
+    try {
+      const real = await h.deps.ecosystems.get('evm')
+      let asked = 0
+      const original = h.deps.ecosystems.get.bind(h.deps.ecosystems)
+      h.deps.ecosystems.get = async (id) => (id === 'evm' ? { ...real, plugin: { ...real.plugin, health: (client: never) => (asked++, real.plugin.health(client)) } } : original(id))
+      const answers = await Promise.all(Array.from({ length: 20 }, () => h.get('/readyz', { key: null })))
+      for (let i = 0; i < 5; i++) answers.push(await h.get('/readyz', { key: null }))
+      expect(answers.map((r) => r.status)).toEqual(Array(25).fill(200))
+      expect(asked).toBe(1)
+      await Bun.sleep(1_100)
+      expect((await h.get('/readyz', { key: null })).body.checks[`chain:evm:${anvil.chainId}`]).toBe('ok')
+      expect(asked).toBe(2)
     } finally {
       await h.close()
     }

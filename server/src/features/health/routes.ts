@@ -1,5 +1,5 @@
 /** Liveness and readiness; no key needed. */
-import { withinRunningTime } from '@earn/core'
+import { type ChainHealth, withinRunningTime } from '@earn/core'
 import { Elysia, t } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { loggableError } from '../../logger.ts'
@@ -22,8 +22,23 @@ class ProbeTimeout extends Error {}
 
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]!.slice(0, 120) : 'error')
 
-export const healthRoutes = (deps: Deps) =>
-  new Elysia()
+/**
+ * A chain's answer is shared for this long: `/readyz` needs no key, and each probe asked every configured chain
+ * (an audit: 400 anonymous probes were 400 calls to the operator's paid RPC), so probes within it share one ask.
+ */
+const CHAIN_PROBE_SHARED_MS = 1_000
+
+export const healthRoutes = (deps: Deps) => {
+  const probes = new Map<string, { at: number; answer: Promise<ChainHealth[]> }>()
+  const chainHealth = (id: string, plugin: { health(client: unknown): Promise<ChainHealth[]> }, client: unknown) => {
+    const now = performance.now()
+    const last = probes.get(id)
+    if (last && now - last.at < CHAIN_PROBE_SHARED_MS) return last.answer
+    const answer = within(plugin.health(client))
+    probes.set(id, { at: now, answer })
+    return answer
+  }
+  return new Elysia()
     .get('/healthz', () => ({ status: 'ok' as const, checks: {} }), { response: { 200: Check, 400: ErrorEnvelopeSchema }, detail: { tags: ['Health'], summary: 'Liveness' } })
     .get(
       '/readyz',
@@ -65,7 +80,7 @@ export const healthRoutes = (deps: Deps) =>
           ...deps.ecosystems.loaded().map(async (id) => {
             const { plugin, client } = await deps.ecosystems.get(id)
             try {
-              for (const chain of await within(plugin.health(client)))
+              for (const chain of await chainHealth(id, plugin, client))
                 checks[`chain:${id}:${chain.chain}`] = chain.ok ? 'ok' : `unavailable: ${chain.detail ?? 'no answer'}`
             } catch (e) {
               // Its text is the plugin's (it may name an RPC URL and its key): logged redacted, not shown to anyone asking.
@@ -83,3 +98,4 @@ export const healthRoutes = (deps: Deps) =>
       // 400: a request without a Host header, refused on every path.
       { response: { 200: Check, 400: ErrorEnvelopeSchema, 503: Check }, detail: { tags: ['Health'], summary: 'Readiness: store, meter and chains reachable' } },
     )
+}
