@@ -275,11 +275,38 @@ export const MIGRATIONS: Migration[] = [
     async up(db) {
       // As version 10: a page's ids come from an index in the listing's order, with what its filters read (a stream's
       // state and end, an entry's ecosystem, chain, refresh and delisting), and only its rows are read.
-      await db.schema.createIndex('streams_listing').on('streams').columns(['org_id', 'created_at', 'id', 'state', 'end_time']).execute()
-      await db.schema.dropIndex('streams_org').execute()
-      await db.schema.createIndex('opportunities_listing').on('opportunities').columns(['tvl desc', 'id', 'ecosystem', 'chain_id', 'refreshed_at', 'delisted_at']).execute()
+      // Each step may have been taken already: a store of 2026-11-27 ran this as its version 12 (PRE_RELEASE below).
+      await db.schema.createIndex('streams_listing').ifNotExists().on('streams').columns(['org_id', 'created_at', 'id', 'state', 'end_time']).execute()
+      await db.schema.dropIndex('streams_org').ifExists().execute()
+      await db.schema
+        .createIndex('opportunities_listing')
+        .ifNotExists()
+        .on('opportunities')
+        .columns(['tvl desc', 'id', 'ecosystem', 'chain_id', 'refreshed_at', 'delisted_at'])
+        .execute()
     },
   },
+  {
+    version: 12,
+    name: "a wallet's activity index (wallet, created_at) where a pre-release version 11 replaced it",
+    async up(db) {
+      // Nothing on a store migrated by releases alone. One migrated on 2026-11-27 between c76caaa and cbad4e0 ran
+      // another version 11 (PRE_RELEASE), which swapped actions_wallet for a covering index that cost every build.
+      await db.schema.createIndex('actions_wallet').ifNotExists().on('actions').columns(['wallet', 'created_at']).execute()
+      await db.schema.dropIndex('actions_by_wallet').ifExists().execute()
+    },
+  },
+]
+
+/**
+ * Versions recorded under names no migration now has: commits of 2026-11-27 (c76caaa to dc9e00f, an hour) numbered
+ * migrations that were then withdrawn or renumbered (their 11 was the covering wallet index, their 12 is today's 11).
+ * Such a row is taken as not applied, so today's migration of that number runs (each written to find its steps
+ * taken or not) and version 12 puts the wallet index back. Any other name that differs is another schema: refused.
+ */
+const PRE_RELEASE: readonly { version: number; name: string }[] = [
+  { version: 11, name: "a wallet's activity read in order, and counted, from its index" },
+  { version: 12, name: 'stream and opportunity listings read in order, and counted, from their indexes' },
 ]
 
 // Any fixed number works; it only has to be the same for every process of this service.
@@ -316,12 +343,13 @@ export async function migrate(db: Kysely<Database>, engine: Engine, now: number)
 async function allApplied(db: Kysely<Database>): Promise<boolean> {
   const done = await db
     .selectFrom('schemaMigrations')
-    .select('version')
+    .select(['version', 'name'])
     .execute()
     .catch(() => undefined) // no table yet: a new store
-  const versions = new Set(done?.map((r) => r.version))
-  // A newer schema than this release knows takes the locked path, which refuses it.
-  return done !== undefined && versions.size === MIGRATIONS.length && MIGRATIONS.every((m) => versions.has(m.version))
+  const names = new Map(done?.map((r) => [r.version, r.name]))
+  // A newer schema than this release knows, or a version recorded under another name, takes the locked path, which
+  // refuses the one and reconciles or refuses the other.
+  return done !== undefined && names.size === MIGRATIONS.length && MIGRATIONS.every((m) => names.get(m.version) === m.name)
 }
 
 async function applyPending(conn: Kysely<Database>, engine: Engine, now: number): Promise<number[]> {
@@ -332,7 +360,16 @@ async function applyPending(conn: Kysely<Database>, engine: Engine, now: number)
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('applied_at', 'bigint', (c) => c.notNull())
     .execute()
-  const done = new Set((await conn.selectFrom('schemaMigrations').select('version').execute()).map((r) => r.version))
+  const recorded = await conn.selectFrom('schemaMigrations').select(['version', 'name']).execute()
+  const done = new Set<number>()
+  for (const r of recorded) {
+    const known = MIGRATIONS.find((m) => m.version === r.version)
+    if (known?.name === r.name) done.add(r.version)
+    else if (PRE_RELEASE.some((p) => p.version === r.version && p.name === r.name))
+      await conn.deleteFrom('schemaMigrations').where('version', '=', r.version).execute()
+    else if (known) throw new Error(`the store's schema version ${r.version} is "${r.name}", which this release does not know (its ${r.version} is "${known.name}"): it was migrated by another line of releases`)
+    else done.add(r.version)
+  }
   // An older release on a newer schema would write rows the newer code reads differently (a verification without
   // `verifies` stands for its whole transaction): refused, not run.
   const known = MIGRATIONS[MIGRATIONS.length - 1]!.version
