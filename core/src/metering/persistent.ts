@@ -22,6 +22,7 @@ export interface PersistentMeterOptions {
 export interface PersistentMeter extends Meter {
   /** Writes what changed since the last write; resolves when the store has it. */
   flush(): Promise<void>
+  usageNotStored(): { keys: number; units: number }
 }
 
 /** Pauses between tries of the last write at close: a full disk may have room a moment later. */
