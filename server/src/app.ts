@@ -22,7 +22,20 @@ import { requestLogging } from './http/requestLog.ts'
 
 export const API_VERSION = '2.0.0'
 
+/** Each route's cost in units (its operation's `x-cost-units`), by method and path pattern, read once routes are in. */
+function routeCosts(routes: readonly { method: string; path: string; hooks: unknown }[]): Map<string, number> {
+  const costs = new Map<string, number>()
+  for (const r of routes) {
+    const cost = (r.hooks as { detail?: Record<string, unknown> } | undefined)?.detail?.['x-cost-units']
+    if (typeof cost === 'number') costs.set(`${r.method} ${r.path}`, cost)
+  }
+  return costs
+}
+
 export function createApp(deps: Deps) {
+  let costs: Map<string, number> | undefined
+  // Set once the routes are in (below); the first request with a body reads them, never before the app listens.
+  let routes: () => readonly { method: string; path: string; hooks: unknown }[] = () => []
   // standardHostname off: Elysia would otherwise find the path after the 11th character of the URL, past the end
   // of a short host (`http://api/v2/...`, what a proxy to an upstream named `api` sends).
   const app = new Elysia({ name: 'earn-api', handler: { standardHostname: false } })
@@ -32,7 +45,7 @@ export function createApp(deps: Deps) {
     .use(errorHandling(deps))
     .use(hostRequired)
     .use(cors(deps.config.corsOrigins))
-    .use(bodyParsing(deps))
+    .use(bodyParsing(deps, (method, route) => (costs ??= routeCosts(routes())).get(`${method} ${route}`)))
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))
     .use(opportunityRoutes(deps))
@@ -41,6 +54,7 @@ export function createApp(deps: Deps) {
     .use(activityRoutes(deps))
     .use(streamRoutes(deps))
     .use(legacyRoutes(deps))
+  routes = () => app.routes
   return app.use(apiDocs(API_VERSION, () => app))
 }
 

@@ -199,6 +199,24 @@ describe('429', () => {
     expect(big.status, big.text).toBe(200)
   })
 
+  test("a large body is weighed at its own operation's cost: 9 units left cannot pay a deposit (10), so its body is not read", async () => {
+    const { h } = await harness({ hourlyBudget: 10 })
+    expect((await h.get(check)).status).toBe(200)
+    const endless = (path: string) =>
+      new Request(`http://localhost${path}`, {
+        method: 'POST',
+        headers: { 'x-api-key': h.org.secretKey, 'content-type': 'application/json', 'content-length': String(64 * 1024) },
+        body: new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('{"userAddress":')) }),
+      })
+    const answer = await Promise.race([h.app.handle(endless('/v2/actions/deposit/00000000-0000-4000-8000-000000000000')), Bun.sleep(2_000).then(() => 'still reading')])
+    expect(answer).toBeInstanceOf(globalThis.Response)
+    const r = answer as globalThis.Response
+    expect([r.status, r.headers.get('connection'), r.headers.get('x-ratelimit-used')]).toEqual([429, 'close', '1'])
+    // An operation the 9 units pay for is read and served (here a stream transition of 2 units, its stream unknown).
+    const pause = await h.request('POST', '/v2/streams/00000000-0000-4000-8000-000000000000/pause', { rawBody: `{"x":"${'p'.repeat(20_000)}"}` })
+    expect([pause.status, pause.headers.get('x-ratelimit-used')]).toEqual([404, '3'])
+  })
+
   test('a monthly cap lower than the hourly budget refuses first, with the month end as reset', async () => {
     const { h } = await harness({ hourlyBudget: 100, monthlyBudget: 2 }, '2031-03-31T23:59:00Z')
     await h.get(check)

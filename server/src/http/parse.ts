@@ -178,15 +178,15 @@ export const UNAUTHENTICATED_BODY = Symbol('body of a request without a valid ke
  * had a trickled body handled and charged on a key revoked after its headers). The check is cached, so the second
  * one costs a digest.
  */
-export const bodyParsing = (deps: { keys: KeyVerifier; meter: Meter; clock: Clock }) =>
-  new Elysia({ name: 'earn/body-parsing' }).onParse({ as: 'global' }, async ({ request, contentType }) => {
+export const bodyParsing = (deps: { keys: KeyVerifier; meter: Meter; clock: Clock }, costOf: (method: string, route: string) => number | undefined) =>
+  new Elysia({ name: 'earn/body-parsing' }).onParse({ as: 'global' }, async ({ request, contentType, route }) => {
     // A key check that failed (the store unreachable) is the guard's to report, as a 503: thrown here, Elysia would
     // answer it as a body that could not be parsed.
     const verified = await deps.keys.verify(request.headers.get('x-api-key')).catch(() => undefined)
     if (verified?.code !== 'VALID') return UNAUTHENTICATED_BODY
     // A small body costs less to read than asking the meter (a Redis round trip) whether it will be served.
     const length = Number(request.headers.get('content-length') ?? Number.NaN)
-    if (!(length <= SMALL_BODY_BYTES) && (await budgetSpent(deps, verified.record))) return OVER_BUDGET_BODY
+    if (!(length <= SMALL_BODY_BYTES) && (await cannotPay(deps, verified.record, costOf(request.method, route) ?? CHEAPEST))) return OVER_BUDGET_BODY
     return parseBody(request, contentType)
   })
 
@@ -194,21 +194,25 @@ export const bodyParsing = (deps: { keys: KeyVerifier; meter: Meter; clock: Cloc
 const SMALL_BODY_BYTES = 16 * 1024
 
 /**
- * The body of a request on a key whose budget cannot pay for any operation now, not read (past 16 KiB, or sent
+ * The body of a request on a key whose budget cannot pay for its operation now, not read (past 16 KiB, or sent
  * without a length): the guard answers 429 whatever it holds. A refusal is free, so reading it would give anyone holding a spent key (a publishable one is in
  * web pages) ~40 ms of the one thread per megabyte for nothing, every other organization's requests waiting behind it.
  */
 export const OVER_BUDGET_BODY = Symbol('body of a request on a spent budget')
 
-/** Every operation costs at least this: a key with less left can be served nothing. */
+/** Every operation costs at least this: a path no operation takes (a 404) is weighed at it. */
 const CHEAPEST = Math.min(...Object.values(OPERATIONS).map((o) => o.cost))
 
-/** Whether the key's budget is spent for any operation (a cost-0 admit: nothing charged); a meter that fails says no. */
-async function budgetSpent(deps: { meter: Meter; clock: Clock }, record: KeyWithOrganization): Promise<boolean> {
-  if (CHEAPEST <= 0) return false
+/**
+ * Whether the key's budget cannot pay `cost` now (a cost-0 admit: nothing charged), as the guard's admit would find;
+ * a meter that fails says it can. The operation's own cost, not the cheapest: a key kept a few units above zero had
+ * its deposit bodies (10 units) read whole, then refused for free.
+ */
+async function cannotPay(deps: { meter: Meter; clock: Clock }, record: KeyWithOrganization, cost: number): Promise<boolean> {
+  if (cost <= 0) return false
   try {
     const d = await deps.meter.admit({ keyId: record.key.id, cost: 0, budget: budgetOf(record), now: deps.clock.now() })
-    return d.hourly.used + CHEAPEST > d.hourly.limit || (d.monthly.limit !== null && d.monthly.used + CHEAPEST > d.monthly.limit)
+    return d.hourly.used + cost > d.hourly.limit || (d.monthly.limit !== null && d.monthly.used + cost > d.monthly.limit)
   } catch {
     return false
   }
