@@ -9,13 +9,14 @@
  * mainnet's API, so the entry is on chain -239.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { importCatalog } from '@earn/core'
-import { commentCell, jettonTransferBody, parseJettonTransfer, readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
+import { importCatalog, refreshCatalog } from '@earn/core'
+import { commentCell, connectTon, jettonTransferBody, parseJettonTransfer, readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
 import { type Address, Cell, external, internal, SendMode, toNano } from '@ton/core'
 import { WalletContractV4 } from '@ton/ton'
 import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
 import { randomBytes } from 'node:crypto'
 import { localCatalog } from './localChain.ts'
+import { closedPortUrl } from '../chains/evm.ts'
 import { deploySampleTon, SAMPLE_TON, signTonProof, startTon, type SampleTon, type TonSandbox, type TonWallet } from '../chains/ton.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 
@@ -65,6 +66,12 @@ test("a jetton whose metadata is off chain states no decimals: the catalog's are
     expect(r.status, r.text).toBe(200)
     expect(r.body.opportunity).toMatchObject({ baseToken: { decimals: 6 }, tvl: 5 })
   }
+  // A file giving two scales for it is refused, told as the file's own disagreement (the chain said nothing).
+  const twoScales = { ...entry(crypto.randomUUID(), 6), depositTokens: [{ address, symbol: 'bUSD', decimals: 9 }] }
+  const refused = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [twoScales] }).catch((e: unknown) => e)
+  expect((refused as { problems?: string[] }).problems).toEqual([
+    `opportunities[0] (${twoScales.id}): depositTokens[0].decimals: the file says 9 for the vault's asset ${offChain.toRawString()}, and 6 elsewhere (the chain states none; give one)`,
+  ])
 })
 
 test("another vault under a listed opportunity's receipt jetton is refused: a wallet's balance of it would be a position in both", async () => {
@@ -92,6 +99,23 @@ test("another vault under a listed opportunity's receipt jetton is refused: a wa
   expect((twice as { problems: string[] }).problems[0]).toContain(`receipt token of opportunity ${a.id}, another vault`)
   // One vault under two ids stays one position, and is taken.
   expect((await importCatalog(deps, { opportunities: [a, { ...a, id: crypto.randomUUID() }] })).opportunities.map((o) => o.result)).toEqual(['created', 'created'])
+
+  // Imported where TON does not answer (kept pending): checked by the receipt token the file names.
+  const offline = await createHarness({ store: h.store, clients: { ton: connectTon({ TON_API_URL: `${await closedPortUrl()}/api/v2/jsonRPC` }) } })
+  const pending = at(vaults[1]!)
+  const refusedOffline = await importCatalog({ ...deps, ecosystems: offline.deps.ecosystems }, { opportunities: [pending] }).catch((e: unknown) => e)
+  expect((refusedOffline as { problems?: string[] }).problems).toEqual([problem(0, pending.id, TON_SAMPLE_ENTRY.id, sample.vault.address)])
+  // One stored pending all the same (by an earlier release): a refresh does not give it the chain's facts.
+  const sampleRow = (await h.store.getOpportunity(TON_SAMPLE_ENTRY.id))!
+  const vault = vaults[1]!.address.toRawString()
+  const stored = { ...sampleRow, id: pending.id, vaultAddress: vault, listing: JSON.stringify({ ...JSON.parse(sampleRow.listing), id: pending.id, vaultAddress: vault }), chainFacts: null, refreshedAt: null, createdAt: sampleRow.createdAt + 1 }
+  await h.store.upsertOpportunity(stored, [sample.baseToken.toRawString()])
+  const logged: unknown[] = []
+  await refreshCatalog({ ...deps, logger: { info: () => {}, error: (l: unknown) => logged.push(l) } })
+  const after = (await h.store.getOpportunity(pending.id))!
+  expect([after.chainFacts, after.refreshError]).toEqual([null, expect.stringContaining(`is already the receipt token of opportunity ${TON_SAMPLE_ENTRY.id}`)])
+  expect((await h.get(`/v2/opportunities/${TON_SAMPLE_ENTRY.id}`)).status).toBe(200)
+  await h.store.setOpportunityDelisted(pending.id, true, h.deps.clock.now())
 })
 
 const balance = (owner: Address, token: Address) =>

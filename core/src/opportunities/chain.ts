@@ -34,6 +34,7 @@ export async function readChainFacts(
     baseToken: parseToken(ecosystem.plugin, state.baseToken),
     receiptToken: parseToken(ecosystem.plugin, state.receiptToken),
     decimals: state.decimalsAssumed ? (fileDecimals(listing, parseToken(ecosystem.plugin, state.baseToken)) ?? state.decimals) : state.decimals,
+    ...(state.decimalsAssumed ? { decimalsFromFile: true as const } : {}),
     ...(state.receiptDecimals === undefined ? {} : { receiptDecimals: state.receiptDecimals }),
     totalAssets: state.totalAssets.toString(),
     ...(state.tokenDecimals === undefined ? {} : { tokenDecimals: state.tokenDecimals }),
@@ -70,7 +71,11 @@ export function disagreements(listing: Listing, facts: ChainFacts): string[] {
     if (onChain === null) out.push(`depositTokens[${i}].address: ${t.address} answers no decimals() on chain ${listing.chainId}, so it is no token there`)
     // The API and the portfolio show the token's amounts in the chain's scale (records.ts depositTokenDecimals).
     else if (onChain !== undefined && onChain !== t.decimals)
-      out.push(`depositTokens[${i}].decimals: the file says ${t.decimals} for ${t.address === facts.baseToken ? "the vault's asset " : ''}${t.address}, the chain says ${onChain}`)
+      out.push(
+        t.address === facts.baseToken && facts.decimalsFromFile
+          ? `depositTokens[${i}].decimals: the file says ${t.decimals} for the vault's asset ${t.address}, and ${onChain} elsewhere (the chain states none; give one)`
+          : `depositTokens[${i}].decimals: the file says ${t.decimals} for ${t.address === facts.baseToken ? "the vault's asset " : ''}${t.address}, the chain says ${onChain}`,
+      )
   }
   return out
 }

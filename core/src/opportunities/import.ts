@@ -15,6 +15,7 @@ import { MAX_PROBLEMS, parseCatalog } from './catalog.ts'
 import { disagreements, inGroups, readChainFacts } from './chain.ts'
 import { CatalogError } from './errors.ts'
 import { respellStoredChains } from './spelling.ts'
+import { receiptHolders, receiptOf } from './receipts.ts'
 import { encodeOpportunity, tvlOf } from './records.ts'
 import type { ChainFacts, Listing } from './schema.ts'
 
@@ -173,32 +174,21 @@ async function strandingProblems(deps: CatalogDeps, listing: Listing): Promise<s
 }
 
 /**
- * A receipt token is one vault's: a position is the wallet's balance of it (Solana, TON), so another vault under the
- * same receipt token would count those shares as a position in each, and its withdrawals would send them to a vault
- * that never issued them. One vault under several ids (delisted, imported again) is one position and passes. Checked
- * against the file's other entries and the stored catalog (listed or delisted, whose holders still hold it); a scan,
- * as imports are rare. Per listing, the problems found.
+ * Entries whose receipt token another vault holds (receipts.ts), against the stored catalog (listed or delisted, whose
+ * holders still hold it) and the file's earlier entries; a scan, as imports are rare. Per listing, the problems found.
  */
 async function sharedReceiptProblems(deps: CatalogDeps, listings: readonly Listing[], read: readonly Awaited<ReturnType<typeof factsFor>>[]): Promise<string[][]> {
-  const holders = new Map<string, { id: string; vault: string }>()
-  const key = (ecosystem: string, chainId: string, receipt: string) => `${ecosystem}|${chainId}|${receipt}`
+  const holders = receiptHolders()
   const inFile = new Set(listings.map((l) => l.id))
   for (const row of await deps.store.allOpportunities()) {
-    if (inFile.has(row.id) || row.chainFacts === null) continue
-    const facts = JSON.parse(row.chainFacts) as ChainFacts
-    holders.set(key(row.ecosystem, row.chainId, facts.receiptToken), { id: row.id, vault: row.vaultAddress })
+    if (inFile.has(row.id)) continue
+    const facts = row.chainFacts === null ? null : (JSON.parse(row.chainFacts) as ChainFacts)
+    holders.offer({ ecosystem: row.ecosystem, chainId: row.chainId, id: row.id, vault: row.vaultAddress }, receiptOf(JSON.parse(row.listing) as Listing, facts))
   }
   return listings.map((l, i) => {
     const r = read[i]!
-    if (!('facts' in r)) return []
-    const k = key(l.ecosystem, l.chainId, r.facts.receiptToken)
-    const holder = holders.get(k)
-    if (holder === undefined) holders.set(k, { id: l.id, vault: l.vaultAddress })
-    if (holder === undefined || holder.vault === l.vaultAddress) return []
-    return [
-      `receiptToken: ${r.facts.receiptToken} is already the receipt token of opportunity ${holder.id}, another vault (${holder.vault}); ` +
-        "a wallet's balance of it would count as a position in both, and withdrawals would send it to a vault that did not issue it",
-    ]
+    const problem = holders.offer({ ecosystem: l.ecosystem, chainId: l.chainId, id: l.id, vault: l.vaultAddress }, receiptOf(l, 'facts' in r ? r.facts : null))
+    return problem === undefined ? [] : [problem]
   })
 }
 

@@ -12,6 +12,7 @@ import type { EcosystemRegistry } from '../registry.ts'
 import type { OpportunityRecord as Row } from '../store/schema.ts'
 import type { Store } from '../store/store.ts'
 import { disagreements, inGroups, readChainFacts } from './chain.ts'
+import { receiptHolders, receiptOf } from './receipts.ts'
 import { decodeOpportunity, tvlOf } from './records.ts'
 import type { ChainFacts, Listing } from './schema.ts'
 
@@ -63,12 +64,19 @@ export async function refreshCatalog(deps: RefreshDeps, signal?: AbortSignal): P
 /** One chain's vaults, a group at a time. */
 async function refreshChain(deps: RefreshDeps, rows: readonly Row[], signal?: AbortSignal): Promise<RefreshSummary> {
   const summary: RefreshSummary = { refreshed: 0, failed: 0 }
+  // Each receipt token's holder among the chain's entries, the first imported (receipts.ts): a later entry under it
+  // (imported while its chain did not answer, so not checked then) is not given facts.
+  const holders = receiptHolders()
+  for (const r of [...rows].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)))
+    holders.offer({ ecosystem: r.ecosystem, chainId: r.chainId, id: r.id, vault: r.vaultAddress }, receiptOf(JSON.parse(r.listing) as Listing, r.chainFacts === null ? null : (JSON.parse(r.chainFacts) as ChainFacts)))
   const one = async (row: Row) => {
     const { listing } = decodeOpportunity(row)
     try {
       const facts = await readChainFacts(await deps.ecosystems.get(listing.ecosystem), listing)
       const moved = assetMoved(listing, row.chainFacts, facts)
       if (moved) throw new Error(moved)
+      const shared = holders.offer({ ecosystem: row.ecosystem, chainId: row.chainId, id: row.id, vault: row.vaultAddress }, facts.receiptToken)
+      if (shared) throw new Error(`${shared}; delist one of them`)
       const disagree = disagreements(listing, facts)
       // The chain is the authority (the API shows its decimals: records.ts depositTokenDecimals); a file that
       // disagrees is logged for the operator to fix.

@@ -171,6 +171,8 @@ export interface ChainFacts {
   baseToken: string
   receiptToken: string
   decimals: number
+  /** True where the chain states no decimals for the base token and `decimals` are the file's (VaultState.decimalsAssumed). */
+  decimalsFromFile?: true
   /** Absent where the chain does not say, and in facts stored before it was read. */
   receiptDecimals?: number
   totalAssets: string
