@@ -313,6 +313,27 @@ describe('a contract wallet creator funding through a relayer', () => {
     }
   })
 
+  test("one bundle of two wallets' transfers, each for its own stream, funds both: whoever confirms first takes nothing from the other", async () => {
+    const a = await walletCreatorStream()
+    const b = await walletCreatorStream()
+    const calls = [
+      { to: a.wallet, data: await signedWalletCall(env.chain.anvil, a.owner, a.wallet, a.stream.body.transactions[0].transaction) },
+      { to: b.wallet, data: await signedWalletCall(env.chain.anvil, b.owner, b.wallet, b.stream.body.transactions[0].transaction) },
+    ]
+    const bundler = await deployBundler(env.chain.anvil)
+    const hash = await env.chain.anvil.walletClient.sendTransaction({ account: a.relayer, to: bundler, data: encodeFunctionData({ abi: testBundlerAbi, functionName: 'run', args: [calls] }) })
+    expect((await env.chain.anvil.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success')
+    // The second confirmed had been 409 (the transaction "already funded a stream") and stayed pending for good.
+    for (const s of [b, a]) {
+      const confirmed = await confirm(s.stream.body.stream.id, hash)
+      expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200)
+      expect(confirmed.body.stream).toMatchObject({ state: 'active', fundingTxHash: hash })
+    }
+    // Each stream's own again is not pending (400), as ever.
+    const again = await confirm(a.stream.body.stream.id, hash)
+    expect([again.status, again.body.context?.state]).toEqual([400, 'active'])
+  })
+
   test("the stream's tag appended by the relayer to the wallet's untagged transfer does not fund it", async () => {
     const { owner, relayer, wallet, stream: r } = await walletCreatorStream()
     const transfer = r.body.transactions[0].transaction as Json

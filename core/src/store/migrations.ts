@@ -296,6 +296,18 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.dropIndex('actions_by_wallet').ifExists().execute()
     },
   },
+  {
+    version: 13,
+    name: "one transaction funds streams of several creators or reward tokens, one stream per creator's token",
+    async up(db) {
+      // A bundle (ERC-4337, EIP-5792) carries several wallets' transfers, each with its stream's tag on the creator's
+      // own call: the index on (chain, transaction) let one of them be recorded and left the others pending for good,
+      // their budgets at the treasury. Confirm counts a creator's transfers of one token (several streams' tags there
+      // are refused), so that is what one transaction may fund once.
+      await db.schema.dropIndex('streams_funding_tx').execute()
+      await db.schema.createIndex('streams_funding_tx').unique().on('streams').columns(['chain_id', 'funding_tx_hash', 'creator', 'reward_token']).execute()
+    },
+  },
 ]
 
 /**

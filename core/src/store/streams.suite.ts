@@ -98,6 +98,21 @@ export function streamStoreTests(store: () => Store) {
     await expect(store().insertStream(c)).rejects.toThrow()
   })
 
+  test("streams: one transaction funds streams of other creators or reward tokens (a bundle's), each once", async () => {
+    const orgId = await newOrg()
+    const txHash = `0x${randomUUID()}`
+    const first = stream(orgId)
+    const otherCreator = stream(orgId, { creator: '0x' + 'dd'.repeat(20) })
+    const otherToken = stream(await newOrg(), { rewardToken: 'native' })
+    const sameAgain = stream(orgId)
+    for (const s of [first, otherCreator, otherToken, sameAgain]) await store().insertStream(s)
+    const funded = await Promise.all([first, otherCreator, otherToken].map((s) => store().fundStream(s.id, { chainId: '1', txHash, at: T0 + 5 })))
+    expect(funded).toEqual(['funded', 'funded', 'funded'])
+    expect(await store().fundStream(sameAgain.id, { chainId: '1', txHash, at: T0 + 6 })).toBe('tx_used')
+    // The index holds past the check too: a stream of the first's creator and token, recorded with the same hash.
+    await expect(store().insertStream(stream(orgId, { state: 'active', fundingTxHash: txHash }))).rejects.toThrow()
+  })
+
   test('streams: two streams funded by one transaction at once: one is funded, the other told the transaction is used, never an error', async () => {
     const orgId = await newOrg()
     for (let round = 0; round < 10; round++) {

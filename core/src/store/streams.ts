@@ -28,8 +28,9 @@ export interface StreamStore {
   /** Moves the stream from `from` to `to`; false when its stored state was no longer `from`. */
   setStreamState(id: string, p: { from: State; to: State; at: number }): Promise<boolean>
   /**
-   * A pending stream becomes active with its funding transaction recorded; `tx_used` when that
-   * transaction already funded a stream, `not_pending` when the stream was no longer pending.
+   * A pending stream becomes active with its funding transaction recorded; `tx_used` when that transaction already
+   * funded a stream of the same creator and reward token (one transaction may fund several creators' or tokens'
+   * streams: a bundle's), `not_pending` when the stream was no longer pending.
    */
   fundStream(id: string, p: { chainId: string; txHash: string; at: number }): Promise<FundStreamResult>
   /**
@@ -87,12 +88,14 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
       return r.numUpdatedRows > 0n
     },
     async fundStream(id, p) {
-      // Checked first for a clear answer; the unique index on (chain, funding transaction) still holds under a race.
+      // Checked first for a clear answer; the unique index on (chain, funding transaction, creator, reward token) still
+      // holds under a race.
       const used = await db
-        .selectFrom('streams')
-        .select('id')
-        .where('chainId', '=', p.chainId)
-        .where('fundingTxHash', '=', p.txHash)
+        .selectFrom('streams as used')
+        .innerJoin('streams as own', (join) => join.on('own.id', '=', id).onRef('own.creator', '=', 'used.creator').onRef('own.rewardToken', '=', 'used.rewardToken'))
+        .select('used.id')
+        .where('used.chainId', '=', p.chainId)
+        .where('used.fundingTxHash', '=', p.txHash)
         .executeTakeFirst()
       // This stream's own transaction, confirmed a moment ago by another request: it is no longer pending.
       if (used) return used.id === id ? 'not_pending' : 'tx_used'

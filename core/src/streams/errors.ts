@@ -39,6 +39,8 @@ export class FundingRejectedError extends InvalidArgumentError {
 
 export class FundingTransactionUsedError extends ConflictError {
   constructor() {
-    super('this transaction already funded a stream', { txHash: 'already recorded as the funding of a stream' })
+    super("this transaction already funded a stream from this creator in this reward token (recorded while this confirm read it)", {
+      txHash: 'already recorded as the funding of a stream',
+    })
   }
 }
