@@ -123,3 +123,16 @@ test("a confirm's not-found names the chain as the stream shows it, though the c
     node.stop(true)
   }
 })
+
+test("confirming a stream whose ecosystem this server no longer loads is a 503 naming its chain, not a 400 about a field the request lacks", async () => {
+  const h = await createHarness({ env: { ECOSYSTEMS: 'evm' } })
+  try {
+    const id = await legacyStream(h, { type: 'token', rewardToken: A, creator: B, treasury: A, chainId: 'mainnet', state: 'pending' })
+    const r = await h.post(`/v2/streams/${id}/confirm`, { txHash: '5'.repeat(87) })
+    expect(r.status, r.text).toBe(503)
+    expectEnvelope(r.body, 503, 'UNAVAILABLE')
+    expect(r.body.context).toEqual({ chainId: 'solana is not loaded' })
+  } finally {
+    await h.close()
+  }
+})

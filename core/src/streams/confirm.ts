@@ -8,7 +8,7 @@
  * with the new state in one write.
  */
 import { canonicalOrNone } from '../addressProblems.ts'
-import { ApiError, NotConfirmedYetError, UnavailableError } from '../errors.ts'
+import { ApiError, NotConfirmedYetError, UnavailableError, UnsupportedEcosystemError } from '../errors.ts'
 import { NATIVE_TOKEN, type Ecosystem, type EcosystemId, type ReadTransfersResult } from '../ecosystem.ts'
 import { canonicalChainId } from '../registry.ts'
 import type { StreamRecord } from '../store/schema.ts'
@@ -106,7 +106,14 @@ async function withCoinMovedInside(stream: StreamRecord, read: ReadTransfersResu
 }
 
 async function readFunding(deps: StreamDeps, stream: StreamRecord, txHash: string) {
-  const { plugin, client } = await deps.ecosystems.get(stream.ecosystem)
+  const { plugin, client } = await deps.ecosystems.get(stream.ecosystem).catch((e: unknown) => {
+    // The stream's, not the request's: its ecosystem is no longer loaded here (the request names none to correct).
+    if (e instanceof UnsupportedEcosystemError)
+      throw new UnavailableError(`this server does not load ${stream.ecosystem}, the ecosystem of this stream's chain ${stream.chainId}; its operator adds it to ECOSYSTEMS`, {
+        chainId: `${stream.ecosystem} is not loaded`,
+      })
+    throw e
+  })
   try {
     return { plugin, read: await plugin.transactions.readTransfers(client, { chainId: stream.chainId, txHash }) }
   } catch (e) {
