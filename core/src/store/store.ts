@@ -88,7 +88,10 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
    * asked only when an import moves an opportunity, and an index would cost every build's insert.
    */
   hasDepositsInto(opportunityId: string, vault: string): Promise<boolean>
-  /** The opportunities a wallet has actions of (built or verified), any organization's: whose histories its portfolio reads. */
+  /**
+   * The opportunities of a wallet's newest 10,000 actions (built or verified), any organization's: whose histories its
+   * portfolio reads.
+   */
   opportunitiesActedOn(ecosystem: string, wallet: string): Promise<string[]>
   /**
    * Records a verified transaction of a built action (`verifies`), once: true when this transaction is the one
@@ -135,6 +138,9 @@ const ACTION_COLUMNS = [
 ] as const satisfies readonly (keyof NewAction)[]
 // A column added to the table but not to the list above fails to compile here.
 const _everyActionColumn: Exclude<keyof NewAction, (typeof ACTION_COLUMNS)[number]> extends never ? true : never = true
+
+/** A wallet's newest actions whose opportunities its portfolio reads histories of (older ones: only if still held). */
+const ACTED_ON_ROWS = 10_000
 
 // Any fixed number other than the migrations' lock; the same for every process of this service.
 const FIRST_ORGANIZATION_LOCK = 724_201_612
@@ -275,15 +281,17 @@ export function createStore(options: StoreOptions): Store {
       return found !== undefined
     },
     async opportunitiesActedOn(ecosystem, wallet) {
-      // Through actions_wallet (wallet, created_at): the wallet's own rows only.
-      const rows = await db
+      // Through actions_wallet (wallet, created_at), newest first and bounded: a wallet with 100,000 actions (anyone may
+      // ask for any wallet's portfolio) held the one SQLite connection ~40 ms a portfolio reading them all.
+      const recent = db
         .selectFrom('actions')
         .select('opportunityId')
-        .distinct()
         .where('wallet', '=', wallet)
         .where('ecosystem', '=', ecosystem)
         .where('opportunityId', 'is not', null)
-        .execute()
+        .orderBy('createdAt', 'desc')
+        .limit(ACTED_ON_ROWS)
+      const rows = await db.selectFrom(recent.as('recent')).select('opportunityId').distinct().execute()
       return rows.map((r) => r.opportunityId!)
     },
     async recordVerification(a) {
