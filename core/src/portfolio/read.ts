@@ -169,6 +169,8 @@ async function readInTurns(
     reading.shares.set(o.listing.id, shares)
     return shares > 0n
   })
+  // Held but not acted on: their histories were not read with the balances.
+  const heldOnly = held.filter((o) => !acted.has(o.listing.id))
   const [values, heldFlows] = await Promise.all([
     Promise.all(
       held.map(({ listing }) =>
@@ -179,9 +181,9 @@ async function readInTurns(
         ),
       ),
     ),
-    flowsOf(held.filter((o) => !acted.has(o.listing.id))),
+    flowsOf(heldOnly),
   ])
-  held.filter((o) => !acted.has(o.listing.id)).forEach((o, i) => reading.flows.set(o.listing.id, heldFlows[i]!))
+  heldOnly.forEach((o, i) => reading.flows.set(o.listing.id, heldFlows[i]!))
   held.forEach((o, i) => {
     const value = values[i]!
     if (value !== REFUSED) reading.assets.set(o.listing.id, value)
