@@ -195,8 +195,9 @@ const SMALL_BODY_BYTES = 16 * 1024
 
 /**
  * The body of a request on a key whose budget cannot pay for its operation now, not read (past 16 KiB, or sent
- * without a length): the guard answers 429 whatever it holds. A refusal is free, so reading it would give anyone holding a spent key (a publishable one is in
- * web pages) ~40 ms of the one thread per megabyte for nothing, every other organization's requests waiting behind it.
+ * without a length): the guard answers 429 whatever it holds. A refusal is free, so reading it would give anyone
+ * holding a spent key (a publishable one is in web pages) ~40 ms of the one thread per megabyte for nothing, every
+ * other organization's requests waiting behind it.
  */
 export const OVER_BUDGET_BODY = Symbol('body of a request on a spent budget')
 
