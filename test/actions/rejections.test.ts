@@ -11,7 +11,7 @@ import { importCatalog } from '@earn/core'
 import { evmClientFromPublicClients } from '@earn/plugin-evm'
 import { createPublicClient, getAddress, http } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
-import { anvilChain, deployToken, mintToken, recordingProxy, sendUnsigned } from '../chains/evm.ts'
+import { anvilChain, deployToken, mintToken, recordingProxy, sendUnsigned, startAnvil } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
 import { fundedMember } from './members.ts'
@@ -180,6 +180,22 @@ describe('the server and its chain', () => {
     const context = { chainId: `no RPC configured for chain ${chain.anvil.chainId}` }
     await refused(noRpc.post(`/v2/actions/deposit/${chain.directId}`, depositBody({ distributorId: noRpc.distributorId })), 400, 'INVALID_ARGUMENT', context)
     await refused(noRpc.post(`/v2/actions/withdraw/${chain.directId}`, withdrawBody({ distributorId: noRpc.distributorId })), 400, 'INVALID_ARGUMENT', context)
+  })
+
+  test("an RPC serving another chain than the one it is configured for: builds and verify are 503 naming the chain, never that chain's state", async () => {
+    // The wallet holds tUSD on the opportunity's chain only; the other node (chain 8453) has the same contracts' addresses empty.
+    const other = await startAnvil({ args: ['--chain-id', '8453'] })
+    try {
+      const wrong = await createHarness({ store: db.store, clients: { evm: clientOf(other.url) } })
+      const context = { chainId: chain.anvil.chainId }
+      const error = new RegExp(`the RPC configured for EVM chain ${chain.anvil.chainId} serves chain 8453`)
+      await refused(wrong.post(`/v2/actions/deposit/${chain.directId}`, depositBody({ distributorId: wrong.distributorId })), 503, 'UNAVAILABLE', context, error)
+      await refused(wrong.post(`/v2/actions/withdraw/${chain.directId}`, withdrawBody({ distributorId: wrong.distributorId })), 503, 'UNAVAILABLE', context, error)
+      const verify = await wrong.get(`/v2/actions/verify?chainId=${chain.anvil.chainId}&txHash=0x${'ab'.repeat(32)}`, { key: wrong.org.publishableKey })
+      expect([verify.status, verify.body.context], verify.text).toEqual([503, context])
+    } finally {
+      await other.stop()
+    }
   })
 
   test('an RPC that fails after the preflight (measuring gas) is a retryable 503 naming the chain; nothing is recorded', async () => {

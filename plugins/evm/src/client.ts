@@ -66,6 +66,8 @@ export interface EvmClientState {
   readonly settledFlows: Map<string, SettledFlows>
   /** `chainId|address` of the contracts the catalog names, read as its vaults and tokens (see `vouch`). */
   readonly vouched: Set<string>
+  /** When each chain's RPC was last found to serve that chain (`performance.now()`; see `servedChain.ts`). */
+  readonly servedChecked: Map<string, number>
 }
 
 /** Deposited and withdrawn assets over the blocks up to `through`, inclusive. */
@@ -201,7 +203,7 @@ function baseClient(
     flowsScanMs,
     budgetMs,
     confirmations: (chainId) => (Object.hasOwn(confirmations, chainId) ? confirmations[chainId]! : 1),
-    state: { inFlight: new Map(), gasMeasured: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map(), vouched: new Set() },
+    state: { inFlight: new Map(), gasMeasured: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map(), vouched: new Set(), servedChecked: new Map() },
   }
 }
 

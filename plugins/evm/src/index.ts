@@ -15,6 +15,7 @@ import * as portfolio from './portfolio.ts'
 import * as transfer from './transfer.ts'
 import { health } from './health.ts'
 import { withinBudget } from './budget.ts'
+import { onServedChain } from './servedChain.ts'
 
 const onChain = (p: { chainId: string }) => p.chainId
 
@@ -29,8 +30,10 @@ export const evm = defineEcosystem({
   address: { isValid: address.isValid, parse: address.parse, format: address.format },
   // Each capability that asks the chain answers within the client's budget (budget.ts).
   signIn: { defaultChainId: signIn.DEFAULT_CHAIN_ID, message: signIn.message, verify: withinBudget(signIn.verify, (p) => p.chainId ?? signIn.DEFAULT_CHAIN_ID) },
+  // Whatever reads the state it acts on checks that the RPC serves its chain (servedChain.ts); vault facts, sign-in
+  // and the portfolio check it themselves.
   balance: {
-    read: withinBudget(balance.read, onChain),
+    read: withinBudget(onServedChain(balance.read, onChain), onChain),
     vault: withinBudget(vault, onChain),
     assets: withinBudget(portfolio.assets, onChain),
     flows: withinBudget(portfolio.flows, onChain),
@@ -38,9 +41,9 @@ export const evm = defineEcosystem({
   },
   transactions: {
     check: transactions.check,
-    build: withinBudget(transactions.build, onChain),
-    buildTransfer: withinBudget(transfer.buildTransfer, onChain),
-    readTransfers: withinBudget(transfer.readTransfers, onChain),
+    build: withinBudget(onServedChain(transactions.build, onChain), onChain),
+    buildTransfer: withinBudget(onServedChain(transfer.buildTransfer, onChain), onChain),
+    readTransfers: withinBudget(onServedChain(transfer.readTransfers, onChain), onChain),
   },
 })
 

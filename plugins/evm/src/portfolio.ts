@@ -10,7 +10,8 @@ import { format, parse } from './address.ts'
 import { readUint256 } from './calldata.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { recall, remember } from './lru.ts'
-import { ask, assertServesChain } from './rpc.ts'
+import { ask } from './rpc.ts'
+import { checkServed } from './servedChain.ts'
 import { share } from './shared.ts'
 
 // Written out rather than taken from viem's erc4626Abi, which names Deposit's second topic `receiver`: the filter
@@ -56,8 +57,8 @@ export async function assets(client: EvmClient, p: AssetsParameters): Promise<bi
 
 /** The portfolio's check that the RPC serves the chain asked for (see the interface); one in flight per chain. */
 export function servesChain(client: EvmClient, chainId: string): Promise<void> {
-  const publicClient = requirePublicClient(client, chainId)
-  return share(client, `${chainId}|servesChain`, () => assertServesChain(publicClient, chainId))
+  requirePublicClient(client, chainId)
+  return checkServed(client, chainId)
 }
 
 /**
