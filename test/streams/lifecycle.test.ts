@@ -308,7 +308,7 @@ describe('a contract wallet creator funding through a relayer', () => {
     const hash = await env.chain.anvil.walletClient.sendTransaction({ account: relayer, to: bundler, data: encodeFunctionData({ abi: testBundlerAbi, functionName: 'run', args: [calls] }) })
     expect((await env.chain.anvil.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success')
     for (const id of [short.body.stream.id, full.body.stream.id]) {
-      expectRefused(await confirm(id, hash), /carry the funding tags of 2 streams.*fund each stream in a transaction of its own/)
+      expectRefused(await confirm(id, hash), /carry the funding tags of 2 of its streams.*fund each stream in a transaction of its own/)
       expect(await state(id)).toBe('pending')
     }
   })

@@ -102,8 +102,37 @@ test("one transaction funding two streams confirms neither: what each stream's t
   for (const id of [a.body.stream.id, b.body.stream.id]) {
     const refused = await h.post(`/v2/streams/${id}/confirm`, { txHash: signature })
     expect(refused.status, refused.text).toBe(400)
-    expect(refused.body.error).toMatch(/carry the funding tags of 2 streams.*fund each stream in a transaction of its own/)
+    expect(refused.body.error).toMatch(/carry the funding tags of 2 of its streams.*fund each stream in a transaction of its own/)
     expect((await h.get(`/v2/streams/${id}`)).body.stream.state).toBe('pending')
+  }
+})
+
+test("one transaction carrying two creators' fundings (a relayer joining them, each creator signing) funds both: each counts only its own transfers", async () => {
+  const creators = [await generateKeyPairSigner(), await generateKeyPairSigner()]
+  for (const c of creators) {
+    await chain.airdrop(c.address, 1_000_000_000n)
+    await sample.fund(c.address, 5_000_000n)
+  }
+  const now = Math.floor(Date.now() / 1000)
+  const created = await Promise.all(
+    creators.map((c, i) =>
+      h.post('/v2/streams', { type: 'token', chainId: 'localnet', rewardToken: sample.baseMint, creatorAddress: c.address, netBudget: String((i + 1) * 1_000_000), targetOpportunityId: entry.id, startTime: now, endTime: now + 86_400 }),
+    ),
+  )
+  expect(created.map((r) => r.status)).toEqual([200, 200])
+  // Each creator's instructions, its signer attached (the first pays the fee): one transaction both sign.
+  const instructions = created.flatMap((r, i) => {
+    const wire = getTransactionDecoder().decode(getBase64Encoder().encode(r.body.transactions[0].transaction.serializedTransaction))
+    return decompileTransactionMessage(getCompiledTransactionMessageDecoder().decode(wire.messageBytes)).instructions.map((ix) => ({
+      ...ix,
+      accounts: ix.accounts?.map((a) => (a.address === creators[i]!.address && 'role' in a && a.role >= 2 ? { ...a, signer: creators[i]! } : a)),
+    }))
+  })
+  const signature = await chain.send(instructions as never, creators[0]!)
+  for (const r of created) {
+    const confirmed = await h.post(`/v2/streams/${r.body.stream.id}/confirm`, { txHash: signature })
+    expect(confirmed.status, confirmed.text).toBe(200)
+    expect(confirmed.body.stream.state).toBe('active')
   }
 })
 

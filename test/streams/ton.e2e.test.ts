@@ -110,7 +110,7 @@ test("one request funding two streams confirms neither: what each stream's messa
   for (const id of [a.body.stream.id, b.body.stream.id]) {
     const refused = await h.post(`/v2/streams/${id}/confirm`, { txHash: sent.hash })
     expect(refused.status, refused.text).toBe(400)
-    expect(refused.body.error).toMatch(/carry the funding tags of 2 streams.*fund each stream in a transaction of its own/)
+    expect(refused.body.error).toMatch(/carry the funding tags of 2 of its streams.*fund each stream in a transaction of its own/)
     expect((await h.get(`/v2/streams/${id}`)).body.stream.state).toBe('pending')
   }
 })

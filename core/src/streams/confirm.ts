@@ -31,8 +31,8 @@ export interface ConfirmStreamParameters {
  * wallet's call can add tags around it. Where the creator's call carried none of this stream's, the transaction's own
  * tag still names the fault, and can never fund. Elsewhere (Solana, TON) the transaction's tag is the wallet's.
  */
-async function fundingTag(stream: StreamRecord, chainId: string, read: ReadTransfersResult): Promise<{ tag: string | null; onCreatorsCall: boolean }> {
-  if (!read.tagsOn) return { tag: ownTag(stream, read.tags ?? []) ?? read.tag, onCreatorsCall: true }
+async function fundingTag(secret: string, stream: StreamRecord, chainId: string, read: ReadTransfersResult): Promise<{ tag: string | null; onCreatorsCall: boolean }> {
+  if (!read.tagsOn) return { tag: ownTag(secret, stream, read.tags ?? []) ?? read.tag, onCreatorsCall: true }
   const to = stream.rewardToken === NATIVE_TOKEN ? stream.treasury! : stream.rewardToken!
   const tags = await read.tagsOn({ from: stream.creator!, to })
   if (tags === undefined)
@@ -40,21 +40,30 @@ async function fundingTag(stream: StreamRecord, chainId: string, read: ReadTrans
       `the creator's transfer in transaction ${read.txHash} was made inside a contract's call, and reading its funding tag needs a call trace, which the RPC for chain ${chainId} did not give (debug_traceTransaction with callTracer); try again, or configure an RPC that traces`,
       { chainId, txHash: 'needs a call trace' },
     )
-  const own = ownTag(stream, tags)
+  const own = ownTag(secret, stream, tags)
   return own === undefined ? { tag: tags[0] ?? read.tag, onCreatorsCall: false } : { tag: own, onCreatorsCall: true }
 }
 
 /**
- * This stream's funding tag among the creator's. A batch of the creator's transfers funding several streams is refused
- * for every stream in it, rather than credited to one: the transfers are summed per transaction, so one stream's would
- * make up another's shortfall.
+ * This stream's funding tag among the transaction's. The creator's transfers funding several of its streams are
+ * refused for every stream in them, rather than credited to one: the transfers are summed per transaction, so one
+ * stream's would make up another's shortfall (and a transaction funds one stream per creator and token: the store's
+ * index). Other creators' streams' tags (a relayer joining several wallets' fundings in one Solana transaction) are not
+ * this creator's transfers, which alone are summed: they are left aside, told by their MAC not verifying for this
+ * creator.
  */
-function ownTag(stream: StreamRecord, tags: readonly string[]): string | undefined {
+function ownTag(secret: string, stream: StreamRecord, tags: readonly string[]): string | undefined {
   const own = tags.find((t) => parseStreamTag(t)?.streamId === stream.id)
-  const streams = new Set(tags.map((t) => parseStreamTag(t)?.streamId).filter((id) => id !== undefined))
-  if (own !== undefined && streams.size > 1)
+  const creatorsStreams = new Set(
+    tags.flatMap((t) => {
+      const id = parseStreamTag(t)?.streamId
+      const creators = id !== undefined && (id === stream.id || verifyStreamTag(secret, t, { streamId: id, wallet: stream.creator!, chainId: stream.chainId }))
+      return creators ? [id] : []
+    }),
+  )
+  if (own !== undefined && creatorsStreams.size > 1)
     throw new FundingRejectedError(
-      `the creator's transfers in it carry the funding tags of ${streams.size} streams, and what each moved is not told apart; fund each stream in a transaction of its own`,
+      `the creator's transfers in it carry the funding tags of ${creatorsStreams.size} of its streams, and what each moved is not told apart; fund each stream in a transaction of its own`,
     )
   return own
 }
@@ -130,8 +139,9 @@ export async function confirmStream(deps: StreamDeps, p: ConfirmStreamParameters
   const txHash = p.txHash.trim()
   const { plugin, read } = await readFunding(deps, stream, txHash)
   // Named in errors as responses show it; the stored spelling stays what the chain is read and the tag checked with.
-  const funding = await fundingTag(stream, canonicalChainId(plugin, stream.chainId), read)
-  checkFunding(await deps.attributionSecret(), plugin, stream, await withCoinMovedInside(stream, read), funding)
+  const secret = await deps.attributionSecret()
+  const funding = await fundingTag(secret, stream, canonicalChainId(plugin, stream.chainId), read)
+  checkFunding(secret, plugin, stream, await withCoinMovedInside(stream, read), funding)
 
   const now = deps.clock.now()
   // The chain's own spelling of the hash: another spelling of the same transaction must not fund a second stream.
