@@ -105,15 +105,18 @@ test("another vault under a listed opportunity's receipt jetton is refused: a wa
   const pending = at(vaults[1]!)
   const refusedOffline = await importCatalog({ ...deps, ecosystems: offline.deps.ecosystems }, { opportunities: [pending] }).catch((e: unknown) => e)
   expect((refusedOffline as { problems?: string[] }).problems).toEqual([problem(0, pending.id, TON_SAMPLE_ENTRY.id, sample.vault.address)])
-  // One stored pending all the same (by an earlier release): a refresh does not give it the chain's facts.
+  // One stored all the same, served with facts under the sample's receipt jetton (an earlier release's import or
+  // refresh): a refresh takes its facts away, so it is no longer served, and the sample's entry stays.
   const sampleRow = (await h.store.getOpportunity(TON_SAMPLE_ENTRY.id))!
   const vault = vaults[1]!.address.toRawString()
-  const stored = { ...sampleRow, id: pending.id, vaultAddress: vault, listing: JSON.stringify({ ...JSON.parse(sampleRow.listing), id: pending.id, vaultAddress: vault }), chainFacts: null, refreshedAt: null, createdAt: sampleRow.createdAt + 1 }
+  const stored = { ...sampleRow, id: pending.id, vaultAddress: vault, listing: JSON.stringify({ ...JSON.parse(sampleRow.listing), id: pending.id, vaultAddress: vault }), createdAt: sampleRow.createdAt + 1 }
   await h.store.upsertOpportunity(stored, [sample.baseToken.toRawString()])
+  expect((await h.get(`/v2/opportunities/${pending.id}`)).status).toBe(200)
   const logged: unknown[] = []
   await refreshCatalog({ ...deps, logger: { info: () => {}, error: (l: unknown) => logged.push(l) } })
   const after = (await h.store.getOpportunity(pending.id))!
-  expect([after.chainFacts, after.refreshError]).toEqual([null, expect.stringContaining(`is already the receipt token of opportunity ${TON_SAMPLE_ENTRY.id}`)])
+  expect([after.chainFacts, after.refreshedAt, after.refreshError]).toEqual([null, null, expect.stringContaining(`is already the receipt token of opportunity ${TON_SAMPLE_ENTRY.id}`)])
+  expect((await h.get(`/v2/opportunities/${pending.id}`)).status).toBe(404)
   expect((await h.get(`/v2/opportunities/${TON_SAMPLE_ENTRY.id}`)).status).toBe(200)
   await h.store.setOpportunityDelisted(pending.id, true, h.deps.clock.now())
 })

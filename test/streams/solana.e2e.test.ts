@@ -5,7 +5,7 @@
 import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
-import { address, decompileTransactionMessage, generateKeyPairSigner, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder } from '@solana/kit'
+import { address, decompileTransactionMessage, generateKeyPairSigner, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, type Instruction } from '@solana/kit'
 import { localCatalog } from '../actions/localChain.ts'
 import { deploySampleSolana, startSolana } from '../chains/solana.ts'
 import { createHarness, expectEnvelope } from '../harness.ts'
@@ -123,7 +123,8 @@ test("one transaction carrying two creators' fundings (a relayer joining them, e
   // Each creator's instructions, its signer attached (the first pays the fee): one transaction both sign.
   const instructions = created.flatMap((r, i) => {
     const wire = getTransactionDecoder().decode(getBase64Encoder().encode(r.body.transactions[0].transaction.serializedTransaction))
-    return decompileTransactionMessage(getCompiledTransactionMessageDecoder().decode(wire.messageBytes)).instructions.map((ix) => ({
+    const decoded = decompileTransactionMessage(getCompiledTransactionMessageDecoder().decode(wire.messageBytes)).instructions as readonly Instruction[]
+    return decoded.map((ix) => ({
       ...ix,
       accounts: ix.accounts?.map((a) => (a.address === creators[i]!.address && 'role' in a && a.role >= 2 ? { ...a, signer: creators[i]! } : a)),
     }))

@@ -76,7 +76,15 @@ async function refreshChain(deps: RefreshDeps, rows: readonly Row[], signal?: Ab
       const moved = assetMoved(listing, row.chainFacts, facts)
       if (moved) throw new Error(moved)
       const shared = holders.offer({ ecosystem: row.ecosystem, chainId: row.chainId, id: row.id, vault: row.vaultAddress }, facts.receiptToken)
-      if (shared) throw new Error(`${shared}; delist one of them`)
+      if (shared) {
+        // Not served at all, its last facts neither (they may be from before the check, an earlier release's refresh):
+        // its holders' receipts would count in both entries, and its withdrawals go to the wrong vault.
+        summary.failed++
+        const error = `${shared}; fix the catalog entry (or delist one of them) and import it again`
+        deps.logger.error({ msg: 'catalog entry under another vault\'s receipt token; taken off the API', opportunityId: listing.id, chainId: listing.chainId, error })
+        await deps.store.withdrawOpportunityFacts(listing.id, row.listing, error, deps.clock.now())
+        return
+      }
       const disagree = disagreements(listing, facts)
       // The chain is the authority (the API shows its decimals: records.ts depositTokenDecimals); a file that
       // disagrees is logged for the operator to fix.

@@ -66,6 +66,11 @@ export interface OpportunityStore {
   /** Notes a failed refresh of `listing`, the last facts staying; nothing when the entry was re-imported since. */
   setOpportunityRefreshError(id: string, listing: string, error: string, at: number): Promise<void>
   /**
+   * Takes `listing`'s facts away, noting why: the entry is pending again, off the API, until an import or a refresh
+   * gives it facts (its facts must not be served, as kept ones are after a failed read); nothing when re-imported since.
+   */
+  withdrawOpportunityFacts(id: string, listing: string, error: string, at: number): Promise<void>
+  /**
    * Delists the opportunity at `at`, or lists it again; an import never changes this. False when there is no such
    * opportunity. Delisting one already delisted keeps its first time.
    */
@@ -225,6 +230,14 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
     async setOpportunityRefreshError(id, listing, error, at) {
       // A failure to read an old listing says nothing about the one imported over it.
       await db.updateTable('opportunities').set({ refreshError: error, updatedAt: at }).where('id', '=', id).where('listing', '=', listing).execute()
+    },
+    async withdrawOpportunityFacts(id, listing, error, at) {
+      await db
+        .updateTable('opportunities')
+        .set({ chainFacts: null, tvl: 0, refreshedAt: null, refreshError: error, updatedAt: at })
+        .where('id', '=', id)
+        .where('listing', '=', listing)
+        .execute()
     },
     async respellOpportunityChain(id, from, to) {
       const r = await db
