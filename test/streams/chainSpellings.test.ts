@@ -136,3 +136,17 @@ test("confirming a stream whose ecosystem this server no longer loads is a 503 n
     await h.close()
   }
 })
+
+test("confirming a stream on a chain this server has no RPC for (any more) is a 503 naming its chain, not a 400", async () => {
+  const h = await createHarness({ env: { ECOSYSTEMS: 'evm' } })
+  try {
+    const token = '0x' + 'aa'.repeat(20)
+    const id = await legacyStream(h, { type: 'token', ecosystem: 'evm', chainId: '424242', rewardToken: token, creator: '0x' + 'bb'.repeat(20), treasury: '0x' + 'cc'.repeat(20), state: 'pending' })
+    const r = await h.post(`/v2/streams/${id}/confirm`, { txHash: `0x${'ab'.repeat(32)}` })
+    expect(r.status, r.text).toBe(503)
+    expectEnvelope(r.body, 503, 'UNAVAILABLE')
+    expect(r.body.context).toEqual({ chainId: 'no RPC configured' })
+  } finally {
+    await h.close()
+  }
+})

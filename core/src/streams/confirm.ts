@@ -8,7 +8,7 @@
  * with the new state in one write.
  */
 import { canonicalOrNone } from '../addressProblems.ts'
-import { ApiError, NotConfirmedYetError, UnavailableError, UnsupportedEcosystemError } from '../errors.ts'
+import { ApiError, NoChainRpcError, NotConfirmedYetError, UnavailableError, UnsupportedEcosystemError } from '../errors.ts'
 import { NATIVE_TOKEN, type Ecosystem, type EcosystemId, type ReadTransfersResult } from '../ecosystem.ts'
 import { canonicalChainId } from '../registry.ts'
 import type { StreamRecord } from '../store/schema.ts'
@@ -129,6 +129,9 @@ async function readFunding(deps: StreamDeps, stream: StreamRecord, txHash: strin
     // Unknown and not yet mined look the same from here: either way the caller retries once it is mined.
     if (e instanceof ApiError && e.code === 'NOT_FOUND')
       throw new FundingNotFoundError(canonicalChainId(plugin, stream.chainId), e instanceof NotConfirmedYetError ? String(e.context.txHash) : undefined)
+    // Its chain has no RPC here (any more): the server's gap, not a field of this request's (EVM answers it 400).
+    if (e instanceof NoChainRpcError)
+      throw new UnavailableError(`this server has no RPC for chain ${stream.chainId}, this stream's chain; its operator configures one`, { chainId: 'no RPC configured' }, { cause: e })
     throw e
   }
 }
