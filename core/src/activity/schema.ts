@@ -33,7 +33,9 @@ export type DistributorActivityQuery = Static<typeof DistributorActivityQuery>
 const Nullable = (description: string) => Type.Union([Type.String(), Type.Null()], { description })
 
 const common = {
-  id: Type.String({ description: "The action's UUID; for a signup `signup:<ecosystem>:<address>`" }),
+  id: Type.String({
+    description: "The row's id: a built deposit's or withdrawal's is its actionId; a verify row's is its own (verify's answer names the deposit it verified, metadata.actionId); a signup's is `signup:<ecosystem>:<address>`",
+  }),
   walletAddress: Type.String({ description: "The wallet, in its ecosystem's display form (EIP-55 on EVM)" }),
   walletEcosystem: EcosystemIdSchema,
   distributorId: Type.String(),
@@ -48,8 +50,10 @@ export const ActionActivity = Type.Object(
     }),
     chainId: Type.String(),
     opportunityId: Type.String(),
-    token: Nullable('Token of the amount, display form (`native` for the coin): tokenIn of a deposit, the receipt (share) token of a withdrawal'),
-    amount: Nullable('Smallest units of token, as built'),
+    token: Nullable(
+      'Token of the amount, display form (`native` for the coin): tokenIn of a deposit, the receipt (share) token of a withdrawal; for verify, the token that reached the vault (EVM: the vault\'s asset; Solana, TON: what the wallet sent), null where the opportunity has since moved to another vault',
+    ),
+    amount: Nullable('Smallest units of token: as built for deposit and withdraw; for verify, what the chain says moved into the vault (not the amount built)'),
     txHash: Nullable('The verified transaction (type verify); null for built actions'),
   },
   { title: 'ActionActivity' },
