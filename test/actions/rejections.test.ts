@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { randomUUID } from 'node:crypto'
 import { importCatalog } from '@earn/core'
-import { evmClientFromPublicClients } from '@earn/plugin-evm'
+import { evmClientFromPublicClients, type EvmClient } from '@earn/plugin-evm'
 import { createPublicClient, getAddress, http } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
 import { anvilChain, deployToken, mintToken, recordingProxy, sendUnsigned, startAnvil } from '../chains/evm.ts'
@@ -193,6 +193,11 @@ describe('the server and its chain', () => {
       await refused(wrong.post(`/v2/actions/withdraw/${chain.directId}`, withdrawBody({ distributorId: wrong.distributorId })), 503, 'UNAVAILABLE', context, error)
       const verify = await wrong.get(`/v2/actions/verify?chainId=${chain.anvil.chainId}&txHash=0x${'ab'.repeat(32)}`, { key: wrong.org.publishableKey })
       expect([verify.status, verify.body.context], verify.text).toEqual([503, context])
+      const portfolio = await wrong.get(`/v2/wallet/${member.address}/portfolio`, { key: wrong.org.publishableKey })
+      expect([portfolio.status, portfolio.body.context?.chainId], portfolio.text).toEqual([503, chain.anvil.chainId])
+      // Nothing read there is kept for the chain (checked first, not beside): no gas measured, no history settled.
+      const { state } = (await wrong.deps.ecosystems.get('evm')).client as EvmClient
+      expect([state.gasMeasured.size, state.settledFlows.size, [...state.cannotSimulate]]).toEqual([0, 0, []])
     } finally {
       await other.stop()
     }

@@ -3,7 +3,7 @@
  * and both at once stop the start rather than leave which one a stream funds to the order of the variable.
  */
 import { expect, test } from 'bun:test'
-import { checkTreasuries, ConfigError, type StreamRecord } from '@earn/core'
+import { checkTreasuries, ConfigError, streamTag, type StreamRecord } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
 import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
 
@@ -146,6 +146,31 @@ test("confirming a stream on a chain this server has no RPC for (any more) is a 
     expect(r.status, r.text).toBe(503)
     expectEnvelope(r.body, 503, 'UNAVAILABLE')
     expect(r.body.context).toEqual({ chainId: 'no RPC configured' })
+  } finally {
+    await h.close()
+  }
+})
+
+test("one transfer never funds two of a creator's streams stored under two spellings of their chain (each tag's MAC is over its own spelling)", async () => {
+  const treasury = '5ZiE3vAkrdXBgyFL7KqG3RoEGBws4CjRcXVbABDLZTgx'
+  const h = await createHarness({ env: { ECOSYSTEMS: 'solana', STREAM_TREASURIES: `mainnet=${treasury}` } })
+  try {
+    const token = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'
+    const stream = { type: 'token' as const, rewardToken: token, creator: B, treasury, netBudget: '100', totalPulled: '100', state: 'pending' as const }
+    const a = await legacyStream(h, { ...stream, chainId: CAIP })
+    const b = await legacyStream(h, { ...stream, chainId: 'mainnet' })
+    const secret = await h.deps.attributionSecret()
+    const tags = [streamTag(secret, { streamId: a, wallet: B, chainId: CAIP }), streamTag(secret, { streamId: b, wallet: B, chainId: 'mainnet' })]
+    // A stand-in for the chain read (no node here serves mainnet): one transaction carrying both streams' memos and one
+    // transfer of 100 from the creator to the treasury, as a Solana read reports it.
+    const real = await h.deps.ecosystems.get('solana')
+    const read = { tag: tags[0]!, tags, txHash: '5'.repeat(87), from: B, transfers: [{ token, from: B, to: treasury, amount: 100n }] }
+    h.deps.ecosystems.get = async () => ({ ...real, plugin: { ...real.plugin, transactions: { ...real.plugin.transactions, readTransfers: async () => read } } })
+    for (const id of [a, b]) {
+      const r = await h.post(`/v2/streams/${id}/confirm`, { txHash: read.txHash })
+      expect(r.status, r.text).toBe(400)
+      expect(r.body.error).toMatch(/carry the funding tags of 2 of its streams/)
+    }
   } finally {
     await h.close()
   }

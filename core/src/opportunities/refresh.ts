@@ -80,7 +80,8 @@ async function refreshChain(deps: RefreshDeps, rows: readonly Row[], signal?: Ab
         // Not served at all, its last facts neither (they may be from before the check, an earlier release's refresh):
         // its holders' receipts would count in both entries, and its withdrawals go to the wrong vault.
         summary.failed++
-        const error = `${shared}; fix the catalog entry (or delist one of them) and import it again`
+        // The earlier entry keeps it, delisted too (its holders still withdraw through it): this one must change.
+        const error = `${shared}; import this entry again with its own vault's receipt token`
         deps.logger.error({ msg: 'catalog entry under another vault\'s receipt token; taken off the API', opportunityId: listing.id, chainId: listing.chainId, error })
         await deps.store.withdrawOpportunityFacts(listing.id, row.listing, error, deps.clock.now())
         return

@@ -31,8 +31,8 @@ export interface ConfirmStreamParameters {
  * wallet's call can add tags around it. Where the creator's call carried none of this stream's, the transaction's own
  * tag still names the fault, and can never fund. Elsewhere (Solana, TON) the transaction's tag is the wallet's.
  */
-async function fundingTag(secret: string, stream: StreamRecord, chainId: string, read: ReadTransfersResult): Promise<{ tag: string | null; onCreatorsCall: boolean }> {
-  if (!read.tagsOn) return { tag: ownTag(secret, stream, read.tags ?? []) ?? read.tag, onCreatorsCall: true }
+async function fundingTag(deps: StreamDeps, stream: StreamRecord, chainId: string, read: ReadTransfersResult): Promise<{ tag: string | null; onCreatorsCall: boolean }> {
+  if (!read.tagsOn) return { tag: (await ownTag(deps, stream, read.tags ?? [])) ?? read.tag, onCreatorsCall: true }
   const to = stream.rewardToken === NATIVE_TOKEN ? stream.treasury! : stream.rewardToken!
   const tags = await read.tagsOn({ from: stream.creator!, to })
   if (tags === undefined)
@@ -40,7 +40,7 @@ async function fundingTag(secret: string, stream: StreamRecord, chainId: string,
       `the creator's transfer in transaction ${read.txHash} was made inside a contract's call, and reading its funding tag needs a call trace, which the RPC for chain ${chainId} did not give (debug_traceTransaction with callTracer); try again, or configure an RPC that traces`,
       { chainId, txHash: 'needs a call trace' },
     )
-  const own = ownTag(secret, stream, tags)
+  const own = await ownTag(deps, stream, tags)
   return own === undefined ? { tag: tags[0] ?? read.tag, onCreatorsCall: false } : { tag: own, onCreatorsCall: true }
 }
 
@@ -49,21 +49,18 @@ async function fundingTag(secret: string, stream: StreamRecord, chainId: string,
  * refused for every stream in them, rather than credited to one: the transfers are summed per transaction, so one
  * stream's would make up another's shortfall (and a transaction funds one stream per creator and token: the store's
  * index). Other creators' streams' tags (a relayer joining several wallets' fundings in one Solana transaction) are not
- * this creator's transfers, which alone are summed: they are left aside, told by their MAC not verifying for this
- * creator.
+ * this creator's transfers, which alone are summed: they are left aside, the streams they name looked up. (Not told
+ * by their MAC: a stream stored under an earlier spelling of its chain has its MAC over that spelling, and two of one
+ * creator's streams so stored had each funded by one transfer.)
  */
-function ownTag(secret: string, stream: StreamRecord, tags: readonly string[]): string | undefined {
+async function ownTag(deps: StreamDeps, stream: StreamRecord, tags: readonly string[]): Promise<string | undefined> {
   const own = tags.find((t) => parseStreamTag(t)?.streamId === stream.id)
-  const creatorsStreams = new Set(
-    tags.flatMap((t) => {
-      const id = parseStreamTag(t)?.streamId
-      const creators = id !== undefined && (id === stream.id || verifyStreamTag(secret, t, { streamId: id, wallet: stream.creator!, chainId: stream.chainId }))
-      return creators ? [id] : []
-    }),
-  )
-  if (own !== undefined && creatorsStreams.size > 1)
+  const named = [...new Set(tags.map((t) => parseStreamTag(t)?.streamId).filter((id): id is string => id !== undefined && id !== stream.id))]
+  const others = await Promise.all(named.map((id) => deps.store.getStream(id)))
+  const creatorsStreams = 1 + others.filter((s) => s?.creator === stream.creator).length
+  if (own !== undefined && creatorsStreams > 1)
     throw new FundingRejectedError(
-      `the creator's transfers in it carry the funding tags of ${creatorsStreams.size} of its streams, and what each moved is not told apart; fund each stream in a transaction of its own`,
+      `the creator's transfers in it carry the funding tags of ${creatorsStreams} of its streams, and what each moved is not told apart; fund each stream in a transaction of its own`,
     )
   return own
 }
@@ -131,7 +128,7 @@ async function readFunding(deps: StreamDeps, stream: StreamRecord, txHash: strin
       throw new FundingNotFoundError(canonicalChainId(plugin, stream.chainId), e instanceof NotConfirmedYetError ? String(e.context.txHash) : undefined)
     // Its chain has no RPC here (any more): the server's gap, not a field of this request's (EVM answers it 400).
     if (e instanceof NoChainRpcError)
-      throw new UnavailableError(`this server has no RPC for chain ${stream.chainId}, this stream's chain; its operator configures one`, { chainId: 'no RPC configured' }, { cause: e })
+      throw new UnavailableError(`this server has no RPC for chain ${canonicalChainId(plugin, stream.chainId)}, this stream's chain; its operator configures one`, { chainId: 'no RPC configured' }, { cause: e })
     throw e
   }
 }
@@ -142,9 +139,8 @@ export async function confirmStream(deps: StreamDeps, p: ConfirmStreamParameters
   const txHash = p.txHash.trim()
   const { plugin, read } = await readFunding(deps, stream, txHash)
   // Named in errors as responses show it; the stored spelling stays what the chain is read and the tag checked with.
-  const secret = await deps.attributionSecret()
-  const funding = await fundingTag(secret, stream, canonicalChainId(plugin, stream.chainId), read)
-  checkFunding(secret, plugin, stream, await withCoinMovedInside(stream, read), funding)
+  const funding = await fundingTag(deps, stream, canonicalChainId(plugin, stream.chainId), read)
+  checkFunding(await deps.attributionSecret(), plugin, stream, await withCoinMovedInside(stream, read), funding)
 
   const now = deps.clock.now()
   // The chain's own spelling of the hash: another spelling of the same transaction must not fund a second stream.

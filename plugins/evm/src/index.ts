@@ -30,13 +30,13 @@ export const evm = defineEcosystem({
   address: { isValid: address.isValid, parse: address.parse, format: address.format },
   // Each capability that asks the chain answers within the client's budget (budget.ts).
   signIn: { defaultChainId: signIn.DEFAULT_CHAIN_ID, message: signIn.message, verify: withinBudget(signIn.verify, (p) => p.chainId ?? signIn.DEFAULT_CHAIN_ID) },
-  // Whatever reads the state it acts on checks that the RPC serves its chain (servedChain.ts); vault facts, sign-in
-  // and the portfolio check it themselves.
+  // Whatever reads the state it acts on, or remembers, first checks that the RPC serves its chain (servedChain.ts);
+  // vault facts and sign-in check it themselves.
   balance: {
     read: withinBudget(onServedChain(balance.read, onChain), onChain),
     vault: withinBudget(vault, onChain),
-    assets: withinBudget(portfolio.assets, onChain),
-    flows: withinBudget(portfolio.flows, onChain),
+    assets: withinBudget(onServedChain(portfolio.assets, onChain), onChain),
+    flows: withinBudget(onServedChain(portfolio.flows, onChain), onChain),
     servesChain: withinBudget(portfolio.servesChain, (chainId) => chainId),
   },
   transactions: {

@@ -2,8 +2,10 @@
  * Whether a chain's RPC serves that chain. One configured (or repointed) at another chain's node answers every read
  * with that chain's state: a build passed its preflight on another chain's balances, verify recorded a deposit mined
  * elsewhere, and a stream went active on a transfer its treasury never got (an audit). So every capability that reads
- * a chain's state checks its identity beside its own reads, at most once per `SERVED_CHECK_MS` a chain (one
- * `eth_chainId`, shared by the requests that arrive while it is asked): nothing is added to a request's time.
+ * a chain's state checks its identity first, at most once per `SERVED_CHECK_MS` a chain (one `eth_chainId`, which
+ * the requests arriving while it is asked wait for together: a round trip added every 30 s). First, not beside: what
+ * a capability learns is kept (settled vault histories, gas measured, a node without eth_simulateV1), and another
+ * chain's would stay wrong once the RPC was pointed back.
  */
 import type { EvmClient } from './client.ts'
 import { requirePublicClient } from './client.ts'
@@ -24,17 +26,16 @@ export async function checkServed(client: EvmClient, chainId: string): Promise<v
 }
 
 /**
- * `f`, with its chain's identity checked beside it: a wrong chain is the answer (a 503 naming the chain) whatever `f`
- * found there. A check made lately adds nothing, not even a turn of the event loop.
+ * `f`, once its chain's RPC is known to serve it: another chain, or an RPC that does not answer, is the answer (a 503
+ * naming the chain), `f` never run. (Asking `f` after an unanswered check had a request wait out two timeouts where
+ * one tells; its refusals of what needs no chain, a malformed hash, then wait for the chain to answer, as a 503.) A
+ * check made lately adds nothing, not even a turn of the event loop.
  */
 export const onServedChain =
   <A extends unknown[], R>(f: (client: EvmClient, ...args: A) => Promise<R>, chainOf: (...args: A) => string) =>
   async (client: EvmClient, ...args: A): Promise<R> => {
     const chainId = chainOf(...args)
     const at = client.state.servedChecked.get(chainId)
-    if (at !== undefined && performance.now() - at < SERVED_CHECK_MS) return f(client, ...args)
-    const [checked, result] = await Promise.allSettled([checkServed(client, chainId), f(client, ...args)])
-    if (checked.status === 'rejected') throw checked.reason
-    if (result.status === 'rejected') throw result.reason
-    return result.value
+    if (at === undefined || performance.now() - at >= SERVED_CHECK_MS) await checkServed(client, chainId)
+    return f(client, ...args)
   }
