@@ -175,3 +175,33 @@ test("one transfer never funds two of a creator's streams stored under two spell
     await h.close()
   }
 })
+
+test('a funding transaction naming many other streams is refused before any is looked up; one not naming this stream looks up none', async () => {
+  const treasury = '5ZiE3vAkrdXBgyFL7KqG3RoEGBws4CjRcXVbABDLZTgx'
+  const h = await createHarness({ env: { ECOSYSTEMS: 'solana', STREAM_TREASURIES: `mainnet=${treasury}` } })
+  try {
+    const token = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'
+    const id = await legacyStream(h, { type: 'token', rewardToken: token, creator: B, treasury, netBudget: '100', totalPulled: '100', state: 'pending', chainId: 'mainnet' })
+    const secret = await h.deps.attributionSecret()
+    const own = streamTag(secret, { streamId: id, wallet: B, chainId: 'mainnet' })
+    const others = Array.from({ length: 16 }, () => `earn:v1:stream:${crypto.randomUUID()}:${'0'.repeat(32)}`)
+    let lookups = 0
+    const getStream = h.store.getStream.bind(h.store)
+    h.store.getStream = (s: string) => (lookups++, getStream(s))
+    // A stand-in for the chain read, as in the test above.
+    const real = await h.deps.ecosystems.get('solana')
+    const answer = (tags: string[]) => ({ tag: tags[0]!, tags, txHash: '5'.repeat(87), from: B, transfers: [{ token, from: B, to: treasury, amount: 100n }] })
+    let read = answer([own, ...others])
+    h.deps.ecosystems.get = async () => ({ ...real, plugin: { ...real.plugin, transactions: { ...real.plugin.transactions, readTransfers: async () => read } } })
+    const many = await h.post(`/v2/streams/${id}/confirm`, { txHash: read.txHash })
+    expect([many.status, many.body.error], many.text).toEqual([400, expect.stringContaining('carries the funding tags of 17 streams')])
+    read = answer(others)
+    const before = lookups
+    const notOurs = await h.post(`/v2/streams/${id}/confirm`, { txHash: read.txHash })
+    expect(notOurs.status, notOurs.text).toBe(400)
+    // The confirm's own lookups of this stream only (before and after the chain read), none of the tags' streams.
+    expect(lookups - before).toBeLessThanOrEqual(2)
+  } finally {
+    await h.close()
+  }
+})

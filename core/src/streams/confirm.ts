@@ -44,6 +44,9 @@ async function fundingTag(deps: StreamDeps, stream: StreamRecord, chainId: strin
   return own === undefined ? { tag: tags[0] ?? read.tag, onCreatorsCall: false } : { tag: own, onCreatorsCall: true }
 }
 
+/** Other streams' tags beside this one's in a funding transaction, at most (a Solana transaction holds ~13 memos). */
+const MAX_OTHER_STREAMS = 16
+
 /**
  * This stream's funding tag among the transaction's. The creator's transfers funding several of its streams are
  * refused for every stream in them, rather than credited to one: the transfers are summed per transaction, so one
@@ -55,10 +58,14 @@ async function fundingTag(deps: StreamDeps, stream: StreamRecord, chainId: strin
  */
 async function ownTag(deps: StreamDeps, stream: StreamRecord, tags: readonly string[]): Promise<string | undefined> {
   const own = tags.find((t) => parseStreamTag(t)?.streamId === stream.id)
+  if (own === undefined) return undefined
   const named = [...new Set(tags.map((t) => parseStreamTag(t)?.streamId).filter((id): id is string => id !== undefined && id !== stream.id))]
+  // Looked up one by one: past a few, the transaction is no funding of one stream whatever they name.
+  if (named.length >= MAX_OTHER_STREAMS)
+    throw new FundingRejectedError(`it carries the funding tags of ${named.length + 1} streams; fund each stream in a transaction of its own`)
   const others = await Promise.all(named.map((id) => deps.store.getStream(id)))
   const creatorsStreams = 1 + others.filter((s) => s?.creator === stream.creator).length
-  if (own !== undefined && creatorsStreams > 1)
+  if (creatorsStreams > 1)
     throw new FundingRejectedError(
       `the creator's transfers in it carry the funding tags of ${creatorsStreams} of its streams, and what each moved is not told apart; fund each stream in a transaction of its own`,
     )

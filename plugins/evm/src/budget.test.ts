@@ -35,6 +35,8 @@ describe('a capability answers within its budget', () => {
 
       // A fresh client (nothing measured yet), its budget shorter than the build takes: a 503 when it is spent.
       const budgeted = { ...connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${lagging.url}` }), budgetMs: 800 }
+      // Its chain's identity known (that check runs before the budget starts: servedChain.ts).
+      budgeted.state.servedChecked.set(chain.anvil.chainId, performance.now())
       started = performance.now()
       const error = await evm.transactions.build(budgeted, deposit).catch((e: unknown) => e)
       const took = performance.now() - started

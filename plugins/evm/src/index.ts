@@ -33,17 +33,17 @@ export const evm = defineEcosystem({
   // Whatever reads the state it acts on, or remembers, first checks that the RPC serves its chain (servedChain.ts);
   // vault facts and sign-in check it themselves.
   balance: {
-    read: withinBudget(onServedChain(balance.read, onChain), onChain),
+    read: onServedChain(withinBudget(balance.read, onChain), onChain),
     vault: withinBudget(vault, onChain),
-    assets: withinBudget(onServedChain(portfolio.assets, onChain), onChain),
-    flows: withinBudget(onServedChain(portfolio.flows, onChain), onChain),
+    assets: onServedChain(withinBudget(portfolio.assets, onChain), onChain),
+    flows: onServedChain(withinBudget(portfolio.flows, onChain), onChain),
     servesChain: withinBudget(portfolio.servesChain, (chainId) => chainId),
   },
   transactions: {
     check: transactions.check,
-    build: withinBudget(onServedChain(transactions.build, onChain), onChain),
-    buildTransfer: withinBudget(onServedChain(transfer.buildTransfer, onChain), onChain),
-    readTransfers: withinBudget(onServedChain(transfer.readTransfers, onChain), onChain),
+    build: onServedChain(withinBudget(transactions.build, onChain), onChain),
+    buildTransfer: onServedChain(withinBudget(transfer.buildTransfer, onChain), onChain),
+    readTransfers: onServedChain(withinBudget(transfer.readTransfers, onChain), onChain),
   },
 })
 

@@ -2,8 +2,9 @@
  * Whether a chain's RPC serves that chain. One configured (or repointed) at another chain's node answers every read
  * with that chain's state: a build passed its preflight on another chain's balances, verify recorded a deposit mined
  * elsewhere, and a stream went active on a transfer its treasury never got (an audit). So every capability that reads
- * a chain's state checks its identity first, at most once per `SERVED_CHECK_MS` a chain (one `eth_chainId`, which
- * the requests arriving while it is asked wait for together: a round trip added every 30 s). First, not beside: what
+ * a chain's state checks its identity first, at most once per `SERVED_CHECK_MS` a chain (one `eth_chainId`, asked
+ * again in the background while the chain is in use, so only a chain idle that long has a request wait for it, outside
+ * the capability's own time budget, which `withinBudget` then starts). First, not beside: what
  * a capability learns is kept (settled vault histories, gas measured, a node without eth_simulateV1), and another
  * chain's would stay wrong once the RPC was pointed back.
  */
@@ -15,10 +16,10 @@ import { share } from './shared.ts'
 /** How long a chain's RPC, once found to serve it, is taken to go on doing so (readiness asks each probe). */
 export const SERVED_CHECK_MS = 30_000
 
-/** Resolves once the chain's RPC is known to serve it (at once, where it was found so lately); rejects 503 if not. */
-export async function checkServed(client: EvmClient, chainId: string): Promise<void> {
+/** Resolves once the chain's RPC is known to serve it (at once, where found so within `maxAgeMs`); rejects 503 if not. */
+export async function checkServed(client: EvmClient, chainId: string, maxAgeMs = SERVED_CHECK_MS): Promise<void> {
   const at = client.state.servedChecked.get(chainId)
-  if (at !== undefined && performance.now() - at < SERVED_CHECK_MS) return
+  if (at !== undefined && performance.now() - at < maxAgeMs) return
   await share(client, `${chainId}|servesChain`, async () => {
     await assertServesChain(requirePublicClient(client, chainId), chainId)
     client.state.servedChecked.set(chainId, performance.now())
@@ -36,6 +37,12 @@ export const onServedChain =
   async (client: EvmClient, ...args: A): Promise<R> => {
     const chainId = chainOf(...args)
     const at = client.state.servedChecked.get(chainId)
-    if (at === undefined || performance.now() - at >= SERVED_CHECK_MS) await checkServed(client, chainId)
+    const age = at === undefined ? Infinity : performance.now() - at
+    if (age >= SERVED_CHECK_MS) await checkServed(client, chainId)
+    // Asked again before it lapses, in the background: a chain in use never has a request wait for the check.
+    else if (age >= SERVED_RECHECK_MS) checkServed(client, chainId, SERVED_RECHECK_MS).catch(() => {})
     return f(client, ...args)
   }
+
+/** Past this, a request on the chain asks again in the background (the answer still stands until SERVED_CHECK_MS). */
+const SERVED_RECHECK_MS = 20_000
