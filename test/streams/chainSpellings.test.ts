@@ -151,23 +151,36 @@ test("confirming a stream on a chain this server has no RPC for (any more) is a 
   }
 })
 
+const MAINNET_TREASURY = '5ZiE3vAkrdXBgyFL7KqG3RoEGBws4CjRcXVbABDLZTgx'
+const MAINNET_TOKEN = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'
+
+/**
+ * A Solana deployment whose chain read is a stand-in (no node here serves mainnet): each funding transaction read
+ * carries `tags()` as its memos and one transfer of 100 of the token from the creator to the treasury.
+ */
+async function withStandInReads(tags: () => string[]): Promise<Harness> {
+  const h = await createHarness({ env: { ECOSYSTEMS: 'solana', STREAM_TREASURIES: `mainnet=${MAINNET_TREASURY}` } })
+  const real = await h.deps.ecosystems.get('solana')
+  const readTransfers = async () => {
+    const t = tags()
+    return { tag: t[0]!, tags: t, txHash: '5'.repeat(87), from: B, transfers: [{ token: MAINNET_TOKEN, from: B, to: MAINNET_TREASURY, amount: 100n }] }
+  }
+  h.deps.ecosystems.get = async () => ({ ...real, plugin: { ...real.plugin, transactions: { ...real.plugin.transactions, readTransfers } } })
+  return h
+}
+
+const fundedBy100 = { type: 'token' as const, rewardToken: MAINNET_TOKEN, creator: B, treasury: MAINNET_TREASURY, netBudget: '100', totalPulled: '100', state: 'pending' as const }
+
 test("one transfer never funds two of a creator's streams stored under two spellings of their chain (each tag's MAC is over its own spelling)", async () => {
-  const treasury = '5ZiE3vAkrdXBgyFL7KqG3RoEGBws4CjRcXVbABDLZTgx'
-  const h = await createHarness({ env: { ECOSYSTEMS: 'solana', STREAM_TREASURIES: `mainnet=${treasury}` } })
+  let tags: string[] = []
+  const h = await withStandInReads(() => tags)
   try {
-    const token = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'
-    const stream = { type: 'token' as const, rewardToken: token, creator: B, treasury, netBudget: '100', totalPulled: '100', state: 'pending' as const }
-    const a = await legacyStream(h, { ...stream, chainId: CAIP })
-    const b = await legacyStream(h, { ...stream, chainId: 'mainnet' })
+    const a = await legacyStream(h, { ...fundedBy100, chainId: CAIP })
+    const b = await legacyStream(h, { ...fundedBy100, chainId: 'mainnet' })
     const secret = await h.deps.attributionSecret()
-    const tags = [streamTag(secret, { streamId: a, wallet: B, chainId: CAIP }), streamTag(secret, { streamId: b, wallet: B, chainId: 'mainnet' })]
-    // A stand-in for the chain read (no node here serves mainnet): one transaction carrying both streams' memos and one
-    // transfer of 100 from the creator to the treasury, as a Solana read reports it.
-    const real = await h.deps.ecosystems.get('solana')
-    const read = { tag: tags[0]!, tags, txHash: '5'.repeat(87), from: B, transfers: [{ token, from: B, to: treasury, amount: 100n }] }
-    h.deps.ecosystems.get = async () => ({ ...real, plugin: { ...real.plugin, transactions: { ...real.plugin.transactions, readTransfers: async () => read } } })
+    tags = [streamTag(secret, { streamId: a, wallet: B, chainId: CAIP }), streamTag(secret, { streamId: b, wallet: B, chainId: 'mainnet' })]
     for (const id of [a, b]) {
-      const r = await h.post(`/v2/streams/${id}/confirm`, { txHash: read.txHash })
+      const r = await h.post(`/v2/streams/${id}/confirm`, { txHash: '5'.repeat(87) })
       expect(r.status, r.text).toBe(400)
       expect(r.body.error).toMatch(/carry the funding tags of 2 of its streams/)
     }
@@ -177,27 +190,21 @@ test("one transfer never funds two of a creator's streams stored under two spell
 })
 
 test('a funding transaction naming many other streams is refused before any is looked up; one not naming this stream looks up none', async () => {
-  const treasury = '5ZiE3vAkrdXBgyFL7KqG3RoEGBws4CjRcXVbABDLZTgx'
-  const h = await createHarness({ env: { ECOSYSTEMS: 'solana', STREAM_TREASURIES: `mainnet=${treasury}` } })
+  let tags: string[] = []
+  const h = await withStandInReads(() => tags)
   try {
-    const token = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'
-    const id = await legacyStream(h, { type: 'token', rewardToken: token, creator: B, treasury, netBudget: '100', totalPulled: '100', state: 'pending', chainId: 'mainnet' })
-    const secret = await h.deps.attributionSecret()
-    const own = streamTag(secret, { streamId: id, wallet: B, chainId: 'mainnet' })
+    const id = await legacyStream(h, { ...fundedBy100, chainId: 'mainnet' })
+    const own = streamTag(await h.deps.attributionSecret(), { streamId: id, wallet: B, chainId: 'mainnet' })
     const others = Array.from({ length: 16 }, () => `earn:v1:stream:${crypto.randomUUID()}:${'0'.repeat(32)}`)
     let lookups = 0
     const getStream = h.store.getStream.bind(h.store)
     h.store.getStream = (s: string) => (lookups++, getStream(s))
-    // A stand-in for the chain read, as in the test above.
-    const real = await h.deps.ecosystems.get('solana')
-    const answer = (tags: string[]) => ({ tag: tags[0]!, tags, txHash: '5'.repeat(87), from: B, transfers: [{ token, from: B, to: treasury, amount: 100n }] })
-    let read = answer([own, ...others])
-    h.deps.ecosystems.get = async () => ({ ...real, plugin: { ...real.plugin, transactions: { ...real.plugin.transactions, readTransfers: async () => read } } })
-    const many = await h.post(`/v2/streams/${id}/confirm`, { txHash: read.txHash })
+    tags = [own, ...others]
+    const many = await h.post(`/v2/streams/${id}/confirm`, { txHash: '5'.repeat(87) })
     expect([many.status, many.body.error], many.text).toEqual([400, expect.stringContaining('carries the funding tags of 17 streams')])
-    read = answer(others)
+    tags = others
     const before = lookups
-    const notOurs = await h.post(`/v2/streams/${id}/confirm`, { txHash: read.txHash })
+    const notOurs = await h.post(`/v2/streams/${id}/confirm`, { txHash: '5'.repeat(87) })
     expect(notOurs.status, notOurs.text).toBe(400)
     // The confirm's own lookups of this stream only (before and after the chain read), none of the tags' streams.
     expect(lookups - before).toBeLessThanOrEqual(2)
