@@ -3,10 +3,10 @@
  * with that chain's state: a build passed its preflight on another chain's balances, verify recorded a deposit mined
  * elsewhere, and a stream went active on a transfer its treasury never got (an audit). So every capability that reads
  * a chain's state checks its identity first, at most once per `SERVED_CHECK_MS` a chain (one `eth_chainId`, asked
- * again in the background while the chain is in use, so only a chain idle that long has a request wait for it, outside
- * the capability's own time budget, which `withinBudget` then starts). First, not beside: what
- * a capability learns is kept (settled vault histories, gas measured, a node without eth_simulateV1), and another
- * chain's would stay wrong once the RPC was pointed back.
+ * again in the background while the chain is in use, so only a chain idle that long has a request wait for it,
+ * outside the capability's own time budget, which `withinBudget` then starts). First, not beside: what a capability
+ * learns is kept (settled vault histories, gas measured, a node without eth_simulateV1), and another chain's would
+ * stay wrong once the RPC was pointed back.
  */
 import type { EvmClient } from './client.ts'
 import { requirePublicClient } from './client.ts'
@@ -15,6 +15,8 @@ import { share } from './shared.ts'
 
 /** How long a chain's RPC, once found to serve it, is taken to go on doing so (readiness asks each probe). */
 export const SERVED_CHECK_MS = 30_000
+/** Past this, a request on the chain asks again in the background (the answer still stands until SERVED_CHECK_MS). */
+const SERVED_RECHECK_MS = 20_000
 
 /** Resolves once the chain's RPC is known to serve it (at once, where found so within `maxAgeMs`); rejects 503 if not. */
 export async function checkServed(client: EvmClient, chainId: string, maxAgeMs = SERVED_CHECK_MS): Promise<void> {
@@ -43,6 +45,3 @@ export const onServedChain =
     else if (age >= SERVED_RECHECK_MS) checkServed(client, chainId, SERVED_RECHECK_MS).catch(() => {})
     return f(client, ...args)
   }
-
-/** Past this, a request on the chain asks again in the background (the answer still stands until SERVED_CHECK_MS). */
-const SERVED_RECHECK_MS = 20_000
