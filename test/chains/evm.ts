@@ -204,6 +204,7 @@ export const CONTRACT_NAMES = [
   'TestVault',
   'TestOffsetVault',
   'TestLimitedVault',
+  'TestMarketsVault',
   'TestSmartWallet',
   'TestSmartWalletFactory',
   'TestBundler',
@@ -320,6 +321,10 @@ export const deployVault = (anvil: Anvil, asset: Address, p: { name?: string; sy
 
 /** A vault whose shares have 12 more decimals than its asset. */
 export const deployOffsetVault = (anvil: Anvil, asset: Address) => deploy(anvil, 'TestOffsetVault', [asset, 'Offset Vault Share', 'ovtUSD'])
+
+/** A vault spreading deposits over `count` markets of `cap` assets each, so its gas grows with the amount (TestVault.sol). */
+export const deployMarketsVault = (anvil: Anvil, asset: Address, count: number, cap: bigint) =>
+  deploy(anvil, 'TestMarketsVault', [asset, BigInt(count), cap])
 
 /** A vault with a cap, a pause and a redeem limit, set by `setLimits(cap, redeemLimit, paused)` (TestVault.sol). */
 export const deployLimitedVault = (anvil: Anvil, asset: Address) => deploy(anvil, 'TestLimitedVault', [asset])

@@ -47,3 +47,64 @@ contract TestLimitedVault is ERC4626 {
         return shares < redeemLimit ? shares : redeemLimit;
     }
 }
+
+/// Where a markets vault keeps what it lends: it holds the asset for the vault and hands it back on the vault's word.
+contract TestMarket {
+    address public immutable vault;
+    IERC20 public immutable asset;
+
+    constructor(IERC20 asset_) {
+        vault = msg.sender;
+        asset = asset_;
+    }
+
+    function pull(address to, uint256 amount) external {
+        require(msg.sender == vault, "only the vault");
+        asset.transfer(to, amount);
+    }
+}
+
+/// A vault shaped like MetaMorpho or a multi-strategy Yearn v3 vault: a deposit fills its markets in order up to a
+/// cap each, a withdrawal pulls back from them in order, so a step's gas grows with how many markets its amount
+/// reaches.
+contract TestMarketsVault is ERC4626 {
+    TestMarket[] public markets;
+    uint256 public immutable marketCap;
+
+    constructor(IERC20 asset_, uint256 count, uint256 cap) ERC20("Markets Vault Share", "mvUSD") ERC4626(asset_) {
+        for (uint256 i; i < count; ++i) markets.push(new TestMarket(asset_));
+        marketCap = cap;
+    }
+
+    function totalAssets() public view override returns (uint256 total) {
+        IERC20 a = IERC20(asset());
+        total = a.balanceOf(address(this));
+        for (uint256 i; i < markets.length; ++i) total += a.balanceOf(address(markets[i]));
+    }
+
+    function _deposit(address caller, address receiver, uint256 assets, uint256 shares) internal override {
+        super._deposit(caller, receiver, assets, shares);
+        IERC20 a = IERC20(asset());
+        uint256 left = assets;
+        for (uint256 i; i < markets.length && left > 0; ++i) {
+            uint256 held = a.balanceOf(address(markets[i]));
+            if (held >= marketCap) continue;
+            uint256 put = marketCap - held < left ? marketCap - held : left;
+            a.transfer(address(markets[i]), put);
+            left -= put;
+        }
+    }
+
+    function _withdraw(address caller, address receiver, address owner, uint256 assets, uint256 shares) internal override {
+        IERC20 a = IERC20(asset());
+        uint256 idle = a.balanceOf(address(this));
+        for (uint256 i; i < markets.length && idle < assets; ++i) {
+            uint256 held = a.balanceOf(address(markets[i]));
+            uint256 take = assets - idle < held ? assets - idle : held;
+            if (take == 0) continue;
+            markets[i].pull(address(this), take);
+            idle += take;
+        }
+        super._withdraw(caller, receiver, owner, assets, shares);
+    }
+}

@@ -21,6 +21,7 @@ import {
   SWAP_ROUTERS_VARIABLE,
 } from './env.ts'
 import { checkedFetch } from './checkedFetch.ts'
+import type { Measure } from './gas.ts'
 import { BUDGET_TIMEOUTS } from './budget.ts'
 import { type CallBatcher, createCallBatcher } from './multicall.ts'
 import { createJsonRpcPost, postFor, type JsonRpcPost } from './post.ts'
@@ -56,8 +57,8 @@ export interface EvmClient {
 export interface EvmClientState {
   /** Reads and measurements under way, keyed by what they ask; removed when they settle (see `shared.ts`). */
   readonly inFlight: Map<string, Promise<unknown>>
-  /** Gas measured once per opportunity and step (see `gas.ts`). */
-  readonly gasMeasured: Map<string, bigint>
+  /** Gas measured per opportunity and step, and the largest amount it was measured moving (see `gas.ts`). */
+  readonly gasMeasured: Map<string, Measure>
   /** Chain ids whose RPC has no `eth_simulateV1` (see `gas.ts`). */
   readonly cannotSimulate: Set<string>
   /** The Multicall3 batcher per chain id (see `multicall.ts`); `null` where the public client does not batch. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { parseUnits } from 'viem'
-import { deployOffsetVault } from '../../../test/chains/evm.ts'
+import type { PrivateKeyAccount } from 'viem/accounts'
+import { deployMarketsVault, deployOffsetVault } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { connect } from './client.ts'
 import { DEFAULT_GAS, MAX_MEASURED, withHeadroom } from './gas.ts'
@@ -92,6 +93,15 @@ describe('gas where the RPC cannot simulate', () => {
       expect((steps[1]!.transaction as { gasLimit: string }).gasLimit).toBe(measured)
       await chain.sendAll(next, steps)
       expect(await chain.read.balance(chain.vault, next.address)).toBeGreaterThan(0n)
+
+      // More than the measure's amount, behind an approve: not measurable here, so the larger of the default and it.
+      const larger = await build(client, chain.deposit({ owner: await chain.user(parseUnits('2', 6)), amount: parseUnits('2', 6) }))
+      expect(larger.map((s) => [s.type, s.metadata?.gasLimitSource])).toEqual([
+        ['approve', 'measured-once'],
+        ['deposit', 'default'],
+      ])
+      const most = BigInt(measured) > DEFAULT_GAS.deposit ? BigInt(measured) : DEFAULT_GAS.deposit
+      expect((larger[1]!.transaction as { gasLimit: string }).gasLimit).toBe(most.toString())
     } finally {
       await rpc.stop()
     }
@@ -178,6 +188,59 @@ describe('gas where the simulated sequence fails for this request alone', () => 
   })
 })
 
+describe('a vault whose gas grows with the amount', () => {
+  let chain: EarnChain
+  beforeAll(async () => {
+    chain = await startEarnChain()
+  })
+  afterAll(() => chain?.anvil.stop())
+
+  // Eight markets of 10 tUSD: a 1 tUSD deposit reaches one, a 70 tUSD deposit seven (as MetaMorpho's supply queue).
+  const marketsVault = async () => {
+    const vault = await deployMarketsVault(chain.anvil, chain.asset, 8, parseUnits('10', 6))
+    const target = { ...chain.opportunity, id: `markets-${vault}`, vaultAddress: vault.toLowerCase(), receiptToken: vault.toLowerCase() }
+    const deposit = (owner: PrivateKeyAccount, amount: bigint) => ({ ...chain.deposit({ owner, amount }), opportunity: target })
+    const withdraw = (owner: PrivateKeyAccount, shares: bigint) => ({ ...deposit(owner, shares), kind: 'withdraw' as const, tokenOut: undefined })
+    return { vault, deposit, withdraw }
+  }
+  const sources = (steps: { type: string; metadata?: Record<string, unknown> }[]) => steps.map((s) => [s.type, s.metadata?.gasLimitSource])
+
+  test("a deposit larger than the one measured is measured again, and mines on its limit; smaller ones share the larger's", async () => {
+    const client = chain.client()
+    const m = await marketsVault()
+    const small = await chain.user(parseUnits('1', 6))
+    await chain.sendAll(small, await build(client, m.deposit(small, parseUnits('1', 6))))
+    const large = await chain.user(parseUnits('70', 6))
+    const steps = await build(client, m.deposit(large, parseUnits('70', 6)))
+    // Before: 'measured-once' from the 1 tUSD measure, a limit of 279 675 that the deposit (~330 000) ran out of.
+    expect(sources(steps)).toEqual([
+      ['approve', 'measured-once'],
+      ['deposit', 'estimated'],
+    ])
+    await chain.sendAll(large, steps)
+    expect(await chain.read.balance(m.vault, large.address)).toBeGreaterThan(0n)
+    const middle = await chain.user(parseUnits('5', 6))
+    expect(sources(await build(client, m.deposit(middle, parseUnits('5', 6))))).toEqual([
+      ['approve', 'measured-once'],
+      ['deposit', 'measured-once'],
+    ])
+  })
+
+  test('a redeem of a whole large balance after a small one was measured mines on its limit', async () => {
+    const client = chain.client()
+    const m = await marketsVault()
+    const [small, large] = [await chain.user(parseUnits('1', 6)), await chain.user(parseUnits('75', 6))]
+    await chain.sendAll(small, await build(client, m.deposit(small, parseUnits('1', 6))))
+    await chain.sendAll(large, await build(client, m.deposit(large, parseUnits('75', 6))))
+    await chain.sendAll(small, await build(client, m.withdraw(small, (await chain.read.balance(m.vault, small.address)) / 2n)))
+    const steps = await build(client, m.withdraw(large, await chain.read.balance(m.vault, large.address)))
+    expect(sources(steps)).toEqual([['withdraw', 'estimated']])
+    await chain.sendAll(large, steps)
+    expect(await chain.read.balance(m.vault, large.address)).toBe(0n)
+    expect(await chain.read.balance(chain.asset, large.address)).toBe(parseUnits('75', 6))
+  })
+})
+
 describe('measures kept', () => {
   let chain: EarnChain
   beforeAll(async () => {
@@ -189,7 +252,7 @@ describe('measures kept', () => {
     const client = chain.client()
     const measured = client.state.gasMeasured
     // Stand-ins for measures of tokens swaps named earlier (each a key of its own), the map full.
-    for (let i = 0; i < MAX_MEASURED; i++) measured.set(`${chain.anvil.chainId}|gas|approve|0x${i.toString(16).padStart(40, '0')}|router`, 50_000n)
+    for (let i = 0; i < MAX_MEASURED; i++) measured.set(`${chain.anvil.chainId}|gas|approve|0x${i.toString(16).padStart(40, '0')}|router`, { gas: 50_000n, upTo: 0n })
     const oldest = measured.keys().next().value!
     const owner = await chain.user(parseUnits('1', 6))
     const first = await build(client, chain.deposit({ owner, amount: parseUnits('1', 6) }))
@@ -200,7 +263,7 @@ describe('measures kept', () => {
     expect(ours.every((k) => k.includes(chain.vault.toLowerCase()) || k.includes(chain.asset.toLowerCase()))).toBe(true)
 
     // A build using its measures makes them the most recent: a sweep of other keys then goes past them.
-    for (let i = 0; i < 10; i++) measured.set(`filler${i}`, 1n)
+    for (let i = 0; i < 10; i++) measured.set(`filler${i}`, { gas: 1n, upTo: 0n })
     const again = await build(client, chain.deposit({ owner, amount: parseUnits('1', 6) }))
     expect(again.map((s) => s.metadata?.gasLimitSource)).toEqual(['measured-once', 'measured-once'])
     expect([...measured.keys()].slice(-2).sort()).toEqual([...ours].sort())

@@ -24,6 +24,11 @@
  *   only where its own sequence failed (an audit had an honest build behind two short wallets' take it, and its
  *   deposit into a 350 000-gas vault revert). A wave's honest builds behind k failing ones cost k + 1 measures. A
  *   sequence that fails for every wallet is measured on every build, whose transactions would revert on chain anyway.
+ * - A measure serves later builds that move at most the amount it was measured with (a deposit's assets, a redeem's
+ *   shares, a swap's input); a build moving more measures again, and the measure kept is the larger. A vault that
+ *   spreads a deposit over several markets, or pulls a redeem back from them, spends gas in step with the amount:
+ *   an audit's 70-unit deposit and 75-unit redeem into such a vault reverted, out of gas, on the limits of 1-unit
+ *   measures. Builds of one amount, a bench's, still share one measure.
  * - A measure is taken in one state and reused in others, so the limit (`reusedGasLimit`) covers the dearest state
  *   a step can meet: the measure may be after refunds (nodes without `maxUsedGas` report `gasUsed`), and the slots
  *   the step writes may all have been non-zero when measured and all be zero later (a wallet's first deposit, a
@@ -85,7 +90,21 @@ export interface GasCall {
   data: Hex
   /** True when the call can run now on its own, i.e. nothing before it must be mined first. */
   standalone: boolean
+  /**
+   * What the step moves, where its gas may grow with it (a deposit's assets, a redeem's shares, a swap's input); a
+   * measure serves builds of at most the amount it was taken with. None for an approval, whose gas does not.
+   */
+  amount?: bigint
 }
+
+/** A step's measure: the most gas it took, and the largest amount it was measured moving (0 for an approval). */
+export interface Measure {
+  gas: bigint
+  upTo: bigint
+}
+
+/** Whether a measure kept serves this call (see `GasCall.amount`). */
+const serves = (measure: Measure | undefined, call: GasCall): boolean => measure !== undefined && measure.upTo >= (call.amount ?? 0n)
 
 export interface GasLimit {
   gasLimit: bigint
@@ -103,11 +122,12 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
   const measured = client.state.gasMeasured
   const keys = calls.map((c) => `${chainId}|gas|${c.step}|${c.subject}`)
   let fresh = new Set<string>()
-  // A measure joined was another wallet's, and where its sequence failed (maybe its own doing: a wallet short of
-  // funds is measured before the preflight refuses it), one of the builds that joined it measures from its own wallet
-  // and the others join that, round after round, rather than take the default, which a dearer vault reverts on. A
-  // build leaves once a measure holds or it has measured itself, so each round has one fewer waiting.
-  for (let round = 0; keys.some((k) => !measured.has(k)); round++) {
+  // A measure joined was another wallet's (or of a smaller amount), and where it did not serve this build (its
+  // sequence failed, maybe its own doing: a wallet short of funds is measured before the preflight refuses it), one
+  // of the builds that joined it measures from its own wallet and the others join that, round after round, rather
+  // than take the default, which a dearer vault reverts on. A build leaves once a measure serves it or it has
+  // measured itself, so each round has one fewer waiting.
+  for (let round = 0; calls.some((c, i) => !serves(measured.get(keys[i]!), c)); round++) {
     const result = await shared(client, `${chainId}|measure${round}|${keys.join(',')}`, () => measure(client, chainId, from, calls, keys))
     if (result.first) {
       fresh = result.value
@@ -115,9 +135,13 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
     }
   }
   return keys.map((key, i) => {
-    const gas = recall(measured, key)
-    if (gas === undefined) return { gasLimit: DEFAULT_GAS[calls[i]!.step], source: 'default' }
-    return { gasLimit: reusedGasLimit(calls[i]!.step, gas), source: fresh.has(key) ? 'estimated' : 'measured-once' }
+    const call = calls[i]!
+    const kept = recall(measured, key)
+    if (kept !== undefined && serves(kept, call)) return { gasLimit: reusedGasLimit(call.step, kept.gas), source: fresh.has(key) ? 'estimated' : 'measured-once' }
+    // Not measured for its amount (its sequence failed, or it cannot run alone where the node cannot simulate):
+    // what a smaller amount took is still a floor.
+    const floor = kept === undefined ? 0n : reusedGasLimit(call.step, kept.gas)
+    return { gasLimit: floor > DEFAULT_GAS[call.step] ? floor : DEFAULT_GAS[call.step], source: 'default' }
   })
 }
 
@@ -126,19 +150,24 @@ async function measure(client: EvmClient, chainId: string, from: Address, calls:
   const publicClient = requirePublicClient(client, chainId)
   const simulated = client.state.cannotSimulate.has(chainId) ? 'unsupported' : await simulate(publicClient, chainId, from, calls)
   if (simulated === 'unsupported') client.state.cannotSimulate.add(chainId)
+  const measured = client.state.gasMeasured
   const gas = await Promise.all(
     calls.map((call, i) => {
-      if (client.state.gasMeasured.has(keys[i]!)) return undefined
+      if (serves(measured.get(keys[i]!), call)) return undefined
       if (Array.isArray(simulated)) return simulated[i]
       return call.standalone ? estimate(publicClient, chainId, from, call) : undefined
     }),
   )
   const done = new Set<string>()
   keys.forEach((key, i) => {
-    if (client.state.gasMeasured.has(key)) return
+    const call = calls[i]!
+    const kept = measured.get(key)
     const g = gas[i]
-    if (g === undefined) return
-    remember(client.state.gasMeasured, key, g, MAX_MEASURED)
+    if (serves(kept, call) || g === undefined) return
+    // Kept the larger on both counts: a concurrent build may have measured a larger amount meanwhile.
+    const amount = call.amount ?? 0n
+    const next = kept === undefined ? { gas: g, upTo: amount } : { gas: g > kept.gas ? g : kept.gas, upTo: amount > kept.upTo ? amount : kept.upTo }
+    remember(measured, key, next, MAX_MEASURED)
     done.add(key)
   })
   return done

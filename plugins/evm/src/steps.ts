@@ -100,6 +100,7 @@ export const depositDraft = (
   to: ctx.vault,
   data: appendTag(depositData(p.assets, ctx.owner), ctx.tag),
   standalone: p.standalone,
+  amount: p.assets,
   description: `Deposit ${describeAmount(p.assets, p.asset)} into ${vaultName(p.vault)}${afterNote(p.after, p.asset)}`,
   metadata: { assets: p.assets.toString(), ...p.metadata },
 })
@@ -112,6 +113,7 @@ export const withdrawDraft = (ctx: BuildContext, p: { shares: bigint; asset: Tok
   to: ctx.vault,
   data: appendTag(redeemData(p.shares, ctx.owner, ctx.owner), ctx.tag),
   standalone: true,
+  amount: p.shares,
   description: `Redeem ${describeAmount(p.shares, p.vault)} from ${vaultName(p.vault)} for ${p.asset.symbol ?? p.asset.display}`,
   metadata: { shares: p.shares.toString() },
 })

@@ -123,6 +123,7 @@ export function swapDraft(client: EvmClient, ctx: BuildContext, p: SwapStepParam
       args: [p.amountIn, p.minOut, [...path], ctx.owner, deadline],
     }),
     standalone: p.standalone,
+    amount: p.amountIn,
     description: `Swap ${describeAmount(p.amountIn, p.sell)} for at least ${describeAmount(p.minOut, p.buy)}${afterNote(p.after, p.sell)}`,
     metadata: {
       router: p.router,
