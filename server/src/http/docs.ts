@@ -150,6 +150,14 @@ function keptOnSuccess<T>(make: () => Promise<T>): () => Promise<T> {
     }))
 }
 
+/**
+ * Elysia closes an object schema in place (`additionalProperties: false`) when a route first validates with it, then
+ * drops the fields it does not name: a body field an operation does not take is ignored (README), and answers may gain
+ * fields. Our schemas never close an object, so the document leaves them all open: it had said "closed" for whichever
+ * operations had been called before it was made (an audit: the membership bodies).
+ */
+const leaveObjectsOpen = (key: string, value: unknown) => (key === 'additionalProperties' && value === false ? undefined : value)
+
 export function apiDocs(version: string, app: () => AnyElysia) {
   const document = keptOnSuccess(() =>
     generator().then(({ toOpenAPISchema }) => {
@@ -158,12 +166,14 @@ export function apiDocs(version: string, app: () => AnyElysia) {
       const shared = referToErrorEnvelope(paths as Record<string, Record<string, any>>)
       describeResponseHeaders(paths as Record<string, Record<string, any>>)
       describeRequests(paths as Record<string, Record<string, any>>)
-      return {
+      const spec = {
         openapi: '3.1.0',
         info: { ...DOCUMENTATION.info, version },
         paths,
         components: { ...DOCUMENTATION.components, schemas: { ...components.schemas, ...shared }, headers: HEADERS },
-      } as Spec
+      }
+      // A copy: the schemas in it are the routes' own, which Elysia validates with.
+      return JSON.parse(JSON.stringify(spec), leaveObjectsOpen) as Spec
     }),
   )
   // Both answers are kept as text too: they need no key, and serializing ~150 KB on every request made a cheap way
