@@ -18,6 +18,7 @@ import { DATABASE_URL, freshSchema, postgresAvailable } from '../services.ts'
 import { cuttableProxy } from '../proxy.ts'
 import { pausingHandler } from '../pause.ts'
 import { thrown } from '../thrown.ts'
+import { runCli, startServer } from '../process.ts'
 
 const wallet = '0x' + 'ab'.repeat(20)
 
@@ -121,6 +122,41 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL gone silent (a crashed
     const created = await createOrganization({ store, clock: h.deps.clock }, { name: 'Back org' })
     expect((await store.listOrganizations()).map((o) => o.id)).toContain(created.orgId)
   })
+})
+
+describe.skipIf(!(await postgresAvailable()))('PostgreSQL gone silent, behind a listening server', () => {
+  test("a key check waiting out the store's timeout is answered 503, not closed at Bun's idle limit, with a body or without", async () => {
+    const { schema, drop } = await freshSchema()
+    const proxy = cuttableProxy(5432)
+    const url = new URL(DATABASE_URL)
+    url.hostname = '127.0.0.1'
+    url.port = String(proxy.port)
+    url.searchParams.set('search_path', schema)
+    const dir = mkdtempSync(join(tmpdir(), 'earn-silent-'))
+    // A statement is given up on at its timeout plus 2 s: 14 s, past Bun's idle limit (10 s, checked every 4 s).
+    const server = await startServer({ DATABASE_URL: url.toString(), DATABASE_STATEMENT_TIMEOUT_MS: '12000', DATA_DIR: dir })
+    try {
+      const { publishableKey, secretKey } = (await runCli(['org', 'create', '--name', 'Silent', '--json'], { DATABASE_URL: url.toString() })).json() as Record<string, string>
+      proxy.cut()
+      const started = performance.now()
+      // Keys not checked yet, so each asks the store: the GET in the guard, the POST before its body and again after.
+      const [read, write] = await Promise.all([
+        fetch(`${server.url}/v2/opportunities/`, { headers: { 'X-API-Key': publishableKey! } }),
+        fetch(`${server.url}/v2/membership/agreement`, {
+          method: 'POST',
+          headers: { 'X-API-Key': secretKey!, 'content-type': 'application/json' },
+          body: JSON.stringify({ address: wallet, walletEcosystem: 'evm', url: 'https://app.example.com' }),
+        }),
+      ])
+      expect(performance.now() - started).toBeGreaterThan(13_000)
+      for (const r of [read, write]) expectEnvelope((await r.json()) as Record<string, unknown>, 503, 'UNAVAILABLE')
+    } finally {
+      await server.stop()
+      proxy.stop()
+      await drop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
 
 describe.skipIf(!(await postgresAvailable()))('PostgreSQL pool busy (every connection in use past the limit)', () => {

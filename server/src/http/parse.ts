@@ -8,6 +8,7 @@ import { ApiError, type Clock, type KeyVerifier, type KeyWithOrganization, quote
 import { OPERATIONS } from '@earn/core/metering/costs'
 import { budgetOf, type Meter } from '@earn/core/metering/meter'
 import { firstDuplicateKey } from '../duplicateKeys.ts'
+import { notIdleWhile } from './idle.ts'
 import { Elysia } from 'elysia'
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -179,15 +180,19 @@ export const UNAUTHENTICATED_BODY = Symbol('body of a request without a valid ke
  * one costs a digest.
  */
 export const bodyParsing = (deps: { keys: KeyVerifier; meter: Meter; clock: Clock }, costOf: (method: string, route: string) => number | undefined) =>
-  new Elysia({ name: 'earn/body-parsing' }).onParse({ as: 'global' }, async ({ request, contentType, route }) => {
-    // A key check that failed (the store unreachable) is the guard's to report, as a 503: thrown here, Elysia would
-    // answer it as a body that could not be parsed.
-    const verified = await deps.keys.verify(request.headers.get('x-api-key')).catch(() => undefined)
-    if (verified?.code !== 'VALID') return UNAUTHENTICATED_BODY
-    // A small body costs less to read than asking the meter (a Redis round trip) whether it will be served.
-    const length = Number(request.headers.get('content-length') ?? Number.NaN)
-    if (!(length <= SMALL_BODY_BYTES) && (await cannotPay(deps, verified.record, costOf(request.method, route) ?? CHEAPEST))) return OVER_BUDGET_BODY
-    return parseBody(request, contentType)
+  new Elysia({ name: 'earn/body-parsing' }).onParse({ as: 'global' }, async ({ request, contentType, route, server }) => {
+    // Not idle while the store or the meter answers (a silent one takes its timeout plus 2 s), idle again for the body.
+    const refusal = await notIdleWhile(server, request, async () => {
+      // A key check that failed (the store unreachable) is the guard's to report, as a 503: thrown here, Elysia would
+      // answer it as a body that could not be parsed.
+      const verified = await deps.keys.verify(request.headers.get('x-api-key')).catch(() => undefined)
+      if (verified?.code !== 'VALID') return UNAUTHENTICATED_BODY
+      // A small body costs less to read than asking the meter (a Redis round trip) whether it will be served.
+      const length = Number(request.headers.get('content-length') ?? Number.NaN)
+      if (!(length <= SMALL_BODY_BYTES) && (await cannotPay(deps, verified.record, costOf(request.method, route) ?? CHEAPEST))) return OVER_BUDGET_BODY
+      return undefined
+    })
+    return refusal ?? parseBody(request, contentType)
   })
 
 /** Bodies up to this size (every body the API's operations need) are read without asking the meter first. */
