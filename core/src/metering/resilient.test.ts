@@ -84,6 +84,28 @@ describe('resilient meter', () => {
     await meter.close()
   })
 
+  test('a primary that flaps, serving between its outages, is probed at the base interval after each: back within it', async () => {
+    const primary = switchable()
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), probeMs: 20 })
+    // Down for 100 ms, then up and serving for 150 ms, five times (within the 10 s that counts as flapping).
+    const backAfter: number[] = []
+    for (let i = 0; i < 5; i++) {
+      primary.set('down')
+      await meter.admit(p(`flap${i}`))
+      expect(meter.state).toBe('fallback')
+      await Bun.sleep(100)
+      primary.set('up')
+      const restored = performance.now()
+      while (meter.state !== 'primary' && performance.now() - restored < 2_000) await Bun.sleep(2)
+      backAfter.push(performance.now() - restored)
+      expect((await meter.admit(p(`flap${i}`))).admitted).toBe(true)
+      await Bun.sleep(150)
+    }
+    // Doubling on each return would have made the fifth wait ~320 ms (20, 40, 80, 160, 320).
+    expect(Math.max(...backAfter)).toBeLessThan(100)
+    await meter.close()
+  })
+
   test('a hung primary costs a request at most the timeout, and the ones after it nothing', async () => {
     const primary = switchable()
     const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), timeoutMs: 100, probeMs: 10_000 })

@@ -75,6 +75,10 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
   let probe: ReturnType<typeof setInterval> | undefined
   let closed = false
   let recoveredAt = -Infinity
+  // Whether the primary has metered a request since it last came back: a network that flaps (an audit cut Redis for
+  // 1 s every 5 s) fails after serving, and is probed at the base interval again; one that answers the probe's PING
+  // but refuses every script fails before serving anything, and only that doubles the interval.
+  let servedSinceRecovery = false
   let probeEvery = probeMs
 
   const recover = () => {
@@ -82,13 +86,15 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
     probe = undefined
     down = undefined
     recoveredAt = performance.now()
+    servedSinceRecovery = false
     options.onChange?.('primary')
   }
 
   const fail = (cause: unknown) => {
     if (down || closed) return
     down = { cause: firstLine(cause) }
-    probeEvery = performance.now() - recoveredAt < FLAP_MS ? Math.min(probeEvery * 2, Math.max(MAX_PROBE_MS, probeMs)) : probeMs
+    const refusedAtOnce = !servedSinceRecovery && performance.now() - recoveredAt < FLAP_MS
+    probeEvery = refusedAtOnce ? Math.min(probeEvery * 2, Math.max(MAX_PROBE_MS, probeMs)) : probeMs
     options.onChange?.('fallback', cause)
     let probing = false
     probe = setInterval(async () => {
@@ -114,7 +120,9 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
     async admit(p) {
       if (!down) {
         try {
-          return await guarded(primary.admit(p))
+          const decision = await guarded(primary.admit(p))
+          servedSinceRecovery = true
+          return decision
         } catch (e) {
           fail(e)
         }
