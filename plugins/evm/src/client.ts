@@ -59,6 +59,8 @@ export interface EvmClientState {
   readonly inFlight: Map<string, Promise<unknown>>
   /** Gas measured per opportunity and step, and the largest amount it was measured moving (see `gas.ts`). */
   readonly gasMeasured: Map<string, Measure>
+  /** Gas measures in flight, per build sequence and round: the amount each moves and its `shared` key (see `gas.ts`). */
+  readonly measuring: Map<string, { amount: bigint; key: string }>
   /** Chain ids whose RPC has no `eth_simulateV1` (see `gas.ts`). */
   readonly cannotSimulate: Set<string>
   /** The Multicall3 batcher per chain id (see `multicall.ts`); `null` where the public client does not batch. */
@@ -204,7 +206,7 @@ function baseClient(
     flowsScanMs,
     budgetMs,
     confirmations: (chainId) => (Object.hasOwn(confirmations, chainId) ? confirmations[chainId]! : 1),
-    state: { inFlight: new Map(), gasMeasured: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map(), vouched: new Set(), servedChecked: new Map() },
+    state: { inFlight: new Map(), gasMeasured: new Map(), measuring: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map(), vouched: new Set(), servedChecked: new Map() },
   }
 }
 

@@ -1,11 +1,34 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { parseUnits } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
-import { deployMarketsVault, deployOffsetVault } from '../../../test/chains/evm.ts'
+import { deployMarketsVault, deployOffsetVault, mintToken } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { connect } from './client.ts'
 import { DEFAULT_GAS, MAX_MEASURED, withHeadroom } from './gas.ts'
 import { build } from './transactions.ts'
+
+/** An RPC in front of anvil counting what it is asked; it may refuse eth_simulateV1 or answer it late. */
+function rpcProxy(chain: EarnChain, options: { refuseSimulate?: boolean; simulateDelayMs?: number } = {}) {
+  const methods: string[] = []
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(req) {
+      const body = await req.text()
+      const parsed = JSON.parse(body) as { id: number; method: string } | { id: number; method: string }[]
+      const list = Array.isArray(parsed) ? parsed : [parsed]
+      methods.push(...list.map((r) => r.method))
+      const simulates = list.some((r) => r.method === 'eth_simulateV1')
+      if (simulates && options.refuseSimulate) {
+        const refuse = (r: { id: number }) => ({ jsonrpc: '2.0', id: r.id, error: { code: -32601, message: 'the method eth_simulateV1 does not exist' } })
+        return Response.json(Array.isArray(parsed) ? list.map(refuse) : refuse(list[0]!))
+      }
+      if (simulates && options.simulateDelayMs) await Bun.sleep(options.simulateDelayMs)
+      return fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    },
+  })
+  return { url: `http://127.0.0.1:${server.port}`, methods, stop: () => server.stop(true) }
+}
 
 describe('withHeadroom', () => {
   test('adds 20%, and never less than 50 000 gas', () => {
@@ -23,25 +46,7 @@ describe('gas where the RPC cannot simulate', () => {
   afterAll(() => chain?.anvil.stop())
 
   /** An RPC in front of anvil without eth_simulateV1 (as many providers still are), counting what it is asked. */
-  function withoutSimulate() {
-    const methods: string[] = []
-    const server = Bun.serve({
-      port: 0,
-      hostname: '127.0.0.1',
-      async fetch(req) {
-        const body = await req.text()
-        const parsed = JSON.parse(body) as { id: number; method: string } | { id: number; method: string }[]
-        const list = Array.isArray(parsed) ? parsed : [parsed]
-        methods.push(...list.map((r) => r.method))
-        if (list.some((r) => r.method === 'eth_simulateV1')) {
-          const refuse = (r: { id: number }) => ({ jsonrpc: '2.0', id: r.id, error: { code: -32601, message: 'the method eth_simulateV1 does not exist' } })
-          return Response.json(Array.isArray(parsed) ? list.map(refuse) : refuse(list[0]!))
-        }
-        return fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-      },
-    })
-    return { url: `http://127.0.0.1:${server.port}`, methods, stop: () => server.stop(true) }
-  }
+  const withoutSimulate = () => rpcProxy(chain, { refuseSimulate: true })
 
   test('steps that can run alone are estimated, a deposit behind its approve takes the default, once', async () => {
     const rpc = withoutSimulate()
@@ -82,7 +87,6 @@ describe('gas where the RPC cannot simulate', () => {
       // eth_simulateV1 was refused once, and not asked again.
       expect(rpc.methods.filter((m) => m === 'eth_simulateV1')).toHaveLength(1)
       const measured = (alone[0]!.transaction as { gasLimit: string }).gasLimit
-      expect(measured).not.toBe(DEFAULT_GAS.deposit.toString())
 
       const next = await chain.user(parseUnits('1', 6))
       const steps = await build(client, chain.deposit({ owner: next, amount: parseUnits('1', 6) }))
@@ -238,6 +242,66 @@ describe('a vault whose gas grows with the amount', () => {
     await chain.sendAll(large, steps)
     expect(await chain.read.balance(m.vault, large.address)).toBe(0n)
     expect(await chain.read.balance(chain.asset, large.address)).toBe(parseUnits('75', 6))
+  })
+
+  test("whole-balance redeems, largest first: the smaller ones pull from the markets the largest's measure never reached", async () => {
+    const client = chain.client()
+    const m = await marketsVault()
+    // 160 in: the eight markets full (80), 80 idle in the vault. The first redeem is paid from idle assets alone.
+    const holders = [await chain.user(parseUnits('80', 6)), await chain.user(parseUnits('40', 6)), await chain.user(parseUnits('40', 6))]
+    for (const [i, h] of [2, 1, 0].map((i) => [i, holders[i]!] as const)) await chain.sendAll(h, await build(client, m.deposit(h, parseUnits(String([80, 40, 40][i]), 6))))
+    for (const h of holders) {
+      const steps = await build(client, m.withdraw(h, await chain.read.balance(m.vault, h.address)))
+      await chain.sendAll(h, steps)
+      expect(await chain.read.balance(m.vault, h.address)).toBe(0n)
+    }
+  })
+
+  test('a wave of ever larger builds measures at once, not one after another', async () => {
+    const rpc = rpcProxy(chain, { simulateDelayMs: 200 })
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${rpc.url}` })
+      const m = await marketsVault()
+      const owners: PrivateKeyAccount[] = []
+      for (let n = 1; n <= 8; n++) owners.push(await chain.user(parseUnits(String(n), 6)))
+      const started = performance.now()
+      const built = await Promise.all(owners.map((o, i) => build(client, m.deposit(o, parseUnits(String(i + 1), 6)))))
+      // One after another, eight 200 ms measures took 1.6 s.
+      expect(performance.now() - started).toBeLessThan(1_000)
+      // Each measured beside the others; whichever larger measure was kept first serves the smaller ones.
+      expect(built.map((steps) => steps.at(-1)!.metadata?.gasLimitSource).filter((s) => s === 'default')).toEqual([])
+      expect(rpc.methods.filter((m) => m === 'eth_simulateV1').length).toBeLessThanOrEqual(8)
+      for (const [i, o] of owners.entries()) await chain.sendAll(o, built[i]!)
+    } finally {
+      await rpc.stop()
+    }
+  })
+})
+
+describe('a swap withdrawal from a vault that earns', () => {
+  let chain: EarnChain
+  beforeAll(async () => {
+    chain = await startEarnChain()
+  })
+  afterAll(() => chain?.anvil.stop())
+
+  test('builds of the same shares share one measure, though the swap sells more each time', async () => {
+    const rpc = rpcProxy(chain)
+    try {
+      const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${rpc.url}`, EVM_SWAP_ROUTERS: `${chain.anvil.chainId}=${chain.router}` })
+      const owner = await chain.user(parseUnits('10', 6))
+      await chain.sendAll(owner, await build(chain.client(), chain.deposit({ owner, amount: parseUnits('10', 6) })))
+      const shares = await chain.read.balance(chain.vault, owner.address)
+      const swapOut = { ...chain.deposit({ owner, amount: shares }), kind: 'withdraw' as const, tokenOut: chain.other }
+      for (let i = 0; i < 5; i++) {
+        // The vault earns between builds: the redeem pays more, so the swap sells more.
+        await mintToken(chain.anvil, chain.asset, chain.vault, parseUnits('0.01', 6))
+        expect((await build(client, swapOut)).map((s) => s.type)).toEqual(['withdraw', 'approve', 'swap'])
+      }
+      expect(rpc.methods.filter((m) => m === 'eth_simulateV1')).toHaveLength(1)
+    } finally {
+      await rpc.stop()
+    }
   })
 })
 

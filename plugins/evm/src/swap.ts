@@ -122,8 +122,9 @@ export function swapDraft(client: EvmClient, ctx: BuildContext, p: SwapStepParam
       functionName: 'swapExactTokensForTokens',
       args: [p.amountIn, p.minOut, [...path], ctx.owner, deadline],
     }),
+    // No amount: a constant-product pair's swap costs the same gas whatever it trades (a swap-out sells what the
+    // redeem pays, which grows as the vault earns, and every build had measured again).
     standalone: p.standalone,
-    amount: p.amountIn,
     description: `Swap ${describeAmount(p.amountIn, p.sell)} for at least ${describeAmount(p.minOut, p.buy)}${afterNote(p.after, p.sell)}`,
     metadata: {
       router: p.router,
