@@ -123,14 +123,12 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
   const measured = client.state.gasMeasured
   const keys = calls.map((c) => `${chainId}|gas|${c.step}|${c.subject}`)
   let fresh = new Set<string>()
-  // A measure joined was another wallet's (or of a smaller amount), and where it did not serve this build (its
-  // sequence failed, maybe its own doing: a wallet short of funds is measured before the preflight refuses it), one
-  // of the builds that joined it measures from its own wallet and the others join that, round after round, rather
-  // than take the default, which a dearer vault reverts on. A build leaves once a measure serves it or it has
-  // measured itself, so each round has one fewer waiting.
-  // A build joins a measure in flight only where that one moves at least its amount; one moving more starts its own
-  // beside it, so a wave of ever larger amounts measures at once rather than one after another (an audit's 30
-  // ascending builds took 3 s behind 100 ms measures).
+  // A measure joined was another wallet's, and where it did not serve this build (its sequence failed, maybe its own
+  // doing: a wallet short of funds is measured before the preflight refuses it), one of the builds that joined it
+  // measures from its own wallet and the others join that, round after round, rather than take the default, which a
+  // dearer vault reverts on. A build leaves once a measure serves it or it has measured itself, so each round has one
+  // fewer waiting. A build joins only a measure moving at least its amount; one moving more measures beside it, so a
+  // wave of ever larger amounts measures at once (an audit's 30 ascending builds took 3 s behind 100 ms measures).
   const amount = calls.reduce((most, c) => (c.amount !== undefined && c.amount > most ? c.amount : most), 0n)
   for (let round = 0; calls.some((c, i) => !serves(measured.get(keys[i]!), c)); round++) {
     const sequence = `${chainId}|measure${round}|${keys.join(',')}`
