@@ -1,8 +1,9 @@
 /**
  * `POST /v2/streams`. Checks, in order: the body's fields (400, naming the field), the chain belongs to a
- * loaded ecosystem (400), the target opportunity exists (404); for token streams then the reward token and
- * creator addresses (400), a treasury on the chain (400), that budget plus fee fits a uint256 (400), the
- * creator's balance of the reward token (400 `insufficient token balance`), and the plugin's funding transfer.
+ * loaded ecosystem (400), for a token stream a treasury on the chain (400), the target opportunity exists and is
+ * listed on that chain (404, 400); for token streams then the reward token and creator addresses (400), the creator
+ * not the treasury (400), that budget plus fee fits a uint256 (400), the creator's balance of the reward token (400
+ * `insufficient token balance`), and the plugin's funding transfer.
  *
  * A token stream is stored `pending` with the transfer that funds it; a point stream is `active` at once.
  * The stream id is made before building because the funding tag names it.
