@@ -6,19 +6,21 @@ import { createResilientMeter } from './resilient.ts'
 /** A primary whose health a test switches: up, down (fails at once) or hung (never answers). */
 function switchable() {
   const inner = createMemoryMeter()
-  // 'refusing': PING answers but the metering script is refused (an ACL without EVALSHA, a read-only replica).
-  let mode: 'up' | 'down' | 'hung' | 'refusing' = 'up'
+  // 'refusing': PING answers but the metering script is refused (an ACL without EVALSHA). 'readOnly': the script runs
+  // but may not write (a replica after a failover): an admit that charges fails, a cost-0 one is answered.
+  let mode: 'up' | 'down' | 'hung' | 'refusing' | 'readOnly' = 'up'
   let calls = 0
-  const gate = <T>(f: () => Promise<T>, script = false): Promise<T> => {
+  const gate = <T>(f: () => Promise<T>, script = false, writes = false): Promise<T> => {
     calls++
     if (mode === 'down') return Promise.reject(new Error('connection refused'))
     if (mode === 'hung') return new Promise(() => {})
     if (mode === 'refusing' && script) return Promise.reject(new Error("NOPERM User earn has no permissions to run the 'evalsha' command"))
+    if (mode === 'readOnly' && writes) return Promise.reject(new Error("READONLY You can't write against a read only replica."))
     return f()
   }
   const meter: Meter = {
     kind: 'redis',
-    admit: (p) => gate(() => inner.admit(p), true),
+    admit: (p) => gate(() => inner.admit(p), true, p.cost > 0),
     ping: () => gate(() => inner.ping()),
     close: async () => {},
   }
@@ -81,6 +83,23 @@ describe('resilient meter', () => {
     const deadline = Date.now() + 3_000
     while (meter.state !== 'primary' && Date.now() < deadline) await Bun.sleep(5)
     expect(meter.state).toBe('primary')
+    await meter.close()
+  })
+
+  test('a read-only primary answering the cost-0 admits in between is still probed ever less often', async () => {
+    const primary = switchable()
+    const changes: string[] = []
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), probeMs: 20, onChange: (s) => changes.push(s) })
+    primary.set('readOnly')
+    const until = Date.now() + 1_000
+    for (let i = 0; Date.now() < until; i++) {
+      // A usage check (a body's budget, a late key's headers) between charged requests, as a client retrying does.
+      await meter.admit({ ...p(`r${i}`), cost: 0 })
+      await meter.admit(p(`r${i}`))
+      await Bun.sleep(2)
+    }
+    // As for a primary refusing the script: at most ~6 returns in a second, where a steady 20 ms probe gives ~50.
+    expect(changes.length).toBeLessThanOrEqual(14)
     await meter.close()
   })
 

@@ -75,9 +75,10 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
   let probe: ReturnType<typeof setInterval> | undefined
   let closed = false
   let recoveredAt = -Infinity
-  // Whether the primary has metered a request since it last came back: a network that flaps (an audit cut Redis for
-  // 1 s every 5 s) fails after serving, and is probed at the base interval again; one that answers the probe's PING
-  // but refuses every script fails before serving anything, and only that doubles the interval.
+  // Whether the primary has charged a request since it last came back: a network that flaps (an audit cut Redis for
+  // 1 s every 5 s) fails after charging, and is probed at the base interval again; one that answers the probe's PING
+  // but refuses every script, or every write (a read-only replica), fails before charging anything, and only that
+  // doubles the interval.
   let servedSinceRecovery = false
   let probeEvery = probeMs
 
@@ -121,7 +122,8 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
       if (!down) {
         try {
           const decision = await guarded(primary.admit(p))
-          servedSinceRecovery = true
+          // Only a charge is a write: a read-only replica answers a cost-0 admit, or a refusal, all the same.
+          if (p.cost > 0 && decision.admitted) servedSinceRecovery = true
           return decision
         } catch (e) {
           fail(e)
