@@ -9,7 +9,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fingerprint } from '../../server/src/bundle.ts'
-import { spawnListening, type ServerProcess } from '../process.ts'
+import postgres from 'postgres'
+import { runCli, spawnListening, type ServerProcess } from '../process.ts'
+import { DATABASE_URL, freshSchema, postgresAvailable } from '../services.ts'
 
 const ROOT = join(import.meta.dir, '../..')
 
@@ -52,6 +54,36 @@ test('a BUNDLE_DIR of spaces stops the start with one line naming it, and makes 
   const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()])
   expect([code, stderr.trim()]).toEqual([1, 'configuration error: BUNDLE_DIR: is only whitespace; unset it for the default, or name a directory'])
   expect(existsSync(join(root, '   '))).toBe(false)
+})
+
+test.skipIf(!(await postgresAvailable()))("the bundle tells PostgreSQL's own refusals as the sources do: 503 busy, not 500", async () => {
+  // Its classes' names are kept: the store knew PostgreSQL's errors by name, and a minified one (`Be`) made a
+  // statement timeout, a lock not granted or a read-only standby a 500 under `bun run start` alone.
+  const { schema, drop } = await freshSchema()
+  const url = new URL(DATABASE_URL)
+  url.searchParams.set('search_path', schema)
+  const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+  const server = await spawnListening([process.execPath, 'server/src/launch.ts'], { DATABASE_URL: url.toString(), DATABASE_STATEMENT_TIMEOUT_MS: '300', DATA_DIR: tempDir('earn-launch-') }, { timeoutMs: 90_000 })
+  try {
+    const { secretKey } = (await runCli(['org', 'create', '--name', 'Locked out', '--json'], { DATABASE_URL: url.toString() })).json() as Record<string, string>
+    const agreement = () =>
+      fetch(`${server.url}/v2/membership/agreement`, {
+        method: 'POST',
+        headers: { 'X-API-Key': secretKey!, 'content-type': 'application/json' },
+        body: JSON.stringify({ address: '0x' + 'ab'.repeat(20), walletEcosystem: 'evm', url: 'https://app.example.com' }),
+      })
+    expect((await agreement()).status).toBe(200)
+    // A transaction holding the nonces table: the agreement's write waits past the statement timeout.
+    await sql.begin(async (tx) => {
+      await tx.unsafe(`lock table ${schema}.nonces in access exclusive mode`)
+      const r = await agreement()
+      expect([r.status, ((await r.json()) as { context?: unknown }).context]).toEqual([503, { database: 'busy' }])
+    })
+  } finally {
+    await server.stop()
+    await sql.end()
+    await drop()
+  }
 })
 
 async function startTogether(count: number) {
