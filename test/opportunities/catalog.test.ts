@@ -59,6 +59,11 @@ describe('catalog validation', () => {
     expect(found.some((p) => p.startsWith('opportunities[1] (not-a-uuid): estimatedApr:'))).toBe(true)
     expect(found.some((p) => /^opportunities\[2\] \([^)]+\): extra: /.test(p))).toBe(true)
     expect(await problems({ opportunities: 'none' })).toEqual(['opportunities: Expected array'])
+    // With an entry's shape wrong, the others' addresses are looked at too: every problem of form at once.
+    const nameless = entry({ id: crypto.randomUUID() })
+    delete nameless.name
+    const both = await problems({ opportunities: [nameless, entry({ id: crypto.randomUUID(), vaultAddress: '0x12' })] })
+    expect(both.map((p) => p.replace(/ \([^)]+\)/, '').split(': ').slice(0, 2).join(': '))).toEqual(['opportunities[0]: name', 'opportunities[1]: vaultAddress'])
     const early = await problems({ opportunities: [entry({ eventsFromBlock: -1 }), entry({ id: crypto.randomUUID(), eventsFromBlock: 1.5 })] })
     expect(early.map((p) => p.replace(/ \([^)]+\)/, ''))).toEqual([
       expect.stringMatching(/^opportunities\[0\]: eventsFromBlock: Expected integer to be greater or equal to 0/),

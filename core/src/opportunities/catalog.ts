@@ -27,18 +27,26 @@ function entryLabel(file: unknown, index: number): string {
 }
 
 /** The file's shape problems, the first MAX_PROBLEMS of them; `more` when it has others (not counted). */
-function shapeProblems(file: unknown): { problems: string[]; more: boolean } {
+/**
+ * The file's shape problems and which entries have any; `whole`: the file itself is at fault (not an object, no
+ * `opportunities` list); `more`: there were more than are shown. Either way no entry is looked at further.
+ */
+function shapeProblems(file: unknown): { problems: string[]; entries: Set<number>; whole: boolean; more: boolean } {
   // By field: TypeBox reports a union's branches one by one, and a missing field as missing and then as not of its
   // type; the first line says it.
   const problems = new Map<string, string>()
+  const entries = new Set<number>()
+  let whole = false
   for (const error of Value.Errors(CatalogFile, file)) {
     const m = error.path.match(/^\/opportunities\/(\d+)(\/.*)?$/)
     const field = m ? `${entryLabel(file, Number(m[1]))}: ${fieldOf(m[2] ?? '') || 'entry'}` : fieldOf(error.path) || 'file'
+    if (m) entries.add(Number(m[1]))
+    else whole = true
     if (problems.has(field)) continue
-    if (problems.size === MAX_PROBLEMS) return { problems: [...problems.values()], more: true }
+    if (problems.size === MAX_PROBLEMS) return { problems: [...problems.values()], entries, whole, more: true }
     problems.set(field, `${field}: ${error.message}`)
   }
-  return { problems: [...problems.values()], more: false }
+  return { problems: [...problems.values()], entries, whole, more: false }
 }
 
 /** The reason an address does not parse, in the words the plugin used. */
@@ -114,12 +122,15 @@ async function entryListing(ecosystems: EcosystemRegistry, entry: CatalogEntry, 
 /** The file's entries as listings (canonical addresses), or a `CatalogError` naming every problem. */
 export async function parseCatalog(ecosystems: EcosystemRegistry, file: unknown): Promise<Listing[]> {
   const shape = shapeProblems(file)
-  if (shape.problems.length) throw new CatalogError(shape.problems, shape.more ? Infinity : shape.problems.length)
+  if (shape.whole || shape.more) throw new CatalogError(shape.problems, shape.more ? Infinity : shape.problems.length)
   const entries = (file as CatalogFile).opportunities
-  const problems: string[] = []
+  // The entries of a sound shape are looked at too, so a file's every problem of form is told at once (an audit: a bad
+  // vault address showed only once another entry's missing name was fixed).
+  const problems: string[] = [...shape.problems]
   const seen = new Map<string, number>()
   const listings: Listing[] = []
   for (const [i, entry] of entries.entries()) {
+    if (shape.entries.has(i)) continue
     const label = entryLabel(file, i)
     const id = entry.id.toLowerCase()
     if (seen.has(id)) problems.push(`${label}: id: repeats opportunities[${seen.get(id)}]`)
