@@ -135,7 +135,8 @@ export function parseCommand(argv: string[]): ParsedCommand {
   const operands = words.slice(2)
   if (operands.length > (spec.operands ? 1 : 0))
     throw new UsageError(spec.operands ? `"${command}" takes one ${spec.operands.name}, not ${operands.length}: run it once for each` : `"${command}" takes no ${operands.length > 1 ? 'words' : 'word'} after it (got ${operands.join(' ')})`)
-  if (spec.operands && operands.length === 0) throw new UsageError(`${command} needs ${spec.operands.what}: ${command} ${spec.operands.name}`)
+  if (spec.operands && (operands.length === 0 || operands[0]!.trim() === ''))
+    throw new UsageError(`${command} needs ${spec.operands.what}: ${command} ${spec.operands.name}`)
   for (const name of spec.required ?? []) text(flags, name, true)
   if (spec.keyRef) keyRef(flags)
   const name = text(flags, 'name')
@@ -157,7 +158,9 @@ function text(flags: Flags, name: string, required: true): string
 function text(flags: Flags, name: string, required?: false): string | undefined
 function text(flags: Flags, name: string, required = false) {
   const v = flags[name]
-  if (v === true) throw new UsageError(`--${name} needs a value`)
+  // Blank is no value: `--org=` had gone on to open the store and find no organization "" (exit 1). A blank name is
+  // told as such below.
+  if (v === true || (v !== undefined && v.trim() === '' && name !== 'name')) throw new UsageError(`--${name} needs a value`)
   if (v === undefined && required) throw new UsageError(`--${name} is required`)
   return v
 }

@@ -137,6 +137,11 @@ test('a misspelt option or an extra word is a usage error, not a command that do
       [['key', 'budget', '--id', 'K'], 'give --hourly-budget and/or --monthly-budget'],
       [['opportunity', 'import'], 'opportunity import needs the catalog file: opportunity import FILE'],
       [['opportunity', 'delist'], 'opportunity delist needs the opportunity id: opportunity delist ID'],
+      // Blank is no value.
+      [['distributor', 'create', '--org='], '--org needs a value'],
+      [['key', 'list', '--org', ' '], '--org needs a value'],
+      [['key', 'create', '--org=', '--kind', 'secret'], '--org needs a value'],
+      [['opportunity', 'delist', ''], 'opportunity delist needs the opportunity id: opportunity delist ID'],
     ]
     for (const [args, message] of missing) {
       const r = await runCli([...args, '--json'], { DATA_DIR: dataDir })
