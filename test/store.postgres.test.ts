@@ -61,6 +61,20 @@ if (await postgresAvailable()) {
     })
   })
 
+  describe('store: postgres, a schema that does not exist', () => {
+    test('the migration names the search_path and says to create it', async () => {
+      const store = createStore({ engine: 'postgres', url: DATABASE_URL, schema: 'no_such_schema_here' })
+      try {
+        const error = await store.migrate(Date.now()).then(() => undefined, (e: unknown) => e)
+        expect((error as Error).message).toBe(
+          "PostgreSQL has no schema to create the tables in: the search_path (no_such_schema_here, from DATABASE_URL's ?search_path=) names none that exists; create it first (CREATE SCHEMA ...)",
+        )
+      } finally {
+        await store.close()
+      }
+    })
+  })
+
   describe('store: postgres, two imports at once', () => {
     test('creating the same new opportunity: one creates it, the other updates it, neither fails', async () => {
       const { schema, drop } = await freshSchema()

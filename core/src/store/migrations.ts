@@ -331,12 +331,20 @@ export async function migrate(db: Kysely<Database>, engine: Engine, now: number)
   // writes (a PostgreSQL standby, a read-only role) still serves one.
   if (await allApplied(db)) return []
   if (engine === 'postgres')
-    return db.transaction().execute(async (trx) => {
-      // An index built over a large table, or the wait for another process migrating, outlasts a request's timeout.
-      await sql`set local statement_timeout = 0`.execute(trx)
-      await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK_ID})`.execute(trx)
-      return applyPending(trx, engine, now)
-    })
+    return db
+      .transaction()
+      .execute(async (trx) => {
+        // An index built over a large table, or the wait for another process migrating, outlasts a request's timeout.
+        await sql`set local statement_timeout = 0`.execute(trx)
+        await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK_ID})`.execute(trx)
+        return applyPending(trx, engine, now)
+      })
+      .catch(async (e: unknown) => {
+        // PostgreSQL's own words ("no schema has been selected to create in") name neither the schema nor the setting.
+        if ((e as { code?: unknown }).code !== '3F000') throw e
+        const path = await sql<{ searchPath: string }>`select current_setting('search_path') as "searchPath"`.execute(db).then((r) => r.rows[0]?.searchPath, () => undefined)
+        throw new Error(`PostgreSQL has no schema to create the tables in: the search_path (${path ?? 'unknown'}, from DATABASE_URL's ?search_path=) names none that exists; create it first (CREATE SCHEMA ...)`)
+      })
   // SQLite: BEGIN IMMEDIATE takes the write lock before the first read, so two processes cannot both find a
   // migration missing (Kysely's transaction begins deferred).
   return db.connection().execute(async (conn) => {
