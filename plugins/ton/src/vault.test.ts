@@ -40,6 +40,14 @@ describe('TON vault state', () => {
     expect(await read(sixDecimals.toRawString())).toMatchObject({ decimals: 6, totalAssets: 42_000_000n })
   })
 
+  test("the receipt jetton's decimals are read where its metadata states them, with a jetton base or TON", async () => {
+    const threeDecimals = await chain.deployJetton({ uri: 'https://example.invalid/r.json', decimals: 3 })
+    expect(await read(sixDecimals.toRawString(), threeDecimals.toString())).toMatchObject({ decimals: 6, receiptDecimals: 3 })
+    expect(await read('native', threeDecimals.toString())).toMatchObject({ decimals: 9, receiptDecimals: 3 })
+    // Off-chain metadata states none: the catalog's (or the base token's) stand, as before.
+    expect('receiptDecimals' in (await read(sixDecimals.toRawString()))).toBe(false)
+  })
+
   test('a vault without a jetton wallet for the base token holds none', async () => {
     expect((await read(receipt.toRawString())).totalAssets).toBe(0n)
   })

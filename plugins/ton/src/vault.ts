@@ -34,14 +34,20 @@ export async function readTonVault(client: TonChainClient, p: VaultParameters): 
   if (baseToken === 'native' && !fitness.deployed)
     throw new InvalidArgumentError(`vaultAddress ${p.vaultAddress} is not deployed: TON deposits sent there would bounce`, { vaultAddress: 'is not deployed' })
 
-  if (baseToken === 'native') return { baseToken, receiptToken, decimals: TON_DECIMALS, totalAssets: fitness.balance }
+  // The receipt jetton's own decimals where its metadata states them, as EVM and Solana read theirs: the file's (or
+  // the base token's) had stood unchecked, and a 3-decimal receipt jetton listed as 12 showed 1.5 as 0.0000000015.
+  const receipt = jettonDecimals(client, toTonAddress(receiptToken), notJetton('receiptToken', p.receiptToken!)).then((d) =>
+    d === null ? {} : { receiptDecimals: d },
+  )
+  if (baseToken === 'native') return { baseToken, receiptToken, decimals: TON_DECIMALS, ...(await receipt), totalAssets: fitness.balance }
   const master = toTonAddress(baseToken)
   const fail = notJetton('baseToken', p.baseToken!)
-  const [decimals, totalAssets] = await Promise.all([
+  const [decimals, totalAssets, receiptDecimals] = await Promise.all([
     jettonDecimals(client, master, fail),
     ownJettonWallet(client, master, vault, fail).then((wallet) => wallet.balance),
+    receipt,
   ])
   return decimals === null
-    ? { baseToken, receiptToken, decimals: DEFAULT_JETTON_DECIMALS, decimalsAssumed: true, totalAssets }
-    : { baseToken, receiptToken, decimals, totalAssets }
+    ? { baseToken, receiptToken, decimals: DEFAULT_JETTON_DECIMALS, decimalsAssumed: true, ...receiptDecimals, totalAssets }
+    : { baseToken, receiptToken, decimals, ...receiptDecimals, totalAssets }
 }
