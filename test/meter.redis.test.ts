@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { createClient } from 'redis'
 import { runMeterSuite } from '@earn/core/metering/meter.suite'
 import { createMemoryMeter } from '@earn/core/metering/memory'
-import { createRedisMeter } from '@earn/core/metering/redis'
+import { createRedisMeter, isRedisRefusal } from '@earn/core/metering/redis'
 import { createResilientMeter } from '@earn/core/metering/resilient'
 import { pausingHandler } from './pause.ts'
 import { REDIS_URL, redisAvailable } from './services.ts'
@@ -142,6 +142,43 @@ if (await redisAvailable()) {
       await meter.close()
       await raw.close()
       await deleteKeys(prefix)
+    })
+
+    test("a Redis that answers PING but refuses the script is a refusal, probed ever less often; a lost connection is not", async () => {
+      const raw = createClient({ url: REDIS_URL })
+      await raw.connect()
+      const user = `test-noeval-${randomUUID()}`
+      // As an ACL that forgot EVALSHA: everything the meter sends but its script.
+      await raw.sendCommand(['ACL', 'SETUSER', user, 'on', '>pw', '~*', '+@all', '-evalsha', '-eval'])
+      const url = new URL(REDIS_URL)
+      url.username = user
+      url.password = 'pw'
+      const refusing = createRedisMeter({ url: url.toString(), prefix: `test-${randomUUID()}` })
+      const lost = createRedisMeter({ url: 'redis://127.0.0.1:1', prefix: 'test-lost' })
+      try {
+        await refusing.connected
+        const p = { keyId: `key_${randomUUID()}`, cost: 1, budget: { hourly: 10, monthly: null }, now: Date.parse('2031-01-01T00:00:00Z') }
+        const refusal = await refusing.admit(p).then(() => undefined, (e: unknown) => e)
+        expect([isRedisRefusal(refusal), String(refusal)]).toEqual([true, expect.stringContaining('NOPERM')])
+        const gone = await lost.admit(p).then(() => undefined, (e: unknown) => e)
+        expect(gone).toBeInstanceOf(Error)
+        expect(isRedisRefusal(gone)).toBe(false)
+
+        const changes: string[] = []
+        const meter = createResilientMeter({ primary: refusing, fallback: createMemoryMeter(), probeMs: 20, refused: isRedisRefusal, onChange: (s) => changes.push(s) })
+        const until = Date.now() + 1_000
+        for (let i = 0; Date.now() < until; i++) {
+          expect((await meter.admit({ ...p, keyId: `key_${i}` })).admitted).toBe(true)
+          await Bun.sleep(2)
+        }
+        // Probing at a steady 20 ms would switch ~50 times a second; doubling leaves ~6 returns.
+        expect(changes.length).toBeLessThanOrEqual(14)
+      } finally {
+        await refusing.close()
+        await lost.close()
+        await raw.sendCommand(['ACL', 'DELUSER', user])
+        await raw.close()
+      }
     })
   })
 } else describe.skip('meter: redis (Redis not reachable)', () => {})

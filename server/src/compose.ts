@@ -46,7 +46,7 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
       onError: (e) => logger.error({ msg: 'meter: writing usage to the store failed; retrying with the next write', error: errorText(e) }),
     })
   // Loaded only when configured: the embedded default does not pay for the Redis client at start.
-  const { createRedisMeter } = await import('@earn/core/metering/redis')
+  const { createRedisMeter, isRedisRefusal } = await import('@earn/core/metering/redis')
   // The client's own last connection error says why (WRONGPASS, a refused port) where a command only hears "offline";
   // kept, not logged as it comes: a client that cannot connect reports every retry, several a second.
   let connectionError: Error | undefined
@@ -54,6 +54,7 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
   const meter = createResilientMeter({
     primary: redis,
     fallback: createMemoryMeter(),
+    refused: isRedisRefusal,
     onChange: (state, cause) =>
       state === 'fallback'
         ? logger.error({

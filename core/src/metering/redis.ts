@@ -12,7 +12,7 @@
  * restart (surviving a Redis restart is the operator's persistence setting: see the README).
  */
 import { createHash } from 'node:crypto'
-import { createClient } from 'redis'
+import { createClient, ErrorReply } from 'redis'
 import { type AdmitParameters, type Budget, decide, type Meter, type MeterDecision, type Windows, windowCache } from './meter.ts'
 import { withinRunningTime } from '../runningTimeout.ts'
 
@@ -258,3 +258,6 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
     },
   }
 }
+
+/** An error Redis answered (NOPERM, READONLY, OOM: it refuses), as opposed to a connection lost or a timeout. */
+export const isRedisRefusal = (error: unknown): boolean => error instanceof ErrorReply

@@ -3,13 +3,14 @@
  *
  * - A primary call that fails or takes longer than `timeoutMs` marks the primary down. That request
  *   and every later one are metered by `fallback`, an in-process meter, against the key's full
- *   budgets: while Redis is down each server process meters alone, so a key may be admitted up to
- *   (number of processes) times its budget. Requests are never refused or failed for want of Redis.
+ *   budgets: while Redis is down each server process meters alone, so within an hour a key may be admitted
+ *   its budget in Redis and again in each process. Requests are never refused or failed for want of Redis.
  * - While down, the primary is probed every `probeMs` (node-redis reconnects underneath); the first
- *   answer makes it primary again, and exact shared metering resumes by itself. A primary that fails again
+ *   answer makes it primary again, and exact shared metering resumes by itself. A primary that refuses again
  *   within `FLAP_MS` of coming back (it answers the probe's PING but refuses the metering script: an ACL,
  *   a read-only replica after a failover, out of memory) is probed half as often each time, down to once
- *   every `MAX_PROBE_MS`, so it does not switch (and log) twice a second for as long as that lasts.
+ *   every `MAX_PROBE_MS`, so it does not switch (and log) twice a second for as long as that lasts. A lost
+ *   connection is not a refusal: a network that flaps is probed every `probeMs` each time.
  * - Usage counted in-process during an outage is not merged back into Redis. A request whose
  *   Redis call timed out may have been counted there too: an outage errs towards counting twice.
  */
@@ -28,6 +29,8 @@ export interface ResilientMeterOptions {
   probeMs?: number
   /** Told when the primary goes down (with the cause) and when it is back. */
   onChange?(state: 'primary' | 'fallback', cause?: unknown): void
+  /** Whether a failure is the primary's own refusal (an error it answered), not a connection lost. Default: never. */
+  refused?(cause: unknown): boolean
 }
 
 export interface ResilientMeter extends Meter {
@@ -75,11 +78,10 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
   let probe: ReturnType<typeof setInterval> | undefined
   let closed = false
   let recoveredAt = -Infinity
-  // Whether the primary has charged a request since it last came back: a network that flaps (an audit cut Redis for
-  // 1 s every 5 s) fails after charging, and is probed at the base interval again; one that answers the probe's PING
-  // but refuses every script, or every write (a read-only replica), fails before charging anything, and only that
-  // doubles the interval.
-  let servedSinceRecovery = false
+  // Only the primary's refusals double the interval: a network that flaps (an audit cut Redis for 1 s every 5 s) had
+  // been probed ever less often too, metering alone up to 30 s after Redis was back. Told by what failed, not by what
+  // was served meanwhile: a read-only replica answers a cost-0 admit or a refusal all the same (another audit).
+  const refused = options.refused ?? (() => false)
   let probeEvery = probeMs
 
   const recover = () => {
@@ -87,15 +89,14 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
     probe = undefined
     down = undefined
     recoveredAt = performance.now()
-    servedSinceRecovery = false
     options.onChange?.('primary')
   }
 
   const fail = (cause: unknown) => {
     if (down || closed) return
     down = { cause: firstLine(cause) }
-    const refusedAtOnce = !servedSinceRecovery && performance.now() - recoveredAt < FLAP_MS
-    probeEvery = refusedAtOnce ? Math.min(probeEvery * 2, Math.max(MAX_PROBE_MS, probeMs)) : probeMs
+    const refusedAgain = refused(cause) && performance.now() - recoveredAt < FLAP_MS
+    probeEvery = refusedAgain ? Math.min(probeEvery * 2, Math.max(MAX_PROBE_MS, probeMs)) : probeMs
     options.onChange?.('fallback', cause)
     let probing = false
     probe = setInterval(async () => {
@@ -121,10 +122,7 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
     async admit(p) {
       if (!down) {
         try {
-          const decision = await guarded(primary.admit(p))
-          // Only a charge is a write: a read-only replica answers a cost-0 admit, or a refusal, all the same.
-          if (p.cost > 0 && decision.admitted) servedSinceRecovery = true
-          return decision
+          return await guarded(primary.admit(p))
         } catch (e) {
           fail(e)
         }
