@@ -9,7 +9,7 @@ import { createDistributor, createOrganization, importCatalog } from '@earn/core
 import { evm, evmClientFromPublicClients } from '@earn/plugin-evm'
 import { concatHex, createPublicClient, encodeFunctionData, erc20Abi, http, stringToHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { anvilChain, deployBundler, deploySmartWallet, mintToken, recordingProxy, relayThroughWallet, setNativeBalance, signedWalletCall, testBundlerAbi } from '../chains/evm.ts'
+import { anvilChain, deployBundler, deployDepositSpammer, deploySmartWallet, mintToken, recordingProxy, relayThroughWallet, setNativeBalance, signedWalletCall, testBundlerAbi, testDepositSpammerAbi } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
 import { registerContractWallet } from './members.ts'
@@ -238,6 +238,19 @@ describe('a relayed contract wallet deposit', () => {
       expect((await verify(h, mined.transactionHash)).body).toMatchObject({ verified: true, metadata: { actionId: built.actionId } })
     }
     expect(refusing.count('debug_traceTransaction')).toBeGreaterThan(0)
+  })
+
+  test("many moves of one caller, each call padded, cost a verify the trace's size once, not once per move", async () => {
+    // Its own zero deposits, each as caller and owner (moves a verify must look at), each call 4 KB: no tag anywhere.
+    const spammer = await deployDepositSpammer(chain.anvil)
+    const hash = await chain.anvil.walletClient.writeContract({ address: spammer, abi: testDepositSpammerAbi, functionName: 'go', args: [chain.vault, 300n, 4_000n], gas: 15_000_000n })
+    expect((await chain.anvil.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success')
+    const started = performance.now()
+    const r = await verify(h, hash)
+    // Each move had the whole trace's inputs searched again: 300 moves took ~8 s of the one thread (1,200, ~90 s).
+    expect(performance.now() - started).toBeLessThan(2_000)
+    expect(r.status, r.text).toBe(404)
+    expectEnvelope(r.body, 404, 'NOT_FOUND')
   })
 
   test("a node's trace is checked: `error: null` on calls that succeeded reads as success, a malformed one is a 503, never a 500", async () => {

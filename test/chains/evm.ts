@@ -213,6 +213,7 @@ export const CONTRACT_NAMES = [
   'TestSwapPair',
   'TestReturnBomb',
   'TestGasBurner',
+  'TestDepositSpammer',
   'TestWideDecimals',
   'TestEcho',
   'TestEoaDelegate',
@@ -357,6 +358,10 @@ export const deploySwapRouter = (anvil: Anvil) => deploy(anvil, 'TestSwapRouter'
 export const deployBundler = (anvil: Anvil) => deploy(anvil, 'TestBundler')
 
 export const deployHostile = (anvil: Anvil, kind: 'TestReturnBomb' | 'TestGasBurner' | 'TestEcho') => deploy(anvil, kind)
+
+/** Makes zero deposits into a vault as itself, each call padded: `go(vault, n, pad)` (TestHostile.sol). */
+export const deployDepositSpammer = (anvil: Anvil) => deploy(anvil, 'TestDepositSpammer')
+export const testDepositSpammerAbi = parseAbi(['function go(address vault, uint256 n, uint256 pad)'])
 
 /** A vault-shaped contract over `asset` whose `decimals()` answers 300 (see TestHostile.sol). */
 export const deployWideDecimals = (anvil: Anvil, asset: Address) => deploy(anvil, 'TestWideDecimals', [asset])

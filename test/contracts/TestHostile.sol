@@ -46,3 +46,15 @@ contract TestEcho {
         return input;
     }
 }
+
+/// Makes `n` zero deposits into a vault as itself (caller and owner: moves a verify must look at), each call padded
+/// with `pad` zero bytes after its arguments: a transaction whose trace holds many calls of much input.
+contract TestDepositSpammer {
+    function go(address vault, uint256 n, uint256 pad) external {
+        bytes memory data = abi.encodePacked(abi.encodeWithSignature("deposit(uint256,address)", uint256(0), address(this)), new bytes(pad));
+        for (uint256 i; i < n; ++i) {
+            (bool ok, ) = vault.call(data);
+            require(ok, "deposit failed");
+        }
+    }
+}

@@ -64,7 +64,15 @@ interface Read extends ReadTransfersResult {
 async function candidates(read: ReadTransfersResult): Promise<{ read: Read; tags: string[]; unknown: boolean }> {
   const carriers = new Map<VaultMove, string[] | undefined>()
   const own = (read.vaultMoves ?? []).filter((m) => m.caller === m.owner)
-  if (read.tagsOn) for (const m of own) carriers.set(m, await read.tagsOn({ from: m.caller, to: m.vault }))
+  // Asked once per caller and vault: a transaction may hold thousands of one contract's moves (an audit's zero deposits).
+  const asked = new Map<string, Promise<string[] | undefined>>()
+  const tagsOn = read.tagsOn
+  if (tagsOn)
+    for (const m of own) {
+      const pair = `${m.caller}>${m.vault}`
+      if (!asked.has(pair)) asked.set(pair, tagsOn({ from: m.caller, to: m.vault }))
+      carriers.set(m, await asked.get(pair))
+    }
   const tags = [...new Set([...[...carriers.values()].flatMap((t) => t ?? []), ...(read.tag === null ? [] : [read.tag]), ...ownTags(read)])]
   return { read: { ...read, carriers }, tags, unknown: [...carriers.values()].includes(undefined) }
 }
