@@ -64,6 +64,11 @@ describe('catalog validation', () => {
     delete nameless.name
     const both = await problems({ opportunities: [nameless, entry({ id: crypto.randomUUID(), vaultAddress: '0x12' })] })
     expect(both.map((p) => p.replace(/ \([^)]+\)/, '').split(': ').slice(0, 2).join(': '))).toEqual(['opportunities[0]: name', 'opportunities[1]: vaultAddress'])
+    // An entry of the wrong shape still holds its id against the others'; a field beside the list hides no entry's.
+    const twice = await problems({ opportunities: [{ ...nameless }, entry({ id: nameless.id })] })
+    expect(twice.map((p) => p.replace(/ \([^)]+\)/, '').split(': ').slice(0, 2).join(': '))).toEqual(['opportunities[0]: name', 'opportunities[1]: id'])
+    const beside = await problems({ opportunities: [entry({ id: crypto.randomUUID(), vaultAddress: '0x12' })], extra: 1 })
+    expect(beside.map((p) => p.replace(/ \([^)]+\)/, '').split(': ').slice(0, 2).join(': '))).toEqual(['extra: Unexpected property', 'opportunities[0]: vaultAddress'])
     const early = await problems({ opportunities: [entry({ eventsFromBlock: -1 }), entry({ id: crypto.randomUUID(), eventsFromBlock: 1.5 })] })
     expect(early.map((p) => p.replace(/ \([^)]+\)/, ''))).toEqual([
       expect.stringMatching(/^opportunities\[0\]: eventsFromBlock: Expected integer to be greater or equal to 0/),

@@ -36,12 +36,13 @@ function shapeProblems(file: unknown): { problems: string[]; entries: Set<number
   // type; the first line says it.
   const problems = new Map<string, string>()
   const entries = new Set<number>()
-  let whole = false
+  // A file that is no object, or has no list of entries, has no entries to look at; a problem beside a list (a field
+  // the file may not have) leaves its entries to be looked at.
+  const whole = typeof file !== 'object' || file === null || !Array.isArray((file as { opportunities?: unknown }).opportunities)
   for (const error of Value.Errors(CatalogFile, file)) {
     const m = error.path.match(/^\/opportunities\/(\d+)(\/.*)?$/)
     const field = m ? `${entryLabel(file, Number(m[1]))}: ${fieldOf(m[2] ?? '') || 'entry'}` : fieldOf(error.path) || 'file'
     if (m) entries.add(Number(m[1]))
-    else whole = true
     if (problems.has(field)) continue
     if (problems.size === MAX_PROBLEMS) return { problems: [...problems.values()], entries, whole, more: true }
     problems.set(field, `${field}: ${error.message}`)
@@ -130,11 +131,13 @@ export async function parseCatalog(ecosystems: EcosystemRegistry, file: unknown)
   const seen = new Map<string, number>()
   const listings: Listing[] = []
   for (const [i, entry] of entries.entries()) {
-    if (shape.entries.has(i)) continue
     const label = entryLabel(file, i)
-    const id = entry.id.toLowerCase()
-    if (seen.has(id)) problems.push(`${label}: id: repeats opportunities[${seen.get(id)}]`)
-    seen.set(id, i)
+    // An entry of the wrong shape still holds its id (a string, where it is one) against the others'.
+    const rawId = (entry as { id?: unknown } | null)?.id
+    const id = typeof rawId === 'string' ? rawId.toLowerCase() : undefined
+    if (id !== undefined && seen.has(id)) problems.push(`${label}: id: repeats opportunities[${seen.get(id)}]`)
+    if (id !== undefined && !seen.has(id)) seen.set(id, i)
+    if (shape.entries.has(i) || id === undefined) continue
     const listing = await entryListing(ecosystems, { ...entry, id }, label, problems)
     if (listing) listings.push(listing)
   }
