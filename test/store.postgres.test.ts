@@ -67,7 +67,7 @@ if (await postgresAvailable()) {
       try {
         const error = await store.migrate(Date.now()).then(() => undefined, (e: unknown) => e)
         expect((error as Error).message).toBe(
-          "PostgreSQL has no schema to create the tables in: the search_path (no_such_schema_here, from DATABASE_URL's ?search_path=) names none that exists; create it first (CREATE SCHEMA ...)",
+          "PostgreSQL has no schema to create the tables in: the search_path (no_such_schema_here: DATABASE_URL's ?search_path=, else the role's or the database's default) names none that exists; create it first (CREATE SCHEMA ...)",
         )
       } finally {
         await store.close()

@@ -343,7 +343,9 @@ export async function migrate(db: Kysely<Database>, engine: Engine, now: number)
         // PostgreSQL's own words ("no schema has been selected to create in") name neither the schema nor the setting.
         if ((e as { code?: unknown }).code !== '3F000') throw e
         const path = await sql<{ searchPath: string }>`select current_setting('search_path') as "searchPath"`.execute(db).then((r) => r.rows[0]?.searchPath, () => undefined)
-        throw new Error(`PostgreSQL has no schema to create the tables in: the search_path (${path ?? 'unknown'}, from DATABASE_URL's ?search_path=) names none that exists; create it first (CREATE SCHEMA ...)`)
+        throw new Error(
+          `PostgreSQL has no schema to create the tables in: the search_path (${path ?? 'unknown'}: DATABASE_URL's ?search_path=, else the role's or the database's default) names none that exists; create it first (CREATE SCHEMA ...)`,
+        )
       })
   // SQLite: BEGIN IMMEDIATE takes the write lock before the first read, so two processes cannot both find a
   // migration missing (Kysely's transaction begins deferred).
