@@ -37,6 +37,8 @@ async function build(target: string, name: string) {
       // Identifiers kept: errors are told apart by their class's name (postgres.js's `PostgresError`, which the store
       // reads to answer 503 busy or unwritable), and logs name them; mangled, they were `Be` and the answers 500 under
       // `bun run start` alone (an audit). Bun's `keepNames` left the class renamed; ~40% more code, no slower start.
+      // Bun still suffixes a top-level name two modules share (our InvalidAddressError is viem's name too: `…2` in a
+      // log line); nothing tells errors apart by such a name.
       minify: { whitespace: true, syntax: true, identifiers: false },
       // Chain plugins become chunks of their own, parsed only when an ecosystem is first used.
       splitting: true,
