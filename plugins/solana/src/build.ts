@@ -5,7 +5,7 @@
 import { InvalidArgumentError, type BuildParameters, type UnsignedTransaction } from '@earn/core'
 import { address, type Address, type Instruction, type Rpc, type SolanaRpcApi } from '@solana/kit'
 import { parseAddress } from './address.ts'
-import { assertU64Amount } from './amount.ts'
+import { assertU64Amount, formatUnits } from './amount.ts'
 import { ownsSolanaChain } from './chain.ts'
 import type { SolanaClient } from './client.ts'
 import { lifetimeMetadata, unsignedTransaction, type Lifetime } from './message.ts'
@@ -28,14 +28,28 @@ export interface BuildContext {
 /**
  * A transfer fee (Token-2022's TransferFeeConfig) that takes the whole amount delivers nothing to the vault: the
  * transaction lands, the wallet loses the amount to the fee withheld in the vault's account, and verify finds nothing
- * moved (an audit: a 1% fee rounded up on an amount of 1). A fee that leaves something delivers the rest (README).
+ * moved (an audit: a 1% fee rounded up on an amount of 1). A fee that leaves something delivers the rest, which the
+ * step says (`withFee`, README).
  */
-export async function assertDeliversSome(ctx: BuildContext, token: MintWithAccounts): Promise<void> {
+export async function assertDeliversSome(ctx: BuildContext, token: MintWithAccounts): Promise<bigint> {
   const fee = await token.transferFee(ctx.amount, async () => (await ctx.rpc.getEpochInfo({ commitment: COMMITMENT }).send({ abortSignal: ctx.abortSignal })).epoch)
   if (fee >= ctx.amount)
     throw new InvalidArgumentError(`token ${token.mint} takes a transfer fee of ${fee} on ${ctx.amount}, the whole amount: the vault would receive nothing; move more`, {
       amount: 'taken whole by the transfer fee',
     })
+  return fee
+}
+
+/**
+ * A step's description and metadata with the token's transfer fee, where it takes one: the wallet sends the amount
+ * and the vault receives the rest, which a person signing must be told (an audit: "Deposit 1" delivered 0.99).
+ */
+export function withFee(step: { description: string; metadata: Record<string, unknown> }, amount: bigint, fee: bigint, decimals: number) {
+  if (fee === 0n) return step
+  return {
+    description: `${step.description}; the token withholds a transfer fee of ${formatUnits(fee, decimals)}, so the vault receives ${formatUnits(amount - fee, decimals)}`,
+    metadata: { ...step.metadata, transferFee: fee.toString(), delivered: (amount - fee).toString() },
+  }
 }
 
 /** Every check of the parameters both kinds share that needs no chain. */

@@ -8,7 +8,7 @@ import { address, createNoopSigner } from '@solana/kit'
 import { getTransferSolInstruction } from '@solana-program/system'
 import { parseAddress } from './address.ts'
 import { formatUnits, SOL_DECIMALS } from './amount.ts'
-import { assertDeliversSome, toStep, type BuildContext } from './build.ts'
+import { assertDeliversSome, toStep, withFee, type BuildContext } from './build.ts'
 import { assertCreatesFunded, assertPaysFor, readLamports } from './fees.ts'
 import { latestLifetime } from './message.ts'
 import { readMintWithAccounts } from './token.ts'
@@ -77,12 +77,16 @@ async function depositToken(
   ])
   const transfer = tokenTransferToVault({ token, owner: ctx.owner, vault: ctx.vault, amount: ctx.amount, memo: ctx.memo })
   assertPaysFor({ available, moved: 0n, newAccountRent: transfer.newAccountRent })
-  await assertDeliversSome(ctx, token)
+  const fee = await assertDeliversSome(ctx, token)
   return toStep(ctx, {
     type: 'deposit',
-    description: `Deposit ${formatUnits(ctx.amount, token.decimals)} of token ${mint} into vault ${ctx.vault}`,
+    ...withFee(
+      { description: `Deposit ${formatUnits(ctx.amount, token.decimals)} of token ${mint} into vault ${ctx.vault}`, metadata: { createsVaultTokenAccount: transfer.createsVaultAccount } },
+      ctx.amount,
+      fee,
+      token.decimals,
+    ),
     lifetime,
     instructions: transfer.instructions,
-    metadata: { createsVaultTokenAccount: transfer.createsVaultAccount },
   })
 }

@@ -242,9 +242,19 @@ describe('deposit (SPL)', () => {
       expect((e as InvalidArgumentError).context).toEqual({ amount: 'taken whole by the transfer fee' })
     }
     const [step] = await buildTransactions(client, deposit(user, o, 100n))
+    // The step says what the vault receives: a person signing "Deposit 100" is told the fee.
+    expect(step!.description).toEndWith('; the token withholds a transfer fee of 0.000001, so the vault receives 0.000099')
+    expect(step!.metadata).toMatchObject({ transferFee: '1', delivered: '99' })
     await chain.signAndSend(serialized(step!), user)
     // 1 of 100 withheld in the vault's account: its balance shows what it holds, the withheld fee apart.
     expect(await chain.tokenBalance(mint, o.vault)).toBe(99n)
+    const [back] = await buildTransactions(client, withdraw(user, o, 50n))
+    expect(back!.metadata).toMatchObject({ transferFee: '1', delivered: '49' })
+    // A token without a fee says nothing of one.
+    const plain = await setup({ tokens: 1_000n })
+    const [untaxed] = await buildTransactions(client, deposit(plain.user, plain.opportunity, 100n))
+    expect(untaxed!.metadata).not.toHaveProperty('transferFee')
+    expect(untaxed!.description).not.toContain('fee')
   })
 
   test("more than the associated account holds is refused, naming it, though the wallet's other account holds the rest", async () => {

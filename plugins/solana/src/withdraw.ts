@@ -8,7 +8,7 @@ import { InvalidArgumentError, type BuildParameters, type UnsignedTransaction } 
 import { address } from '@solana/kit'
 import { parseAddress } from './address.ts'
 import { formatUnits } from './amount.ts'
-import { assertDeliversSome, toStep, type BuildContext } from './build.ts'
+import { assertDeliversSome, toStep, withFee, type BuildContext } from './build.ts'
 import { assertPaysFor, readLamports } from './fees.ts'
 import { latestLifetime } from './message.ts'
 import { readMintWithAccounts } from './token.ts'
@@ -39,12 +39,19 @@ export async function buildWithdraw(ctx: BuildContext, p: WithdrawParameters): P
   ])
   const transfer = tokenTransferToVault({ token, owner: ctx.owner, vault: ctx.vault, amount: ctx.amount, memo: ctx.memo })
   assertPaysFor({ available, moved: 0n, newAccountRent: transfer.newAccountRent })
-  await assertDeliversSome(ctx, token)
+  const fee = await assertDeliversSome(ctx, token)
   return toStep(ctx, {
     type: 'withdraw',
-    description: `Return ${formatUnits(ctx.amount, token.decimals)} receipt tokens (${mint}) to vault ${ctx.vault} to withdraw`,
+    ...withFee(
+      {
+        description: `Return ${formatUnits(ctx.amount, token.decimals)} receipt tokens (${mint}) to vault ${ctx.vault} to withdraw`,
+        metadata: { createsVaultTokenAccount: transfer.createsVaultAccount },
+      },
+      ctx.amount,
+      fee,
+      token.decimals,
+    ),
     lifetime,
     instructions: transfer.instructions,
-    metadata: { createsVaultTokenAccount: transfer.createsVaultAccount },
   })
 }
