@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createDistributor, createOrganization, importCatalog } from '@earn/core'
 import { evm, evmClientFromPublicClients } from '@earn/plugin-evm'
-import { concatHex, createPublicClient, encodeFunctionData, erc20Abi, http, stringToHex, type Address, type Hex } from 'viem'
+import { concatHex, createPublicClient, encodeFunctionData, erc20Abi, erc4626Abi, http, stringToHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { anvilChain, deployBundler, deployDepositSpammer, deploySmartWallet, mintToken, recordingProxy, relayThroughWallet, setNativeBalance, signedWalletCall, testBundlerAbi, testDepositSpammerAbi } from '../chains/evm.ts'
+import { anvilChain, deployBundler, deployDepositSpammer, deploySmartWallet, mintToken, recordingProxy, relayThroughWallet, setNativeBalance, signedWalletCall, testBundlerAbi, testDepositSpammerAbi, testSmartWalletAbi } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
 import { registerContractWallet } from './members.ts'
@@ -251,6 +251,40 @@ describe('a relayed contract wallet deposit', () => {
     expect(performance.now() - started).toBeLessThan(2_000)
     expect(r.status, r.text).toBe(404)
     expectEnvelope(r.body, 404, 'NOT_FOUND')
+  })
+
+  test("a member wallet's moves beside many tags of its own action under made-up MACs: cheap, and past 256 tags a 400", async () => {
+    // A real action's tag, then the same tag under other MACs, each on a call of the wallet's own to the vault, beside
+    // its deposits of one unit there: every tag names the action, and only the MAC tells them false.
+    const { owner, wallet, deposit } = await walletWithBuiltDeposit(h)
+    const tag = Buffer.from(deposit.data.slice(2 + 2 * 68), 'hex').toString('ascii')
+    const forged = (i: number) => `${tag.slice(0, -8)}${i.toString(16).padStart(8, '0')}`
+    const unitDeposit = encodeFunctionData({ abi: erc4626Abi, functionName: 'deposit', args: [1n, wallet] })
+    const decimals = encodeFunctionData({ abi: erc20Abi, functionName: 'decimals' })
+    const send = async (tags: number) => {
+      const calls = [...Array(300).fill(unitDeposit), ...Array.from({ length: tags }, (_, i) => concatHex([decimals, stringToHex(forged(i))]))]
+      const hash = await chain.anvil.walletClient.writeContract({
+        account: owner,
+        address: wallet,
+        abi: testSmartWalletAbi,
+        functionName: 'executeBatch',
+        args: [Array(calls.length).fill(chain.vault), calls],
+        gas: 15_000_000n,
+      })
+      expect((await chain.anvil.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success')
+      return hash
+    }
+    await setNativeBalance(chain.anvil, owner.address, 10n ** 18n)
+    const within = await send(250)
+    const started = performance.now()
+    const r = await verify(h, within)
+    // Each made-up tag had been walked over every move before its MAC was checked, a cost growing with the square of
+    // the tags (~0.2 s here; an audit's 5,000 tags over 600 moves, 25 s). The MAC comes first now, and the tags are capped.
+    expect(performance.now() - started).toBeLessThan(1_000)
+    expect(r.body).toMatchObject({ verified: false })
+    const past = await verify(h, await send(257))
+    expectEnvelope(past.body, 400, 'INVALID_ARGUMENT')
+    expect(past.body.context).toEqual({ txHash: 'carries more than 256 attribution tags' })
   })
 
   test("a node's trace is checked: `error: null` on calls that succeeded reads as success, a malformed one is a 503, never a 500", async () => {

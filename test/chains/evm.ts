@@ -62,6 +62,7 @@ export const testSmartWalletAbi = parseAbi([
   'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)',
   'function execute(address to, uint256 value, bytes data) returns (bytes)',
   'function executeSigned(address to, uint256 value, bytes data, bytes signature) returns (bytes)',
+  'function executeBatch(address[] to, bytes[] data)',
   'function nonce() view returns (uint256)',
 ])
 export const testSmartWalletFactoryAbi = parseAbi([

@@ -27,6 +27,15 @@ contract TestSmartWallet is IERC1271 {
         return ret;
     }
 
+    /// A batch of calls from the wallet (a Safe's MultiSend, an ERC-4337 account's executeBatch), by its owner.
+    function executeBatch(address[] calldata to, bytes[] calldata data) external {
+        require(msg.sender == owner, "not owner");
+        for (uint256 i = 0; i < to.length; i++) {
+            (bool ok, ) = to[i].call(data[i]);
+            require(ok, "call failed");
+        }
+    }
+
     /// What a Safe's `execTransaction` or an ERC-4337 account does: anyone may submit a call its owner signed
     /// (EIP-191 over wallet, chain, nonce and the call). The wallet reads its arguments and ignores trailing bytes.
     function executeSigned(address to, uint256 value, bytes calldata data, bytes calldata signature) external returns (bytes memory) {

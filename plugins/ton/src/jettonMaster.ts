@@ -12,10 +12,9 @@ import { askChain, getMethodExitCode, type TonChainClient } from './client.ts'
 export type NotJetton = (what: string) => InvalidArgumentError
 
 export function notJetton(field: string, input: string): NotJetton {
-  return (what) =>
-    new InvalidArgumentError(`${field} ${input} is not a TEP-74 jetton: ${what}`, {
-      [field]: 'must be a deployed jetton master address, or native',
-    })
+  // A receipt token is always a jetton: TON itself is refused there (vault.ts).
+  const hint = field === 'receiptToken' ? 'must be a deployed jetton master address' : 'must be a deployed jetton master address, or native'
+  return (what) => new InvalidArgumentError(`${field} ${input} is not a TEP-74 jetton: ${what}`, { [field]: hint })
 }
 
 /** The owner's jetton wallet address, as the master computes it (whether or not it is deployed yet). */

@@ -46,6 +46,9 @@ describe('TON vault state', () => {
     expect(await read('native', threeDecimals.toString())).toMatchObject({ decimals: 9, receiptDecimals: 3 })
     // Off-chain metadata states none: the catalog's (or the base token's) stand, as before.
     expect('receiptDecimals' in (await read(sixDecimals.toRawString()))).toBe(false)
+    // A receipt token that is no jetton is refused naming the field, with no hint of TON (refused there too).
+    const wallet = (await read(sixDecimals.toRawString(), vault.address.toString()).catch((e: unknown) => e)) as ApiError
+    expect(wallet.context).toEqual({ receiptToken: 'must be a deployed jetton master address' })
   })
 
   test('a vault without a jetton wallet for the base token holds none', async () => {
