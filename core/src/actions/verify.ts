@@ -163,14 +163,14 @@ export async function verifyAttribution(deps: ActionDeps, request: VerifyParamet
   const { read, tags, unknown } = await candidates(
     await ecosystem.plugin.transactions.readTransfers(ecosystem.client, { chainId: p.chainId, txHash: p.txHash }),
   )
-  // A transaction may carry several tags: a bundle of several wallets' calls, each with its own distributor's tag, or a
-  // tag added around one. Every tag that holds is recorded, in the order found, whoever asks (the attribution must not
-  // depend on who verifies first); the caller's own is the answer, else the first that holds, else the first found.
   if (tags.length > MAX_TAGS)
     throw new InvalidArgumentError(
       `transaction ${read.txHash} carries ${tags.length} distinct attribution tags; a verify reads at most ${MAX_TAGS} (a bundle of that many deposits is sent as several transactions)`,
       { txHash: `carries more than ${MAX_TAGS} attribution tags` },
     )
+  // A transaction may carry several tags: a bundle of several wallets' calls, each with its own distributor's tag, or a
+  // tag added around one. Every tag that holds is recorded, in the order found, whoever asks (the attribution must not
+  // depend on who verifies first); the caller's own is the answer, else the first that holds, else the first found.
   const taken = new Set<VaultMove>()
   const answers: Answer[] = []
   // Each action read once: tags of one action under made-up MACs are as many as its sender likes.
