@@ -31,24 +31,38 @@ export interface BuildContext {
  * moved (an audit: a 1% fee rounded up on an amount of 1). A fee that leaves something delivers the rest, which the
  * step says (`withFee`, README).
  */
-export async function assertDeliversSome(ctx: BuildContext, token: MintWithAccounts): Promise<bigint> {
-  const fee = await token.transferFee(ctx.amount, async () => (await ctx.rpc.getEpochInfo({ commitment: COMMITMENT }).send({ abortSignal: ctx.abortSignal })).epoch)
-  if (fee >= ctx.amount)
-    throw new InvalidArgumentError(`token ${token.mint} takes a transfer fee of ${fee} on ${ctx.amount}, the whole amount: the vault would receive nothing; move more`, {
+export async function assertDeliversSome(ctx: BuildContext, token: MintWithAccounts): Promise<TransferFee> {
+  let asked: Promise<bigint> | undefined
+  const epoch = () => (asked ??= ctx.rpc.getEpochInfo({ commitment: COMMITMENT }).send({ abortSignal: ctx.abortSignal }).then((info) => info.epoch))
+  const atMost = await token.transferFee(ctx.amount, epoch)
+  if (atMost >= ctx.amount)
+    throw new InvalidArgumentError(`token ${token.mint} takes a transfer fee of ${atMost} on ${ctx.amount}, the whole amount: the vault would receive nothing; move more`, {
       amount: 'taken whole by the transfer fee',
     })
-  return fee
+  return { atMost, now: atMost === 0n ? 0n : await token.transferFeeNow(ctx.amount, epoch) }
+}
+
+/** A transfer's Token-2022 fee: in force now, and at most (a larger one scheduled from a later epoch). */
+export interface TransferFee {
+  now: bigint
+  atMost: bigint
 }
 
 /**
  * A step's description and metadata with the token's transfer fee, where it takes one: the wallet sends the amount
- * and the vault receives the rest, which a person signing must be told (an audit: "Deposit 1" delivered 0.99).
+ * and the vault receives the rest, which a person signing must be told (an audit: "Deposit 1" delivered 0.99). A larger
+ * fee scheduled from a later epoch is told apart: the transaction may land then (a re-audit: told as the fee, it was
+ * ten times the one charged).
  */
-export function withFee(step: { description: string; metadata: Record<string, unknown> }, amount: bigint, fee: bigint, decimals: number) {
-  if (fee === 0n) return step
+export function withFee(step: { description: string; metadata: Record<string, unknown> }, amount: bigint, fee: TransferFee, decimals: number) {
+  if (fee.atMost === 0n) return step
+  const units = (n: bigint) => formatUnits(n, decimals)
+  const metadata = { ...step.metadata, transferFee: fee.now.toString(), delivered: (amount - fee.now).toString() }
+  if (fee.now === fee.atMost)
+    return { description: `${step.description}; the token withholds a transfer fee of ${units(fee.now)}, so the vault receives ${units(amount - fee.now)}`, metadata }
   return {
-    description: `${step.description}; the token withholds a transfer fee of ${formatUnits(fee, decimals)}, so the vault receives ${formatUnits(amount - fee, decimals)}`,
-    metadata: { ...step.metadata, transferFee: fee.toString(), delivered: (amount - fee).toString() },
+    description: `${step.description}; the token withholds a transfer fee of ${units(fee.now)} now, up to ${units(fee.atMost)} once its scheduled fee is in force, so the vault receives ${units(amount - fee.now)} (at least ${units(amount - fee.atMost)})`,
+    metadata: { ...metadata, maxTransferFee: fee.atMost.toString(), minDelivered: (amount - fee.atMost).toString() },
   }
 }
 

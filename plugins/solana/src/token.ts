@@ -59,6 +59,8 @@ export interface MintWithAccounts {
    * either epoch). 0 for a mint without a fee. `epoch` is asked of the chain only where it decides the answer.
    */
   transferFee(amount: bigint, epoch: () => Promise<bigint>): Promise<bigint>
+  /** The fee in force at the chain's epoch now: what a transfer of `amount` landing in this epoch pays. */
+  transferFeeNow(amount: bigint, epoch: () => Promise<bigint>): Promise<bigint>
 }
 
 export interface ReadMintParameters {
@@ -110,6 +112,10 @@ export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintPa
       // The newer fee is in force from its epoch on: the older one matters only before it.
       if (older <= newer || (await epoch()) >= fees.newer.epoch) return newer
       return older
+    },
+    async transferFeeNow(amount, epoch) {
+      if (!fees) return 0n
+      return (await epoch()) >= fees.newer.epoch ? feeOf(fees.newer, amount) : feeOf(fees.older, amount)
     },
   }
 }

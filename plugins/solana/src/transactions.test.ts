@@ -250,6 +250,15 @@ describe('deposit (SPL)', () => {
     expect(await chain.tokenBalance(mint, o.vault)).toBe(99n)
     const [back] = await buildTransactions(client, withdraw(user, o, 50n))
     expect(back!.metadata).toMatchObject({ transferFee: '1', delivered: '49' })
+    // A larger fee scheduled from a later epoch (the chain is at 0): the one in force now, and the most, told apart.
+    const scheduled = await mintWithTransferFee(chain, [5n, 100], [50n, 500], 1n)
+    await chain.mintTo({ mint: scheduled, owner: user.address, amount: 1_000n })
+    const s = { ...opportunity, baseToken: scheduled, receiptToken: scheduled }
+    const [later] = await buildTransactions(client, deposit(user, s, 1_000n))
+    expect(later!.metadata).toMatchObject({ transferFee: '5', delivered: '995', maxTransferFee: '50', minDelivered: '950' })
+    expect(later!.description).toEndWith('a transfer fee of 0.000005 now, up to 0.00005 once its scheduled fee is in force, so the vault receives 0.000995 (at least 0.00095)')
+    await chain.signAndSend(serialized(later!), user)
+    expect(await chain.tokenBalance(scheduled, s.vault)).toBe(995n)
     // A token without a fee says nothing of one.
     const plain = await setup({ tokens: 1_000n })
     const [untaxed] = await buildTransactions(client, deposit(plain.user, plain.opportunity, 100n))
