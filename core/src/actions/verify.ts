@@ -49,12 +49,12 @@ async function holds(deps: ActionDeps, ecosystem: LoadedEcosystem, tag: string, 
   // The MAC first: it is a hash, where what the wallet moved is a walk over the transaction's moves, and a tag with a
   // made-up MAC costs its sender nothing (an audit: 1,900 such tags over 1,900 moves held the thread 25 s).
   if (!verifyTag(await deps.attributionSecret(), tag, { wallet: action.wallet, chainId: builtOn })) return undefined
-  return didTheAction(deps, ecosystem, action, read, tag, (m) => !taken.has(m) && (read.carriers.get(m)?.includes(tag) ?? read.tagsOn === undefined))
+  return didTheAction(deps, ecosystem, action, read, tag, (m) => !taken.has(m) && (read.carriers.get(m)?.has(tag) ?? read.tagsOn === undefined))
 }
 
 /** The read, with the tags on each vault move's caller's own calls to the vault (see `ReadTagResult.tagsOn`; undefined: unknown). */
 interface Read extends ReadTransfersResult {
-  carriers: Map<VaultMove, string[] | undefined>
+  carriers: Map<VaultMove, Set<string> | undefined>
 }
 
 /**
@@ -64,18 +64,21 @@ interface Read extends ReadTransfersResult {
  * contract's move beside it must not turn a plain answer into a 503 where the node gives no trace.
  */
 async function candidates(read: ReadTransfersResult): Promise<{ read: Read; tags: string[]; unknown: boolean }> {
-  const carriers = new Map<VaultMove, string[] | undefined>()
+  const carriers = new Map<VaultMove, Set<string> | undefined>()
   const own = (read.vaultMoves ?? []).filter((m) => m.caller === m.owner)
-  // Asked once per caller and vault: a transaction may hold thousands of one contract's moves (an audit's zero deposits).
-  const asked = new Map<string, Promise<string[] | undefined>>()
+  // Asked once per caller and vault, as a set: a transaction may hold thousands of one contract's moves beside
+  // thousands of tags on its calls (audits' zero deposits, and tags under made-up MACs).
+  const asked = new Map<string, Promise<Set<string> | undefined>>()
   const tagsOn = read.tagsOn
   if (tagsOn)
     for (const m of own) {
       const pair = `${m.caller}>${m.vault}`
-      if (!asked.has(pair)) asked.set(pair, tagsOn({ from: m.caller, to: m.vault }))
+      if (!asked.has(pair)) asked.set(pair, tagsOn({ from: m.caller, to: m.vault }).then((tags) => tags && new Set(tags)))
       carriers.set(m, await asked.get(pair))
     }
-  const tags = [...new Set([...[...carriers.values()].flatMap((t) => t ?? []), ...(read.tag === null ? [] : [read.tag]), ...ownTags(read)])]
+  // Each pair's tags once, in the order of their first move (a pair's set is every one of its moves' carriers).
+  const onCalls = [...new Set(carriers.values())].flatMap((t) => [...(t ?? [])])
+  const tags = [...new Set([...onCalls, ...(read.tag === null ? [] : [read.tag]), ...ownTags(read)])]
   return { read: { ...read, carriers }, tags, unknown: [...carriers.values()].includes(undefined) }
 }
 
@@ -163,24 +166,17 @@ export async function verifyAttribution(deps: ActionDeps, request: VerifyParamet
   const { read, tags, unknown } = await candidates(
     await ecosystem.plugin.transactions.readTransfers(ecosystem.client, { chainId: p.chainId, txHash: p.txHash }),
   )
-  if (tags.length > MAX_TAGS)
-    throw new InvalidArgumentError(
-      `transaction ${read.txHash} carries ${tags.length} distinct attribution tags; a verify reads at most ${MAX_TAGS} (a bundle of that many deposits is sent as several transactions)`,
-      { txHash: `carries more than ${MAX_TAGS} attribution tags` },
-    )
   // A transaction may carry several tags: a bundle of several wallets' calls, each with its own distributor's tag, or a
   // tag added around one. Every tag that holds is recorded, in the order found, whoever asks (the attribution must not
   // depend on who verifies first); the caller's own is the answer, else the first that holds, else the first found.
   const taken = new Set<VaultMove>()
   const answers: Answer[] = []
-  // Each action read once: tags of one action under made-up MACs are as many as its sender likes.
-  const actions = new Map<string, Promise<ActionRecord | undefined>>()
-  const actionOf = (id: string) => {
-    let action = actions.get(id)
-    if (!action) actions.set(id, (action = deps.store.getAction(id)))
-    return action
-  }
-  for (const tag of tags) answers.push(await answerFor(deps, ecosystem, p, read, tag, taken, actionOf))
+  // The actions the tags name, read together: a transaction's calls may carry tens of thousands of tags (the sender's,
+  // or a bundler's around a wallet's), and one store round trip each held a verify for seconds. No cap refuses them
+  // instead: a bundler could then make the wallets' deposits it carries unverifiable (a re-audit).
+  const named = [...new Set(tags.flatMap((tag) => (tag.length <= LONGEST_TAG ? [parseTag(tag)?.actionId] : []).filter((id) => id !== undefined && ACTION_ID.test(id))))]
+  const actions = new Map((await deps.store.getActions(named as string[])).map((a) => [a.id, a]))
+  for (const tag of tags) answers.push(await answerFor(deps, ecosystem, p, read, tag, taken, (id) => actions.get(id)))
   const held = answers.filter((a) => a.result.verified)
   const callers = held.find((a) => a.orgId === p.orgId)
   if (callers) return callers.result
@@ -197,11 +193,6 @@ export async function verifyAttribution(deps: ActionDeps, request: VerifyParamet
 
 const LONGEST_TAG = 200
 
-/**
- * Distinct tags a verify answers for: each costs a store read and, with a valid MAC, a walk over the transaction's
- * vault moves. A bundle of a few wallets' deposits carries a few; a transaction's calls can carry tens of thousands.
- */
-export const MAX_TAGS = 256
 
 /** One tag's answer, and the organization whose action it names (undefined: none of ours). */
 interface Answer {
@@ -216,7 +207,7 @@ async function answerFor(
   read: Read,
   tag: string,
   taken: Set<VaultMove>,
-  actionOf: (id: string) => Promise<ActionRecord | undefined>,
+  actionOf: (id: string) => ActionRecord | undefined,
 ): Promise<Answer> {
   // Ours are ~115 characters (two UUIDs and the MAC); a longer one names no action of ours, and calldata is the
   // sender's to fill: it is answered cut, not sent back whole.
@@ -225,7 +216,7 @@ async function answerFor(
 
   // Action ids are UUIDs: any other id (a memo or comment can carry anything, a NUL that PostgreSQL text refuses
   // included) names no action, and is not asked of the store.
-  const action = ACTION_ID.test(parsed.actionId) ? await actionOf(parsed.actionId) : undefined
+  const action = ACTION_ID.test(parsed.actionId) ? actionOf(parsed.actionId) : undefined
   const moved = action && (await holds(deps, ecosystem, tag, action, p.chainId, read, taken))
   let verified = moved !== undefined
   // Activity lists verified deposits, one transaction per built deposit (the first verified), with what it moved: a

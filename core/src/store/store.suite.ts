@@ -500,6 +500,17 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(await store.getAction(fresh)).toBeUndefined()
     })
 
+    test('actions read together: those that exist, whatever the number of ids (past a statement\'s parameters)', async () => {
+      const base = { orgId: 'o', distributorId: 'd', kind: 'deposit' as const, ecosystem: 'evm', chainId: '1', wallet: 'w', opportunityId: null, token: null, amount: null, referralCode: null, txHash: null, createdAt: T0 }
+      const stored = Array.from({ length: 3 }, () => ({ ...base, id: randomUUID() }))
+      await store.insertActions(stored)
+      // 1,200 ids that name nothing around them: more than one statement takes.
+      const ids = [...Array.from({ length: 600 }, () => randomUUID()), ...stored.map((a) => a.id), ...Array.from({ length: 600 }, () => randomUUID())]
+      const found = await store.getActions(ids)
+      expect(found.map((a) => a.id).sort()).toEqual(stored.map((a) => a.id).sort())
+      expect(await store.getActions([])).toEqual([])
+    })
+
     streamStoreTests(() => store)
   })
 }

@@ -83,6 +83,8 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
   /** Several actions in one statement: all or none (the action recorder's group commit). */
   insertActions(rows: readonly NewAction[]): Promise<void>
   getAction(id: string): Promise<ActionRecord | undefined>
+  /** The actions of these ids that exist, in no set order: a verify's tags are read together, not one round trip each. */
+  getActions(ids: readonly string[]): Promise<ActionRecord[]>
   /**
    * Whether deposits were built for the opportunity into this vault (or before actions named their vault). A scan:
    * asked only when an import moves an opportunity, and an index would cost every build's insert.
@@ -269,6 +271,12 @@ export function createStore(options: StoreOptions): Store {
       await insertActionRows(rows)
     },
     getAction: (id) => db.selectFrom('actions').selectAll().where('id', '=', id).executeTakeFirst(),
+    async getActions(ids) {
+      const found: ActionRecord[] = []
+      // In statements of at most 500 ids: SQLite takes a bounded number of parameters.
+      for (let i = 0; i < ids.length; i += 500) found.push(...(await db.selectFrom('actions').selectAll().where('id', 'in', ids.slice(i, i + 500)).execute()))
+      return found
+    },
     async hasDepositsInto(opportunityId, vault) {
       const found = await db
         .selectFrom('actions')
