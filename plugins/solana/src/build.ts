@@ -39,30 +39,31 @@ export async function assertDeliversSome(ctx: BuildContext, token: MintWithAccou
     throw new InvalidArgumentError(`token ${token.mint} takes a transfer fee of ${atMost} on ${ctx.amount}, the whole amount: the vault would receive nothing; move more`, {
       amount: 'taken whole by the transfer fee',
     })
-  return { atMost, now: atMost === 0n ? 0n : await token.transferFeeNow(ctx.amount, epoch) }
+  return atMost === 0n ? { now: 0n } : token.transferFeeSchedule(ctx.amount, epoch)
 }
 
-/** A transfer's Token-2022 fee: in force now, and at most (a larger one scheduled from a later epoch). */
+/** A transfer's Token-2022 fee in force now, and another scheduled from a later epoch, where one is. */
 export interface TransferFee {
   now: bigint
-  atMost: bigint
+  later?: { epoch: bigint; fee: bigint }
 }
 
 /**
  * A step's description and metadata with the token's transfer fee, where it takes one: the wallet sends the amount
- * and the vault receives the rest, which a person signing must be told (an audit: "Deposit 1" delivered 0.99). A larger
- * fee scheduled from a later epoch is told apart: the transaction may land then (a re-audit: told as the fee, it was
- * ten times the one charged).
+ * and the vault receives the rest, which a person signing must be told (an audit: "Deposit 1" delivered 0.99). A fee
+ * scheduled from a later epoch is told apart, larger or smaller: the transaction may land then (a re-audit: the most
+ * it could pay, told as the fee, was ten times the one charged).
  */
 export function withFee(step: { description: string; metadata: Record<string, unknown> }, amount: bigint, fee: TransferFee, decimals: number) {
-  if (fee.atMost === 0n) return step
+  if (fee.now === 0n && fee.later === undefined) return step
   const units = (n: bigint) => formatUnits(n, decimals)
+  const now = `the token withholds a transfer fee of ${units(fee.now)}, so the vault receives ${units(amount - fee.now)}`
   const metadata = { ...step.metadata, transferFee: fee.now.toString(), delivered: (amount - fee.now).toString() }
-  if (fee.now === fee.atMost)
-    return { description: `${step.description}; the token withholds a transfer fee of ${units(fee.now)}, so the vault receives ${units(amount - fee.now)}`, metadata }
+  if (!fee.later) return { description: `${step.description}; ${now}`, metadata }
+  const { epoch, fee: later } = fee.later
   return {
-    description: `${step.description}; the token withholds a transfer fee of ${units(fee.now)} now, up to ${units(fee.atMost)} once its scheduled fee is in force, so the vault receives ${units(amount - fee.now)} (at least ${units(amount - fee.atMost)})`,
-    metadata: { ...metadata, maxTransferFee: fee.atMost.toString(), minDelivered: (amount - fee.atMost).toString() },
+    description: `${step.description}; ${now} (landing from epoch ${epoch}, a fee of ${units(later)}: the vault receives ${units(amount - later)})`,
+    metadata: { ...metadata, scheduledFromEpoch: epoch.toString(), scheduledTransferFee: later.toString(), scheduledDelivered: (amount - later).toString() },
   }
 }
 

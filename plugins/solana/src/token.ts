@@ -59,8 +59,11 @@ export interface MintWithAccounts {
    * either epoch). 0 for a mint without a fee. `epoch` is asked of the chain only where it decides the answer.
    */
   transferFee(amount: bigint, epoch: () => Promise<bigint>): Promise<bigint>
-  /** The fee in force at the chain's epoch now: what a transfer of `amount` landing in this epoch pays. */
-  transferFeeNow(amount: bigint, epoch: () => Promise<bigint>): Promise<bigint>
+  /**
+   * The fee a transfer of `amount` pays landing in this epoch, and another one scheduled from a later epoch (the
+   * newer fee, where it differs): a transaction built now may land in either.
+   */
+  transferFeeSchedule(amount: bigint, epoch: () => Promise<bigint>): Promise<{ now: bigint; later?: { epoch: bigint; fee: bigint } }>
 }
 
 export interface ReadMintParameters {
@@ -113,9 +116,12 @@ export async function readMintWithAccounts(rpc: Rpc<SolanaRpcApi>, p: ReadMintPa
       if (older <= newer || (await epoch()) >= fees.newer.epoch) return newer
       return older
     },
-    async transferFeeNow(amount, epoch) {
-      if (!fees) return 0n
-      return (await epoch()) >= fees.newer.epoch ? feeOf(fees.newer, amount) : feeOf(fees.older, amount)
+    async transferFeeSchedule(amount, epoch) {
+      if (!fees) return { now: 0n }
+      const newer = feeOf(fees.newer, amount)
+      if ((await epoch()) >= fees.newer.epoch) return { now: newer }
+      const now = feeOf(fees.older, amount)
+      return now === newer ? { now } : { now, later: { epoch: fees.newer.epoch, fee: newer } }
     },
   }
 }

@@ -255,10 +255,15 @@ describe('deposit (SPL)', () => {
     await chain.mintTo({ mint: scheduled, owner: user.address, amount: 1_000n })
     const s = { ...opportunity, baseToken: scheduled, receiptToken: scheduled }
     const [later] = await buildTransactions(client, deposit(user, s, 1_000n))
-    expect(later!.metadata).toMatchObject({ transferFee: '5', delivered: '995', maxTransferFee: '50', minDelivered: '950' })
-    expect(later!.description).toEndWith('a transfer fee of 0.000005 now, up to 0.00005 once its scheduled fee is in force, so the vault receives 0.000995 (at least 0.00095)')
+    expect(later!.metadata).toMatchObject({ transferFee: '5', delivered: '995', scheduledFromEpoch: '1', scheduledTransferFee: '50', scheduledDelivered: '950' })
+    expect(later!.description).toEndWith('a transfer fee of 0.000005, so the vault receives 0.000995 (landing from epoch 1, a fee of 0.00005: the vault receives 0.00095)')
     await chain.signAndSend(serialized(later!), user)
     expect(await chain.tokenBalance(scheduled, s.vault)).toBe(995n)
+    // A smaller one scheduled is told too: landing then, the vault receives more than the fee now leaves.
+    const lower = await mintWithTransferFee(chain, [50n, 500], [5n, 100], 1n)
+    await chain.mintTo({ mint: lower, owner: user.address, amount: 1_000n })
+    const [cheaper] = await buildTransactions(client, deposit(user, { ...opportunity, baseToken: lower, receiptToken: lower }, 1_000n))
+    expect(cheaper!.metadata).toMatchObject({ transferFee: '50', delivered: '950', scheduledFromEpoch: '1', scheduledTransferFee: '5', scheduledDelivered: '995' })
     // A token without a fee says nothing of one.
     const plain = await setup({ tokens: 1_000n })
     const [untaxed] = await buildTransactions(client, deposit(plain.user, plain.opportunity, 100n))
