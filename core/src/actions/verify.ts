@@ -193,7 +193,6 @@ export async function verifyAttribution(deps: ActionDeps, request: VerifyParamet
 
 const LONGEST_TAG = 200
 
-
 /** One tag's answer, and the organization whose action it names (undefined: none of ours). */
 interface Answer {
   result: VerifyResult

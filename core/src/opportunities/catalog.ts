@@ -26,7 +26,6 @@ function entryLabel(file: unknown, index: number): string {
   return typeof entry?.id === 'string' ? `opportunities[${index}] (${entry.id})` : `opportunities[${index}]`
 }
 
-/** The file's shape problems, the first MAX_PROBLEMS of them; `more` when it has others (not counted). */
 /**
  * The file's shape problems and which entries have any; `whole`: the file itself is at fault (not an object, no
  * `opportunities` list); `more`: there were more than are shown. Either way no entry is looked at further.

@@ -82,6 +82,7 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
   insertAction(a: NewAction): Promise<void>
   /** Several actions in one statement: all or none (the action recorder's group commit). */
   insertActions(rows: readonly NewAction[]): Promise<void>
+  /** One action, for tests and tools: a verify reads its tags' actions together (`getActions`). */
   getAction(id: string): Promise<ActionRecord | undefined>
   /** The actions of these ids that exist, in no set order: a verify's tags are read together, not one round trip each. */
   getActions(ids: readonly string[]): Promise<ActionRecord[]>

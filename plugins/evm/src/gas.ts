@@ -3,8 +3,9 @@
  *
  * Policy (this package's README repeats it):
  * - Gas is measured once per client, opportunity and step kind (a vault's deposit or redeem, an approval of one
- *   token to one spender, a swap on one router pair) and reused by every later build, so a burst of builds sends no
- *   estimate per request. Builds arriving while the first measure is under way wait for it.
+ *   token to one spender, a swap on one router pair) and reused by every later build of at most the measure's amount
+ *   (below), so a burst of builds sends no estimate per request. Builds arriving while a measure of at least their
+ *   amount is under way wait for it.
  * - The measure simulates the build's whole sequence (approve, then deposit; or approve, swap, approve, deposit) in
  *   one `eth_simulateV1` call from the wallet, so a step is measured even when it could not run before the step
  *   ahead of it is mined.
@@ -14,8 +15,8 @@
  * - Where the RPC has no `eth_simulateV1`, that is remembered for the client's life (asking again on each build would
  *   spend the budget the measure exists to save), and a step that cannot run alone takes its default until a build
  *   finds it able to (the wallet's allowance already in place): that build estimates it, and the measure then serves
- *   every build, behind an approve or not. A default fixed for good would fail every deposit into a vault dearer
- *   than it, as an audit showed with a 400 000-gas vault.
+ *   every build of at most its amount, behind an approve or not. A default fixed for good would fail every deposit
+ *   into a vault dearer than it, as an audit showed with a 400 000-gas vault.
  * - Where the sequence failed, that may be the request's own doing (a token that takes a fee on transfer, a wallet
  *   the token blocks, a wallet short of funds, which is measured before the preflight refuses it): nothing is
  *   recorded for the steps it did not measure, so it cannot fix a default on the opportunity's honest builds, which
@@ -158,7 +159,10 @@ export async function gasLimits(client: EvmClient, chainId: string, from: Addres
 
 const atLeastDefault = (step: GasStep, gas: bigint): bigint => (gas > DEFAULT_GAS[step] ? gas : DEFAULT_GAS[step])
 
-/** Measures the steps not measured yet and records them (see the policy above); resolves to the keys it measured. */
+/**
+ * Measures the steps no kept measure serves (`serves`) and records them, the larger on both counts (see the policy
+ * above); resolves to the keys it measured.
+ */
 async function measure(client: EvmClient, chainId: string, from: Address, calls: GasCall[], keys: string[]): Promise<Set<string>> {
   const publicClient = requirePublicClient(client, chainId)
   const simulated = client.state.cannotSimulate.has(chainId) ? 'unsupported' : await simulate(publicClient, chainId, from, calls)
