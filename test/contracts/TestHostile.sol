@@ -58,3 +58,40 @@ contract TestDepositSpammer {
         }
     }
 }
+
+/// A token whose Transfer logs say more than its balances move: it takes 1% of every transfer silently, logging the
+/// whole amount (as a share-based token rounding a wei away does, by less).
+contract TestLyingFeeToken {
+    mapping(address => uint256) public balanceOf;
+    uint8 public constant decimals = 6;
+    string public constant symbol = "LIE";
+    event Transfer(address indexed from, address indexed to, uint256 value);
+
+    function mint(address to, uint256 amount) external {
+        balanceOf[to] += amount;
+        emit Transfer(address(0), to, amount);
+    }
+
+    function transfer(address to, uint256 amount) external returns (bool) {
+        balanceOf[msg.sender] -= amount;
+        uint256 fee = amount / 100;
+        balanceOf[to] += amount - fee;
+        balanceOf[address(0xdead)] += fee;
+        emit Transfer(msg.sender, to, amount);
+        return true;
+    }
+}
+
+/// A token whose transfer moves nothing and answers false (as some old tokens do rather than revert).
+contract TestFalseToken {
+    mapping(address => uint256) public balanceOf;
+    uint8 public constant decimals = 6;
+
+    function mint(address to, uint256 amount) external {
+        balanceOf[to] += amount;
+    }
+
+    function transfer(address, uint256) external pure returns (bool) {
+        return false;
+    }
+}

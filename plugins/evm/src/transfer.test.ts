@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, NotFoundError, UnavailableError, UnfitRecipientError } from '@earn/core'
 import { encodeFunctionData, erc20Abi, parseEther, parseUnits, stringToHex, zeroAddress, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { deployFeeToken, deploySmartWallet, mintToken, recordingProxy, sendUnsigned } from '../../../test/chains/evm.ts'
+import { deployDishonestToken, deployFeeToken, deploySmartWallet, mintToken, recordingProxy, sendUnsigned } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { connect } from './client.ts'
 import { build } from './transactions.ts'
@@ -75,7 +75,21 @@ describe('buildTransfer', () => {
     expect(error).toBeInstanceOf(InvalidArgumentError)
     expect((error as InvalidArgumentError).context).toEqual({ token: 'charges a transfer fee' })
     expect((error as Error).message).toContain('would reach')
-    expect((error as Error).message).toContain('as 990000 (a transfer fee)')
+    expect((error as Error).message).toContain('as 990000 (a transfer fee')
+  })
+
+  test("a token whose balances move otherwise than its logs say, or that moves nothing, is refused, named as such", async () => {
+    const sender = await chain.user()
+    // Logs the whole amount, credits 99%: read from the logs alone, a stream went active with its treasury short.
+    const lying = await deployDishonestToken(chain.anvil, 'TestLyingFeeToken')
+    await mintToken(chain.anvil, lying, sender.address, parseUnits('10', 6))
+    const short = (await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: sender.address, token: lying, to: newAddress(), amount: 1_000_000n, tag: TAG }).catch((e: unknown) => e)) as InvalidArgumentError
+    expect([short.context, short.message]).toEqual([{ token: 'charges a transfer fee' }, expect.stringContaining('as 990000 (a transfer fee')])
+    // Answers false and moves nothing: not a fee.
+    const inert = await deployDishonestToken(chain.anvil, 'TestFalseToken')
+    await mintToken(chain.anvil, inert, sender.address, parseUnits('10', 6))
+    const none = (await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: sender.address, token: inert, to: newAddress(), amount: 1_000_000n, tag: TAG }).catch((e: unknown) => e)) as InvalidArgumentError
+    expect([none.context, none.message]).toEqual([{ token: 'moves nothing on transfer' }, expect.stringContaining('moves nothing on transfer')])
   })
 
   test('a native transfer sends the value with the tag as data', async () => {

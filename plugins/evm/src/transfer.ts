@@ -23,7 +23,7 @@ import {
   type TransferParameters,
   type UnsignedTransaction,
 } from '@earn/core'
-import { decodeErrorResult, encodeFunctionData, erc20Abi, isHex, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem'
+import { decodeErrorResult, encodeFunctionData, erc20Abi, hexToBigInt, isHex, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem'
 import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, tokenLabel, type TokenLabel } from './erc20.ts'
@@ -69,9 +69,14 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
   ])
   // The recipient must receive the whole amount (a stream's funding is judged by the Transfer logs to it): a fee
   // taken on the way left the stream unconfirmable, its tokens at the treasury.
+  if (delivered === 0n)
+    throw new InvalidArgumentError(
+      `token ${format(token as Address)} moves nothing on transfer: a transfer of ${p.amount} smallest units would bring ${format(to)} none (it returns false, say, or logs no Transfer); use another token`,
+      { token: 'moves nothing on transfer' },
+    )
   if (delivered !== undefined && delivered < p.amount)
     throw new InvalidArgumentError(
-      `token ${format(token as Address)} delivers less than it is sent: a transfer of ${p.amount} smallest units would reach ${format(to)} as ${delivered} (a transfer fee); use a token without one`,
+      `token ${format(token as Address)} delivers less than it is sent: a transfer of ${p.amount} smallest units would reach ${format(to)} as ${delivered} (a transfer fee, or balances that move otherwise than its Transfer logs say); use a token without one`,
       { token: 'charges a transfer fee' },
     )
   return [
@@ -86,16 +91,24 @@ export async function buildTransfer(client: EvmClient, p: TransferParameters): P
 }
 
 /**
- * What the transfer's own Transfer logs give `to`, and the gas it used (at its peak, as gas.ts reads it), run on the
- * current state where the node can simulate; undefined where it cannot. A transfer that fails there is the token's refusal:
- * the caller has checked the balance, and a stream funded by a transfer that cannot land stayed `pending` for good.
+ * What the transfer gives `to`, and the gas it used (at its peak, as gas.ts reads it), run on the current state where
+ * the node can simulate; undefined where it cannot. Given is the lesser of its own Transfer logs to `to` (what confirm
+ * reads) and what `to`'s balance rose by (what `to` holds after): a token may log the whole amount and credit less (an
+ * audit's token took 1% silently, a share-based one rounded a wei away, and both streams went active short). A
+ * transfer that fails there is the token's refusal: the caller has checked the balance, and a stream funded by a
+ * transfer that cannot land stayed `pending` for good.
  */
 async function simulatedDelivery(client: EvmClient, publicClient: PublicClient, chainId: string, from: Address, call: Call, to: Address): Promise<{ delivered: bigint; gasUsed: bigint } | undefined> {
   if (client.state.cannotSimulate.has(chainId)) return undefined
+  const balance = { from, to: call.to, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [to] }) }
   let result
+  let rose: bigint | undefined
   try {
-    const [block] = await publicClient.simulateBlocks({ blocks: [{ calls: [{ from, to: call.to, data: call.data }] }] })
-    result = block?.calls[0]
+    const [block] = await publicClient.simulateBlocks({ blocks: [{ calls: [balance, { from, to: call.to, data: call.data }, balance] }] })
+    result = block?.calls[1]
+    const [before, after] = [block?.calls[0], block?.calls[2]]
+    if (before?.status === 'success' && after?.status === 'success' && before.data.length === 66 && after.data.length === 66)
+      rose = hexToBigInt(after.data) - hexToBigInt(before.data)
   } catch (error) {
     // No answer at all: the chain is down now, and the estimate would wait out the same timeout again (as gas.ts).
     if (noAnswer(error)) throw chainUnavailable(chainId, error)
@@ -105,9 +118,10 @@ async function simulatedDelivery(client: EvmClient, publicClient: PublicClient, 
   }
   if (result?.status === 'failure') throw refusedTransfer(call.to, result.data)
   if (result?.status !== 'success') return undefined
-  const delivered = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: result.logs ?? [], strict: true })
+  const logged = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: result.logs ?? [], strict: true })
     .filter((log) => log.address.toLowerCase() === call.to && log.args.from.toLowerCase() === from && log.args.to.toLowerCase() === to)
     .reduce((sum, log) => sum + log.args.value, 0n)
+  const delivered = rose !== undefined && rose < logged ? (rose > 0n ? rose : 0n) : logged
   return { delivered, gasUsed: (result as { maxUsedGas?: bigint }).maxUsedGas ?? result.gasUsed }
 }
 
