@@ -68,6 +68,10 @@ describe('CORS_ORIGINS', () => {
     const otherCall = await h.get('/v2/opportunities/', { key: h.org.publishableKey, headers: { origin: 'https://evil.example' } })
     expect(otherCall.status).toBe(200)
     expect(otherCall.headers.get('access-control-allow-origin')).toBeNull()
+    // Every answer varies by origin, also one to another origin or to none, and a key-free one: a cache keying only on
+    // the URL would serve a copy without the CORS headers to a listed page.
+    const none = await h.get('/openapi.json', { key: null })
+    expect([otherCall.headers.get('vary'), none.headers.get('vary')]).toEqual(['Origin', 'Origin'])
   })
 
   test('none turns it off; a value that is no origin stops the start naming the variable', async () => {

@@ -32,16 +32,18 @@ export function cors(origins: '*' | readonly string[] | null) {
   if (origins === null) return plugin
   const allowOf = (origin: string) => (origins === '*' ? '*' : origins.includes(origin) ? origin : undefined)
   return plugin.onRequest(({ request, set }) => {
+    // With a list the answer depends on the origin, so shared caches must key on it: every answer says so, also one to
+    // no origin or a refused one (a cache keeping such a copy would serve it, without the CORS headers, to a page of
+    // an allowed origin: an audit).
+    const vary: Record<string, string> = origins === '*' ? {} : { vary: 'Origin' }
+    Object.assign(set.headers, vary)
     const origin = request.headers.get('origin')
     if (origin === null) return
     const allow = allowOf(origin)
     if (allow === undefined) return
-    // With a list the answer depends on the origin, so shared caches must key on it.
-    const vary: Record<string, string> = origins === '*' ? {} : { vary: 'Origin' }
     if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method'))
       return new Response(null, { status: 204, headers: { ...PREFLIGHT, 'access-control-allow-origin': allow, ...vary } })
     set.headers['access-control-allow-origin'] = allow
     set.headers['access-control-expose-headers'] = EXPOSED
-    Object.assign(set.headers, vary)
   })
 }
