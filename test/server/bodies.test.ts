@@ -155,6 +155,15 @@ describe('query parameters the operation does not take', () => {
     // A removed endpoint says it was removed whatever its caller sends.
     const removed = await h.post('/v1/actions/attribute?x=1', {})
     expect([removed.status, removed.body.context]).toEqual([404, { endpoint: 'removed' }])
+    // Whatever it is sent: a body that does not parse, of another type, a query parameter given twice.
+    for (const init of [
+      { rawBody: '{"a":', headers: { 'content-type': 'application/json' } },
+      { rawBody: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      { rawBody: '{"a":1,"a":2}', headers: { 'content-type': 'application/json' } },
+    ]) {
+      const r = await h.request('POST', '/v1/actions/attribute?chainId=1&chainId=2', init)
+      expect([r.status, r.body.context]).toEqual([404, { endpoint: 'removed' }])
+    }
 
     // The parameters an operation takes still pass.
     for (const path of ['/v2/opportunities/?chainIds=8453&page=1&limit=10', '/v2/opportunities/?limit=5', '/v2/opportunities/'])

@@ -101,6 +101,9 @@ export async function guard(
     throw new UnauthorizedError('this endpoint requires a secret key (sk_live_); publishable keys may only read', {
       'x-api-key': 'secret key required',
     })
+  // A removed endpoint (an operation taking any query) answers "removed" whatever its caller sends: a body or query it
+  // would not have taken had hidden that it is gone, and charged a 400 (an audit).
+  if (parameters === null) return
   if (ctx.body === BODY_TOO_LARGE) throw new PayloadTooLargeError()
   if (ctx.body === MALFORMED_JSON) throw new InvalidArgumentError('request body is not valid JSON', { body: 'malformed JSON' })
   if (ctx.body instanceof UnreadableBody) throw new InvalidArgumentError(ctx.body.message, { [ctx.body.field]: ctx.body.problem })
