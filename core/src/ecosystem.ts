@@ -233,6 +233,8 @@ interface BuildCommon {
   /** Attribution tag `earn:v1:...` carried by the deposit step. */
   tag: string
   slippageBps: number
+  /** The most a swap may move its pool's price against the wallet, basis points; none, no bound (the API's requests always name one). */
+  maxPriceImpactBps?: number
 }
 
 export type BuildParameters =

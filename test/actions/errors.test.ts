@@ -103,6 +103,8 @@ describe('deposit: every rejection before the chain is asked, in the ruled order
     { name: 'empty body', path: deposit(), body: () => ({}), code: 400, status: 'INVALID_ARGUMENT', context: ['userAddress', 'tokenIn', 'amount', 'distributorId'] },
     { name: 'unknown mode', path: deposit(), body: () => depositBody({ mode: 'fast' }), code: 400, status: 'INVALID_ARGUMENT', context: ['mode'] },
     { name: 'slippage over 10000', path: deposit(), body: () => depositBody({ slippageBps: 10_001 }), code: 400, status: 'INVALID_ARGUMENT', context: ['slippageBps'] },
+    { name: 'maxPriceImpactBps over 10000', path: deposit(), body: () => depositBody({ maxPriceImpactBps: 10_001 }), code: 400, status: 'INVALID_ARGUMENT', context: ['maxPriceImpactBps'] },
+    { name: 'maxPriceImpactBps not an integer', path: deposit(), body: () => depositBody({ maxPriceImpactBps: 1.5 }), code: 400, status: 'INVALID_ARGUMENT', context: ['maxPriceImpactBps'] },
     { name: 'amount as a number', path: deposit(), body: () => depositBody({ amount: 5 }), code: 400, status: 'INVALID_ARGUMENT', context: ['amount'] },
     { name: 'userAddress not an address', path: deposit(), body: () => depositBody({ userAddress: '0x1234' }), code: 400, status: 'INVALID_ARGUMENT', context: ['userAddress'] },
     {
@@ -270,6 +272,7 @@ describe('withdraw: every rejection, in the ruled order', () => {
     { name: 'publishable key', path: withdraw(), body: () => withdrawBody(), key: () => h.org.publishableKey, code: 401, status: 'UNAUTHORIZED', context: ['x-api-key'] },
     { name: 'empty body', path: withdraw(), body: () => ({}), code: 400, status: 'INVALID_ARGUMENT', context: ['userAddress', 'amount', 'distributorId'] },
     { name: 'slippage below 0', path: withdraw(), body: () => withdrawBody({ slippageBps: -1 }), code: 400, status: 'INVALID_ARGUMENT', context: ['slippageBps'] },
+    { name: 'maxPriceImpactBps below 0', path: withdraw(), body: () => withdrawBody({ maxPriceImpactBps: -1 }), code: 400, status: 'INVALID_ARGUMENT', context: ['maxPriceImpactBps'] },
     { name: 'not a member', path: withdraw(), body: () => withdrawBody({ userAddress: stranger.address }), code: 404, status: 'NOT_FOUND', context: ['userAddress'] },
     { name: 'unknown opportunity', path: withdraw(() => randomUUID()), body: () => withdrawBody(), code: 404, status: 'NOT_FOUND', context: ['opportunityId'] },
     { name: "another organization's distributor", path: withdraw(), body: () => withdrawBody({ distributorId: otherDistributor }), code: 404, status: 'NOT_FOUND', context: ['distributorId'] },

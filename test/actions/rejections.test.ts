@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { randomUUID } from 'node:crypto'
 import { importCatalog } from '@earn/core'
 import { evmClientFromPublicClients, type EvmClient } from '@earn/plugin-evm'
-import { createPublicClient, getAddress, http } from 'viem'
+import { createPublicClient, erc20Abi, getAddress, http } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
 import { anvilChain, deployToken, mintToken, recordingProxy, sendUnsigned, startAnvil } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
@@ -125,6 +125,51 @@ describe('the swap', () => {
       context,
       /rounds to 0/,
     )
+  })
+
+  test("a swap moving its pool's price further than maxPriceImpactBps (default 1000) is 400 naming both; a build says the impact it accepted", async () => {
+    // A sixth of the pool's tokens in: the price moves ~14%, past the default bound.
+    const whale = await fundedMember(h, chain, 0n)
+    const big = 200_000n * 10n ** 18n
+    await mintToken(chain.anvil, chain.otherToken, whale.address, big)
+    const body = (over: Json = {}) => depositBody({ userAddress: whale.address, mode: 'swap', tokenIn: chain.otherToken, amount: big.toString(), ...over })
+    const r = await refused(h.post(`/v2/actions/deposit/${chain.swapId}`, body()), 400, 'INVALID_ARGUMENT', {
+      amount: expect.stringMatching(/^moves the price 1[0-9]{3} bps; swap less$/),
+      maxPriceImpactBps: expect.stringMatching(/^1000 is less than the swap's 1[0-9]{3}$/),
+    })
+    expect(r.body.error).toMatch(/more than maxPriceImpactBps 1000: swap less, or raise maxPriceImpactBps to accept it$/)
+    const impact = Number(/moves the price (\d+) bps/.exec(String((r.body.context as Json).amount))![1])
+    // Accepted at exactly its impact, and refused a basis point below it.
+    await refused(h.post(`/v2/actions/deposit/${chain.swapId}`, body({ maxPriceImpactBps: impact - 1 })), 400, 'INVALID_ARGUMENT', {
+      amount: `moves the price ${impact} bps; swap less`,
+      maxPriceImpactBps: `${impact - 1} is less than the swap's ${impact}`,
+    })
+    const built = await h.post(`/v2/actions/deposit/${chain.swapId}`, body({ maxPriceImpactBps: impact }))
+    expect(built.status, built.text).toBe(200)
+    const swap = (built.body.transactions as Json[]).find((t) => t.type === 'swap')!
+    expect(swap.metadata).toMatchObject({ priceImpactBps: impact })
+    // A small swap builds under the default, its impact said too (a millionth of the pool: nothing past rounding).
+    const small = await h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ mode: 'swap', tokenIn: chain.otherToken, amount: (10n ** 18n).toString() }))
+    expect(small.status, small.text).toBe(200)
+    expect([0, 1]).toContain(((small.body.transactions as Json[]).find((t) => t.type === 'swap')!.metadata as Json).priceImpactBps)
+  })
+
+  test('a withdrawal into another token is held to maxPriceImpactBps too, on what its redeem pays', async () => {
+    const whale = await fundedMember(h, chain, 200_000n * 10n ** 6n)
+    const deposited = await h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ userAddress: whale.address, amount: (200_000n * 10n ** 6n).toString() }))
+    expect(deposited.status, deposited.text).toBe(200)
+    for (const t of deposited.body.transactions as Json[]) expect((await sendUnsigned(chain.anvil, whale, t.transaction)).status).toBe('success')
+    const shares = await chain.anvil.publicClient.readContract({ address: chain.swapVault, abi: erc20Abi, functionName: 'balanceOf', args: [whale.address] })
+    const body = (over: Json = {}) => withdrawBody({ userAddress: whale.address, amount: shares.toString(), tokenOut: chain.otherToken, ...over })
+    // 200,000 tUSD into a pool of ~1,100,000: past the default bound.
+    const r = await refused(h.post(`/v2/actions/withdraw/${chain.swapId}`, body()), 400, 'INVALID_ARGUMENT', {
+      amount: expect.stringMatching(/^moves the price 1[0-9]{3} bps; swap less$/),
+      maxPriceImpactBps: expect.stringMatching(/^1000 is less than the swap's 1[0-9]{3}$/),
+    })
+    const impact = Number(/moves the price (\d+) bps/.exec(String((r.body.context as Json).amount))![1])
+    const built = await h.post(`/v2/actions/withdraw/${chain.swapId}`, body({ maxPriceImpactBps: 10_000 }))
+    expect(built.status, built.text).toBe(200)
+    expect((built.body.transactions as Json[]).find((t) => t.type === 'swap')!.metadata).toMatchObject({ priceImpactBps: impact })
   })
 
   test('an amount the pool cannot price (its arithmetic overflows) is 400 naming amount, not a missing pool', async () => {

@@ -12,7 +12,7 @@ import { parseAmount } from './amount.ts'
 import { type CheckDeps, type Checked, checkCommon, parseField, preflight, preflightThenBuild } from './checks.ts'
 import { ModeNotEnabledError, TokenNotAllowedError } from './errors.ts'
 import type { ActionRecorder } from './recorder.ts'
-import { type ActionResult, DEFAULT_SLIPPAGE_BPS, type DepositBody, type WithdrawBody } from './schema.ts'
+import { type ActionResult, DEFAULT_MAX_PRICE_IMPACT_BPS, DEFAULT_SLIPPAGE_BPS, type DepositBody, type WithdrawBody } from './schema.ts'
 
 /**
  * UUID v7: time-ordered, so each new action lands at the end of the primary-key index instead of on a random page
@@ -100,6 +100,7 @@ export async function buildDeposit(deps: ActionDeps, p: ActionParameters<Deposit
     amount,
     tag: await tagFor(deps, c, actionId),
     slippageBps: body.slippageBps ?? DEFAULT_SLIPPAGE_BPS,
+    maxPriceImpactBps: body.maxPriceImpactBps ?? DEFAULT_MAX_PRICE_IMPACT_BPS,
     tokenIn,
     mode,
   }
@@ -142,6 +143,7 @@ export async function buildWithdraw(deps: ActionDeps, p: ActionParameters<Withdr
     amount: shares,
     tag: await tagFor(deps, c, actionId),
     slippageBps: body.slippageBps ?? DEFAULT_SLIPPAGE_BPS,
+    maxPriceImpactBps: body.maxPriceImpactBps ?? DEFAULT_MAX_PRICE_IMPACT_BPS,
     ...(tokenOut === undefined ? {} : { tokenOut }),
   }
   plugin.transactions.check(client, build)

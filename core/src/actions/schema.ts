@@ -11,6 +11,15 @@ const SlippageBps = Type.Integer({ minimum: 0, maximum: 10_000, description: 'Ba
 
 export const DEFAULT_SLIPPAGE_BPS = 50
 
+const MaxPriceImpactBps = Type.Integer({
+  minimum: 0,
+  maximum: 10_000,
+  description:
+    "Basis points; default 1000; used when a swap is involved: the most the swap may move its pool's price against the wallet (10000: no bound). The swap step's metadata says the impact as priceImpactBps",
+})
+
+export const DEFAULT_MAX_PRICE_IMPACT_BPS = 1000
+
 export const DepositBody = Type.Object({
   userAddress: Address('Depositing wallet, in any form its ecosystem accepts; must be a member'),
   tokenIn: Address('Token deposited: a deposit token of the opportunity, or in swap mode any routable token'),
@@ -18,6 +27,7 @@ export const DepositBody = Type.Object({
   distributorId: DistributorId,
   mode: Type.Optional(Type.Union([Type.Literal('direct'), Type.Literal('swap')], { description: 'direct (default) or swap' })),
   slippageBps: Type.Optional(SlippageBps),
+  maxPriceImpactBps: Type.Optional(MaxPriceImpactBps),
   referralCode: Type.Optional(Type.String({ maxLength: 64, description: 'Recorded with the action and shown by verify' })),
 })
 export type DepositBody = Static<typeof DepositBody>
@@ -28,6 +38,7 @@ export const WithdrawBody = Type.Object({
   distributorId: DistributorId,
   tokenOut: Type.Optional(Address('Token to receive; default the base token, another one only where swaps are enabled')),
   slippageBps: Type.Optional(SlippageBps),
+  maxPriceImpactBps: Type.Optional(MaxPriceImpactBps),
 })
 export type WithdrawBody = Static<typeof WithdrawBody>
 

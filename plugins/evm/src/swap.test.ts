@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidArgumentError, type UnsignedTransaction } from '@earn/core'
 import { decodeFunctionData, encodeFunctionData, erc4626Abi, formatUnits, parseUnits, stringToHex, type Hex } from 'viem'
-import { mintToken, testSwapRouterAbi } from '../../../test/chains/evm.ts'
+import { mintToken, testSwapPairAbi, testSwapRouterAbi } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
-import { minimumOut, SWAP_DEADLINE_SECONDS, swapRouterAbi } from './swap.ts'
+import { minimumOut, priceImpactBps, SWAP_DEADLINE_SECONDS, swapRouterAbi } from './swap.ts'
 import { build, readTag } from './transactions.ts'
 
 let chain: EarnChain
@@ -33,6 +33,42 @@ describe('minimumOut', () => {
 
   test.each([-1, 10_001, 0.5, Number.NaN])('refuses slippageBps %p with a 400', (bps) => {
     expect(() => minimumOut(1n, bps)).toThrow(InvalidArgumentError)
+  })
+})
+
+describe('priceImpactBps', () => {
+  /** The pool's reserves of what is sold and what is bought. */
+  const reserves = async (sell: `0x${string}`, buy: `0x${string}`) => {
+    const pc = chain.anvil.publicClient
+    const pair = await pc.readContract({ address: chain.router, abi: testSwapRouterAbi, functionName: 'getPair', args: [sell, buy] })
+    const [r0, r1] = await pc.readContract({ address: pair, abi: testSwapPairAbi, functionName: 'getReserves' })
+    const token0 = await pc.readContract({ address: pair, abi: testSwapPairAbi, functionName: 'token0' })
+    return token0.toLowerCase() === sell.toLowerCase() ? { rIn: r0, rOut: r1 } : { rIn: r1, rOut: r0 }
+  }
+
+  test("is what a constant-product pool's formula says, to within the small trade's own part, either way", async () => {
+    for (const [sell, buy] of [[chain.other, chain.asset], [chain.asset, chain.other]] as const) {
+      const { rIn } = await reserves(sell, buy)
+      // Per unit, a constant-product pool pays x·997 / (r·1000 + x·997) less for x than for nothing (the fee aside).
+      for (const amountIn of [rIn / 1_000_000n, rIn / 100n, rIn / 6n, rIn, rIn * 50n]) {
+        const quoted = (await chain.anvil.publicClient.readContract({ address: chain.router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, [sell, buy]] }))[1]!
+        const exact = Number((amountIn * 997n * 10_000n) / (rIn * 1000n + amountIn * 997n))
+        const measured = await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [sell, buy], amountIn, quoted)
+        // The thousandth's own impact is a thousandth of the trade's, counted as price: low by that, and a rounding.
+        expect(measured).toBeLessThanOrEqual(exact + 1)
+        expect(measured).toBeGreaterThanOrEqual(exact - Math.ceil(exact / 1000) - 1)
+      }
+    }
+  })
+
+  test('where a thousandth is priced too coarsely, a larger part is the reference; an amount of 1 has none', async () => {
+    const { rIn, rOut } = await reserves(chain.other, chain.asset)
+    // A thousandth of it is paid under 10,000 units of tUSD (6 decimals), a hundredth over: still to the basis point.
+    const amountIn = (rIn * 5_000n) / rOut
+    const quoted = (await chain.anvil.publicClient.readContract({ address: chain.router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, [chain.other, chain.asset]] }))[1]!
+    const exact = Number((amountIn * 997n * 10_000n) / (rIn * 1000n + amountIn * 997n))
+    expect(await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [chain.other, chain.asset], amountIn, quoted)).toBe(exact)
+    expect(await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [chain.other, chain.asset], 1n, 1n)).toBeUndefined()
   })
 })
 

@@ -36,6 +36,18 @@ export function routerFor(client: EvmClient, chainId: string, field: SwapField):
   return router
 }
 
+/** What the router pays along `path` for `amount` now, undefined where it reverts; identical asks in flight share one read. */
+function amountsOut(client: EvmClient, chainId: string, router: Address, path: [Address, Address], amount: bigint): Promise<readonly bigint[] | undefined> {
+  const publicClient = requirePublicClient(client, chainId)
+  return shareUnsent(client, chainId, publicClient, `${chainId}|quote|${router}|${path.join('>')}|${amount}`, () =>
+    ask<readonly bigint[] | undefined>(
+      chainId,
+      () => publicClient.readContract({ address: router, abi: swapRouterAbi, functionName: 'getAmountsOut', args: [amount, path] }),
+      () => undefined,
+    ),
+  )
+}
+
 /**
  * What the router pays for `amountIn` now. The router reverts for a pair it has no pool for, and also for an amount
  * its arithmetic overflows on (a uint256 product of amount and reserves): both are 400s, told apart by asking the
@@ -49,18 +61,9 @@ export async function quote(
   amountIn: bigint,
   field: SwapField,
 ): Promise<bigint> {
-  const publicClient = requirePublicClient(client, chainId)
-  const amountsOut = (amount: bigint) =>
-    shareUnsent(client, chainId, publicClient, `${chainId}|quote|${router}|${path.join('>')}|${amount}`, () =>
-      ask<readonly bigint[] | undefined>(
-        chainId,
-        () => publicClient.readContract({ address: router, abi: swapRouterAbi, functionName: 'getAmountsOut', args: [amount, path] }),
-        () => undefined,
-      ),
-    )
-  const amounts = await amountsOut(amountIn)
+  const amounts = await amountsOut(client, chainId, router, path, amountIn)
   if (amounts === undefined) {
-    if (amountIn > 1n && (await amountsOut(1n)) !== undefined)
+    if (amountIn > 1n && (await amountsOut(client, chainId, router, path, 1n)) !== undefined)
       throw new InvalidArgumentError(`amount is too large to swap: the swap router cannot price ${amountIn} of ${format(path[0])}`, {
         amount: 'too large for the pool to price; swap less',
       })
@@ -70,6 +73,46 @@ export async function quote(
   if (out === 0n)
     throw new InvalidArgumentError(`amount is too small to swap: the pool pays nothing for ${amountIn}`, { amount: 'too small to swap; swap more' })
   return out
+}
+
+/**
+ * How far the trade moves the pool's price against the wallet, in basis points: what `amountIn` is paid per unit
+ * against what a small trade is paid per unit, both asked of the same router (so any router of this interface
+ * will do, and the pool's fee, paid by both, cancels out). The small trade is a thousandth of the amount, or a
+ * hundredth, or a tenth, where the smaller one's quote is too small (under 10,000 units) to be precise to a basis
+ * point; its own impact, that fraction of the trade's, counts as price, so the figure errs low by at most that
+ * fraction. Undefined where nothing smaller can be priced (an amount of 1, or small trades the pool pays nothing for).
+ */
+export async function priceImpactBps(
+  client: EvmClient,
+  chainId: string,
+  router: Address,
+  path: [Address, Address],
+  amountIn: bigint,
+  quoted: bigint,
+): Promise<number | undefined> {
+  let reference: { small: bigint; out: bigint } | undefined
+  for (const divisor of [1000n, 100n, 10n]) {
+    const small = amountIn / divisor > 0n ? amountIn / divisor : 1n
+    if (small >= amountIn || small === reference?.small) continue
+    const out = (await amountsOut(client, chainId, router, path, small))?.at(-1) ?? 0n
+    if (out > 0n) reference = { small, out }
+    if (out >= BPS) break
+  }
+  if (reference === undefined) return undefined
+  // Per unit, the trade keeps `kept` basis points of what the small one is paid. A pool paying more per unit for
+  // more, which no constant-product pool does, moves nothing against the wallet.
+  const kept = (quoted * reference.small * BPS) / (reference.out * amountIn)
+  return kept >= BPS ? 0 : Number(BPS - kept)
+}
+
+/** The 400 for a swap moving the price further than the request accepts, naming both ways out. */
+export function checkPriceImpact(impactBps: number | undefined, maxPriceImpactBps: number): void {
+  if (impactBps === undefined || impactBps <= maxPriceImpactBps) return
+  throw new InvalidArgumentError(
+    `the swap would move the pool's price ${impactBps} bps against the wallet, more than maxPriceImpactBps ${maxPriceImpactBps}: swap less, or raise maxPriceImpactBps to accept it`,
+    { amount: `moves the price ${impactBps} bps; swap less`, maxPriceImpactBps: `${maxPriceImpactBps} is less than the swap's ${impactBps}` },
+  )
 }
 
 /**
@@ -103,6 +146,8 @@ export interface SwapStepParameters {
   quoted: bigint
   minOut: bigint
   slippageBps: number
+  /** See `priceImpactBps`; undefined where it could not be measured. */
+  priceImpactBps: number | undefined
   /** False when the router's approval must be mined first. */
   standalone: boolean
   /** The earlier step whose output it sells (a redeem), said in its description (see `afterNote`). */
@@ -133,6 +178,7 @@ export function swapDraft(client: EvmClient, ctx: BuildContext, p: SwapStepParam
       quotedAmountOut: p.quoted.toString(),
       minAmountOut: p.minOut.toString(),
       slippageBps: p.slippageBps,
+      ...(p.priceImpactBps === undefined ? {} : { priceImpactBps: p.priceImpactBps }),
       deadline: deadline.toString(),
     },
   }

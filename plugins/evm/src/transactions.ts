@@ -10,7 +10,7 @@ import { requirePublicClient, type EvmClient } from './client.ts'
 import { allowance, tokenLabel } from './erc20.ts'
 import { approvals, depositDraft, finish, vaultName, withdrawDraft, type BuildContext } from './steps.ts'
 import { checkDepositTaken, checkRedeemTaken } from './limits.ts'
-import { checkSlippageBps, minimumOut, nothingGuaranteed, quote, routerFor, swapDraft, unavailable } from './swap.ts'
+import { checkPriceImpact, checkSlippageBps, minimumOut, nothingGuaranteed, priceImpactBps, quote, routerFor, swapDraft, unavailable } from './swap.ts'
 
 export { readTag } from './readTag.ts'
 
@@ -29,6 +29,12 @@ function swappable(input: string, field: 'tokenIn' | 'tokenOut'): Address {
     })
   return parse(input, field)
 }
+
+/** What a swap build is held to: the request's slippage and price impact (none: no bound). */
+type SwapBounds = Pick<BuildParameters, 'slippageBps' | 'maxPriceImpactBps'>
+
+/** No bound on price impact: a swap may take it all. */
+const BPS_WHOLE = 10_000
 
 /** A swap's slippage, refused before the chain is asked where no quote could help: 10000 guarantees nothing. */
 function checkSwapSlippage(slippageBps: number): void {
@@ -73,11 +79,11 @@ export async function build(client: EvmClient, p: BuildParameters): Promise<Unsi
     case 'direct':
       return directDeposit(client, ctx, p.amount)
     case 'swap-in':
-      return swapDeposit(client, ctx, made.tokenIn, made.router, p.amount, p.slippageBps)
+      return swapDeposit(client, ctx, made.tokenIn, made.router, p.amount, p)
     case 'withdraw':
       return withdraw(client, ctx, p.amount)
     case 'swap-out':
-      return swapWithdraw(client, ctx, made.tokenOut, made.router, p.amount, p.slippageBps)
+      return swapWithdraw(client, ctx, made.tokenOut, made.router, p.amount, p)
   }
 }
 
@@ -113,7 +119,7 @@ async function swapDeposit(
   tokenIn: Address,
   router: Address,
   amount: bigint,
-  slippageBps: number,
+  { slippageBps, maxPriceImpactBps }: SwapBounds,
 ): Promise<UnsignedTransaction[]> {
   const [quoted, routerAllowed, vaultAllowed, tokenInLabel, asset, vault] = await Promise.all([
     quote(client, ctx.chainId, router, [tokenIn, ctx.asset], amount, 'tokenIn'),
@@ -125,6 +131,8 @@ async function swapDeposit(
   ])
   const minOut = minimumOut(quoted, slippageBps)
   if (minOut === 0n) throw nothingGuaranteed(slippageBps)
+  const impact = await priceImpactBps(client, ctx.chainId, router, [tokenIn, ctx.asset], amount, quoted)
+  checkPriceImpact(impact, maxPriceImpactBps ?? BPS_WHOLE)
   const [, routerApprove, vaultApprove] = await Promise.all([
     checkDepositTaken(client, ctx, minOut, { swapped: true }),
     approvals(client, ctx, { token: tokenInLabel, spender: router, spenderName: 'swap router', amount, allowed: routerAllowed }),
@@ -132,7 +140,7 @@ async function swapDeposit(
   ])
   return finish(client, ctx, [
     ...routerApprove,
-    swapDraft(client, ctx, { router, sell: tokenInLabel, buy: asset, amountIn: amount, quoted, minOut, slippageBps, standalone: routerApprove.length === 0 }),
+    swapDraft(client, ctx, { router, sell: tokenInLabel, buy: asset, amountIn: amount, quoted, minOut, slippageBps, priceImpactBps: impact, standalone: routerApprove.length === 0 }),
     ...vaultApprove,
     // The asset arrives with the swap, so the deposit cannot run on its own before the swap is mined. It deposits
     // the guaranteed minimum; whatever the swap pays above it stays in the wallet.
@@ -171,7 +179,7 @@ async function swapWithdraw(
   tokenOut: Address,
   router: Address,
   shares: bigint,
-  slippageBps: number,
+  { slippageBps, maxPriceImpactBps }: SwapBounds,
 ): Promise<UnsignedTransaction[]> {
   const [redeemed, routerAllowed, asset, out, vault] = await Promise.all([
     checkRedeemTaken(client, ctx, shares),
@@ -185,10 +193,12 @@ async function swapWithdraw(
   const quoted = await quote(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, 'tokenOut')
   const minOut = minimumOut(quoted, slippageBps)
   if (minOut === 0n) throw nothingGuaranteed(slippageBps)
+  const impact = await priceImpactBps(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, quoted)
+  checkPriceImpact(impact, maxPriceImpactBps ?? BPS_WHOLE)
   const routerApprove = await approvals(client, ctx, { token: asset, spender: router, spenderName: 'swap router', amount: redeemed, allowed: routerAllowed })
   return finish(client, ctx, [
     withdrawDraft(ctx, { shares, asset, vault }),
     ...routerApprove,
-    swapDraft(client, ctx, { router, sell: asset, buy: out, amountIn: redeemed, quoted, minOut, slippageBps, standalone: false, after: 'redeem' }),
+    swapDraft(client, ctx, { router, sell: asset, buy: out, amountIn: redeemed, quoted, minOut, slippageBps, priceImpactBps: impact, standalone: false, after: 'redeem' }),
   ])
 }
