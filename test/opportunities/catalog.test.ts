@@ -453,6 +453,45 @@ describe('import and refresh', () => {
     await offline.close()
   })
 
+  test('an entry imported pending is checked on its first read as an import would have: offering what no deposit builds, it stays off the API', async () => {
+    const down = createPublicClient({ transport: http(await closedPortUrl(), { retryCount: 0 }) })
+    const offline = await createHarness({ clock, clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: down }) } })
+    const tusd = { address: chain.token, symbol: 'tUSD', decimals: 6 }
+    const teur = { address: chain.otherToken, symbol: 'tEUR', decimals: 18 }
+    const id = () => crypto.randomUUID()
+    const teurDirect = entry({ id: id(), depositTokens: [teur] })
+    const shares = entry({ id: id(), depositTokens: [tusd, { address: entry().vaultAddress, symbol: 'vtUSD', decimals: 6 }] })
+    const fine = entry({ id: id() })
+    // Neither mode needs no chain to be refused: at the import, chain or not.
+    const closed = entry({ id: id(), swapDirectEnabled: false, swapRouteEnabled: false })
+    const offlineDeps = { store: offline.store, ecosystems: offline.deps.ecosystems, clock }
+    await expect(importCatalog(offlineDeps, { opportunities: [closed] })).rejects.toMatchObject({
+      problems: [`opportunities[0] (${closed.id}): swapDirectEnabled, swapRouteEnabled: both false, so the entry takes no deposits; to close it, delist it (opportunity delist ID)`],
+    })
+    const imported = await importCatalog(offlineDeps, { opportunities: [teurDirect, shares, fine] })
+    expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['pending', 'pending', 'pending'])
+
+    const online = await createHarness({ store: offline.store, clock, clients: { evm: chain.evmClient() } })
+    logged.length = 0
+    expect(await refreshCatalog({ store: online.store, ecosystems: online.deps.ecosystems, clock, logger })).toMatchObject({ failed: 2 })
+    expect((await online.get(`/v2/opportunities/${fine.id}`)).status).toBe(200)
+    for (const [e, why] of [
+      [teurDirect, /^depositTokens\[0\]: no enabled mode takes tEUR: direct: a direct deposit takes only 0x/],
+      [shares, /^depositTokens\[1\]: vtUSD is the vault's receipt token, which no deposit takes/],
+    ] as const) {
+      expect((await online.get(`/v2/opportunities/${e.id}`)).status).toBe(404)
+      const row = (await online.store.getOpportunity(e.id))!
+      expect(row.chainFacts).toBeNull()
+      expect(row.refreshError).toMatch(why)
+      expect(row.refreshError).toEndWith('; import the entry again, corrected')
+      expect(logged).toContainEqual(expect.objectContaining({ level: 'error', msg: 'catalog entry refused by its chain on its first read; kept off the API', opportunityId: e.id }))
+    }
+    // Listed once corrected.
+    await importCatalog({ store: online.store, ecosystems: online.deps.ecosystems, clock }, { opportunities: [{ ...teurDirect, depositTokens: [tusd] }] })
+    expect((await online.get(`/v2/opportunities/${teurDirect.id}`)).status).toBe(200)
+    await offline.close()
+  })
+
   test('a catalog of many vaults reads at import through the production client, where viem knows no Multicall3 there', async () => {
     // Chain 31337 has no Multicall3 in viem's definitions, so viem sends its code with each batch (deployless),
     // and nodes cap that as init code: 60 entries in one batch were refused ("max initcode size exceeded").

@@ -6,7 +6,6 @@
  * chain contradicts (its facts differ from the file, or there is no vault at the address) stops the import, as does
  * one that contradicts the facts it keeps, or that would move a listed opportunity to a vault nobody could read.
  */
-import { attributionTag } from '../attribution.ts'
 import type { Clock } from '../clock.ts'
 import { findApiError, isChainNotServed } from '../errors.ts'
 import type { EcosystemRegistry } from '../registry.ts'
@@ -16,6 +15,7 @@ import { disagreements, inGroups, readChainFacts } from './chain.ts'
 import { CatalogError } from './errors.ts'
 import { respellStoredChains } from './spelling.ts'
 import { receiptHolders, receiptOf } from './receipts.ts'
+import { noModes, untakenOffers } from './offers.ts'
 import { encodeOpportunity, tvlOf } from './records.ts'
 import type { ChainFacts, Listing } from './schema.ts'
 
@@ -68,60 +68,6 @@ async function factsFor(
   }
 }
 
-const MODES = [
-  ['direct', 'swapDirectEnabled'],
-  ['swap', 'swapRouteEnabled'],
-] as const
-
-/**
- * What the listing offers that its plugin would refuse to build, asked the way a deposit asks (`transactions.check`,
- * no chain read): a mode the ecosystem does not build, or a deposit token no enabled mode takes. Such an entry would
- * list what every deposit then refuses.
- */
-async function untakenOffers(deps: CatalogDeps, listing: Listing, facts: ChainFacts, options: { chainUnread?: boolean } = {}): Promise<string[]> {
-  const { plugin, client } = await deps.ecosystems.get(listing.ecosystem)
-  const opportunity = { id: listing.id, chainId: listing.chainId, vaultAddress: listing.vaultAddress, baseToken: facts.baseToken, receiptToken: facts.receiptToken }
-  // The vault stands in for the wallet (any valid address does, as nothing is read), with a tag of the right form.
-  const subject = { distributorId: listing.id, actionId: listing.id, wallet: listing.vaultAddress, chainId: listing.chainId }
-  const deposit = { kind: 'deposit' as const, chainId: listing.chainId, owner: listing.vaultAddress, opportunity, amount: 1n, tag: attributionTag('check', subject), slippageBps: 0 }
-  const refusal = (mode: 'direct' | 'swap', tokenIn: string): string | undefined => {
-    try {
-      plugin.transactions.check(client, { ...deposit, tokenIn, mode })
-      return undefined
-    } catch (e) {
-      const api = findApiError(e)
-      if (api?.code !== 'INVALID_ARGUMENT') throw e
-      // Where this process could not read the chain, a refusal for want of its RPC here is that same gap, not the
-      // listing's fault: the entry keeps its facts, as it would on a chain that is down.
-      if (options.chainUnread && isChainNotServed(api)) return undefined
-      return String(Object.values(api.context)[0] ?? api.message)
-    }
-  }
-  const enabled = MODES.filter(([, flag]) => listing[flag])
-  if (!enabled.length) return ['swapDirectEnabled, swapRouteEnabled: both false, so the entry takes no deposits; to close it, delist it (opportunity delist ID)']
-  const problems: string[] = []
-  // The vault's own asset is what every mode takes, if the ecosystem builds that mode at all.
-  for (const [mode, flag] of enabled) {
-    const why = refusal(mode, facts.baseToken)
-    if (why !== undefined) problems.push(`${flag}: ${plugin.id} does not build ${mode} deposits here (${why})`)
-  }
-  for (const [i, t] of listing.depositTokens.entries()) {
-    // A deposit refuses the receipt token in every mode (core/src/actions/build.ts), so listing it offers nothing.
-    if (t.address === facts.receiptToken) {
-      problems.push(
-        facts.baseToken === facts.receiptToken
-          ? `depositTokens[${i}]: ${t.symbol} is both the vault's asset and its receipt token (a vault of its own shares), which this server does not list: a deposit would take the shares it mints`
-          : `depositTokens[${i}]: ${t.symbol} is the vault's receipt token, which no deposit takes; list the tokens a wallet deposits`,
-      )
-      continue
-    }
-    const whys = enabled.map(([mode]) => [mode, refusal(mode, t.address)] as const)
-    if (whys.every(([, why]) => why !== undefined))
-      problems.push(`depositTokens[${i}]: no enabled mode takes ${t.symbol}: ${whys.map(([mode, why]) => `${mode}: ${why}`).join('; ')}`)
-  }
-  return problems
-}
-
 /**
  * What an entry whose chain did not answer would do to the stored one: keep its facts (the same vault), which the
  * file must then agree with as it must with a fresh read; or, naming another vault, take a listed opportunity off
@@ -129,7 +75,8 @@ async function untakenOffers(deps: CatalogDeps, listing: Listing, facts: ChainFa
  */
 async function pendingProblems(deps: CatalogDeps, listing: Listing, pending: string): Promise<string[]> {
   const stored = await deps.store.getOpportunity(listing.id)
-  if (!stored?.chainFacts) return []
+  // Its offers are checked against the chain when a refresh first reads it (refresh.ts); what needs no chain, now.
+  if (!stored?.chainFacts) return [noModes(listing)].filter((p) => p !== undefined)
   const sameVault = stored.ecosystem === listing.ecosystem && stored.chainId === listing.chainId && stored.vaultAddress === listing.vaultAddress
   if (sameVault) {
     const kept = JSON.parse(stored.chainFacts) as ChainFacts

@@ -12,6 +12,7 @@ import type { EcosystemRegistry } from '../registry.ts'
 import type { OpportunityRecord as Row } from '../store/schema.ts'
 import type { Store } from '../store/store.ts'
 import { disagreements, inGroups, readChainFacts } from './chain.ts'
+import { untakenOffers } from './offers.ts'
 import { receiptHolders, receiptOf } from './receipts.ts'
 import { decodeOpportunity, tvlOf } from './records.ts'
 import type { ChainFacts, Listing } from './schema.ts'
@@ -87,6 +88,20 @@ async function refreshChain(deps: RefreshDeps, rows: readonly Row[], signal?: Ab
         return
       }
       const disagree = disagreements(listing, facts)
+      if (row.chainFacts === null) {
+        // Its first read: imported while its chain did not answer, what it offers was not checked as an import checks
+        // an entry whose chain answers, so it is here, before it is listed (an audit: entries offering only a receipt
+        // token, or a mode their ecosystem never builds, went on the API and refused every deposit). Its decimals
+        // are the chain's, as for any entry (below).
+        const problems = await untakenOffers(deps, listing, facts)
+        if (problems.length) {
+          summary.failed++
+          const error = `${problems.join('; ')}; import the entry again, corrected`
+          deps.logger.error({ msg: 'catalog entry refused by its chain on its first read; kept off the API', opportunityId: listing.id, chainId: listing.chainId, error })
+          await deps.store.setOpportunityRefreshError(listing.id, row.listing, error, deps.clock.now())
+          return
+        }
+      }
       // The chain is the authority (the API shows its decimals: records.ts depositTokenDecimals); a file that
       // disagrees is logged for the operator to fix.
       if (disagree.length) deps.logger.error({ msg: 'catalog entry disagrees with the chain', opportunityId: listing.id, disagree })
