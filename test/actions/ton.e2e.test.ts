@@ -315,3 +315,42 @@ describe('TON: deposit, verify, withdraw through the API', () => {
     }
   })
 })
+
+describe('TON: a native TON vault', () => {
+  const id = crypto.randomUUID()
+  test("the 400 for a short wallet says the whole of what it needs: a client topping up to `required` is then served; under the least TON a message may carry, no top-up is asked for", async () => {
+    const vault = await chain.deployWallet('v4r2', keyPairFromSeed(randomBytes(32)), toNano('1'))
+    const receipt = await chain.deployJetton({ decimals: 9 })
+    const native = { symbol: 'TON', address: 'native', decimals: 9 }
+    const deps = { store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }
+    const entry = { ...TON_SAMPLE_ENTRY, id, vaultAddress: vault.address.toString(), baseToken: native, receiptToken: { symbol: 'R', address: receipt.toString() }, depositTokens: [native] }
+    expect((await importCatalog(deps, { opportunities: [entry] })).opportunities.map((o) => o.chainFacts)).toEqual(['read'])
+    const { wallet } = await member(0n)
+    const account = await chain.blockchain.getContract(wallet.address)
+    const ask = (amount: bigint) =>
+      h.post(`/v2/actions/deposit/${id}`, { userAddress: wallet.address.toRawString(), tokenIn: 'native', amount: amount.toString(), distributorId: h.distributorId })
+
+    // Short of the amount itself: told the amount and the fees kept beside it, not the amount alone.
+    account.balance = toNano('1')
+    const short = await ask(toNano('2'))
+    expect(short.status, short.text).toBe(400)
+    expectEnvelope(short.body, 400, 'INVALID_ARGUMENT')
+    expect(short.body.context).toEqual({
+      required: (toNano('2') + toNano('0.01')).toString(),
+      available: toNano('1').toString(),
+      token: 'native',
+      covers: "the 2 TON deposited, and 0.01 TON kept for the wallet's fees",
+    })
+    account.balance = BigInt(short.body.context.required)
+    const built = await ask(toNano('2'))
+    expect(built.status, built.text).toBe(200)
+
+    // Under 0.01 TON, whatever the balance: the amount is named, not a top-up.
+    account.balance = 0n
+    const dust = await ask(1n)
+    expect(dust.status, dust.text).toBe(400)
+    expectEnvelope(dust.body, 400, 'INVALID_ARGUMENT')
+    expect(dust.body.context).toEqual({ amount: 'must be at least 10000000 (0.01 TON)' })
+    account.balance = toNano('1')
+  })
+})

@@ -135,8 +135,13 @@ export function createSolanaRpcFacade(svm: LiteSVM) {
         if (!TOKEN_PROGRAMS.includes(filter.programId)) throw new RpcError(-32602, 'Invalid param: unrecognized Token program id')
         programs = [filter.programId]
       } else throw new RpcError(-32602, 'Invalid params: expected a mint or programId filter')
+      // A token account's owner is bytes 32..64: those of other owners are passed over before parsing (a test opens
+      // thousands of accounts, and parsing each one made every read of the program's accounts take ~0.7 s).
+      const ownerBytes = getBase58Encoder().encode(owner)
+      const ownedBy = (data: Uint8Array) => data.length >= 64 && ownerBytes.every((b, i) => data[32 + i] === b)
       const value = programs.flatMap((program) =>
         svm.getProgramAccounts(address(program)).flatMap((account) => {
+          if (!ownedBy(account.data)) return []
           const parsed = parseTokenState(new Uint8Array(account.data), lookup)
           if (parsed?.type !== 'account' || parsed.info.owner !== owner) return []
           if (filter.mint && parsed.info.mint !== filter.mint) return []

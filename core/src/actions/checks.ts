@@ -105,7 +105,7 @@ export async function preflight(ecosystem: LoadedEcosystem, p: { chainId: string
 
 /**
  * The preflight comes before the builder in outcome: a wallet short of funds hears that, whatever the builder would
- * have said, but for the builder refusing the token itself (`tokenField`, the request's field naming it: a swap
+ * have said, but for the builder counting more of that token (fees beside the amount) or refusing the token itself (`tokenField`, the request's field naming it: a swap
  * router that cannot price `tokenIn`), which the ruled order checks before the balance: told to top up a token it can
  * never deposit, a client would. Both start at once, though: the builder's reads (allowance, token names) leave in
  * the same batched RPC call as the balance read instead of waiting for the next one, and a slow chain holds the
@@ -124,12 +124,20 @@ export async function preflightThenBuild<T>(check: Promise<void>, build: () => P
   try {
     await check
   } catch (short) {
-    if (!(short instanceof InsufficientBalanceError) || tokenField === undefined) throw short
+    if (!(short instanceof InsufficientBalanceError)) throw short
     const refusal = await built.then(
       () => undefined,
       (e: unknown) => e,
     )
-    throw refusal instanceof InvalidArgumentError && !(refusal instanceof InsufficientBalanceError) && tokenField in refusal.context ? refusal : short
+    if (refusal instanceof InsufficientBalanceError) {
+      // The builder's count of the same token is the whole of what the wallet needs (a TON or SOL deposit's amount and
+      // the fees kept beside it, `covers` saying so): told the amount alone, a client topping up to it was refused
+      // again (an audit).
+      const [needed, counted] = [refusal.context, short.context]
+      if (needed.token === counted.token && BigInt(String(needed.required)) > BigInt(String(counted.required))) throw refusal
+      throw short
+    }
+    throw tokenField !== undefined && refusal instanceof InvalidArgumentError && tokenField in refusal.context ? refusal : short
   }
   return built
 }

@@ -38,6 +38,8 @@ export async function untakenOffers(deps: OffersDeps, listing: Listing, facts: C
       // Where this process could not read the chain, a refusal for want of its RPC here is that same gap, not the
       // listing's fault: the entry keeps its facts, as it would on a chain that is down.
       if (options.chainUnread && isChainNotServed(api)) return undefined
+      // The amount is made up: a refusal of it (a minimum a deposit must carry) says nothing of what is offered.
+      if ('amount' in api.context) return undefined
       return String(Object.values(api.context)[0] ?? api.message)
     }
   }

@@ -65,6 +65,8 @@ function checked(p: BuildParameters) {
       throw new InvalidArgumentError(`tokenIn must be the opportunity's base token ${p.opportunity.baseToken}`, {
         tokenIn: `must be ${p.opportunity.baseToken}`,
       })
+    // Before the balance preflight: no top-up makes a smaller TON deposit buildable.
+    if (baseToken === NATIVE) assertSendsEnoughTon(p.amount, 'the vault')
     return { kind: 'deposit' as const, owner, vault, baseToken, tokenIn: p.tokenIn }
   }
   if (p.tokenOut !== undefined && tokenForm(p.tokenOut, 'tokenOut') !== baseToken)
@@ -94,8 +96,6 @@ export async function buildTonTransactions(client: TonChainClient, p: BuildParam
 
   if (c.kind === 'deposit') {
     if (baseToken === NATIVE) {
-      // Not in `checked`: the import asks it whether a vault takes deposits at all, with an amount of 1.
-      assertSendsEnoughTon(p.amount, 'the vault')
       await assertCoversTon(client, owner, { attached: p.amount, what: `the ${fromNano(p.amount)} TON deposited` })
       return [
         {
