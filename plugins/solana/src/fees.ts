@@ -50,7 +50,7 @@ export function assertPaysFor(s: SolSpend): void {
     throw short(
       needed + WALLET_RENT,
       `${parts.join(', ')}, and the ${WALLET_RENT} lamports a wallet must keep unless it is emptied (Solana refuses to leave ${left})` +
-        (s.moved ? `; moving ${s.available - LAMPORTS_PER_SIGNATURE - rent} empties it` : ''),
+        (s.moved ? `; moving ${s.available - LAMPORTS_PER_SIGNATURE - rent} empties it (as built: a priority fee the wallet adds comes out of it too)` : ''),
     )
 }
 
