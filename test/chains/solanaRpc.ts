@@ -138,7 +138,7 @@ export function createSolanaRpcFacade(svm: LiteSVM) {
       // A token account's owner is bytes 32..64: those of other owners are passed over before parsing (a test opens
       // thousands of accounts, and parsing each one made every read of the program's accounts take ~0.7 s).
       const ownerBytes = getBase58Encoder().encode(owner)
-      const ownedBy = (data: Uint8Array) => data.length >= 64 && ownerBytes.every((b, i) => data[32 + i] === b)
+      const ownedBy = (data: ArrayLike<number>) => data.length >= 64 && ownerBytes.every((b, i) => data[32 + i] === b)
       const value = programs.flatMap((program) =>
         svm.getProgramAccounts(address(program)).flatMap((account) => {
           if (!ownedBy(account.data)) return []

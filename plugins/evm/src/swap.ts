@@ -82,6 +82,7 @@ export async function quote(
  * hundredth, or a tenth, where the smaller one's quote is too small (under 10,000 units) to be precise to a basis
  * point; its own impact, that fraction of the trade's, counts as price, so the figure errs low by at most that
  * fraction. Undefined where nothing smaller can be priced (an amount of 1, or small trades the pool pays nothing for).
+ * `quoted` may still be on its way: the small trade's quote leaves with it, in the same batch.
  */
 export async function priceImpactBps(
   client: EvmClient,
@@ -89,7 +90,7 @@ export async function priceImpactBps(
   router: Address,
   path: [Address, Address],
   amountIn: bigint,
-  quoted: bigint,
+  quoted: bigint | Promise<bigint>,
 ): Promise<number | undefined> {
   let reference: { small: bigint; out: bigint } | undefined
   for (const divisor of [1000n, 100n, 10n]) {
@@ -99,10 +100,11 @@ export async function priceImpactBps(
     if (out > 0n) reference = { small, out }
     if (out >= BPS) break
   }
+  const paid = await quoted
   if (reference === undefined) return undefined
   // Per unit, the trade keeps `kept` basis points of what the small one is paid. A pool paying more per unit for
   // more, which no constant-product pool does, moves nothing against the wallet.
-  const kept = (quoted * reference.small * BPS) / (reference.out * amountIn)
+  const kept = (paid * reference.small * BPS) / (reference.out * amountIn)
   return kept >= BPS ? 0 : Number(BPS - kept)
 }
 

@@ -121,8 +121,10 @@ async function swapDeposit(
   amount: bigint,
   { slippageBps, maxPriceImpactBps }: SwapBounds,
 ): Promise<UnsignedTransaction[]> {
-  const [quoted, routerAllowed, vaultAllowed, tokenInLabel, asset, vault] = await Promise.all([
-    quote(client, ctx.chainId, router, [tokenIn, ctx.asset], amount, 'tokenIn'),
+  const quoting = quote(client, ctx.chainId, router, [tokenIn, ctx.asset], amount, 'tokenIn')
+  const [quoted, impact, routerAllowed, vaultAllowed, tokenInLabel, asset, vault] = await Promise.all([
+    quoting,
+    priceImpactBps(client, ctx.chainId, router, [tokenIn, ctx.asset], amount, quoting),
     allowance(client, { chainId: ctx.chainId, token: tokenIn, owner: ctx.owner, spender: router, field: 'tokenIn' }),
     allowance(client, { chainId: ctx.chainId, token: ctx.asset, owner: ctx.owner, spender: ctx.vault, field: 'baseToken' }),
     tokenLabel(client, ctx.chainId, tokenIn),
@@ -131,7 +133,6 @@ async function swapDeposit(
   ])
   const minOut = minimumOut(quoted, slippageBps)
   if (minOut === 0n) throw nothingGuaranteed(slippageBps)
-  const impact = await priceImpactBps(client, ctx.chainId, router, [tokenIn, ctx.asset], amount, quoted)
   checkPriceImpact(impact, maxPriceImpactBps ?? BPS_WHOLE)
   const [, routerApprove, vaultApprove] = await Promise.all([
     checkDepositTaken(client, ctx, minOut, { swapped: true }),
@@ -190,10 +191,10 @@ async function swapWithdraw(
   ])
   if (redeemed === undefined)
     throw new InvalidArgumentError(`${format(ctx.vault)} answers no ERC-4626 previewRedeem() on chain ${ctx.chainId}`, { vaultAddress: 'not an ERC-4626 vault' })
-  const quoted = await quote(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, 'tokenOut')
+  const quoting = quote(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, 'tokenOut')
+  const [quoted, impact] = await Promise.all([quoting, priceImpactBps(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, quoting)])
   const minOut = minimumOut(quoted, slippageBps)
   if (minOut === 0n) throw nothingGuaranteed(slippageBps)
-  const impact = await priceImpactBps(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, quoted)
   checkPriceImpact(impact, maxPriceImpactBps ?? BPS_WHOLE)
   const routerApprove = await approvals(client, ctx, { token: asset, spender: router, spenderName: 'swap router', amount: redeemed, allowed: routerAllowed })
   return finish(client, ctx, [
