@@ -492,6 +492,36 @@ describe('import and refresh', () => {
     await offline.close()
   })
 
+  test("a pending entry re-imported while a refresh first reads it: the refresh's facts, checked against the listing before, are not kept", async () => {
+    const down = createPublicClient({ transport: http(await closedPortUrl(), { retryCount: 0 }) })
+    const offline = await createHarness({ clock, clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: down }) } })
+    const online = await createHarness({ store: offline.store, clock, clients: { evm: chain.evmClient() } })
+    const id = crypto.randomUUID()
+    const good = entry({ id })
+    const bad = entry({ id, depositTokens: [good.depositTokens[0], { address: good.vaultAddress, symbol: 'vtUSD', decimals: 6 }] })
+    const offlineDeps = { store: offline.store, ecosystems: offline.deps.ecosystems, clock }
+    await importCatalog(offlineDeps, { opportunities: [good] })
+    // The server's first read of the good listing commits between the import's checks of the bad one and its write.
+    const store = offline.store
+    const raced = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key !== 'upsertOpportunities') return Reflect.get(target, key, receiver)
+        return async (...args: Parameters<typeof store.upsertOpportunities>) => {
+          expect(await refreshCatalog({ store, ecosystems: online.deps.ecosystems, clock, logger })).toEqual({ refreshed: 1, failed: 0 })
+          return store.upsertOpportunities(...args)
+        }
+      },
+    })
+    const imported = await importCatalog({ ...offlineDeps, store: raced }, { opportunities: [bad] })
+    expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['pending'])
+    expect((await online.get(`/v2/opportunities/${id}`)).status).toBe(404)
+    // Its next first read checks the listing it now holds.
+    expect(await refreshCatalog({ store, ecosystems: online.deps.ecosystems, clock, logger })).toEqual({ refreshed: 0, failed: 1 })
+    expect((await online.get(`/v2/opportunities/${id}`)).status).toBe(404)
+    expect((await store.getOpportunity(id))!.refreshError).toMatch(/^depositTokens\[1\]: vtUSD is the vault's receipt token/)
+    await offline.close()
+  })
+
   test('a catalog of many vaults reads at import through the production client, where viem knows no Multicall3 there', async () => {
     // Chain 31337 has no Multicall3 in viem's definitions, so viem sends its code with each batch (deployless),
     // and nodes cap that as init code: 60 entries in one batch were refused ("max initcode size exceeded").

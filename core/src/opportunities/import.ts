@@ -73,21 +73,25 @@ async function factsFor(
  * file must then agree with as it must with a fresh read; or, naming another vault, take a listed opportunity off
  * the API until the new vault is read, which a mistyped chain id or address would make last for good.
  */
-async function pendingProblems(deps: CatalogDeps, listing: Listing, pending: string): Promise<string[]> {
+async function pendingProblems(deps: CatalogDeps, listing: Listing, pending: string): Promise<{ problems: string[]; factsSeen: boolean }> {
   const stored = await deps.store.getOpportunity(listing.id)
   // Its offers are checked against the chain when a refresh first reads it (refresh.ts); what needs no chain, now.
-  if (!stored?.chainFacts) return [noModes(listing)].filter((p) => p !== undefined)
+  const none = noModes(listing)
+  if (!stored?.chainFacts) return { problems: none ? [none] : [], factsSeen: false }
   const sameVault = stored.ecosystem === listing.ecosystem && stored.chainId === listing.chainId && stored.vaultAddress === listing.vaultAddress
   if (sameVault) {
     const kept = JSON.parse(stored.chainFacts) as ChainFacts
-    return disagreements(listing, kept).concat(await untakenOffers(deps, listing, kept, { chainUnread: true }))
+    return { problems: disagreements(listing, kept).concat(await untakenOffers(deps, listing, kept, { chainUnread: true })), factsSeen: true }
   }
-  if (stored.delistedAt !== null) return []
+  if (stored.delistedAt !== null) return { problems: none ? [none] : [], factsSeen: true }
   const field = stored.chainId !== listing.chainId ? 'chainId' : stored.ecosystem !== listing.ecosystem ? 'ecosystem' : 'vaultAddress'
-  return [
-    `${field}: moves a listed opportunity to a vault whose chain did not answer (${pending}); it would leave the API until ` +
-      'that vault is read. Check the value, or import where that chain answers',
-  ]
+  return {
+    problems: [
+      `${field}: moves a listed opportunity to a vault whose chain did not answer (${pending}); it would leave the API until ` +
+        'that vault is read. Check the value, or import where that chain answers',
+    ],
+    factsSeen: true,
+  }
 }
 
 /**
@@ -148,6 +152,9 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
   // compare a stored entry's chain with the listing's as text.
   await respellStoredChains(deps)
   const read = await inGroups(listings, (l) => factsFor(deps, l))
+  // Pending entries checked against no stored facts: facts a refresh stores meanwhile were checked against the
+  // listing before this one, so they are not kept (the entry's next first read checks this one).
+  const unchecked = new Set<number>()
   // A few at a time, as the reads: thousands of store reads queued at once on SQLite's one connection made an import
   // of 10,000 entries take 17 s (each release of its lock wakes every waiter), where groups keep it linear.
   const found = await inGroups(
@@ -158,7 +165,10 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
       if (stranding.length) return stranding
       const r = read[i]!
       if ('facts' in r) return disagreements(l, r.facts).concat(await untakenOffers(deps, l, r.facts))
-      return 'refused' in r ? [r.refused] : pendingProblems(deps, l, r.pending)
+      if ('refused' in r) return [r.refused]
+      const { problems, factsSeen } = await pendingProblems(deps, l, r.pending)
+      if (!factsSeen) unchecked.add(i)
+      return problems
     },
   )
   const shared = await sharedReceiptProblems(deps, listings, read)
@@ -176,6 +186,7 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
       row: encodeOpportunity(listing, factsOf(i), now),
       depositTokens: listing.depositTokens.map((t) => t.address),
       tvlWith: (kept: string) => tvlOf(listing, JSON.parse(kept) as ChainFacts),
+      ...(unchecked.has(i) ? { factsSeen: false } : {}),
     })),
   )
   const opportunities = listings.map((listing, i): ImportedOpportunity => {

@@ -35,6 +35,12 @@ export interface OpportunityUpsert {
    * while the facts stay. Without it the stored TVL stays too.
    */
   tvlWith?: (chainFacts: string) => number
+  /**
+   * False where the caller checked this row (its chain facts null) against no stored facts: facts stored since (a
+   * refresh's first read, which checked the listing before this one) are then not kept, and the entry is pending
+   * again, for its next first read to check this listing. Otherwise stored facts of the same vault are kept.
+   */
+  factsSeen?: boolean
 }
 
 export interface UpsertOutcome {
@@ -121,14 +127,14 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
     const existing = new Map(others.length ? (await trx.selectFrom('opportunities').select(kept).where('id', 'in', others).execute()).map((r) => [r.id, r]) : [])
     const outcomes: UpsertOutcome[] = []
     const updates: OpportunityRecord[] = []
-    for (const { row, tvlWith } of entries) {
+    for (const { row, tvlWith, factsSeen } of entries) {
       const old = existing.get(row.id)
       if (!old) {
         outcomes.push({ result: 'created', keptFacts: false, delisted: false })
         continue
       }
       const sameVault = old.chainId === row.chainId && old.vaultAddress === row.vaultAddress && old.ecosystem === row.ecosystem
-      const keep = row.chainFacts === null && sameVault
+      const keep = row.chainFacts === null && sameVault && (factsSeen !== false || old.chainFacts === null)
       const keptFacts = keep && old.chainFacts !== null
       updates.push({
         ...row,

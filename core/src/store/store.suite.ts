@@ -268,6 +268,11 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: null, tvl: 0, refreshedAt: null })
       // Still pending: "kept" means facts that were read.
       expect(await store.upsertOpportunities([{ row: moved, depositTokens: [], tvlWith: tvlWith(3) }])).toEqual([{ result: 'updated', keptFacts: false, delisted: false }])
+      // Facts stored after the caller found none (a refresh's first read of the listing before) are not kept.
+      expect(await store.setOpportunityChainFacts(row.id, { listing: moved.listing, chainFacts: '{"totalAssets":"7"}', tvl: 7, refreshedAt: T0 + 6 })).toBe(true)
+      const unseen = { ...moved, listing: '{"price":4}', updatedAt: T0 + 7 }
+      expect(await store.upsertOpportunities([{ row: unseen, depositTokens: [], tvlWith: tvlWith(4), factsSeen: false }])).toEqual([{ result: 'updated', keptFacts: false, delisted: false }])
+      expect(await store.getOpportunity(row.id)).toMatchObject({ listing: '{"price":4}', chainFacts: null, tvl: 0, refreshedAt: null })
     })
 
     test('opportunities: chain facts are written only while the entry holds the listing they were read for', async () => {

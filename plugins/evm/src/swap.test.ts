@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidArgumentError, type UnsignedTransaction } from '@earn/core'
-import { decodeFunctionData, encodeFunctionData, erc4626Abi, formatUnits, parseUnits, stringToHex, type Hex } from 'viem'
-import { mintToken, testSwapPairAbi, testSwapRouterAbi } from '../../../test/chains/evm.ts'
+import { decodeFunctionData, encodeFunctionData, erc4626Abi, formatUnits, getAddress, parseUnits, stringToHex, type Hex } from 'viem'
+import { createPair, deployToken, mintToken, testSwapPairAbi, testSwapRouterAbi } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { minimumOut, priceImpactBps, SWAP_DEADLINE_SECONDS, swapRouterAbi } from './swap.ts'
 import { build, readTag } from './transactions.ts'
@@ -46,7 +46,7 @@ describe('priceImpactBps', () => {
     return token0.toLowerCase() === sell.toLowerCase() ? { rIn: r0, rOut: r1 } : { rIn: r1, rOut: r0 }
   }
 
-  test("is what a constant-product pool's formula says, to within the small trade's own part, either way", async () => {
+  test("is what a constant-product pool's formula says, but for rounding, either way", async () => {
     for (const [sell, buy] of [[chain.other, chain.asset], [chain.asset, chain.other]] as const) {
       const { rIn } = await reserves(sell, buy)
       // Per unit, a constant-product pool pays x·997 / (r·1000 + x·997) less for x than for nothing (the fee aside).
@@ -54,10 +54,21 @@ describe('priceImpactBps', () => {
         const quoted = (await chain.anvil.publicClient.readContract({ address: chain.router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, [sell, buy]] }))[1]!
         const exact = Number((amountIn * 997n * 10_000n) / (rIn * 1000n + amountIn * 997n))
         const measured = await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [sell, buy], amountIn, quoted)
-        // The thousandth's own impact is a thousandth of the trade's, counted as price: low by that, and a rounding.
-        expect(measured).toBeLessThanOrEqual(exact + 1)
-        expect(measured).toBeGreaterThanOrEqual(exact - Math.ceil(exact / 1000) - 1)
+        // The small trade's own impact taken out: exact, but for rounding.
+        expect(Math.abs(measured! - exact)).toBeLessThanOrEqual(1)
       }
+    }
+  })
+
+  test('a few units of a pool of a few: the reference, however large a part of the amount, is taken out of the figure', async () => {
+    // A 0-decimal token, 10 of it against 1,000,000 tUSD: a unit is worth ~100,000 tUSD, and 2 units move the price ~17%.
+    const rare = getAddress(await deployToken(chain.anvil, { symbol: 'RARE', decimals: 0 }))
+    await createPair(chain.anvil, chain.router, rare, chain.asset, 10n, parseUnits('1000000', 6))
+    for (const amountIn of [2n, 3n, 5n, 9n]) {
+      const quoted = (await chain.anvil.publicClient.readContract({ address: chain.router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, [rare, chain.asset]] }))[1]!
+      const exact = Number((amountIn * 997n * 10_000n) / (10n * 1000n + amountIn * 997n))
+      const measured = await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [rare, chain.asset], amountIn, quoted)
+      expect(Math.abs(measured! - exact)).toBeLessThanOrEqual(1)
     }
   })
 
