@@ -276,6 +276,21 @@ describe('Solana: deposit, verify, withdraw through the API', () => {
     expect(r.body.context.source).toBe(ata)
   })
 
+  test('short in all its accounts and shorter in the associated one: the 400 names the associated account, so one top-up there is enough', async () => {
+    const wallet = await member(0n)
+    // 600 in another account of the wallet, none in its associated account; 1,000 asked.
+    const second = await chain.createTokenAccount({ mint: sample.baseMint, owner: wallet.address })
+    await chain.mintTo({ mint: sample.baseMint, owner: wallet.address, amount: 600n, account: second })
+    const ask = () => h.post(`/v2/actions/deposit/${SOLANA_SAMPLE_ENTRY.id}`, { userAddress: wallet.address, tokenIn: sample.baseMint, amount: '1000', distributorId: h.distributorId })
+    const r = await ask()
+    expect(r.status, r.text).toBe(400)
+    expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+    const ata = (await findAssociatedTokenPda({ owner: address(wallet.address), mint: address(sample.baseMint), tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0]
+    expect(r.body.context).toEqual({ required: '1000', available: '0', token: sample.baseMint, source: ata })
+    await chain.mintTo({ mint: sample.baseMint, owner: wallet.address, amount: 1000n })
+    expect((await ask()).status).toBe(200)
+  })
+
   test('a withdrawal returns receipt tokens to the vault, and verifies', async () => {
     // The sample vault is operator-run: it issues receipt tokens for deposits; the harness mints them here.
     const shares = 250_000_000n

@@ -56,14 +56,14 @@ test('an SPL token stream: fee, one memo-tagged transfer, pending until the land
   expect(confirmed.body.stream).toMatchObject({ state: 'active', fundingTxHash: signature, treasuryAddress: treasury })
 })
 
-test('a budget beyond what any Solana account holds (u64) is refused by the balance read', async () => {
+test('a budget beyond what any Solana account holds (u64) is refused naming netBudget, before the balance: no top-up would mend it', async () => {
   const creator = await generateKeyPairSigner()
   const now = Math.floor(Date.now() / 1000)
   const r = await h.post('/v2/streams', { type: 'token', chainId: 'localnet', rewardToken: 'native', creatorAddress: creator.address, netBudget: (2n ** 64n).toString(), targetOpportunityId: entry.id, startTime: now, endTime: now + 60 })
   expect(r.status).toBe(400)
   expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
-  expect(r.body.error).toBe('insufficient token balance')
-  expect(r.body.context).toMatchObject({ required: (2n ** 64n + (2n ** 64n * 150n + 9_999n) / 10_000n).toString(), available: '0' })
+  expect(r.body.error).toBe('amount must be a positive integer that fits in 64 bits')
+  expect(r.body.context).toEqual({ netBudget: `totalPulled ${2n ** 64n + (2n ** 64n * 150n + 9_999n) / 10_000n} (netBudget plus fee) must be between 1 and ${2n ** 64n - 1n} smallest units` })
 })
 
 test("a SOL stream into a treasury holding nothing: the rent-exempt bound is on totalPulled, and the 400 says so under netBudget", async () => {

@@ -8,6 +8,7 @@ import { importCatalog } from '@earn/core'
 import { commentCell, jettonTransferBody, parseJettonTransfer, readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
 import { Address, Cell, toNano } from '@ton/core'
 import { keyPairFromSeed } from '@ton/crypto'
+import { WalletContractV4 } from '@ton/ton'
 import { randomBytes } from 'node:crypto'
 import { localCatalog } from '../actions/localChain.ts'
 import { deploySampleTon, startTon } from '../chains/ton.ts'
@@ -137,4 +138,23 @@ test("only the funding tag's own message counts: the amount sent on a message ca
   const refused = await h.post(`/v2/streams/${r.body.stream.id}/confirm`, { txHash: sent.hash })
   expect(refused.status, refused.text).toBe(400)
   expect(refused.body.context).toMatchObject({ required: r.body.totalPulled, transferred: '1' })
+})
+
+test('a TON stream under the least TON a message carries is refused naming netBudget, from an empty wallet too: no top-up would make it buildable', async () => {
+  // A wallet never funded: its address, no account.
+  const wallet = WalletContractV4.create({ workchain: 0, publicKey: keyPairFromSeed(randomBytes(32)).publicKey })
+  const now = Math.floor(chain.client.now() / 1000)
+  const r = await h.post('/v2/streams', {
+    type: 'token',
+    chainId: CHAIN,
+    rewardToken: 'native',
+    creatorAddress: wallet.address.toString({ bounceable: false }),
+    netBudget: '1000',
+    targetOpportunityId: entry.id,
+    startTime: now,
+    endTime: now + 86_400,
+  })
+  expect(r.status, r.text).toBe(400)
+  expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+  expect(r.body.context).toEqual({ netBudget: 'totalPulled 1015 (netBudget plus fee) must be at least 10000000 (0.01 TON)' })
 })

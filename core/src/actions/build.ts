@@ -108,7 +108,7 @@ export async function buildDeposit(deps: ActionDeps, p: ActionParameters<Deposit
   const transactions = await preflightThenBuild(
     preflight(c.ecosystem, { chainId: listing.chainId, owner: c.wallet, token: tokenIn, required: amount, field: 'tokenIn' }),
     () => plugin.transactions.build(client, build),
-    'tokenIn',
+    ['tokenIn'],
   )
   await deps.recorder.record(
     actionRow(deps, c, p.orgId, { id: actionId, kind: 'deposit', token: tokenIn, amount: amount.toString(), referralCode: body.referralCode ?? null }),
@@ -150,7 +150,7 @@ export async function buildWithdraw(deps: ActionDeps, p: ActionParameters<Withdr
   const transactions = await preflightThenBuild(
     preflight(c.ecosystem, { chainId: listing.chainId, owner: c.wallet, token: facts.receiptToken, required: shares }),
     () => plugin.transactions.build(client, build),
-    'tokenOut',
+    ['tokenOut'],
   )
   // The amount is in shares, so the token recorded is the share (receipt) token.
   await deps.recorder.record(

@@ -105,14 +105,16 @@ export async function preflight(ecosystem: LoadedEcosystem, p: { chainId: string
 
 /**
  * The preflight comes before the builder in outcome: a wallet short of funds hears that, whatever the builder would
- * have said, but for the builder counting more of that token (fees beside the amount) or refusing the token itself (`tokenField`, the request's field naming it: a swap
- * router that cannot price `tokenIn`), which the ruled order checks before the balance: told to top up a token it can
- * never deposit, a client would. Both start at once, though: the builder's reads (allowance, token names) leave in
+ * have said, but for the builder counting more of that token, or less of it where it can be spent (fees beside the
+ * amount; Solana's associated account alone), and for its refusals naming one of `outranking`, the fields no top-up
+ * can mend (the request's token field: a swap router that cannot price `tokenIn`, which the ruled order checks
+ * before the balance; a stream's amount under the least a transfer carries): told to top up first, a client would,
+ * and be refused again. Both start at once, though: the builder's reads (allowance, token names) leave in
  * the same batched RPC call as the balance read instead of waiting for the next one, and a slow chain holds the
  * request for one capability's time, not two (a Solana stream creation that waited for its preflight first took
  * ~29 s against a node answering each call in 9.5 s). The builder reads, never writes.
  */
-export async function preflightThenBuild<T>(check: Promise<void>, build: () => Promise<T>, tokenField?: string): Promise<T> {
+export async function preflightThenBuild<T>(check: Promise<void>, build: () => Promise<T>, outranking: readonly string[] = []): Promise<T> {
   let built: Promise<T>
   try {
     built = build()
@@ -131,13 +133,14 @@ export async function preflightThenBuild<T>(check: Promise<void>, build: () => P
     )
     if (refusal instanceof InsufficientBalanceError) {
       // The builder's count of the same token is the whole of what the wallet needs (a TON or SOL deposit's amount and
-      // the fees kept beside it, `covers` saying so): told the amount alone, a client topping up to it was refused
-      // again (an audit).
+      // the fees kept beside it, `covers` saying so; the associated account Solana spends from, `source`): told the
+      // preflight's count, a client topping up to it was refused again (audits).
       const [needed, counted] = [refusal.context, short.context]
-      if (needed.token === counted.token && BigInt(String(needed.required)) > BigInt(String(counted.required))) throw refusal
-      throw short
+      const more = BigInt(String(needed.required)) > BigInt(String(counted.required))
+      const less = BigInt(String(needed.available)) < BigInt(String(counted.available))
+      throw needed.token === counted.token && (more || less) ? refusal : short
     }
-    throw tokenField !== undefined && refusal instanceof InvalidArgumentError && tokenField in refusal.context ? refusal : short
+    throw refusal instanceof InvalidArgumentError && outranking.some((field) => field in refusal.context) ? refusal : short
   }
   return built
 }

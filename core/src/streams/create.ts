@@ -179,8 +179,11 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
       throw new InvalidStreamFieldError('netBudget', `plus its fee (${fee}) does not fit in 256 bits; at most ${largestBudget()} at the standard fee`)
     const tag = streamTag(await deps.attributionSecret(), { streamId: id, wallet: creator, chainId: body.chainId })
     try {
-      transactions = await preflightThenBuild(preflight(ecosystem, { chainId: body.chainId, owner: creator, token: rewardToken, required: totalPulled }), () =>
-        plugin.transactions.buildTransfer(client, { chainId: body.chainId, from: creator, token: rewardToken, to: treasury!, amount: totalPulled, tag }),
+      // A bound on the amount (TON's least transfer) outranks a short balance: no top-up mends it.
+      transactions = await preflightThenBuild(
+        preflight(ecosystem, { chainId: body.chainId, owner: creator, token: rewardToken, required: totalPulled }),
+        () => plugin.transactions.buildTransfer(client, { chainId: body.chainId, from: creator, token: rewardToken, to: treasury!, amount: totalPulled, tag }),
+        ['amount'],
       )
     } catch (e) {
       // The operator's treasury, not the request, is wrong: funds sent there would be stranded.

@@ -34,17 +34,17 @@ export interface SolSpend {
 
 export function assertPaysFor(s: SolSpend): void {
   const short = (required: bigint, covers: string) => new InsufficientBalanceError({ required, available: s.available, token: NATIVE_TOKEN, covers })
-  // The fee is taken first, and what it leaves must already be nothing or the minimum, whatever the instructions do.
-  const afterFee = s.available - LAMPORTS_PER_SIGNATURE
-  if (afterFee > 0n && afterFee < WALLET_RENT)
-    throw short(
-      LAMPORTS_PER_SIGNATURE + WALLET_RENT,
-      `the ${LAMPORTS_PER_SIGNATURE}-lamport fee, after which the wallet must hold nothing or at least the rent-exempt minimum (${WALLET_RENT} lamports): Solana refuses a fee that leaves ${afterFee}`,
-    )
   const rent = s.newAccountRent
   const needed = s.moved + LAMPORTS_PER_SIGNATURE + rent
   const parts = [...(s.moved ? [`${s.moved} to move`] : []), `the ${LAMPORTS_PER_SIGNATURE}-lamport fee`, ...(rent ? [`${rent} of rent for the recipient's new token account`] : [])]
-  if (s.available < needed) throw short(needed, parts.join(', '))
+  // The fee is taken first, and what it leaves must already be nothing or the minimum, whatever the instructions do;
+  // and no wallet holds more than nothing and less than the minimum. So a wallet is emptied only where what the
+  // transaction spends past the fee is the minimum or more; otherwise it keeps the minimum. `required` is the least
+  // balance meeting every rule, so one top-up to it is enough (an audit: told the fee and the minimum, a wallet
+  // topping up to it was then told the amount and the minimum; told 105,000 lamports, no wallet could hold that).
+  const least = needed - LAMPORTS_PER_SIGNATURE >= WALLET_RENT ? needed : needed + WALLET_RENT
+  if (s.available < least)
+    throw short(least, least === needed ? parts.join(', ') : `${parts.join(', ')}, and the ${WALLET_RENT} lamports the wallet must keep: the fee must leave it nothing or at least that, and no wallet holds less than that and more than nothing`)
   const left = s.available - needed
   if (left > 0n && left < WALLET_RENT)
     throw short(

@@ -367,6 +367,24 @@ describe('deposit (SOL)', () => {
     expect<bigint | null>(chain.svm.getBalance(user.address)).toBe(before - 250_000_000n - FEE)
   })
 
+  test('a SOL deposit under the minimum: one top-up to `required` lands it, from nothing or from the minimum', async () => {
+    const { opportunity } = await setup()
+    const sol = { ...opportunity, baseToken: 'native' }
+    await chain.airdrop(sol.vault, SOL)
+    for (const start of [0n, WALLET_RENT]) {
+      const user = await generateKeyPairSigner()
+      if (start) await chain.airdrop(user.address, start)
+      const e = await rejection(buildTransactions(client, deposit(user, sol, 100_000n, { tokenIn: 'native' })))
+      expect(e).toBeInstanceOf(InsufficientBalanceError)
+      const { required, covers } = (e as InsufficientBalanceError).context as { required: string; covers: string }
+      expect(BigInt(required)).toBe(100_000n + FEE + WALLET_RENT)
+      expect(covers).toBe(`100000 to move, the 5000-lamport fee, and the ${WALLET_RENT} lamports the wallet must keep: the fee must leave it nothing or at least that, and no wallet holds less than that and more than nothing`)
+      await chain.airdrop(user.address, BigInt(required) - start)
+      await chain.signAndSend(serialized((await buildTransactions(client, deposit(user, sol, 100_000n, { tokenIn: 'native' })))[0]!), user)
+      expect<bigint | null>(chain.svm.getBalance(user.address)).toBe(WALLET_RENT)
+    }
+  })
+
   test('the wallet must keep the fee, and nothing or the rent-exempt minimum: refused where Solana would refuse, built (and landing) at each edge', async () => {
     const { user, opportunity } = await setup()
     const sol = { ...opportunity, baseToken: 'native' }
@@ -390,10 +408,11 @@ describe('deposit (SOL)', () => {
     // Leaving exactly the minimum lands.
     await chain.signAndSend(serialized((await buildTransactions(client, deposit(user, sol, held - FEE - minimum, { tokenIn: 'native' })))[0]!), user)
     expect<bigint | null>(chain.svm.getBalance(user.address)).toBe(minimum)
-    // Holding the minimum, the wallet cannot pay a fee at all: the fee alone would leave it below the minimum.
+    // Holding the minimum, the wallet cannot pay a fee at all: the fee alone would leave it below the minimum. Moving
+    // less than the minimum, it cannot be emptied either: it must hold the minimum beside what it spends.
     const stuck = await rejection(buildTransactions(client, deposit(user, sol, minimum - FEE, { tokenIn: 'native' })))
     expect(stuck).toBeInstanceOf(InsufficientBalanceError)
-    expect((stuck as InsufficientBalanceError).context).toMatchObject({ required: (FEE + minimum).toString(), available: minimum.toString() })
+    expect((stuck as InsufficientBalanceError).context).toMatchObject({ required: (minimum + minimum).toString(), available: minimum.toString() })
     expect<bigint | null>(chain.svm.getBalance(address(sol.vault))).toBe(SOL + held - FEE - minimum)
     // Emptying a wallet lands.
     const other = await generateKeyPairSigner()
