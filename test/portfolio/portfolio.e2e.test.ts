@@ -229,6 +229,13 @@ describe('catalog shapes the sample does not have (a store of their own)', () =>
 
   test('one vault listed under two ids (delisted, then imported again under a new one) is one position, the listed one', async () => {
     const wallet = await depositor(chain.vault, 40n * TUSD)
+    // A member who went in and out through the API under the old id: its history is the vault's, under the new id too.
+    const exited = await fundedMember(own, chain, 10n * TUSD)
+    const through = (kind: string, body: Json) => own.post(`/v2/actions/${kind}/${chain.directId}`, { userAddress: exited.address, distributorId: own.distributorId, ...body })
+    await send(exited, await through('deposit', { tokenIn: chain.token, amount: (10n * TUSD).toString() }))
+    await send(exited, await through('withdraw', { amount: (await balanceOf(chain.vault, exited.address)).toString() }))
+    const exitedRow = ((await portfolioOf(exited.address)).body.portfolio.productsEarnings as Json[]).find((e) => e.opportunityId === chain.directId)
+    expect(exitedRow).toMatchObject({ currentValue: '0' })
     await setOpportunityDelisted(imports(), chain.directId, true)
     const relisted = 'f1d3b0a2-7c55-4e0e-9d0b-6a0c9a6f0c11'
     await importCatalog(imports(), { opportunities: [...localCatalog().opportunities, { ...direct(), id: relisted, name: 'Test USD Vault (v2 listing)' }] })
@@ -239,6 +246,7 @@ describe('catalog shapes the sample does not have (a store of their own)', () =>
     expect((holdings!.protocols as Json[]).filter((p) => p.vaultAddress === getAddress(chain.vault)).map((p) => [p.opportunityId, p.shares])).toEqual([[relisted, shares.toString()]])
     const earnings = (r.body.portfolio.productsEarnings as Json[]).filter((e) => e.opportunityId === relisted || e.opportunityId === chain.directId)
     expect(earnings.map((e) => [e.opportunityId, e.netDeposited])).toEqual([[relisted, (40n * TUSD).toString()]])
+    expect((await portfolioOf(exited.address)).body.portfolio.productsEarnings).toEqual([{ ...exitedRow, opportunityId: relisted }])
   })
 })
 

@@ -10,20 +10,26 @@ import type { Store } from '../store/store.ts'
  * Opportunities with known chain facts, of one ecosystem: the ones the API serves, and delisted ones (holders still
  * hold them). One vault is one position: where a vault is listed under several ids (delisted, then imported again
  * under a new one), the listed entry stands for it, else the first imported, so shares and flows are not counted twice.
+ * `standsFor` maps each of a vault's ids to the one that stands for it: a wallet that acted under another id acted
+ * on that vault (an audit: a wallet that withdrew everything before the vault was relisted under a new id lost its
+ * row, the history of the vault no longer read for it).
  */
-export async function servedOpportunities(store: Store, ecosystem: EcosystemId): Promise<LiveOpportunity[]> {
+export async function servedOpportunities(store: Store, ecosystem: EcosystemId): Promise<{ opportunities: LiveOpportunity[]; standsFor: Map<string, string> }> {
   // Pages by id (allOpportunities), not in TVL order, which could skip or repeat an entry a refresh moved across their boundary.
   const byVault = new Map<string, LiveOpportunity>()
+  const vaultOf = new Map<string, string>()
   for (const row of await store.allOpportunities()) {
     if (row.ecosystem !== ecosystem) continue
     const o = decodeOpportunity(row)
     if (!isLive(o)) continue
     // Stored canonical (the import parses every address), so one vault has one spelling.
     const key = tokenKey(row.chainId, row.vaultAddress)
+    vaultOf.set(row.id, key)
     const seen = byVault.get(key)
     if (seen === undefined || (seen.delistedAt !== null && o.delistedAt === null)) byVault.set(key, o)
   }
-  return [...byVault.values()]
+  const standsFor = new Map([...vaultOf].map(([id, key]) => [id, byVault.get(key)!.listing.id]))
+  return { opportunities: [...byVault.values()], standsFor }
 }
 
 export interface CatalogToken {

@@ -83,7 +83,7 @@ export async function getPortfolio(deps: QueryDeps, p: PortfolioParameters): Pro
   const wallet = await resolveWalletIn(deps.ecosystems, p.address, 'address')
   const { plugin } = wallet.ecosystem
 
-  const opportunities = await servedOpportunities(deps.store, plugin.id)
+  const { opportunities, standsFor } = await servedOpportunities(deps.store, plugin.id)
   // A stable order whatever the TVLs did since the last request: chain, then name, then id.
   const chains = [...new Set(opportunities.map((o) => o.listing.chainId))].sort()
   opportunities.sort(
@@ -93,7 +93,7 @@ export async function getPortfolio(deps: QueryDeps, p: PortfolioParameters): Pro
       a.listing.id.localeCompare(b.listing.id),
   )
   const tokens = catalogTokens(plugin, opportunities).sort(tokenOrder(chains))
-  const acted = new Set(await deps.store.opportunitiesActedOn(plugin.id, wallet.address))
+  const acted = new Set((await deps.store.opportunitiesActedOn(plugin.id, wallet.address)).map((id) => standsFor.get(id) ?? id))
   const reading = await readWallet(wallet.ecosystem, wallet.address, tokens, opportunities, acted, p.signal)
 
   return {
