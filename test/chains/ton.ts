@@ -40,6 +40,7 @@ import {
 // @ton-community/assets-sdk; deep imports keep the rest of that package (S3, Pinata) out.
 import { jettonMinterCode } from '@ton-community/assets-sdk/dist/jetton/contracts/build/jetton-minter.js'
 import { jettonWalletCode } from '@ton-community/assets-sdk/dist/jetton/contracts/build/jetton-wallet.js'
+import * as tasm from 'ton-assembly'
 import { createTonClient, messageCells, parseTxHash, type TonChainClient, type TonConnectRequest, type TonProof } from '@earn/plugin-ton'
 
 export type TonWalletVersion = 'v3r2' | 'v4r2' | 'v5r1'
@@ -147,8 +148,8 @@ class JettonMinter implements Contract {
   ) {}
 
   /** The content is part of the address, so distinct contents give distinct jettons. */
-  static create(admin: Address, content: Cell): JettonMinter {
-    const data = beginCell().storeCoins(0).storeAddress(admin).storeRef(content).storeRef(JETTON_WALLET_CODE).endCell()
+  static create(admin: Address, content: Cell, walletCode = JETTON_WALLET_CODE): JettonMinter {
+    const data = beginCell().storeCoins(0).storeAddress(admin).storeRef(content).storeRef(walletCode).endCell()
     const init = { code: MINTER_CODE, data }
     return new JettonMinter(contractAddress(0, init), init)
   }
@@ -197,6 +198,24 @@ export interface DeployJettonOptions {
   uri?: string
   /** States decimals in on-chain metadata; omitted, the metadata is off-chain (and readers assume 9). */
   decimals?: number
+  /** The code of its wallets; the standard TEP-74 wallet's by default (see `feeTakingWalletCode`). */
+  walletCode?: Cell
+}
+
+/**
+ * The standard jetton wallet's code, changed so that a wallet credits 1% less than each `internal_transfer` it
+ * receives carries, and says so in its `transfer_notification` (the 1% is burnt: a transfer fee taken on receipt).
+ * Patched in its assembly, as nothing here compiles FunC.
+ */
+export function feeTakingWalletCode(): Cell {
+  const code = tasm.text.print(tasm.runtime.decompileCell(JETTON_WALLET_CODE))
+  // Where the received amount is read and added to the balance: amount - amount / 100 is added instead.
+  const reads = 'LDU 64\n        LDGRAMS\n        XCPU s5 s1\n        ADD'
+  if (code.split(reads).length !== 2) throw new Error('the standard jetton wallet code is not the one this patch knows')
+  const patched = code.replace(reads, 'LDU 64\n        LDGRAMS\n        SWAP\n        DUP\n        PUSHINT_8 100\n        DIV\n        SUB\n        SWAP\n        XCPU s5 s1\n        ADD')
+  const parsed = tasm.text.parse('wallet.tasm', patched)
+  if (parsed.$ !== 'ParseSuccess') throw new Error(`the patched jetton wallet does not assemble: ${JSON.stringify(parsed.error)}`)
+  return tasm.runtime.compileCell(parsed.instructions)
 }
 
 /** What a wallet's `sendTransaction` produced: the wallet's own transaction first. */
@@ -320,7 +339,7 @@ export async function startTon(): Promise<TonSandbox> {
     async deployJetton(options = {}) {
       const uri = options.uri ?? `https://example.invalid/jetton-${minters.size + 1}.json`
       const content = jettonContent({ uri, decimals: options.decimals })
-      const minter = blockchain.openContract(JettonMinter.create(treasury.address, content))
+      const minter = blockchain.openContract(JettonMinter.create(treasury.address, content, options.walletCode))
       if (minters.has(minter.address.toRawString())) throw new Error('jetton minter address collision')
       record(await minter.sendDeploy(treasury.getSender()))
       if (!(await isActive(blockchain, minter.address))) throw new Error('jetton minter did not deploy')

@@ -11,7 +11,7 @@ import { keyPairFromSeed } from '@ton/crypto'
 import { WalletContractV4 } from '@ton/ton'
 import { randomBytes } from 'node:crypto'
 import { localCatalog } from '../actions/localChain.ts'
-import { deploySampleTon, startTon } from '../chains/ton.ts'
+import { deploySampleTon, feeTakingWalletCode, startTon } from '../chains/ton.ts'
 import { createHarness, expectEnvelope } from '../harness.ts'
 
 setDefaultTimeout(60_000)
@@ -157,4 +157,35 @@ test('a TON stream under the least TON a message carries is refused naming netBu
   expect(r.status, r.text).toBe(400)
   expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
   expect(r.body.context).toEqual({ netBudget: 'totalPulled 1015 (netBudget plus fee) must be at least 10000000 (0.01 TON)' })
+})
+
+test('a jetton whose wallets take a fee on receipt: confirm counts what the treasury was credited, so the stream stays pending', async () => {
+  const master = await chain.deployJetton({ decimals: 6, walletCode: feeTakingWalletCode() })
+  const keyPair = keyPairFromSeed(randomBytes(32))
+  const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))
+  // Minted through a wallet of the same code: 3,000,000 sent, 2,970,000 credited.
+  await chain.mintJetton(master, wallet.address, 3_000_000n)
+  const held = (owner: Address) => readTonBalance(chain.client, { chainId: CHAIN, owner: owner.toRawString(), token: master.toRawString() })
+  expect(await held(wallet.address)).toBe(2_970_000n)
+  const now = Math.floor(chain.client.now() / 1000)
+  const r = await h.post('/v2/streams', {
+    type: 'token',
+    chainId: CHAIN,
+    rewardToken: master.toString(),
+    creatorAddress: wallet.address.toString({ bounceable: false }),
+    netBudget: '1000000',
+    targetOpportunityId: entry.id,
+    startTime: now,
+    endTime: now + 86_400,
+  })
+  expect(r.status, r.text).toBe(200)
+  expect(r.body.totalPulled).toBe('1015000')
+  const before = await held(treasury.address)
+  const sent = await chain.sendTonConnect(wallet, keyPair, r.body.transactions[0].transaction as TonConnectRequest)
+  expect((await held(treasury.address)) - before).toBe(1_004_850n)
+  const confirm = await h.post(`/v2/streams/${r.body.stream.id}/confirm`, { txHash: sent.hash })
+  expect(confirm.status, confirm.text).toBe(400)
+  expectEnvelope(confirm.body, 400, 'INVALID_ARGUMENT')
+  expect(confirm.body.context.txHash).toStartWith('it moves 1004850 of the 1015000 smallest units of the reward token')
+  expect((await h.get(`/v2/streams/${r.body.stream.id}`)).body.stream.state).toBe('pending')
 })

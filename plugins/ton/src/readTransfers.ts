@@ -19,7 +19,7 @@
  * external message) or aborted sent nothing the owner asked for: no transfers, no tag.
  */
 import { InvalidArgumentError, NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTransfersResult, type TokenTransfer } from '@earn/core'
-import { Address, type Message, type Transaction } from '@ton/core'
+import { Address, type Message, type Slice, type Transaction } from '@ton/core'
 import { askChain, type TonChainClient } from './client.ts'
 import { JETTON_OP, parseJettonTransfer } from './jetton.ts'
 import { jettonWalletOf, notJetton, readWalletData, unlessUnavailable } from './jettonMaster.ts'
@@ -75,24 +75,53 @@ async function transfersOf(client: TonChainClient, wallet: Address, message: Mes
   if (!master) return [coins]
   const expected = await jettonWalletOf(client, master, wallet, notJetton('token', master.toRawString())).catch(unlessUnavailable)
   if (!expected?.equals(dest) || !ranToTheEnd(received)) return [coins]
-  const credit = internalTransferHash(received)
+  const credit = internalTransferOf(received)
   if (!credit) return [coins]
-  const credited = await askChain("the recipient's jetton wallet transaction", () => client.findTransactionByMessage(credit))
+  const credited = await askChain("the recipient's jetton wallet transaction", () => client.findTransactionByMessage(credit.hash))
   if (!credited)
     throw new NotFoundError("the recipient's jetton wallet has not received this transfer yet; retry shortly", { txHash: 'jetton transfer pending' })
   if (!ranToTheEnd(credited)) return [coins]
-  return [coins, { token: master.toRawString(), from: wallet.toRawString(), to: jetton.destination.toRawString(), amount: jetton.amount }]
+  // What each hop says it moved, the least of them: the transfer asked, the sender's jetton wallet passed on (a fee
+  // taken as it debits), and the recipient's told its owner it credited (a fee taken as it credits, where its code
+  // says so). A wallet code keeping part while telling the whole is not seen here: README.
+  const notified = notifiedAmount(credited, jetton.destination)
+  const moved = [jetton.amount, credit.amount, ...(notified === null ? [] : [notified])].reduce((a, b) => (b < a ? b : a))
+  return [coins, { token: master.toRawString(), from: wallet.toRawString(), to: jetton.destination.toRawString(), amount: moved }]
 }
 
-/** The hash of the `internal_transfer` a sender's jetton wallet sent on (to the recipient's jetton wallet). */
-function internalTransferHash(tx: Transaction): string | null {
+/** The first out-message of `tx` whose body starts with `op`, its cell's hash and the body after the op and query id. */
+function outMessageWithOp(tx: Transaction, op: number, to?: Address): { hash: string; rest: Slice } | null {
   const cells = messageCells(tx).outMessages
   for (const [index, message] of tx.outMessages) {
-    if (message.info.type !== 'internal') continue
+    if (message.info.type !== 'internal' || (to && !message.info.dest.equals(to))) continue
     const body = message.body.beginParse()
-    if (body.remainingBits >= 32 && body.loadUint(32) === JETTON_OP.internalTransfer) return cells.get(index)!.hash().toString('hex')
+    if (body.remainingBits < 32 + 64 || body.loadUint(32) !== op) continue
+    body.skip(64)
+    return { hash: cells.get(index)!.hash().toString('hex'), rest: body }
   }
   return null
+}
+
+/** The `internal_transfer` a sender's jetton wallet sent on (to the recipient's jetton wallet): its hash and amount. */
+function internalTransferOf(tx: Transaction): { hash: string; amount: bigint } | null {
+  const found = outMessageWithOp(tx, JETTON_OP.internalTransfer)
+  if (!found) return null
+  try {
+    return { hash: found.hash, amount: found.rest.loadCoins() }
+  } catch {
+    return null
+  }
+}
+
+/** What the recipient's jetton wallet told its owner it credited (`transfer_notification`), where it told it. */
+function notifiedAmount(tx: Transaction, owner: Address): bigint | null {
+  const found = outMessageWithOp(tx, JETTON_OP.transferNotification, owner)
+  if (!found) return null
+  try {
+    return found.rest.loadCoins()
+  } catch {
+    return null
+  }
 }
 
 /**
