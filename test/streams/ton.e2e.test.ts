@@ -25,21 +25,18 @@ const h = await createHarness({ clients: { ton: chain.client }, env: { STREAM_TR
 afterAll(() => h.close())
 await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
 
+/** A token stream rewarding the sample entry's depositors for a day from now, funded by `creator`. */
+function createStream(creator: Address, rewardToken: string, netBudget: string) {
+  const now = Math.floor(chain.client.now() / 1000)
+  const stream = { type: 'token', chainId: CHAIN, rewardToken, creatorAddress: creator.toString({ bounceable: false }), netBudget, targetOpportunityId: entry.id }
+  return h.post('/v2/streams', { ...stream, startTime: now, endTime: now + 86_400 })
+}
+
 test('a jetton token stream: fee, one tagged jetton transfer, pending until the wallet transaction is confirmed', async () => {
   const keyPair = keyPairFromSeed(randomBytes(32))
   const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))
   await chain.mintJetton(sample.baseToken, wallet.address, 2_000_000n)
-  const now = Math.floor(chain.client.now() / 1000)
-  const r = await h.post('/v2/streams', {
-    type: 'token',
-    chainId: CHAIN,
-    rewardToken: sample.baseToken.toString(),
-    creatorAddress: wallet.address.toString({ bounceable: false }),
-    netBudget: '1000001',
-    targetOpportunityId: entry.id,
-    startTime: now,
-    endTime: now + 86_400,
-  })
+  const r = await createStream(wallet.address, sample.baseToken.toString(), '1000001')
   expect(r.status, r.text).toBe(200)
   expect([r.body.FeeAmount, r.body.totalPulled, r.body.stream.state]).toEqual(['15001', '1015002', 'pending'])
   const id = r.body.stream.id
@@ -143,17 +140,7 @@ test("only the funding tag's own message counts: the amount sent on a message ca
 test('a TON stream under the least TON a message carries is refused naming netBudget, from an empty wallet too: no top-up would make it buildable', async () => {
   // A wallet never funded: its address, no account.
   const wallet = WalletContractV4.create({ workchain: 0, publicKey: keyPairFromSeed(randomBytes(32)).publicKey })
-  const now = Math.floor(chain.client.now() / 1000)
-  const r = await h.post('/v2/streams', {
-    type: 'token',
-    chainId: CHAIN,
-    rewardToken: 'native',
-    creatorAddress: wallet.address.toString({ bounceable: false }),
-    netBudget: '1000',
-    targetOpportunityId: entry.id,
-    startTime: now,
-    endTime: now + 86_400,
-  })
+  const r = await createStream(wallet.address, 'native', '1000')
   expect(r.status, r.text).toBe(400)
   expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
   expect(r.body.context).toEqual({ netBudget: 'totalPulled 1015 (netBudget plus fee) must be at least 10000000 (0.01 TON)' })
@@ -167,17 +154,7 @@ test('a jetton whose wallets take a fee on receipt: confirm counts what the trea
   await chain.mintJetton(master, wallet.address, 3_000_000n)
   const held = (owner: Address) => readTonBalance(chain.client, { chainId: CHAIN, owner: owner.toRawString(), token: master.toRawString() })
   expect(await held(wallet.address)).toBe(2_970_000n)
-  const now = Math.floor(chain.client.now() / 1000)
-  const r = await h.post('/v2/streams', {
-    type: 'token',
-    chainId: CHAIN,
-    rewardToken: master.toString(),
-    creatorAddress: wallet.address.toString({ bounceable: false }),
-    netBudget: '1000000',
-    targetOpportunityId: entry.id,
-    startTime: now,
-    endTime: now + 86_400,
-  })
+  const r = await createStream(wallet.address, master.toString(), '1000000')
   expect(r.status, r.text).toBe(200)
   expect(r.body.totalPulled).toBe('1015000')
   const before = await held(treasury.address)
