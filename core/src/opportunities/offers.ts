@@ -43,9 +43,9 @@ export async function untakenOffers(deps: OffersDeps, listing: Listing, facts: C
       return String(Object.values(api.context)[0] ?? api.message)
     }
   }
-  const enabled = MODES.filter(([, flag]) => listing[flag])
   const none = noModes(listing)
   if (none) return [none]
+  const enabled = MODES.filter(([, flag]) => listing[flag])
   const problems: string[] = []
   // The vault's own asset is what every mode takes, if the ecosystem builds that mode at all.
   for (const [mode, flag] of enabled) {
