@@ -250,6 +250,35 @@ describe('catalog shapes the sample does not have (a store of their own)', () =>
   })
 })
 
+describe('an id moved to another vault (a store of its own)', () => {
+  test('a wallet that acted under it on the old vault keeps its row, under the id that now stands for that vault', async () => {
+    const mine = await createHarness({ clients: { evm: chain.evmClient() } })
+    try {
+      const imports = { store: mine.store, ecosystems: mine.deps.ecosystems, clock: mine.deps.clock }
+      await importCatalog(imports, localCatalog())
+      // In straight (no deposit built under the id, so it may be moved), out through the API.
+      const wallet = await fundedMember(mine, chain, 10n * TUSD)
+      const call = (to: Address, data: Hex) => sendUnsigned(chain.anvil, wallet, { to, data, value: '0', gasLimit: '500000', chainId: Number(chain.anvil.chainId) })
+      await call(chain.token, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [chain.vault, 10n * TUSD] }))
+      await call(chain.vault, encodeFunctionData({ abi: erc4626Abi, functionName: 'deposit', args: [10n * TUSD, wallet.address] }))
+      const shares = await balanceOf(chain.vault, wallet.address)
+      await send(wallet, await mine.post(`/v2/actions/withdraw/${chain.directId}`, { userAddress: wallet.address, amount: shares.toString(), distributorId: mine.distributorId }))
+      const earnings = async () => (await mine.get(`/v2/wallet/${wallet.address}/portfolio`, { key: mine.org.publishableKey })).body.portfolio.productsEarnings as Json[]
+      const [before] = await earnings()
+      expect(before).toMatchObject({ opportunityId: chain.directId, currentValue: '0' })
+      // The id now names another vault; the old one is listed under a new id.
+      const direct = localCatalog().opportunities.find((o) => o.id === chain.directId)!
+      const other = await deployVault(chain.anvil, chain.token, { symbol: 'vnUSD' })
+      const oldVault = '5d0a1b2c-3d4e-4f50-8a6b-7c8d9e0f1a2b'
+      const moved = { ...direct, vaultAddress: other, receiptToken: { symbol: 'vnUSD', decimals: 6 } }
+      await importCatalog(imports, { opportunities: [...localCatalog().opportunities.filter((o) => o.id !== chain.directId), moved, { ...direct, id: oldVault, name: 'Test USD Vault (old)' }] })
+      expect(await earnings()).toEqual([{ ...before, opportunityId: oldVault }])
+    } finally {
+      await mine.close()
+    }
+  })
+})
+
 describe('a catalog contract the chain no longer reads as one (a store of its own)', () => {
   test('is named in unreadable, its position unknown; the wallet\'s other positions and tokens still show', async () => {
     const own = await createHarness({ clients: { evm: chain.evmClient() } })

@@ -4,17 +4,21 @@
  */
 import { type Ecosystem, type EcosystemId, NATIVE_TOKEN } from '../ecosystem.ts'
 import { decodeOpportunity, depositTokenDecimals, isLive, receiptDecimals, type LiveOpportunity } from '../opportunities/records.ts'
-import type { Store } from '../store/store.ts'
+import type { ActedOn, Store } from '../store/store.ts'
 
 /**
  * Opportunities with known chain facts, of one ecosystem: the ones the API serves, and delisted ones (holders still
  * hold them). One vault is one position: where a vault is listed under several ids (delisted, then imported again
  * under a new one), the listed entry stands for it, else the first imported, so shares and flows are not counted twice.
- * `standsFor` maps each of a vault's ids to the one that stands for it: a wallet that acted under another id acted
- * on that vault (an audit: a wallet that withdrew everything before the vault was relisted under a new id lost its
- * row, the history of the vault no longer read for it).
+ * `standsFor` names the one standing for the vault an action was built for (by its chain and vault, else by its
+ * opportunity's id): a wallet that acted under another id acted on that vault (audits: a wallet that withdrew
+ * everything before the vault was relisted under a new id, or before its id was moved to another vault, lost its row,
+ * the history of the vault no longer read for it).
  */
-export async function servedOpportunities(store: Store, ecosystem: EcosystemId): Promise<{ opportunities: LiveOpportunity[]; standsFor: Map<string, string> }> {
+export async function servedOpportunities(
+  store: Store,
+  ecosystem: EcosystemId,
+): Promise<{ opportunities: LiveOpportunity[]; standsFor: (acted: ActedOn) => string }> {
   // Pages by id (allOpportunities), not in TVL order, which could skip or repeat an entry a refresh moved across their boundary.
   const byVault = new Map<string, LiveOpportunity>()
   const vaultOf = new Map<string, string>()
@@ -28,7 +32,9 @@ export async function servedOpportunities(store: Store, ecosystem: EcosystemId):
     const seen = byVault.get(key)
     if (seen === undefined || (seen.delistedAt !== null && o.delistedAt === null)) byVault.set(key, o)
   }
-  const standsFor = new Map([...vaultOf].map(([id, key]) => [id, byVault.get(key)!.listing.id]))
+  const standing = (key: string | undefined) => (key === undefined ? undefined : byVault.get(key)?.listing.id)
+  const standsFor = ({ opportunityId, chainId, vault }: ActedOn) =>
+    standing(chainId !== null && vault !== null ? tokenKey(chainId, vault) : undefined) ?? standing(vaultOf.get(opportunityId)) ?? opportunityId
   return { opportunities: [...byVault.values()], standsFor }
 }
 

@@ -93,7 +93,7 @@ export async function getPortfolio(deps: QueryDeps, p: PortfolioParameters): Pro
       a.listing.id.localeCompare(b.listing.id),
   )
   const tokens = catalogTokens(plugin, opportunities).sort(tokenOrder(chains))
-  const acted = new Set((await deps.store.opportunitiesActedOn(plugin.id, wallet.address)).map((id) => standsFor.get(id) ?? id))
+  const acted = new Set((await deps.store.opportunitiesActedOn(plugin.id, wallet.address)).map(standsFor))
   const reading = await readWallet(wallet.ecosystem, wallet.address, tokens, opportunities, acted, p.signal)
 
   return {

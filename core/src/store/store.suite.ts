@@ -434,7 +434,8 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
         { ...base, id: randomUUID(), orgId: 'o1', kind: 'deposit', opportunityId: randomUUID(), ecosystem: 'ton' },
         { ...base, id: randomUUID(), orgId: 'o1', kind: 'deposit', opportunityId: randomUUID(), wallet: `${wallet}x` },
       ])
-      expect((await store.opportunitiesActedOn('evm', wallet)).sort()).toEqual([a, b].sort())
+      expect((await store.opportunitiesActedOn('evm', wallet)).map((o) => o.opportunityId).sort()).toEqual([a, b].sort())
+      expect(await store.opportunitiesActedOn('evm', wallet)).toContainEqual({ opportunityId: b, chainId: '1', vault: '0xa' })
     })
 
     test('settings: the first writer wins, concurrently too', async () => {

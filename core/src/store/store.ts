@@ -92,10 +92,10 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
    */
   hasDepositsInto(opportunityId: string, vault: string): Promise<boolean>
   /**
-   * The opportunities of a wallet's newest 10,000 actions (built or verified), any organization's: whose histories its
-   * portfolio reads.
+   * The opportunities of a wallet's newest 10,000 actions (built or verified), any organization's, each with the vault
+   * it was acted on at (an opportunity may since have moved to another): whose histories its portfolio reads.
    */
-  opportunitiesActedOn(ecosystem: string, wallet: string): Promise<string[]>
+  opportunitiesActedOn(ecosystem: string, wallet: string): Promise<ActedOn[]>
   /**
    * Records a verified transaction of a built action (`verifies`), once: true when this transaction is the one
    * recorded for that action, now or before (the same transaction verified again); false when another transaction
@@ -144,6 +144,13 @@ const _everyActionColumn: Exclude<keyof NewAction, (typeof ACTION_COLUMNS)[numbe
 
 /** A wallet's newest actions whose opportunities its portfolio reads histories of (older ones: only if still held). */
 const ACTED_ON_ROWS = 10_000
+
+/** An opportunity a wallet acted on, and where: the vault (and its chain) it was built for; null on rows older than that column. */
+export interface ActedOn {
+  opportunityId: string
+  chainId: string | null
+  vault: string | null
+}
 
 // Any fixed number other than the migrations' lock; the same for every process of this service.
 const FIRST_ORGANIZATION_LOCK = 724_201_612
@@ -294,14 +301,14 @@ export function createStore(options: StoreOptions): Store {
       // ask for any wallet's portfolio) held the one SQLite connection ~40 ms a portfolio reading them all.
       const recent = db
         .selectFrom('actions')
-        .select('opportunityId')
+        .select(['opportunityId', 'chainId', 'vault'])
         .where('wallet', '=', wallet)
         .where('ecosystem', '=', ecosystem)
         .where('opportunityId', 'is not', null)
         .orderBy('createdAt', 'desc')
         .limit(ACTED_ON_ROWS)
-      const rows = await db.selectFrom(recent.as('recent')).select('opportunityId').distinct().execute()
-      return rows.map((r) => r.opportunityId!)
+      const rows = await db.selectFrom(recent.as('recent')).select(['opportunityId', 'chainId', 'vault']).distinct().execute()
+      return rows.map((r) => ({ opportunityId: r.opportunityId!, chainId: r.chainId, vault: r.vault }))
     },
     async recordVerification(a) {
       // A row recorded before verifications named their action (verifies null) stands for its whole transaction.

@@ -72,13 +72,14 @@ describe('priceImpactBps', () => {
     }
   })
 
-  test('where a thousandth is priced too coarsely, a larger part is the reference; an amount of 1 has none', async () => {
-    const { rIn, rOut } = await reserves(chain.other, chain.asset)
-    // A thousandth of it is paid under 10,000 units of tUSD (6 decimals), a hundredth over: still to the basis point.
-    const amountIn = (rIn * 5_000n) / rOut
-    const quoted = (await chain.anvil.publicClient.readContract({ address: chain.router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, [chain.other, chain.asset]] }))[1]!
-    const exact = Number((amountIn * 997n * 10_000n) / (rIn * 1000n + amountIn * 997n))
-    expect(await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [chain.other, chain.asset], amountIn, quoted)).toBe(exact)
+  test("from small quotes the figure is as coarse as the routers' rounding makes it, within 0.5 + 200,000 / quote; an amount of 1 has none", async () => {
+    const { rIn } = await reserves(chain.other, chain.asset)
+    for (const amountIn of [rIn / 10n ** 9n, rIn / 10n ** 8n, rIn / 10n ** 7n]) {
+      const quoted = (await chain.anvil.publicClient.readContract({ address: chain.router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, [chain.other, chain.asset]] }))[1]!
+      const truth = Number(amountIn * 997n * 10n ** 9n / (rIn * 1000n + amountIn * 997n)) / 10 ** 5
+      const measured = await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [chain.other, chain.asset], amountIn, quoted)
+      expect(Math.abs(measured! - truth)).toBeLessThanOrEqual(0.5 + 200_000 / Number(quoted))
+    }
     expect(await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [chain.other, chain.asset], 1n, 1n)).toBeUndefined()
   })
 })

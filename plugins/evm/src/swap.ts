@@ -75,20 +75,17 @@ export async function quote(
   return out
 }
 
-/** A quote of at least this many units is precise to a basis point, rounded down as routers round. */
-const PRECISE_QUOTE = 10_000n
-
 /**
  * How far the trade moves the pool's price against the wallet, in basis points (the pool's fee aside), from two
- * quotes of the same router: the amount's, and a smaller trade's (so any router of this interface will do, and the
- * fee, paid by both, cancels out). Per unit, a constant-product pool pays a trade of x p₀/(1 + kx); the small
- * trade s is paid out_s, the amount a paid q, and t = (out_s·a − q·s) / (out_s·(a − s)) is then exactly the
- * amount's impact kx/(1 + kx) at x = a, the small trade's own impact taken out (an audit: a reference of half the
- * amount, all there is for 2 units, had halved it). The small trade is a thousandth of the amount, or a hundredth
- * or a tenth where the smaller one's quote is under 10,000 units; all three leave with the amount's quote, in its
- * batch. Quotes are rounded down, so where they are under 10,000 units (dust, for most tokens) the figure is
- * coarse: off by up to 10,000 / quote basis points either way. Undefined where nothing smaller can be priced (an
- * amount of 1, or small trades the pool pays nothing for). `quoted` may still be on its way.
+ * quotes of the same router: the amount's, and a tenth of it's (so any router of this interface will do, and the fee,
+ * paid by both, cancels out). Per unit, a constant-product pool pays a trade of x p₀/(1 + kx); a tenth s is paid
+ * out_s, the amount a paid q, and t = (out_s·a − q·s) / (out_s·(a − s)) is then exactly the amount's impact
+ * kx/(1 + kx) at x = a, the smaller trade's own impact taken out (an audit: comparing per-unit prices alone, with a
+ * reference of half the amount, all there is for 2 units, had halved it). A tenth, not less: the exact formula
+ * needs no small reference, and the larger its quote, the less the routers' rounding down of both quotes weighs
+ * (within 0.5 + 200,000 / q basis points: a basis point from quotes of 400,000 units). It leaves with the amount's
+ * quote, in its batch. Undefined where nothing smaller can be priced (an amount of 1, or a tenth the pool pays
+ * nothing for). `quoted` may still be on its way.
  */
 export async function priceImpactBps(
   client: EvmClient,
@@ -98,14 +95,10 @@ export async function priceImpactBps(
   amountIn: bigint,
   quoted: bigint | Promise<bigint>,
 ): Promise<number | undefined> {
-  const smalls = [...new Set([1000n, 100n, 10n].map((d) => (amountIn / d > 0n ? amountIn / d : 1n)))].filter((small) => small < amountIn)
-  const outs = await Promise.all(smalls.map((small) => amountsOut(client, chainId, router, path, small).then((amounts) => amounts?.at(-1) ?? 0n)))
-  const priced = smalls.map((small, i) => ({ small, out: outs[i]! })).filter((p) => p.out > 0n)
-  // The smallest precise one; short of that, the most precise there is.
-  const reference = priced.find((p) => p.out >= PRECISE_QUOTE) ?? priced.reduce<(typeof priced)[number] | undefined>((best, p) => (best && best.out >= p.out ? best : p), undefined)
+  const small = amountIn / 10n > 0n ? amountIn / 10n : 1n
+  const out = small < amountIn ? ((await amountsOut(client, chainId, router, path, small))?.at(-1) ?? 0n) : 0n
   const paid = await quoted
-  if (reference === undefined) return undefined
-  const { small, out } = reference
+  if (out === 0n) return undefined
   const short = out * amountIn - paid * small
   // A pool paying as much per unit for more, or more (no constant-product pool does), moves nothing against the wallet.
   if (short <= 0n) return 0
