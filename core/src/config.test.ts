@@ -50,7 +50,22 @@ test('DATABASE_URL and REDIS_URL must name a host (PostgreSQL: or PGHOST; never 
   expect(refusal({ DATABASE_URL: 'postgres:///earn?host=/var/run/postgresql' })).toStartWith('DATABASE_URL: takes no ?host=')
 })
 
+test('DATABASE_URL and REDIS_URL: a bad percent-encoding, or a Redis path that is no database number, is refused naming the variable', () => {
+  expect(refusal({ DATABASE_URL: 'postgres://postgres:%zzpass@127.0.0.1:5432/test' })).toBe(
+    'DATABASE_URL: has a bad percent-encoding in its password (a % must be followed by two hex digits: write a literal % as %25)',
+  )
+  expect(refusal({ REDIS_URL: 'redis://:%zzpass@127.0.0.1:6379' })).toStartWith('REDIS_URL: has a bad percent-encoding in its password')
+  for (const path of ['/notanumber', '/1/2']) expect(refusal({ REDIS_URL: `redis://127.0.0.1:6379${path}` })).toBe('REDIS_URL: names a database by its number, if at all: redis://host[:port][/N]')
+  for (const ok of ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379/', 'redis://127.0.0.1:6379/3']) expect(refusal({ REDIS_URL: ok })).toBeUndefined()
+})
+
+test('a value echoed in a refusal stays on one line, control characters written out, a long one cut', () => {
+  expect(refusal({ PORT: '3000\n' })).toBe('PORT: expected a whole number, got "3000\\u000a"')
+  expect(refusal({ ECOSYSTEMS: 'x'.repeat(3000) })!.length).toBeLessThan(200)
+})
+
 test('CORS_ORIGINS: an origin written otherwise than a browser sends it is refused saying how to write it', () => {
+  expect(refusal({ CORS_ORIGINS: 'https://*.example.com' })).toBe('CORS_ORIGINS: "https://*.example.com" is not one origin: no wildcards (list each origin a browser may send, comma-separated)')
   expect(refusal({ CORS_ORIGINS: 'https://a.com:443' })).toBe('CORS_ORIGINS: "https://a.com:443" is not an origin as a browser sends it: write https://a.com (scheme, host and port only, lowercase, no default port)')
   expect(refusal({ CORS_ORIGINS: 'https://App.example' })).toContain('write https://app.example ')
 })

@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net'
 import { ECOSYSTEM_IDS, type EcosystemId, isEcosystemId } from './ecosystem.ts'
+import { quoted } from './errors.ts'
 
 export interface Config {
   port: number
@@ -53,7 +54,7 @@ export class ConfigError extends Error {
 function integer(env: Config['env'], name: string, fallback: number, min: number, max: number): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got "${raw}"`)
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got "${quoted(raw)}"`)
   const n = Number(raw)
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${raw.length > 40 ? `${raw.slice(0, 40)}...` : raw}`)
   return n
@@ -75,6 +76,17 @@ function url(env: Config['env'], name: string, protocols: string[]): string | un
   if (name === 'DATABASE_URL' && parsed.searchParams.has('host'))
     throw new ConfigError(name, 'takes no ?host= (postgres.js would send it to the server as a setting): write the host in the URL, or set PGHOST')
   if (!parsed.hostname && !(name === 'DATABASE_URL' && env.PGHOST)) throw new ConfigError(name, `names no host: write ${protocols[0]}//host[:port]/...${name === 'DATABASE_URL' ? ' (or set PGHOST)' : ''}`)
+  // The clients decode these themselves, failing later with words of their own ("URI error", "Invalid pathname") under
+  // whatever step was running (an audit: a bad REDIS_URL stopped the start blaming DATA_DIR).
+  for (const [part, value] of [['user', parsed.username], ['password', parsed.password], ['path', parsed.pathname]] as const) {
+    try {
+      decodeURIComponent(value)
+    } catch {
+      throw new ConfigError(name, `has a bad percent-encoding in its ${part} (a % must be followed by two hex digits: write a literal % as %25)`)
+    }
+  }
+  if (name === 'REDIS_URL' && !/^\/?(\d+)?$/.test(parsed.pathname))
+    throw new ConfigError(name, 'names a database by its number, if at all: redis://host[:port][/N]')
   return raw
 }
 
@@ -84,7 +96,7 @@ function ecosystems(env: Config['env']): EcosystemId[] {
   const ids = raw.split(',').map((s) => s.trim()).filter(Boolean)
   if (ids.length === 0) throw new ConfigError('ECOSYSTEMS', `names no ecosystem; give some of ${ECOSYSTEM_IDS.join(', ')} (comma-separated), or leave it unset for all`)
   for (const id of ids)
-    if (!isEcosystemId(id)) throw new ConfigError('ECOSYSTEMS', `unknown ecosystem "${id}"; known: ${ECOSYSTEM_IDS.join(', ')}`)
+    if (!isEcosystemId(id)) throw new ConfigError('ECOSYSTEMS', `unknown ecosystem "${quoted(id)}"; known: ${ECOSYSTEM_IDS.join(', ')}`)
   return [...new Set(ids)] as EcosystemId[]
 }
 
@@ -97,7 +109,7 @@ function streamTreasuries(env: Config['env']): Record<string, string> {
     const eq = entry.indexOf('=')
     const chainId = eq < 0 ? '' : entry.slice(0, eq).trim()
     const address = eq < 0 ? '' : entry.slice(eq + 1).trim()
-    if (!chainId || !address) throw new ConfigError('STREAM_TREASURIES', `expected chainId=address, got "${entry}"`)
+    if (!chainId || !address) throw new ConfigError('STREAM_TREASURIES', `expected chainId=address, got "${quoted(entry)}"`)
     if (Object.hasOwn(treasuries, chainId)) throw new ConfigError('STREAM_TREASURIES', `chain ${chainId} is named twice`)
     treasuries[chainId] = address
   }
@@ -116,11 +128,22 @@ function corsOrigins(env: Config['env']): Config['corsOrigins'] {
     } catch {}
     // What a browser sends in Origin: scheme, host and port only, no path or trailing slash, lowercase, no default port.
     if (!parsed || !['http:', 'https:'].includes(parsed.protocol))
-      throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin: expected https://host[:port], comma-separated, or * or none`)
+      throw new ConfigError('CORS_ORIGINS', `"${quoted(origin)}" is not an origin: expected https://host[:port], comma-separated, or * or none`)
+    if (!namesOneHost(parsed))
+      throw new ConfigError('CORS_ORIGINS', `"${quoted(origin)}" is not one origin: no wildcards (list each origin a browser may send, comma-separated)`)
     if (parsed.origin !== origin)
-      throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin as a browser sends it: write ${parsed.origin} (scheme, host and port only, lowercase, no default port)`)
+      throw new ConfigError('CORS_ORIGINS', `"${quoted(origin)}" is not an origin as a browser sends it: write ${parsed.origin} (scheme, host and port only, lowercase, no default port)`)
     return origin
   })
+}
+
+/**
+ * Whether a parsed URL names one host, a DNS name or an IP address. URLs also take `*`, `,`, `;` or `=` in a host, so a
+ * wildcard origin, or two URLs joined with the wrong separator, passed as one odd host (an audit): nothing answered
+ * there, and the start said nothing.
+ */
+export function namesOneHost(url: URL): boolean {
+  return /^(\[[0-9a-f:.]+\]|[a-z0-9._-]+)$/i.test(url.hostname)
 }
 
 function flag(env: Config['env'], name: string, fallback: boolean): boolean {
@@ -128,7 +151,7 @@ function flag(env: Config['env'], name: string, fallback: boolean): boolean {
   if (raw === undefined || raw === '') return fallback
   if (raw === '1' || raw === 'true') return true
   if (raw === '0' || raw === 'false') return false
-  throw new ConfigError(name, `expected 1 or 0 (true or false), got "${env[name]}"`)
+  throw new ConfigError(name, `expected 1 or 0 (true or false), got "${quoted(env[name]!)}"`)
 }
 
 /** A host name or an IP address to listen on; Bun's own errors for others name neither the variable nor the fault. */
@@ -140,7 +163,7 @@ function host(env: Config['env']): string {
     ? raw.split('.').every((octet) => Number(octet) <= 255)
     : raw.split('.').every((label) => /^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?$/.test(label)) || isIP(raw) === 6
   if (!valid && /^\[.*\]$/.test(raw)) throw new ConfigError('HOST', `write an IPv6 address without brackets (${raw.slice(1, -1)})`)
-  if (!valid) throw new ConfigError('HOST', `"${raw}" is not a host name or an IP address (e.g. 127.0.0.1, 0.0.0.0, ::)`)
+  if (!valid) throw new ConfigError('HOST', `"${quoted(raw)}" is not a host name or an IP address (e.g. 127.0.0.1, 0.0.0.0, ::)`)
   return raw
 }
 

@@ -83,12 +83,25 @@ export async function migrateStore(store: Store, clock: Clock, waitMs = STORE_ST
   await store.migrate(clock.now())
 }
 
+/** A start that failed past opening the store, with the step it failed in: its variable is the one to look at. */
+export class StartupStepError extends Error {
+  constructor(
+    readonly step: string,
+    readonly error: unknown,
+  ) {
+    super(error instanceof Error ? error.message : String(error), { cause: error })
+  }
+}
+
 export async function composeDeps(config: Config): Promise<Deps> {
   const clock = systemClock
   const logger = createJsonLogger()
   const store = openStore(config)
   await migrateStore(store, clock)
-  const meter = await openMeter(config, { store, clock, logger })
+  // Its own step: the Redis client's failures ("Invalid pathname") had been told as the store's (an audit).
+  const meter = await openMeter(config, { store, clock, logger }).catch((e: unknown) => {
+    throw new StartupStepError('connecting to Redis (REDIS_URL)', e)
+  })
   return {
     config,
     store,

@@ -7,7 +7,7 @@ import { createApp } from './app.ts'
 import { loadDocsGenerator } from './http/docs.ts'
 import { IDLE_TIMEOUT_SECONDS } from './http/idle.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
-import { composeDeps } from './compose.ts'
+import { composeDeps, StartupStepError } from './compose.ts'
 import { loggableError } from './logger.ts'
 
 const PLUGIN_WARM_DELAY_MS = 1000
@@ -34,7 +34,9 @@ async function main() {
     throw e
   }
   const deps = await composeDeps(config).catch((e) =>
-    startupError(config.databaseUrl ? 'opening the database (DATABASE_URL)' : `opening the embedded store in ${config.dataDir} (DATA_DIR)`, e),
+    e instanceof StartupStepError
+      ? startupError(e.step, e.error)
+      : startupError(config.databaseUrl ? 'opening the database (DATABASE_URL)' : `opening the embedded store in ${config.dataDir} (DATA_DIR)`, e),
   )
   // Not ready until stored catalog entries are in the one spelling of their chain: the chainIds filter compares it.
   const lifecycle = { draining: false, respelling: true }

@@ -47,6 +47,9 @@ describe('connect', () => {
     ['1=https://a.example,1=https://b.example', 'chain 1 is listed twice'],
     ['1=not a url', 'is not a valid URL'],
     ['1=wss://eth.example', 'must be http or https'],
+    // Two URLs joined with the wrong separator parse as one URL of an odd host.
+    ['1=https://a.example;8453=https://b.example', 'the URL for chain 1 names no single host'],
+    ['1=https://*.example', 'the URL for chain 1 names no single host'],
   ])('refuses EVM_RPC_URLS=%p, naming the variable', (value, text) => {
     expect(() => connect({ EVM_RPC_URLS: value })).toThrow(/EVM_RPC_URLS/)
     expect(() => connect({ EVM_RPC_URLS: value })).toThrow(text)

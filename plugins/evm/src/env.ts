@@ -2,6 +2,7 @@
  * The plugin's configuration variables, parsed once by `connect`. Errors name the variable and the entry and never
  * echo a URL, which may hold an API key.
  */
+import { namesOneHost } from '@earn/core'
 import type { Address } from 'viem'
 import { isValid } from './address.ts'
 
@@ -34,13 +35,14 @@ export function parseRpcTimeout(value: string | undefined): number {
 /** `chainId=url,...` to a map. */
 export function parseRpcUrls(value: string | undefined): Map<string, string> {
   return parseEntries(RPC_URLS_VARIABLE, value, 'url', 'for example 1=https://rpc.example,8453=https://base.example', (url, where, chainId) => {
-    let protocol: string
+    let parsed: URL
     try {
-      protocol = new URL(url).protocol
+      parsed = new URL(url)
     } catch {
       throw new Error(`${where}: the URL for chain ${chainId} is not a valid URL`)
     }
-    if (protocol !== 'http:' && protocol !== 'https:') throw new Error(`${where}: the URL for chain ${chainId} must be http or https`)
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`${where}: the URL for chain ${chainId} must be http or https`)
+    if (!namesOneHost(parsed)) throw new Error(`${where}: the URL for chain ${chainId} names no single host (one URL per chain; entries are separated by commas)`)
     return url
   })
 }

@@ -22,5 +22,6 @@ describe('connect', () => {
       expect((e as Error).message).not.toContain('secret')
     }
     expect(() => connect({ SOLANA_RPC_URL: 'wss://api.mainnet-beta.solana.com' })).toThrow('SOLANA_RPC_URL must be an http(s) URL')
+    expect(() => connect({ SOLANA_RPC_URL: 'https://a.example,https://b.example' })).toThrow('SOLANA_RPC_URL names no single host')
   })
 })

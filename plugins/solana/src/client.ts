@@ -2,7 +2,7 @@
  * The Solana client: configuration in, an RPC handle out. Only balance reads need it; membership
  * signatures verify offline, so a server without `SOLANA_RPC_URL` still registers Solana wallets.
  */
-import type { ChainEnv } from '@earn/core'
+import { type ChainEnv, namesOneHost } from '@earn/core'
 import { createSolanaRpcFromTransport, type Rpc, type SolanaRpcApi } from '@solana/kit'
 import { checkedTransport } from './answers.ts'
 import { coalescing, httpTransport } from './transport.ts'
@@ -24,6 +24,7 @@ export function connect(env: ChainEnv): SolanaClient {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw new Error(`SOLANA_RPC_URL must be an http(s) URL, not ${parsed.protocol}`)
+  if (!namesOneHost(parsed)) throw new Error('SOLANA_RPC_URL names no single host: give one endpoint URL')
   // Built on first use, so a server that never reads a Solana balance never makes the transport;
   // even then nothing is sent until a capability calls `.send()`.
   let rpc: Rpc<SolanaRpcApi> | undefined

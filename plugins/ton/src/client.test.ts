@@ -31,6 +31,7 @@ describe('connectTon', () => {
       [{ TON_API_URL: 'not a url SECRETKEY' }, 'TON_API_URL is not a valid URL'],
       [{ TON_API_URL: 'ftp://x/SECRETKEY/api/v2/jsonRPC' }, 'TON_API_URL must be an http(s) URL, not ftp:'],
       [{ TON_API_URL: 'https://toncenter.com/api/v2/jsonRPC', TON_INDEX_URL: 'also not a url' }, 'TON_INDEX_URL is not a valid URL'],
+      [{ TON_API_URL: 'https://a.example,https://b.example/SECRETKEY' }, 'TON_API_URL names no single host'],
     ]
     for (const [env, message] of refused) {
       expect(() => connectTon(env)).toThrow(message)

@@ -3,7 +3,7 @@
  * @ton/sandbox's Blockchain all hand out the same @ton/core `ContractProvider`, so the plugin's reads
  * run unchanged against a toncenter endpoint in production and an in-process chain in tests.
  */
-import { type ChainEnv, type InTurn, ApiError, ChainNotConfiguredError, inTurn, MAX_ANSWER_BYTES, readBoundedText, UnavailableError } from '@earn/core'
+import { type ChainEnv, type InTurn, ApiError, ChainNotConfiguredError, inTurn, MAX_ANSWER_BYTES, namesOneHost, readBoundedText, UnavailableError } from '@earn/core'
 import type { Address, ContractProvider, StateInit, Transaction } from '@ton/core'
 import { TonClient } from '@ton/ton'
 import { callSignal, inItsTurn, NoTurnError } from './budget.ts'
@@ -70,6 +70,7 @@ function httpUrl(name: string, value: string | undefined): string | undefined {
     throw new Error(`${name} is not a valid URL; expected an http(s) toncenter endpoint`)
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`${name} must be an http(s) URL, not ${parsed.protocol}`)
+  if (!namesOneHost(parsed)) throw new Error(`${name} names no single host: give one endpoint URL`)
   return value
 }
 
