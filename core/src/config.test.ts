@@ -56,7 +56,8 @@ test('DATABASE_URL and REDIS_URL: a bad percent-encoding, or a Redis path that i
   )
   expect(refusal({ REDIS_URL: 'redis://:%zzpass@127.0.0.1:6379' })).toStartWith('REDIS_URL: has a bad percent-encoding in its password')
   for (const path of ['/notanumber', '/1/2']) expect(refusal({ REDIS_URL: `redis://127.0.0.1:6379${path}` })).toBe('REDIS_URL: names a database by its number, if at all: redis://host[:port][/N]')
-  for (const ok of ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379/', 'redis://127.0.0.1:6379/3']) expect(refusal({ REDIS_URL: ok })).toBeUndefined()
+  for (const ok of ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379/', 'redis://127.0.0.1:6379/3', 'redis://cache_1:6379']) expect(refusal({ REDIS_URL: ok })).toBeUndefined()
+  for (const joined of ['redis://a,b:6379', 'redis://*.example:6379']) expect(refusal({ REDIS_URL: joined })).toBe('REDIS_URL: names no single host: redis://host[:port][/N]')
 })
 
 test('a value echoed in a refusal stays on one line, control characters written out, a long one cut', () => {

@@ -85,6 +85,9 @@ function url(env: Config['env'], name: string, protocols: string[]): string | un
       throw new ConfigError(name, `has a bad percent-encoding in its ${part} (a % must be followed by two hex digits: write a literal % as %25)`)
     }
   }
+  // One host: a wildcard or two joined with a comma resolved to nothing, and the server metered per process for good.
+  // (PostgreSQL's URL may list hosts: postgres.js fails over between them.)
+  if (name === 'REDIS_URL' && !namesOneHost(parsed)) throw new ConfigError(name, 'names no single host: redis://host[:port][/N]')
   if (name === 'REDIS_URL' && !/^\/?(\d+)?$/.test(parsed.pathname))
     throw new ConfigError(name, 'names a database by its number, if at all: redis://host[:port][/N]')
   return raw

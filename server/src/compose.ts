@@ -58,7 +58,7 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
     onChange: (state, cause) =>
       state === 'fallback'
         ? logger.error({
-            msg: 'meter: redis unreachable; metering per process until it is back',
+            msg: 'meter: redis at REDIS_URL unreachable or refusing; metering per process until it answers',
             error: errorText(cause),
             ...(connectionError ? { connection: errorText(connectionError) } : {}),
           })
