@@ -63,6 +63,8 @@ test('DATABASE_URL and REDIS_URL: a bad percent-encoding, or a Redis path that i
 test('a value echoed in a refusal stays on one line, control characters written out, a long one cut', () => {
   expect(refusal({ PORT: '3000\n' })).toBe('PORT: expected a whole number, got "3000\\u000a"')
   expect(refusal({ ECOSYSTEMS: 'x'.repeat(3000) })!.length).toBeLessThan(200)
+  expect(refusal({ STREAM_TREASURIES: '1=a,1\nforged=b,1\nforged=c' })).toBe('STREAM_TREASURIES: chain "1\\u000aforged" is named twice')
+  expect(refusal({ HOST: '[\u001b[31mred]' })).toBe('HOST: write an IPv6 address without brackets (\\u001b[31mred)')
 })
 
 test('CORS_ORIGINS: an origin written otherwise than a browser sends it is refused saying how to write it', () => {

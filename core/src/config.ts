@@ -113,7 +113,7 @@ function streamTreasuries(env: Config['env']): Record<string, string> {
     const chainId = eq < 0 ? '' : entry.slice(0, eq).trim()
     const address = eq < 0 ? '' : entry.slice(eq + 1).trim()
     if (!chainId || !address) throw new ConfigError('STREAM_TREASURIES', `expected chainId=address, got "${quoted(entry)}"`)
-    if (Object.hasOwn(treasuries, chainId)) throw new ConfigError('STREAM_TREASURIES', `chain ${chainId} is named twice`)
+    if (Object.hasOwn(treasuries, chainId)) throw new ConfigError('STREAM_TREASURIES', `chain "${quoted(chainId)}" is named twice`)
     treasuries[chainId] = address
   }
   return treasuries
@@ -165,7 +165,7 @@ function host(env: Config['env']): string {
   const valid = ipv4
     ? raw.split('.').every((octet) => Number(octet) <= 255)
     : raw.split('.').every((label) => /^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?$/.test(label)) || isIP(raw) === 6
-  if (!valid && /^\[.*\]$/.test(raw)) throw new ConfigError('HOST', `write an IPv6 address without brackets (${raw.slice(1, -1)})`)
+  if (!valid && /^\[.*\]$/.test(raw)) throw new ConfigError('HOST', `write an IPv6 address without brackets (${quoted(raw.slice(1, -1))})`)
   if (!valid) throw new ConfigError('HOST', `"${quoted(raw)}" is not a host name or an IP address (e.g. 127.0.0.1, 0.0.0.0, ::)`)
   return raw
 }

@@ -83,7 +83,7 @@ export async function migrateStore(store: Store, clock: Clock, waitMs = STORE_ST
   await store.migrate(clock.now())
 }
 
-/** A start that failed past opening the store, with the step it failed in: its variable is the one to look at. */
+/** A start that failed in a step of its own past opening the store (Redis's): its variable is the one to look at. */
 export class StartupStepError extends Error {
   constructor(
     readonly step: string,
@@ -98,10 +98,14 @@ export async function composeDeps(config: Config): Promise<Deps> {
   const logger = createJsonLogger()
   const store = openStore(config)
   await migrateStore(store, clock)
-  // Its own step: the Redis client's failures ("Invalid pathname") had been told as the store's (an audit).
-  const meter = await openMeter(config, { store, clock, logger }).catch((e: unknown) => {
-    throw new StartupStepError('connecting to Redis (REDIS_URL)', e)
-  })
+  // Redis's own step: its client's failures ("Invalid pathname") had been told as the store's (an audit). Without it,
+  // the meter reads the store's usage: a failure there is the store's.
+  const opening = openMeter(config, { store, clock, logger })
+  const meter = await (config.redisUrl
+    ? opening.catch((e: unknown) => {
+        throw new StartupStepError('connecting to Redis (REDIS_URL)', e)
+      })
+    : opening)
   return {
     config,
     store,

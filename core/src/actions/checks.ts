@@ -135,10 +135,8 @@ export async function preflightThenBuild<T>(check: Promise<void>, build: () => P
       // The builder's count of the same token is the whole of what the wallet needs (a TON or SOL deposit's amount and
       // the fees kept beside it, `covers` saying so; the associated account Solana spends from, `source`): told the
       // preflight's count, a client topping up to it was refused again (audits).
-      const [needed, counted] = [refusal.context, short.context]
-      const more = BigInt(String(needed.required)) > BigInt(String(counted.required))
-      const less = BigInt(String(needed.available)) < BigInt(String(counted.available))
-      throw needed.token === counted.token && (more || less) ? refusal : short
+      const sameToken = refusal.token === short.token
+      throw sameToken && (refusal.required > short.required || refusal.available < short.available) ? refusal : short
     }
     throw refusal instanceof InvalidArgumentError && outranking.some((field) => field in refusal.context) ? refusal : short
   }

@@ -35,6 +35,9 @@ export class InvalidAmountError extends InvalidArgumentError {
  * says what a chain's own coin is required for, where that is more than the amount (fees, rent, attached coin).
  */
 export class InsufficientBalanceError extends InvalidArgumentError {
+  readonly required: bigint
+  readonly available: bigint
+  readonly token: string
   constructor(p: { required: bigint; available: bigint; token: string; source?: string; covers?: string }) {
     super('insufficient token balance', {
       required: p.required.toString(),
@@ -43,6 +46,9 @@ export class InsufficientBalanceError extends InvalidArgumentError {
       ...(p.source === undefined ? {} : { source: p.source }),
       ...(p.covers === undefined ? {} : { covers: p.covers }),
     })
+    this.required = p.required
+    this.available = p.available
+    this.token = p.token
   }
 }
 

@@ -11,14 +11,13 @@ const SlippageBps = Type.Integer({ minimum: 0, maximum: 10_000, description: 'Ba
 
 export const DEFAULT_SLIPPAGE_BPS = 50
 
+export const DEFAULT_MAX_PRICE_IMPACT_BPS = 1000
+
 const MaxPriceImpactBps = Type.Integer({
   minimum: 0,
   maximum: 10_000,
-  description:
-    "Basis points; default 1000; used when a swap is involved: the most the swap may move its pool's price against the wallet (10000: no bound). The swap step's metadata says the impact as priceImpactBps",
+  description: `Basis points; default ${DEFAULT_MAX_PRICE_IMPACT_BPS}; used when a swap is involved: the most the swap may move its pool's price against the wallet (10000: no bound). The swap step's metadata says the impact as priceImpactBps`,
 })
-
-export const DEFAULT_MAX_PRICE_IMPACT_BPS = 1000
 
 export const DepositBody = Type.Object({
   userAddress: Address('Depositing wallet, in any form its ecosystem accepts; must be a member'),

@@ -154,7 +154,7 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
   const read = await inGroups(listings, (l) => factsFor(deps, l))
   // Pending entries checked against no stored facts: facts a refresh stores meanwhile were checked against the
   // listing before this one, so they are not kept (the entry's next first read checks this one).
-  const unchecked = new Set<number>()
+  const factsUnseen = new Set<number>()
   // A few at a time, as the reads: thousands of store reads queued at once on SQLite's one connection made an import
   // of 10,000 entries take 17 s (each release of its lock wakes every waiter), where groups keep it linear.
   const found = await inGroups(
@@ -167,7 +167,7 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
       if ('facts' in r) return disagreements(l, r.facts).concat(await untakenOffers(deps, l, r.facts))
       if ('refused' in r) return [r.refused]
       const { problems, factsSeen } = await pendingProblems(deps, l, r.pending)
-      if (!factsSeen) unchecked.add(i)
+      if (!factsSeen) factsUnseen.add(i)
       return problems
     },
   )
@@ -186,7 +186,7 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
       row: encodeOpportunity(listing, factsOf(i), now),
       depositTokens: listing.depositTokens.map((t) => t.address),
       tvlWith: (kept: string) => tvlOf(listing, JSON.parse(kept) as ChainFacts),
-      ...(unchecked.has(i) ? { factsSeen: false } : {}),
+      ...(factsUnseen.has(i) ? { factsSeen: false } : {}),
     })),
   )
   const opportunities = listings.map((listing, i): ImportedOpportunity => {

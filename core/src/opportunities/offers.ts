@@ -1,7 +1,8 @@
 /**
  * Whether a catalog entry offers only what its plugin builds, judged as a deposit is before the chain is asked. The
- * import asks it of every entry whose chain answers, and the refresh of an entry on its first read (imported while
- * its chain did not answer, so unchecked until then).
+ * import asks it of every entry whose chain answers, and of one whose chain did not but that keeps the facts of the
+ * same vault; the refresh asks it of an entry on its first read (imported while its chain did not answer, and
+ * without facts to keep, so unchecked until then).
  */
 import { attributionTag } from '../attribution.ts'
 import { findApiError, isChainNotServed } from '../errors.ts'

@@ -422,7 +422,7 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(await store.hasDepositsInto(randomUUID(), '0xb')).toBe(false)
     })
 
-    test("opportunitiesActedOn: each opportunity of the wallet's actions once, any organization's, in its ecosystem only", async () => {
+    test("opportunitiesActedOn: each opportunity and vault of the wallet's actions once, any organization's, in its ecosystem only", async () => {
       const wallet = `w-${randomUUID()}`
       const [a, b] = [randomUUID(), randomUUID()]
       const base = { distributorId: 'd', ecosystem: 'evm', chainId: '1', wallet, token: 't', amount: '1', referralCode: null, txHash: null, vault: '0xa', createdAt: T0 }

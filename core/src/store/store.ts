@@ -92,8 +92,8 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
    */
   hasDepositsInto(opportunityId: string, vault: string): Promise<boolean>
   /**
-   * The opportunities of a wallet's newest 10,000 actions (built or verified), any organization's, each with the vault
-   * it was acted on at (an opportunity may since have moved to another): whose histories its portfolio reads.
+   * Each (opportunity, chain, vault) of a wallet's newest 10,000 actions (built or verified), any organization's, once:
+   * the vault it was acted on at, as an opportunity may since have moved to another. Whose histories its portfolio reads.
    */
   opportunitiesActedOn(ecosystem: string, wallet: string): Promise<ActedOn[]>
   /**
@@ -146,11 +146,7 @@ const _everyActionColumn: Exclude<keyof NewAction, (typeof ACTION_COLUMNS)[numbe
 const ACTED_ON_ROWS = 10_000
 
 /** An opportunity a wallet acted on, and where: the vault (and its chain) it was built for; null on rows older than that column. */
-export interface ActedOn {
-  opportunityId: string
-  chainId: string | null
-  vault: string | null
-}
+export type ActedOn = Pick<ActionRecord, 'chainId' | 'vault'> & { opportunityId: string }
 
 // Any fixed number other than the migrations' lock; the same for every process of this service.
 const FIRST_ORGANIZATION_LOCK = 724_201_612

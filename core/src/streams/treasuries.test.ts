@@ -21,7 +21,7 @@ describe('STREAM_TREASURIES', () => {
       ['__proto__', 'b'],
       ['constructor', 'a'],
     ])
-    expect(() => parseConfig({ STREAM_TREASURIES: 'toString=a,toString=b' })).toThrow('STREAM_TREASURIES: chain toString is named twice')
+    expect(() => parseConfig({ STREAM_TREASURIES: 'toString=a,toString=b' })).toThrow('STREAM_TREASURIES: chain "toString" is named twice')
     expect(() => parseConfig({ STREAM_TREASURIES: 'toString=a' })).not.toThrow()
   })
 })

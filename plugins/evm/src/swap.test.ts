@@ -3,7 +3,7 @@ import { InvalidArgumentError, type UnsignedTransaction } from '@earn/core'
 import { decodeFunctionData, encodeFunctionData, erc4626Abi, formatUnits, getAddress, parseUnits, stringToHex, type Hex } from 'viem'
 import { createPair, deployToken, mintToken, testSwapPairAbi, testSwapRouterAbi } from '../../../test/chains/evm.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
-import { minimumOut, priceImpactBps, SWAP_DEADLINE_SECONDS, swapRouterAbi } from './swap.ts'
+import { checkPriceImpact, minimumOut, priceImpactBps, SWAP_DEADLINE_SECONDS, swapRouterAbi } from './swap.ts'
 import { build, readTag } from './transactions.ts'
 
 let chain: EarnChain
@@ -70,6 +70,21 @@ describe('priceImpactBps', () => {
       const measured = await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [rare, chain.asset], amountIn, quoted)
       expect(Math.abs(measured! - exact)).toBeLessThanOrEqual(1)
     }
+  })
+
+  test('buying a token worth much a unit, whose tenth the pool pays nothing for: a half is the reference, and the bound holds', async () => {
+    const rare = getAddress(await deployToken(chain.anvil, { symbol: 'RARE2', decimals: 0 }))
+    await createPair(chain.anvil, chain.router, rare, chain.asset, 10n, parseUnits('1000000', 6))
+    // 1,000,000 tUSD for ~4 units of a token priced at ~100,000 tUSD: a tenth buys less than one.
+    const amountIn = parseUnits('1000000', 6)
+    const quoted = (await chain.anvil.publicClient.readContract({ address: chain.router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [amountIn, [chain.asset, rare]] }))[1]!
+    expect(quoted).toBe(4n)
+    const measured = await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [chain.asset, rare], amountIn, quoted)
+    expect(measured).toBeGreaterThan(1000)
+    expect(() => checkPriceImpact(measured, 1000)).toThrow(InvalidArgumentError)
+    // Where nothing smaller is priced at all, the bound cannot be checked: refused unless any impact is accepted.
+    expect(() => checkPriceImpact(undefined, 9_999)).toThrow('cannot be measured at this size')
+    expect(() => checkPriceImpact(undefined, 10_000)).not.toThrow()
   })
 
   test("from small quotes the figure is as coarse as the routers' rounding makes it, within 0.5 + 200,000 / quote; an amount of 1 has none", async () => {

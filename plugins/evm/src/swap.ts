@@ -84,8 +84,8 @@ export async function quote(
  * reference of half the amount, all there is for 2 units, had halved it). A tenth, not less: the exact formula
  * needs no small reference, and the larger its quote, the less the routers' rounding down of both quotes weighs
  * (within 0.5 + 200,000 / q basis points: a basis point from quotes of 400,000 units). It leaves with the amount's
- * quote, in its batch. Undefined where nothing smaller can be priced (an amount of 1, or a tenth the pool pays
- * nothing for). `quoted` may still be on its way.
+ * quote, in its batch; where the pool pays nothing for a tenth, a half is asked. Undefined where nothing smaller can
+ * be priced (an amount of 1, or a half the pool pays nothing for). `quoted` may still be on its way.
  */
 export async function priceImpactBps(
   client: EvmClient,
@@ -95,8 +95,12 @@ export async function priceImpactBps(
   amountIn: bigint,
   quoted: bigint | Promise<bigint>,
 ): Promise<number | undefined> {
-  const small = amountIn / 10n > 0n ? amountIn / 10n : 1n
-  const out = small < amountIn ? ((await amountsOut(client, chainId, router, path, small))?.at(-1) ?? 0n) : 0n
+  const paidFor = async (part: bigint) => (part > 0n && part < amountIn ? ((await amountsOut(client, chainId, router, path, part))?.at(-1) ?? 0n) : 0n)
+  let small = amountIn / 10n > 0n ? amountIn / 10n : 1n
+  let out = await paidFor(small)
+  // A tenth paid nothing: a pool whose output token is worth that much a unit is where the impact matters most (an
+  // audit: 1,000,000 tUSD sold for 4 units of a 0-decimal token worth 100,000 each, the bound skipped).
+  if (out === 0n && amountIn / 2n > small) out = await paidFor((small = amountIn / 2n))
   const paid = await quoted
   if (out === 0n) return undefined
   const short = out * amountIn - paid * small
@@ -107,13 +111,40 @@ export async function priceImpactBps(
   return Number(bps > BPS ? BPS : bps)
 }
 
-/** The 400 for a swap moving the price further than the request accepts, naming both ways out. */
+/**
+ * The 400 for a swap moving the price further than the request accepts, naming both ways out; and for one whose
+ * impact could not be measured, unless the request accepts any (a bound that cannot be checked is not met).
+ */
 export function checkPriceImpact(impactBps: number | undefined, maxPriceImpactBps: number): void {
+  if (impactBps === undefined && maxPriceImpactBps < Number(BPS))
+    throw new InvalidArgumentError(
+      "the swap's price impact cannot be measured at this size: the pool pays nothing for a part of the amount; swap more, or set maxPriceImpactBps 10000 to accept it unmeasured",
+      { amount: 'too small to measure its price impact', maxPriceImpactBps: 'set 10000 to accept an unmeasured impact' },
+    )
   if (impactBps === undefined || impactBps <= maxPriceImpactBps) return
   throw new InvalidArgumentError(
     `the swap would move the pool's price ${impactBps} bps against the wallet, more than maxPriceImpactBps ${maxPriceImpactBps}: swap less, or raise maxPriceImpactBps to accept it`,
     { amount: `moves the price ${impactBps} bps; swap less`, maxPriceImpactBps: `${maxPriceImpactBps} is less than the swap's ${impactBps}` },
   )
+}
+
+/**
+ * A swap's quote, its price impact (measured beside it) and the least it may pay: refused where that guarantees
+ * nothing, or where the price moves past the request's bound (none: no bound).
+ */
+export async function quoteSwap(
+  client: EvmClient,
+  chainId: string,
+  trade: { router: Address; path: [Address, Address]; amountIn: bigint; field: SwapField },
+  bounds: { slippageBps: number; maxPriceImpactBps?: number },
+): Promise<{ quoted: bigint; minOut: bigint; impact: number | undefined }> {
+  const { router, path, amountIn } = trade
+  const quoting = quote(client, chainId, router, path, amountIn, trade.field)
+  const [quoted, impact] = await Promise.all([quoting, priceImpactBps(client, chainId, router, path, amountIn, quoting)])
+  const minOut = minimumOut(quoted, bounds.slippageBps)
+  if (minOut === 0n) throw nothingGuaranteed(bounds.slippageBps)
+  checkPriceImpact(impact, bounds.maxPriceImpactBps ?? Number(BPS))
+  return { quoted, minOut, impact }
 }
 
 /**

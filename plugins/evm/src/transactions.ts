@@ -10,7 +10,7 @@ import { requirePublicClient, type EvmClient } from './client.ts'
 import { allowance, tokenLabel } from './erc20.ts'
 import { approvals, depositDraft, finish, vaultName, withdrawDraft, type BuildContext } from './steps.ts'
 import { checkDepositTaken, checkRedeemTaken } from './limits.ts'
-import { checkPriceImpact, checkSlippageBps, minimumOut, nothingGuaranteed, priceImpactBps, quote, routerFor, swapDraft, unavailable } from './swap.ts'
+import { checkSlippageBps, nothingGuaranteed, quoteSwap, routerFor, swapDraft, unavailable } from './swap.ts'
 
 export { readTag } from './readTag.ts'
 
@@ -32,9 +32,6 @@ function swappable(input: string, field: 'tokenIn' | 'tokenOut'): Address {
 
 /** What a swap build is held to: the request's slippage and price impact (none: no bound). */
 type SwapBounds = Pick<BuildParameters, 'slippageBps' | 'maxPriceImpactBps'>
-
-/** No bound on price impact: a swap may take it all. */
-const BPS_WHOLE = 10_000
 
 /** A swap's slippage, refused before the chain is asked where no quote could help: 10000 guarantees nothing. */
 function checkSwapSlippage(slippageBps: number): void {
@@ -119,21 +116,16 @@ async function swapDeposit(
   tokenIn: Address,
   router: Address,
   amount: bigint,
-  { slippageBps, maxPriceImpactBps }: SwapBounds,
+  bounds: SwapBounds,
 ): Promise<UnsignedTransaction[]> {
-  const quoting = quote(client, ctx.chainId, router, [tokenIn, ctx.asset], amount, 'tokenIn')
-  const [quoted, impact, routerAllowed, vaultAllowed, tokenInLabel, asset, vault] = await Promise.all([
-    quoting,
-    priceImpactBps(client, ctx.chainId, router, [tokenIn, ctx.asset], amount, quoting),
+  const [{ quoted, minOut, impact }, routerAllowed, vaultAllowed, tokenInLabel, asset, vault] = await Promise.all([
+    quoteSwap(client, ctx.chainId, { router, path: [tokenIn, ctx.asset], amountIn: amount, field: 'tokenIn' }, bounds),
     allowance(client, { chainId: ctx.chainId, token: tokenIn, owner: ctx.owner, spender: router, field: 'tokenIn' }),
     allowance(client, { chainId: ctx.chainId, token: ctx.asset, owner: ctx.owner, spender: ctx.vault, field: 'baseToken' }),
     tokenLabel(client, ctx.chainId, tokenIn),
     tokenLabel(client, ctx.chainId, ctx.asset),
     tokenLabel(client, ctx.chainId, ctx.vault),
   ])
-  const minOut = minimumOut(quoted, slippageBps)
-  if (minOut === 0n) throw nothingGuaranteed(slippageBps)
-  checkPriceImpact(impact, maxPriceImpactBps ?? BPS_WHOLE)
   const [, routerApprove, vaultApprove] = await Promise.all([
     checkDepositTaken(client, ctx, minOut, { swapped: true }),
     approvals(client, ctx, { token: tokenInLabel, spender: router, spenderName: 'swap router', amount, allowed: routerAllowed }),
@@ -141,7 +133,7 @@ async function swapDeposit(
   ])
   return finish(client, ctx, [
     ...routerApprove,
-    swapDraft(client, ctx, { router, sell: tokenInLabel, buy: asset, amountIn: amount, quoted, minOut, slippageBps, priceImpactBps: impact, standalone: routerApprove.length === 0 }),
+    swapDraft(client, ctx, { router, sell: tokenInLabel, buy: asset, amountIn: amount, quoted, minOut, slippageBps: bounds.slippageBps, priceImpactBps: impact, standalone: routerApprove.length === 0 }),
     ...vaultApprove,
     // The asset arrives with the swap, so the deposit cannot run on its own before the swap is mined. It deposits
     // the guaranteed minimum; whatever the swap pays above it stays in the wallet.
@@ -180,7 +172,7 @@ async function swapWithdraw(
   tokenOut: Address,
   router: Address,
   shares: bigint,
-  { slippageBps, maxPriceImpactBps }: SwapBounds,
+  bounds: SwapBounds,
 ): Promise<UnsignedTransaction[]> {
   const [redeemed, routerAllowed, asset, out, vault] = await Promise.all([
     checkRedeemTaken(client, ctx, shares),
@@ -191,15 +183,11 @@ async function swapWithdraw(
   ])
   if (redeemed === undefined)
     throw new InvalidArgumentError(`${format(ctx.vault)} answers no ERC-4626 previewRedeem() on chain ${ctx.chainId}`, { vaultAddress: 'not an ERC-4626 vault' })
-  const quoting = quote(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, 'tokenOut')
-  const [quoted, impact] = await Promise.all([quoting, priceImpactBps(client, ctx.chainId, router, [ctx.asset, tokenOut], redeemed, quoting)])
-  const minOut = minimumOut(quoted, slippageBps)
-  if (minOut === 0n) throw nothingGuaranteed(slippageBps)
-  checkPriceImpact(impact, maxPriceImpactBps ?? BPS_WHOLE)
+  const { quoted, minOut, impact } = await quoteSwap(client, ctx.chainId, { router, path: [ctx.asset, tokenOut], amountIn: redeemed, field: 'tokenOut' }, bounds)
   const routerApprove = await approvals(client, ctx, { token: asset, spender: router, spenderName: 'swap router', amount: redeemed, allowed: routerAllowed })
   return finish(client, ctx, [
     withdrawDraft(ctx, { shares, asset, vault }),
     ...routerApprove,
-    swapDraft(client, ctx, { router, sell: asset, buy: out, amountIn: redeemed, quoted, minOut, slippageBps, priceImpactBps: impact, standalone: false, after: 'redeem' }),
+    swapDraft(client, ctx, { router, sell: asset, buy: out, amountIn: redeemed, quoted, minOut, slippageBps: bounds.slippageBps, priceImpactBps: impact, standalone: false, after: 'redeem' }),
   ])
 }

@@ -12,7 +12,8 @@
  * contract, an undeployed address) came back. A non-bounceable one was credited before the receiver's code ran, so
  * it stays, whatever that code did. A jetton transfer goes one hop further: the sender's jetton wallet debits it and sends an
  * `internal_transfer` to the recipient's jetton wallet, which credits it, and the jetton counts only if both ran
- * to the end (a refused debit moved nothing; a failed credit bounces the amount back). Until a hop has been
+ * to the end (a refused debit moved nothing; a failed credit bounces the amount back), for the least of what each
+ * hop says it moved (the transfer, the internal transfer, the recipient's notification to its owner). Until a hop has been
  * processed the transaction reads as not found yet (a retry later finds it).
  *
  * The tag is read as readTonTag reads it. A transaction not signed by the wallet's owner (not started by an
