@@ -82,8 +82,9 @@ export async function quote(
  * out_s, the amount a paid q, and t = (out_s·a − q·s) / (out_s·(a − s)) is then exactly the amount's impact
  * kx/(1 + kx) at x = a, the smaller trade's own impact taken out (an audit: comparing per-unit prices alone, with a
  * reference of half the amount, all there is for 2 units, had halved it). A tenth, not less: the exact formula
- * needs no small reference, and the larger its quote, the less the routers' rounding down of both quotes weighs
- * (within 0.5 + 200,000 / q basis points: a basis point from quotes of 400,000 units). It leaves with the amount's
+ * needs no small reference, and the larger its quote, the less the routers' rounding down of both quotes weighs: the
+ * figure is never more than half a basis point under the truth, and at most 0.5 + 250,000 / q over it (a basis
+ * point from quotes of 500,000 units; coarse, and cautious, for a token worth much a unit). It leaves with the amount's
  * quote, in its batch; where the pool pays nothing for a tenth, a half is asked. Undefined where nothing smaller can
  * be priced (an amount of 1, or a half the pool pays nothing for). `quoted` may still be on its way.
  */
@@ -103,10 +104,14 @@ export async function priceImpactBps(
   if (out === 0n && amountIn / 2n > small) out = await paidFor((small = amountIn / 2n))
   const paid = await quoted
   if (out === 0n) return undefined
-  const short = out * amountIn - paid * small
+  // The reference as it may have been before the router rounded it down (t grows with it), so the figure is never
+  // under the truth by more than its own rounding: from quotes of a few units (a token worth much a unit) the
+  // rounded one read as 0 where the price moved 46% (an audit).
+  const reference = out + 1n
+  const short = reference * amountIn - paid * small
   // A pool paying as much per unit for more, or more (no constant-product pool does), moves nothing against the wallet.
   if (short <= 0n) return 0
-  const whole = out * (amountIn - small)
+  const whole = reference * (amountIn - small)
   const bps = (short * BPS + whole / 2n) / whole
   return Number(bps > BPS ? BPS : bps)
 }
