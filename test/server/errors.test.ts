@@ -45,6 +45,15 @@ describe('the error envelope', () => {
     expect(r.body.context).toHaveProperty('address')
   })
 
+  test('a string too short or too long is said in words, empty as empty', async () => {
+    const empty = await h.get('/v2/actions/verify?chainId=31337&txHash=')
+    expect(empty.status).toBe(400)
+    expect(empty.body.context).toEqual({ txHash: 'must not be empty' })
+    const long = await h.post('/v2/membership/agreement', { address: '0x' + 'a'.repeat(300), walletEcosystem: 'evm', url: 'https://app.example/earn' })
+    expect(long.status).toBe(400)
+    expect(long.body.context).toEqual({ address: 'must be at most 200 characters' })
+  })
+
   test('a path segment that does not percent-decode is 400 saying so', async () => {
     const r = await h.get('/v2/opportunities/%zz')
     expect(r.status).toBe(400)

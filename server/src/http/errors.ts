@@ -37,9 +37,22 @@ function validationContext(error: ValidationError): Record<string, string> {
     const undecodable = error.type === 'params' && 'value' in e && e.value === null
     // Elysia words a missing field as a wrong type ("to be string but found: undefined").
     const missing = field !== error.type && 'value' in e && e.value === undefined
-    context[field] ??= undecodable ? 'is not valid percent-encoding' : missing ? 'is required' : allowed ? `must be one of ${allowed}` : described(e)
+    context[field] ??= undecodable ? 'is not valid percent-encoding' : missing ? 'is required' : (lengthRule(e) ?? (allowed ? `must be one of ${allowed}` : described(e)))
   }
   return context
+}
+
+/**
+ * A string too short or too long, said in the API's words ("Expected string length greater or equal to 1" was
+ * TypeBox's for an empty `txHash=`). Lengths are JavaScript's, in UTF-16 code units, as README says.
+ */
+function lengthRule(e: ValidationError['all'][number]): string | undefined {
+  const schema = 'schema' in e ? (e.schema as { minLength?: number; maxLength?: number } | undefined) : undefined
+  const value: unknown = 'value' in e ? e.value : undefined
+  if (typeof value !== 'string' || !schema) return undefined
+  if (schema.minLength !== undefined && value.length < schema.minLength) return value === '' ? 'must not be empty' : `must be at least ${schema.minLength} characters`
+  if (schema.maxLength !== undefined && value.length > schema.maxLength) return `must be at most ${schema.maxLength} characters`
+  return undefined
 }
 
 /**
