@@ -39,14 +39,17 @@ for (const wallet of solanaWallets) {
   await sample.fund(wallet, 1_000n * 10n ** 6n)
 }
 const env: Record<string, string> = { ...chain.env(), SOLANA_RPC_URL: solana.url }
+// The server and the CLI must open one store: where this script was given one, both lines name it (an integrator's
+// import had gone into ./.data while the server read its DATA_DIR).
+const store = ['DATA_DIR', 'DATABASE_URL'].filter((name) => process.env[name]).map((name) => `${name}=${process.env[name]}`)
 console.log(`anvil (chain ${chain.anvil.chainId}) at ${chain.anvil.url}, the sample catalog's contracts deployed:`)
 console.log(`  tUSD ${chain.token}, vaults ${chain.vault} (direct) and ${chain.swapVault} (swap), tEUR ${chain.otherToken}`)
 for (const wallet of evmWallets) console.log(`  ${wallet}: 10 ETH, 1000 tUSD`)
 console.log(`Solana (LiteSVM, localnet) at ${solana.url}: vault ${sample.vault}, base token ${sample.baseMint}, receipt token ${sample.receiptMint}`)
 for (const wallet of solanaWallets) console.log(`  ${wallet}: 10 SOL, 1000 of the base token`)
 console.log('\nstart the server and import the catalog with:')
-console.log(`  ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')} bun run start`)
-console.log(`  EVM_RPC_URLS=${env.EVM_RPC_URLS} SOLANA_RPC_URL=${env.SOLANA_RPC_URL} bun run cli opportunity import catalog/local.json`)
+console.log(`  ${[...store, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ')} bun run start`)
+console.log(`  ${[...store, `EVM_RPC_URLS=${env.EVM_RPC_URLS}`, `SOLANA_RPC_URL=${env.SOLANA_RPC_URL}`].join(' ')} bun run cli opportunity import catalog/local.json`)
 console.log('\nCtrl-C stops both chains.')
 process.on('SIGINT', async () => {
   await Promise.all([chain.anvil.stop(), solana.stop()])
