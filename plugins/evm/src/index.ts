@@ -16,6 +16,7 @@ import * as transfer from './transfer.ts'
 import { health } from './health.ts'
 import { withinBudget } from './budget.ts'
 import { onServedChain } from './servedChain.ts'
+import { assertTransactionHash } from './readTag.ts'
 
 const onChain = (p: { chainId: string }) => p.chainId
 
@@ -43,7 +44,7 @@ export const evm = defineEcosystem({
     check: transactions.check,
     build: onServedChain(withinBudget(transactions.build, onChain), onChain),
     buildTransfer: onServedChain(withinBudget(transfer.buildTransfer, onChain), onChain),
-    readTransfers: onServedChain(withinBudget(transfer.readTransfers, onChain), onChain),
+    readTransfers: onServedChain(withinBudget(transfer.readTransfers, onChain), onChain, (p) => assertTransactionHash(p.txHash)),
   },
 })
 

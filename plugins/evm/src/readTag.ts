@@ -185,11 +185,16 @@ export interface MinedTransaction {
 }
 
 /** The transaction and its receipt; 400 for a malformed hash, 404 when it is unknown or not mined yet. */
-export async function minedTransaction(client: EvmClient, p: ReadTagParameters): Promise<MinedTransaction> {
-  if (!/^0x[0-9a-fA-F]{64}$/.test(p.txHash))
+/** Refuses what cannot be an EVM transaction hash, before any chain is asked (a 400 while the chain is down, too). */
+export function assertTransactionHash(txHash: string): void {
+  if (!/^0x[0-9a-fA-F]{64}$/.test(txHash))
     throw new InvalidArgumentError('txHash is not an EVM transaction hash', {
       txHash: 'must be 0x followed by 64 hexadecimal characters',
     })
+}
+
+export async function minedTransaction(client: EvmClient, p: ReadTagParameters): Promise<MinedTransaction> {
+  assertTransactionHash(p.txHash)
   const hash = p.txHash.toLowerCase() as Hash
   const publicClient = requirePublicClient(client, p.chainId)
   const notFound = (why: string) => new NotFoundError(`transaction not found on chain ${p.chainId}`, { txHash: why })

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { UnavailableError } from '@earn/core'
+import { InvalidArgumentError, UnavailableError } from '@earn/core'
 import { recordingProxy } from '../../../test/chains/evm.ts'
 import { connect } from './client.ts'
 import { startEarnChain, type EarnChain } from './fixtures.ts'
@@ -52,4 +52,17 @@ test('an RPC serving another chain is a 503 naming the chain, and the read is ne
   } finally {
     await proxy.stop()
   }
+})
+
+test('a malformed transaction hash is a 400 while the chain does not answer, before its identity is asked', async () => {
+  const proxy = recordingProxy(chain.anvil.url)
+  await proxy.stop()
+  // Nothing listens at the proxy's address any more: the chain does not answer.
+  const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}` })
+  const e = await evm.transactions.readTransfers(client, { chainId: chain.anvil.chainId, txHash: '0x1234' }).catch((x: unknown) => x)
+  expect(e).toBeInstanceOf(InvalidArgumentError)
+  expect((e as InvalidArgumentError).context).toEqual({ txHash: 'must be 0x followed by 64 hexadecimal characters' })
+  // A well-formed one still needs the chain: a 503.
+  const down = await evm.transactions.readTransfers(client, { chainId: chain.anvil.chainId, txHash: `0x${'ab'.repeat(32)}` }).catch((x: unknown) => x)
+  expect(down).toBeInstanceOf(UnavailableError)
 })

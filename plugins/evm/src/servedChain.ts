@@ -31,12 +31,13 @@ export async function checkServed(client: EvmClient, chainId: string, maxAgeMs =
 /**
  * `f`, once its chain's RPC is known to serve it: another chain, or an RPC that does not answer, is the answer (a 503
  * naming the chain), `f` never run. (Asking `f` after an unanswered check had a request wait out two timeouts where
- * one tells; its refusals of what needs no chain, a malformed hash, then wait for the chain to answer, as a 503.) A
- * check made lately adds nothing, not even a turn of the event loop.
+ * one tells.) `refuse` throws for what needs no chain to refuse (a malformed hash), before the check: a client's
+ * mistake is a 400 whether or not the chain answers. A check made lately adds nothing, not even a turn of the event loop.
  */
 export const onServedChain =
-  <A extends unknown[], R>(f: (client: EvmClient, ...args: A) => Promise<R>, chainOf: (...args: A) => string) =>
+  <A extends unknown[], R>(f: (client: EvmClient, ...args: A) => Promise<R>, chainOf: (...args: A) => string, refuse?: (...args: A) => void) =>
   async (client: EvmClient, ...args: A): Promise<R> => {
+    refuse?.(...args)
     const chainId = chainOf(...args)
     const at = client.state.servedChecked.get(chainId)
     const age = at === undefined ? Infinity : performance.now() - at
