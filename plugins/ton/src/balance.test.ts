@@ -48,6 +48,24 @@ describe('TON balances on the sandbox', () => {
     expect(await read(stranger.address.toRawString(), other.toRawString())).toBe(12n)
   })
 
+  test('jetton: two round trips, the state and the get-method of each contract asked together', async () => {
+    // Every call to the sandbox answers 200 ms late, as a remote endpoint would: four calls one after another took 800.
+    const DELAY = 200
+    const slow = createTonClient((address, init) => {
+      const p = chain.blockchain.provider(address, init)
+      const late = <A extends unknown[], R>(f: (...a: A) => Promise<R>) => async (...a: A) => (await Bun.sleep(DELAY), f(...a))
+      return { ...p, getState: late(p.getState.bind(p)), get: late(p.get.bind(p)) }
+    })
+    const started = performance.now()
+    expect(await readTonBalance(slow, { chainId: '-239', owner: holder.address.toRawString(), token: master.toRawString() })).toBe(1_234_567_890n)
+    expect(performance.now() - started).toBeLessThan(3 * DELAY)
+    // Where the wallet is not deployed (or the master is none), the state's answer is the verdict, as before.
+    expect(await readTonBalance(slow, { chainId: '-239', owner: stranger.address.toRawString(), token: master.toRawString() })).toBe(0n)
+    const notMaster = await readTonBalance(slow, { chainId: '-239', owner: holder.address.toRawString(), token: tonWallet('v4r2', Buffer.alloc(32, 6)).address.toRawString() }).catch((e: unknown) => e)
+    expect(notMaster).toBeInstanceOf(InvalidArgumentError)
+    expect((notMaster as ApiError).message).toContain('no contract is deployed at that address')
+  })
+
   test('jetton: an owner without a jetton wallet holds 0', async () => {
     expect(await read(stranger.address.toRawString(), master.toRawString())).toBe(0n)
   })

@@ -25,14 +25,15 @@ export async function jettonWalletOf(
   fail: NotJetton,
 ): Promise<Address> {
   const provider = client.provider(master)
-  const state = await askChain('the jetton master state', () => provider.getState())
-  if (state.state.type !== 'active') throw fail('no contract is deployed at that address')
-  const stack = await getMethod(
-    () => provider.get('get_wallet_address', [{ type: 'slice', cell: beginCell().storeAddress(owner).endCell() }]),
-    'get_wallet_address',
-    fail,
-  )
-  return read(() => stack.readAddress(), fail('get_wallet_address returned no address'))
+  // Asked together, one round trip: the get-method's answer, or its failure, counts only where the master is deployed.
+  const [state, stack] = await Promise.allSettled([
+    askChain('the jetton master state', () => provider.getState()),
+    getMethod(() => provider.get('get_wallet_address', [{ type: 'slice', cell: beginCell().storeAddress(owner).endCell() }]), 'get_wallet_address', fail),
+  ])
+  if (state.status === 'rejected') throw state.reason
+  if (state.value.state.type !== 'active') throw fail('no contract is deployed at that address')
+  if (stack.status === 'rejected') throw stack.reason
+  return read(() => stack.value.readAddress(), fail('get_wallet_address returned no address'))
 }
 
 /**
@@ -44,10 +45,15 @@ export async function jettonWalletOf(
 export async function ownJettonWallet(client: TonChainClient, master: Address, owner: Address, fail: NotJetton): Promise<{ address: Address; balance: bigint }> {
   const address = await jettonWalletOf(client, master, owner, fail)
   const provider = client.provider(address)
-  const state = await askChain('the jetton wallet state', () => provider.getState())
-  if (state.state.type !== 'active') return { address, balance: 0n }
-  const stack = await getMethod(() => provider.get('get_wallet_data', []), 'get_wallet_data', fail)
-  const data = read(() => readWalletData(stack), fail('get_wallet_data returned no balance, owner and master'))
+  // Together again: a wallet not deployed holds none, whatever its get-method answered.
+  const [state, stack] = await Promise.allSettled([
+    askChain('the jetton wallet state', () => provider.getState()),
+    getMethod(() => provider.get('get_wallet_data', []), 'get_wallet_data', fail),
+  ])
+  if (state.status === 'rejected') throw state.reason
+  if (state.value.state.type !== 'active') return { address, balance: 0n }
+  if (stack.status === 'rejected') throw stack.reason
+  const data = read(() => readWalletData(stack.value), fail('get_wallet_data returned no balance, owner and master'))
   // A jetton balance is a coin amount (VarUInteger 16); any other number is no jetton wallet's.
   if (data.balance < 0n || data.balance >= 2n ** 120n) throw fail('get_wallet_data returned a balance no jetton wallet can hold')
   if (!data.owner.equals(owner) || !data.master.equals(master))
