@@ -222,6 +222,37 @@ describe('a relayed contract wallet deposit', () => {
     expect(db.actions("kind = 'verify' and tx_hash = ?", partial).map((r) => r.amount)).toEqual([((AMOUNT * 3n) / 4n).toString()])
   })
 
+  test('shares sent out and redeemed by another owner in the same transaction are no deposit kept: what counts is the shares the wallet still holds', async () => {
+    const call = (to: Address, data: Hex) => ({ to, value: '0', data })
+    const asWallet = async (p: Awaited<ReturnType<typeof walletWithBuiltDeposit>>, calls: { to: Address; value: string; data: Hex }[]) =>
+      bundle(await Promise.all(calls.map(async (c, i) => ({ to: p.wallet, data: await signedWalletCall(chain.anvil, p.owner, p.wallet, c, BigInt(i)) }))))
+    const helper = privateKeyToAccount(generatePrivateKey())
+    await setNativeBalance(chain.anvil, helper.address, 10n ** 18n)
+    const shares = await chain.anvil.publicClient.readContract({ address: chain.vault, abi: erc4626Abi, functionName: 'previewDeposit', args: [AMOUNT] })
+    const give = (to: Address, amount: bigint) => call(chain.vault, encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }))
+
+    // The tagged deposit four times, each time its shares handed to the helper and redeemed from there back to the
+    // wallet (the helper let the wallet spend its shares): the wallet ends with what it had, and no shares.
+    const trips = await walletWithBuiltDeposit(h)
+    await mintToken(chain.anvil, chain.token, trips.wallet, AMOUNT) // rounding's headroom
+    const allowed = await chain.anvil.walletClient.writeContract({ account: helper, address: chain.vault, abi: erc20Abi, functionName: 'approve', args: [trips.wallet, 2n ** 255n] })
+    expect((await chain.anvil.publicClient.waitForTransactionReceipt({ hash: allowed })).status).toBe('success')
+    const redeem = call(chain.vault, encodeFunctionData({ abi: erc4626Abi, functionName: 'redeem', args: [shares, trips.wallet, helper.address] }))
+    const more = call(chain.token, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [chain.vault, AMOUNT * 3n] }))
+    const round = [trips.deposit, give(helper.address, shares), redeem]
+    const hash = await asWallet(trips, [...round, more, ...round, ...round, ...round])
+    expect(await chain.anvil.publicClient.readContract({ address: chain.vault, abi: erc20Abi, functionName: 'balanceOf', args: [trips.wallet] })).toBe(0n)
+    // Counted by the vault's Deposit events less the wallet's own withdrawals, it was recorded as 4 x AMOUNT.
+    expect((await verify(h, hash)).body).toMatchObject({ verified: false })
+    expect(db.actions("kind = 'verify' and tx_hash = ?", hash)).toEqual([])
+
+    // A quarter of the shares handed on: three quarters of the deposit stayed with the wallet, and that is recorded.
+    const partly = await walletWithBuiltDeposit(h)
+    const partial = await asWallet(partly, [partly.deposit, give(helper.address, shares / 4n)])
+    expect((await verify(h, partial)).body).toMatchObject({ verified: true, metadata: { actionId: partly.actionId } })
+    expect(db.actions("kind = 'verify' and tx_hash = ?", partial).map((r) => r.amount)).toEqual([((AMOUNT * (shares - shares / 4n)) / shares).toString()])
+  })
+
   test('on an RPC that gives no trace, a deposit a contract made inside another sender\'s transaction is a 503 that says what is missing', async () => {
     // The input alone cannot be trusted: its one tag may be the relayer's, the wallet's encoded so it does not read.
     for (const withThiefTag of [false, true]) {

@@ -146,8 +146,24 @@ async function didTheAction(
   // position kept over the whole transaction. Summed alone, a deposit redeemed in the same transaction (ten round
   // trips of one balance) was recorded as deposits that never stayed in the vault.
   const undone = total((read.vaultMoves ?? []).filter((m) => m.kind !== action.kind && canonical(m.vault) === vault && canonical(m.owner) === action.wallet).map((m) => m.assets))
+  // Shares can also leave the wallet and be redeemed by another owner in the same transaction (ten times over, a
+  // deposit of one balance had been recorded ten times: an audit). The vault's own Transfer logs (an ERC-4626 vault is
+  // its shares' ERC-20: mints, burns and transfers alike) tell the wallet's share balance over the whole transaction,
+  // and only the part of the moves that balance kept counts (a deposit's shares still held, a withdrawal's still gone).
+  const shareTransfers = read.transfers.filter((t) => canonical(t.token) === vault)
+  const sharesIn = total(shareTransfers.filter((t) => canonical(t.to) === action.wallet).map((t) => t.amount))
+  const sharesOut = total(shareTransfers.filter((t) => canonical(t.from) === action.wallet).map((t) => t.amount))
   const inVault = (counted: VaultMove[]): Moved | undefined => {
-    const kept = total(counted.map((m) => m.assets)) - undone
+    const assets = total(counted.map((m) => m.assets))
+    const shares = total(counted.map((m) => m.shares))
+    let kept = assets - undone
+    // Where the logs show the moves' own mints (or burns) the balance is known; a vault that logs none keeps the rule above.
+    const [moved, net] = action.kind === 'deposit' ? [sharesIn, sharesIn - sharesOut] : [sharesOut, sharesOut - sharesIn]
+    if (shares > 0n && moved >= shares) {
+      const held = net < 0n ? 0n : net > shares ? shares : net
+      const ofHeld = (assets * held) / shares
+      if (ofHeld < kept) kept = ofHeld
+    }
     // The listing's facts describe its current vault: another vault's asset is not known here.
     return counted.length && kept > 0n ? { token: vault === listed ? (opportunity.facts?.baseToken ?? null) : null, amount: kept.toString(), moves: counted } : undefined
   }
