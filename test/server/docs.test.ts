@@ -47,7 +47,33 @@ describe('public endpoints', () => {
       .filter((op) => op.operationId in OPERATIONS)
       .flatMap((op) => Object.entries<any>(op.responses ?? {}).filter(([status]) => Number(status) >= 400).map(([status, response]) => `${op.operationId} ${status}: ${response.description}`))
     expect(described.filter((d) => d.includes('Response for status'))).toEqual([])
+    // Nor on any answer, a success or a probe's.
+    expect(JSON.stringify(r.body)).not.toContain('Response for status')
     expect(described.find((d) => d.startsWith('actions.deposit 503'))).toContain('EVM_RPC_TIMEOUT_MS')
+  })
+
+  test("every description a route's schemas carry is in its operation: nullable fields and unions of literals keep theirs", async () => {
+    const doc = (await h.get('/openapi.json', { key: null })).body
+    const descriptions = (schema: unknown): string[] => [...JSON.stringify(schema ?? null).matchAll(/"description":("(?:[^"\\]|\\.)*")/g)].map((m) => JSON.parse(m[1]!))
+    const missing: string[] = []
+    let checked = 0
+    for (const route of h.app.routes) {
+      const operation = doc.paths[route.path.replace(/:(\w+)/g, '{$1}')]?.[route.method.toLowerCase()]
+      if (!operation) continue
+      // The error envelope's fields are described once, in its component.
+      const text = JSON.stringify(operation).replaceAll('{"$ref":"#/components/schemas/ErrorEnvelope"}', JSON.stringify(doc.components.schemas.ErrorEnvelope))
+      const hooks = route.hooks as Record<string, unknown>
+      for (const part of ['response', 'body', 'query', 'params'])
+        for (const d of descriptions(hooks[part])) {
+          checked++
+          if (!text.includes(JSON.stringify(d))) missing.push(`${route.method} ${route.path} ${part}: ${d}`)
+        }
+    }
+    // The generator had dropped, among others, when a portfolio's netDeposited is null and what each stream state means.
+    expect(missing).toEqual([])
+    expect(checked).toBeGreaterThan(100)
+    const portfolio = JSON.stringify(doc.paths['/v2/wallet/{address}/portfolio'].get.responses['200'])
+    expect(portfolio).toContain('null where the chain keeps no such record')
   })
 
   test('every response names the headers it carries, and a real answer carries them', async () => {

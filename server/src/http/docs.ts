@@ -52,6 +52,34 @@ function describeJsonBodies(app: AnyElysia, paths: Record<string, Record<string,
   }
 }
 
+type Hooks = { response?: unknown; params?: { properties?: Record<string, any> }; query?: { properties?: Record<string, any> } }
+const isSchema = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && ('type' in value || 'anyOf' in value || '$ref' in value)
+
+/**
+ * Answers and parameters described by the routes' own schemas as well: the generator rewrites a nullable field, and a
+ * union of literals, into a schema of its own without the description written on it (when `netDeposited` is null, what
+ * each stream `state` means: an audit). TypeBox schemas are JSON Schema, as OpenAPI 3.1 takes them.
+ */
+function describeFromRouteSchemas(app: AnyElysia, paths: Record<string, Record<string, any>>) {
+  for (const route of app.routes) {
+    const hooks = route.hooks as Hooks | undefined
+    const operation = paths[route.path.replace(/:(\w+)/g, '{$1}')]?.[route.method.toLowerCase()]
+    if (!hooks || !operation) continue
+    // One schema is the 200's; else one per status.
+    const byStatus: Record<string, unknown> = isSchema(hooks.response) ? { 200: hooks.response } : ((hooks.response as Record<string, unknown> | undefined) ?? {})
+    for (const [status, schema] of Object.entries(byStatus)) {
+      const media = operation.responses?.[status]?.content?.['application/json']
+      if (media && isSchema(schema)) media.schema = schema
+    }
+    for (const parameter of operation.parameters ?? []) {
+      const schema = (parameter.in === 'path' ? hooks.params : parameter.in === 'query' ? hooks.query : undefined)?.properties?.[parameter.name]
+      if (!isSchema(schema)) continue
+      parameter.schema = schema
+      if (typeof schema.description === 'string') parameter.description ??= schema.description
+    }
+  }
+}
+
 /** Every error response's schema becomes a reference to one `ErrorEnvelope` component, instead of a copy each. */
 function referToErrorEnvelope(paths: Record<string, Record<string, any>>): Record<string, unknown> {
   let envelope: Record<string, unknown> | undefined
@@ -107,6 +135,35 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
     'A dependency did not answer in time or is not configured: a chain (`context.chainId`, or the setting at fault, e.g. `SOLANA_RPC_URL`; an EVM capability answers within four EVM_RPC_TIMEOUT_MS) or the store (`context.database`: busy, unreachable, unwritable). Nothing was recorded; retry with backoff',
 }
 
+/** What each operation's success answers, in place of the generator's "Response for status 200". */
+const SUCCESS_DESCRIPTIONS: Record<string, string> = {
+  getHealthz: 'The process is up',
+  getReadyz: 'The store, the meter and every configured chain answered (`degraded`: metering per process, Redis unreachable)',
+  'membership.check': 'Whether the wallet is a member',
+  'membership.create': 'The wallet is a member now',
+  'membership.agreement': 'The message to sign, and the nonce to send back with its signature',
+  'opportunities.list': 'A page of opportunities, with the pagination',
+  'opportunities.get': 'The opportunity',
+  'actions.deposit': 'The unsigned transactions to sign and send, in order, and the id the action is recorded under',
+  'actions.withdraw': 'The unsigned transactions to sign and send, in order, and the id the action is recorded under',
+  'actions.verify': 'Whether the transaction carries a valid attribution tag of this server, and what it attributes',
+  'portfolio.v2': "The wallet's holdings and, per opportunity, its earnings",
+  'portfolio.v1': "The wallet's holdings and, per opportunity, its earnings (as v2)",
+  'activity.wallets': "A page of the wallets' actions, newest first",
+  'activity.distributor': "A page of the distributor's actions and signups, newest first",
+  'streams.create': 'The stream, created (a token stream pending until its funding is confirmed)',
+  'streams.list': "A page of the organization's streams",
+  'streams.get': 'The stream',
+  'streams.confirm': 'The stream, active once its funding transfer is found',
+  'streams.transition': 'The stream in its new state',
+}
+
+/** What `/healthz` and `/readyz` answer besides success (they are not metered). */
+const PROBE_DESCRIPTIONS: Record<string, string> = {
+  '400': 'A Host header that names no one host (refused on every path)',
+  '503': 'Not ready: `checks` names what did not answer',
+}
+
 /**
  * What the generator cannot know: a GET's body is never read, so no 413; a metered operation's 400 also covers a query
  * parameter it does not take or one given twice (the guard); and every request may send its own X-Request-Id.
@@ -115,9 +172,13 @@ function describeRequests(paths: Record<string, Record<string, any>>) {
   for (const methods of Object.values(paths))
     for (const [method, operation] of Object.entries<any>(methods)) {
       if (method === 'get') delete operation.responses?.['413']
-      for (const [status, response] of Object.entries<any>(operation.responses ?? {}))
-        if (operation['x-cost-units'] !== undefined && Object.hasOwn(ERROR_DESCRIPTIONS, status) && response.description?.startsWith('Response for status'))
-          response.description = ERROR_DESCRIPTIONS[status]
+      for (const [status, response] of Object.entries<any>(operation.responses ?? {})) {
+        if (!response.description?.startsWith('Response for status')) continue
+        const metered = operation['x-cost-units'] !== undefined
+        if (status === '200' && Object.hasOwn(SUCCESS_DESCRIPTIONS, operation.operationId)) response.description = SUCCESS_DESCRIPTIONS[operation.operationId]
+        else if (metered && Object.hasOwn(ERROR_DESCRIPTIONS, status)) response.description = ERROR_DESCRIPTIONS[status]
+        else if (!metered && Object.hasOwn(PROBE_DESCRIPTIONS, status)) response.description = PROBE_DESCRIPTIONS[status]
+      }
       const invalid = operation.responses?.['400']
       if (invalid && operation['x-cost-units'] !== undefined)
         invalid.description = 'A parameter or body field that does not parse, or a query parameter this operation does not take or that is given twice'
@@ -163,6 +224,7 @@ export function apiDocs(version: string, app: () => AnyElysia) {
     generator().then(({ toOpenAPISchema }) => {
       const { paths, components } = toOpenAPISchema(app() as never)
       describeJsonBodies(app(), paths as Record<string, Record<string, any>>)
+      describeFromRouteSchemas(app(), paths as Record<string, Record<string, any>>)
       const shared = referToErrorEnvelope(paths as Record<string, Record<string, any>>)
       describeResponseHeaders(paths as Record<string, Record<string, any>>)
       describeRequests(paths as Record<string, Record<string, any>>)
