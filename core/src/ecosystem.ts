@@ -269,6 +269,8 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
    * ecosystems may own one id: core sends an id to the first loaded plugin that owns it (registry.ts `chainOf`).
    */
   ownsChain(chainId: string): boolean
+  /** How the ecosystem's chain ids are written, for a refusal to show (`mainnet, devnet, ... or solana:<genesis hash>`). */
+  chainIdForms?: string
   /**
    * The one spelling of an owned chain id that is stored and compared, where the ecosystem has several for one chain
    * (Solana: `mainnet` and its CAIP-2 id). Absent: every id is its own spelling.

@@ -1,5 +1,6 @@
 import { expect, test } from 'bun:test'
 import { cutText, hasControlCharacter, quoted } from './errors.ts'
+import { UnsupportedChainError } from './actions/errors.ts'
 
 test('a long value is quoted cut at 80 characters with its length; a short one whole', () => {
   expect(quoted('short')).toBe('short')
@@ -26,4 +27,9 @@ test('control, line-breaking and bidirectional characters come back escaped, cou
   expect(quoted(`\u0007${'a'.repeat(100)}`)).toBe(`\\u0007${'a'.repeat(79)}… (101 characters)`)
   // Other text stays as written, accents and emoji included.
   expect(quoted('café 🙂')).toBe('café 🙂')
+})
+
+test("an unsupported chain id is shown escaped: it is the client's own value", () => {
+  const e = new UnsupportedChainError('\u202e1\n2', ['evm', 'solana'])
+  expect(e.message).toBe('chainId \\u202e1\\u000a2 is not a chain of any ecosystem this server loads (evm, solana)')
 })

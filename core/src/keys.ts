@@ -41,6 +41,14 @@ export function keyKind(key: string): KeyKind | undefined {
   return undefined
 }
 
+/**
+ * Anything shaped like an API key, its underscores percent-encoded too (a path as sent), cut to its prefix: a client may
+ * paste a key into a path, a query or a body, and neither a log line nor an error answer repeats it (SDKs and gateways
+ * log error bodies).
+ */
+const KEY_LIKE = /([ps]k(?:_|%5f)live(?:_|%5f))[1-9A-HJ-NP-Za-km-z]+/gi
+export const maskKeys = (text: string): string => text.replace(KEY_LIKE, '$1…')
+
 /** A short, non-secret prefix kept for display ("which key is this?"). */
 export const keyStart = (key: string) => key.slice(0, 12)
 

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createDistributor, createOrganization, manualClock } from '@earn/core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { parseSiweMessage } from 'viem/siwe'
 import { createHarness, expectEnvelope, type Harness } from '../harness.ts'
 
 const clock = manualClock(Date.UTC(2026, 10, 21, 12, 0, 0))
@@ -59,6 +60,16 @@ describe('membership flow', () => {
     expect((await h.store.getNonce(nonce))?.consumedAt).not.toBeNull()
   })
 
+  test("the nonce as the signed message writes it (no dashes), read back with viem's parseSiweMessage, is the same nonce", async () => {
+    const wallet = newWallet()
+    const { nonce, message } = await agreement(wallet.address)
+    const fromMessage = parseSiweMessage(message).nonce!
+    expect(fromMessage).toBe(nonce.replaceAll('-', ''))
+    const created = await h.post('/v2/membership/', { address: wallet.address, walletEcosystem: 'evm', signature: await wallet.signMessage({ message }), nonce: fromMessage })
+    expect(created.body).toEqual({ isMember: true, error: '' })
+    expect((await h.store.getNonce(nonce))?.consumedAt).not.toBeNull()
+  })
+
   test('a Solana or TON agreement names no chain unless asked, and records none', async () => {
     const solana = await h.post('/v2/membership/agreement', { address: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM', walletEcosystem: 'solana', url: 'https://app.example.com' })
     expect(solana.status, solana.text).toBe(200)
@@ -93,9 +104,16 @@ describe('membership flow', () => {
       const r = await h.post('/v2/membership/agreement', { address: wallet.address, walletEcosystem: 'evm', url: 'https://app.example.com', ...body })
       expect(r.status).toBe(400)
       expect(r.body.context).toHaveProperty(field)
-      // The example is the ecosystem's own default chain.
-      if (field === 'chainId') expect(r.body.error).toBe('chainId "mainnet" is not a chain of the evm ecosystem (such as "1")')
+      // How the ecosystem writes its chain ids.
+      if (field === 'chainId') expect(r.body.error).toBe('chainId "mainnet" is not a chain of the evm ecosystem (write a decimal EIP-155 chain id, such as 1 or 8453)')
     }
+    // A client's value is shown escaped: a line break or a bidi override would forge a log line or reverse the text.
+    const odd = await h.post('/v2/membership/agreement', { address: wallet.address, walletEcosystem: 'evm', url: 'https://app.example.com', chainId: '\u202e1\n2' })
+    expect(odd.status).toBe(400)
+    expect(odd.body.error).toStartWith('chainId "\\u202e1\\u000a2" is not a chain of the evm ecosystem')
+    const solana = await h.post('/v2/membership/agreement', { address: '11111111111111111111111111111111', walletEcosystem: 'solana', url: 'https://app.example.com', chainId: 'mainnet-beta' })
+    expect(solana.status).toBe(400)
+    expect(solana.body.error).toBe('chainId "mainnet-beta" is not a chain of the solana ecosystem (write mainnet, devnet, testnet, localnet, or solana: and the genesis hash (CAIP-2))')
   })
 })
 

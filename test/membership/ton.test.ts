@@ -63,7 +63,7 @@ describe('TON membership over HTTP', () => {
     expectEnvelope(refused.body, 400, 'INVALID_ARGUMENT')
     expect(refused.body.context).toEqual({ chainId: 'not a ton chain id' })
     // No EVM example in a TON refusal: the plugin has no default chain to show.
-    expect(refused.body.error).toBe('chainId "1" is not a chain of the ton ecosystem')
+    expect(refused.body.error).toBe('chainId "1" is not a chain of the ton ecosystem (write -239 (mainnet) or -3 (testnet))')
   })
 
   test('a deployed wallet registers without stateInit, its key read with get_public_key', async () => {

@@ -61,6 +61,22 @@ describe('the error envelope', () => {
     expect(r.body.context).toEqual({ opportunityId: 'is not valid percent-encoding' })
   })
 
+  test('a key pasted into a path, a query or a body is not repeated back whole', async () => {
+    const key = h.org.secretKey
+    const answers = [
+      await h.get(`/v2/streams/${key}`),
+      await h.get(`/zz/${key}`),
+      await h.get(`/v2/opportunities/?chainIds=${key}`),
+      await h.get(`/v2/streams?${key}=1`),
+      await h.post('/v2/membership/agreement', { ...agreementBody, walletEcosystem: key }),
+    ]
+    for (const r of answers) {
+      expect(r.status, r.text).toBeGreaterThanOrEqual(400)
+      expect(r.text).not.toContain(key)
+      expect(r.text).toContain('sk_live_…')
+    }
+  })
+
   test('malformed JSON is 400', async () => {
     const r = await h.request('POST', '/v2/membership/agreement', { rawBody: '{"address": ' })
     expect(r.status).toBe(400)

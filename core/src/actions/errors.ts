@@ -1,4 +1,4 @@
-import { InvalidArgumentError, NotFoundError } from '../errors.ts'
+import { InvalidArgumentError, NotFoundError, quoted } from '../errors.ts'
 
 export class NotAMemberError extends NotFoundError {
   constructor(userAddress: string) {
@@ -54,7 +54,7 @@ export class InsufficientBalanceError extends InvalidArgumentError {
 
 export class UnsupportedChainError extends InvalidArgumentError {
   constructor(chainId: string, ecosystems: readonly string[]) {
-    super(`chainId ${chainId} is not a chain of any ecosystem this server loads (${ecosystems.join(', ')})`, {
+    super(`chainId ${quoted(chainId)} is not a chain of any ecosystem this server loads (${ecosystems.join(', ')})`, {
       chainId: 'unsupported chain',
     })
   }

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.ts'
-import { InvalidArgumentError } from '../errors.ts'
+import { InvalidArgumentError, quoted } from '../errors.ts'
 import { canonicalChainId, type EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
 import type { MemberCache } from './memberCache.ts'
@@ -66,6 +66,10 @@ function parseAppUrl(raw: string): URL {
   return url
 }
 
+/** 32 hex digits as the UUID they are (8-4-4-4-12); anything else as it is. */
+const uuidForm = (nonce: string) =>
+  /^[0-9a-f]{32}$/.test(nonce) ? `${nonce.slice(0, 8)}-${nonce.slice(8, 12)}-${nonce.slice(12, 16)}-${nonce.slice(16, 20)}-${nonce.slice(20)}` : nonce
+
 export async function checkMembership(deps: MembershipDeps, p: CheckMembershipParameters) {
   const { ecosystem, address } = await resolveWallet(deps, p.walletEcosystem, p.address)
   return { isMember: await deps.members.isMember(ecosystem.plugin.id, address) }
@@ -78,7 +82,7 @@ export async function issueAgreement(deps: MembershipDeps, p: AgreementParameter
   // unless a client names the wallet's chain in its ecosystem's own form ("mainnet", "-239").
   if (p.chainId !== undefined && !ecosystem.plugin.ownsChain(p.chainId))
     throw new InvalidArgumentError(
-      `chainId ${JSON.stringify(p.chainId)} is not a chain of the ${ecosystem.plugin.id} ecosystem${ecosystem.plugin.signIn.defaultChainId ? ` (such as "${ecosystem.plugin.signIn.defaultChainId}")` : ''}`,
+      `chainId "${quoted(p.chainId)}" is not a chain of the ${ecosystem.plugin.id} ecosystem${ecosystem.plugin.chainIdForms ? ` (write ${ecosystem.plugin.chainIdForms})` : ecosystem.plugin.signIn.defaultChainId ? ` (such as "${ecosystem.plugin.signIn.defaultChainId}")` : ''}`,
       {
         chainId: `not a ${ecosystem.plugin.id} chain id`,
       },
@@ -128,8 +132,10 @@ export async function createMembership(deps: MembershipDeps, p: CreateMembership
     distributorId = distributor.id
   }
 
-  // A UUID reads the same in either case (RFC 9562): one a client's UUID type prints in capitals is still ours.
-  const nonce = await deps.store.getNonce(p.nonce.toLowerCase())
+  // A UUID reads the same in either case (RFC 9562): one a client's UUID type prints in capitals is still ours. The
+  // signed SIWE and SIWS messages carry it without its dashes (their nonce is alphanumeric): a client that read it back
+  // from the message (viem's parseSiweMessage) sends that form, and was told the nonce was unknown.
+  const nonce = await deps.store.getNonce(uuidForm(p.nonce.toLowerCase()))
   const now = deps.clock.now()
   // Another organization's nonce is as good as none: a signature and nonce that leaked must not let it take the signup.
   if (!nonce || nonce.orgId !== p.orgId) throw new InvalidNonceError('unknown')

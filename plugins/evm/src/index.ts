@@ -26,6 +26,7 @@ export const evm = defineEcosystem({
   nativeCoin: { symbol: 'ETH', decimals: 18 },
   // EVM chain ids are positive decimal integers (EIP-155), as far as EVM_RPC_URLS and SIWE take them (2^53 - 1).
   ownsChain: (chainId: string) => /^[1-9]\d{0,15}$/.test(chainId) && Number.isSafeInteger(Number(chainId)),
+  chainIdForms: 'a decimal EIP-155 chain id, such as 1 or 8453',
   connect,
   health,
   address: { isValid: address.isValid, parse: address.parse, format: address.format },

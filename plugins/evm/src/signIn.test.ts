@@ -326,7 +326,7 @@ describe('signIn.verify, contract wallets (anvil)', () => {
     const other = await signedFor(eoa.address, stranger)
     expect(await verify(client, { ...other, signature: compact(other.signature) })).toEqual({
       valid: false,
-      reason: `the signature was not made by this wallet's key, and no contract wallet is deployed at this address on chain ${anvil.chainId}`,
+      reason: `the signature was not made by this wallet's key over the message issued with this nonce (sign that message exactly as returned), and no contract wallet is deployed at this address on chain ${anvil.chainId}`,
     })
   })
 

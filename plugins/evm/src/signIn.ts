@@ -150,7 +150,7 @@ export async function verify(client: EvmClient, p: VerifySignInParameters): Prom
   const publicClient = client.publicClient(chainId)
   if (!publicClient)
     return invalid(
-      `the signature was not made by this wallet's key; a contract wallet cannot be checked because no RPC is configured for chain ${chainId}`,
+      `the signature was not made by this wallet's key over the message issued with this nonce (sign that message exactly as returned); a contract wallet could not be checked either: no RPC is configured for chain ${chainId}`,
     )
   return verifyContractWallet({ client: publicClient, chainId }, address, hashMessage(p.message), signature)
 }
@@ -174,7 +174,7 @@ async function verifyContractWallet(chain: WalletChain, address: Address, hash: 
     ask(chainId, () => client.getCode({ address })),
   ])
   if (!code || code === '0x')
-    return invalid(`the signature was not made by this wallet's key, and no contract wallet is deployed at this address on chain ${chainId}`)
+    return invalid(`the signature was not made by this wallet's key over the message issued with this nonce (sign that message exactly as returned), and no contract wallet is deployed at this address on chain ${chainId}`)
   return (await acceptedBy(chain, { to: address, data: isValidSignatureData(hash, signature) }))
     ? VALID
     : invalid(`the contract wallet on chain ${chainId} did not accept the signature (ERC-1271)`)

@@ -60,6 +60,9 @@ describe('address', () => {
       expect(rejection(bad).message).toContain(`"${c}"`)
     }
     expect(rejection('0x52908400098527886E0F7030069857D2E4169EE7').message).toContain('base58 alphabet')
+    // Escaped: a bidi override or a line break shown as it is would reverse the message or forge a log line.
+    expect(rejection(`\u202e${valid.slice(1)}`).message).toContain('it contains "\\u202e"')
+    expect(rejection(`1\n${valid.slice(2)}`).message).toContain('it contains "\\u000a"')
   })
 
   test('rejects surrounding whitespace rather than guessing', () => {

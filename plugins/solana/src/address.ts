@@ -6,7 +6,7 @@
  * deliberately off-curve and are still addresses (token owners, vaults). Whether a key can sign is
  * the signature check's question (signIn.ts).
  */
-import { InvalidAddressError } from '@earn/core'
+import { InvalidAddressError, quoted } from '@earn/core'
 import { getBase58Decoder, getBase58Encoder } from '@solana/kit'
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/
@@ -23,7 +23,7 @@ export function parseAddressBytes(input: string): ParseAddressResult {
     const bad = [...input].find((c) => !BASE58.test(c))
     return {
       ok: false,
-      reason: `it contains ${JSON.stringify(bad)}, which is not in the base58 alphabet (0, O, I and l are never used)`,
+      reason: `it contains "${quoted(bad!)}", which is not in the base58 alphabet (0, O, I and l are never used)`,
     }
   }
   if (input.length > MAX_DECODED_LENGTH)

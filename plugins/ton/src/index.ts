@@ -23,6 +23,7 @@ export const ton = defineEcosystem({
   // TON's global ids: -239 mainnet, -3 testnet. Tests run the sandbox as -239: its client stands in
   // for mainnet's API, as an anvil client does for an EVM chain id (see README).
   ownsChain: (chainId: string) => chainId === '-239' || chainId === '-3',
+  chainIdForms: '-239 (mainnet) or -3 (testnet)',
   connect: connectTon,
   health,
   address: {

@@ -1,5 +1,5 @@
 /** The error envelope as a TypeBox schema (for OpenAPI) and as a Response (for the error hook). */
-import { ApiError, type ErrorEnvelope, toEnvelope } from '@earn/core'
+import { ApiError, type ErrorEnvelope, maskKeys, toEnvelope } from '@earn/core'
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 
@@ -22,5 +22,6 @@ export function envelopeResponse(error: ApiError, headers: Record<string, string
   const h = new Headers()
   for (const [k, v] of Object.entries(headers)) if (v !== undefined) h.set(k, String(v))
   h.set('content-type', 'application/json')
-  return new Response(JSON.stringify(body), { status: error.status, headers: h })
+  // A key a client pasted into a path, query or body is not repeated back whole (masked as the logs mask it).
+  return new Response(maskKeys(JSON.stringify(body)), { status: error.status, headers: h })
 }

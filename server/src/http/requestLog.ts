@@ -1,6 +1,6 @@
 /** Request id on every response and one structured log line per request. */
 import { Elysia } from 'elysia'
-import { type Clock, quoted } from '@earn/core'
+import { type Clock, maskKeys, quoted } from '@earn/core'
 import type { Logger } from '../logger.ts'
 import { pathOf, requestState, startRequest } from './request.ts'
 
@@ -25,11 +25,5 @@ export const requestLogging = (deps: { clock: Clock; logger: Logger; enabled: bo
     })
 }
 
-/**
- * Anything shaped like an API key (a client may paste one into a path), its underscores percent-encoded too (the path
- * is logged as sent): the logger never takes a key.
- */
-const KEY_LIKE = /([ps]k(?:_|%5f)live(?:_|%5f))[1-9A-HJ-NP-Za-km-z]+/gi
-
-/** An unrouted path, as the 404 quotes it (cut to 80 characters), keys masked. */
-const loggedPath = (url: string): string => quoted(pathOf(url).replace(KEY_LIKE, '$1…'))
+/** An unrouted path, as the 404 quotes it (cut to 80 characters), keys masked (the logger never takes a key). */
+const loggedPath = (url: string): string => quoted(maskKeys(pathOf(url)))
