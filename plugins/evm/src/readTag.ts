@@ -184,7 +184,6 @@ export interface MinedTransaction {
   receipt: TransactionReceipt
 }
 
-/** The transaction and its receipt; 400 for a malformed hash, 404 when it is unknown or not mined yet. */
 /** Refuses what cannot be an EVM transaction hash, before any chain is asked (a 400 while the chain is down, too). */
 export function assertTransactionHash(txHash: string): void {
   if (!/^0x[0-9a-fA-F]{64}$/.test(txHash))
@@ -193,6 +192,7 @@ export function assertTransactionHash(txHash: string): void {
     })
 }
 
+/** The transaction and its receipt; 400 for a malformed hash, 404 when it is unknown or not mined yet. */
 export async function minedTransaction(client: EvmClient, p: ReadTagParameters): Promise<MinedTransaction> {
   assertTransactionHash(p.txHash)
   const hash = p.txHash.toLowerCase() as Hash
