@@ -23,11 +23,12 @@ const quote = async (amountIn: bigint) =>
   }))[1]!
 
 describe('minimumOut', () => {
-  test('takes slippageBps off the quote, rounding down', () => {
-    expect(minimumOut(999n, 50)).toBe(994n) // 999 · 9950 / 10000 = 994.005
+  test('takes slippageBps off the quote, rounding up: never more off it than asked', () => {
+    expect(minimumOut(999n, 50)).toBe(995n) // 999 · 9950 / 10000 = 994.005
     expect(minimumOut(10_000n, 0)).toBe(10_000n)
     expect(minimumOut(10_000n, 10_000)).toBe(0n)
-    expect(minimumOut(3n, 3333)).toBe(2n) // 3 · 6667 / 10000 = 2.0001
+    expect(minimumOut(3n, 3333)).toBe(3n) // 3 · 6667 / 10000 = 2.0001
+    expect(minimumOut(19n, 50)).toBe(19n) // rounded down, 18: 526 bps off the quote where 50 were asked
     expect(minimumOut(10n ** 30n, 1)).toBe(9999n * 10n ** 26n)
   })
 
@@ -124,7 +125,7 @@ describe('build: swap deposit', () => {
     )
     expect(steps.map((s) => s.type)).toEqual(['approve', 'swap', 'approve', 'deposit'])
     const [approveRouter, swap, approveVault, deposit] = steps as [UnsignedTransaction, UnsignedTransaction, UnsignedTransaction, UnsignedTransaction]
-    const minOut = (quoted * 9925n) / 10_000n
+    const minOut = (quoted * 9925n + 9_999n) / 10_000n // rounded up
 
     expect(tx(approveRouter).to).toBe(chain.other.toLowerCase())
     expect(approveRouter.metadata).toMatchObject({ spender: chain.router.toLowerCase(), amount: amountIn.toString() })
@@ -239,7 +240,7 @@ describe('build: swap withdrawal', () => {
     const call = encodeFunctionData({ abi: erc4626Abi, functionName: 'redeem', args: [shares, owner.address, owner.address] })
     expect(tx(redeem).data).toBe(`${call}${stringToHex(tag).slice(2)}`)
     expect(approve.metadata).toMatchObject({ spender: chain.router.toLowerCase(), amount: redeemed.toString() })
-    const minOut = (quoted * 9900n) / 10_000n
+    const minOut = (quoted * 9900n + 9_999n) / 10_000n // rounded up
     expect(decodeFunctionData({ abi: swapRouterAbi, data: tx(swap).data })).toEqual({
       functionName: 'swapExactTokensForTokens',
       args: [redeemed, minOut, [chain.asset, chain.other], owner.address, BigInt(now / 1000 + SWAP_DEADLINE_SECONDS)],

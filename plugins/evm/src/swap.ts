@@ -167,10 +167,14 @@ export function checkSlippageBps(slippageBps: number): void {
     throw new InvalidArgumentError('slippageBps must be an integer from 0 to 10000', { slippageBps: 'must be an integer 0..10000' })
 }
 
-/** The least the swap may pay: the quote less `slippageBps`, rounded down (bigint division floors). */
+/**
+ * The least the swap may pay: the quote less `slippageBps`, rounded up, never more than the quote. Rounded down, a quote
+ * of a few units of a token worth much a unit had its minimum a whole unit lower: 18 where 19 was quoted is 526 bps
+ * where 50 were asked (an audit).
+ */
 export function minimumOut(quoted: bigint, slippageBps: number): bigint {
   checkSlippageBps(slippageBps)
-  return (quoted * (BPS - BigInt(slippageBps))) / BPS
+  return (quoted * (BPS - BigInt(slippageBps)) + BPS - 1n) / BPS
 }
 
 export interface SwapStepParameters {
