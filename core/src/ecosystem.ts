@@ -205,6 +205,12 @@ export interface ReadTransfersResult extends ReadTagResult {
   tags?: string[]
   /** Each transfer names the tag its message carried (`TokenTransfer.tag`; TON): verify then tells the tags' moves apart. */
   transfersTagged?: boolean
+  /**
+   * What `account`'s balance of the token `token` (not the coin) rose by in this transaction as the chain's state says,
+   * where a token's logs may say more than it moved (a fee taken on delivery, shares rounded): EVM reads the balance
+   * before and after the transaction's block. Undefined where the node cannot tell (the state before that block pruned).
+   */
+  received?(token: string, account: string): Promise<bigint | undefined>
 }
 
 /** One configured chain's reachability, for readiness. */

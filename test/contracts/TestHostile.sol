@@ -82,6 +82,34 @@ contract TestLyingFeeToken {
     }
 }
 
+/// TestLyingFeeToken's fee, only once its owner switches it on: honest when a stream's creation simulates its transfer,
+/// lying when the transfer is sent.
+contract TestSwitchedFeeToken {
+    mapping(address => uint256) public balanceOf;
+    uint8 public constant decimals = 6;
+    string public constant symbol = "SWF";
+    bool public feeOn;
+    event Transfer(address indexed from, address indexed to, uint256 value);
+
+    function setFee(bool on) external {
+        feeOn = on;
+    }
+
+    function mint(address to, uint256 amount) external {
+        balanceOf[to] += amount;
+        emit Transfer(address(0), to, amount);
+    }
+
+    function transfer(address to, uint256 amount) external returns (bool) {
+        balanceOf[msg.sender] -= amount;
+        uint256 fee = feeOn ? amount / 100 : 0;
+        balanceOf[to] += amount - fee;
+        balanceOf[address(0xdead)] += fee;
+        emit Transfer(msg.sender, to, amount);
+        return true;
+    }
+}
+
 /// A token whose transfer moves nothing and answers false (as some old tokens do rather than revert).
 contract TestFalseToken {
     mapping(address => uint256) public balanceOf;

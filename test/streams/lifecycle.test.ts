@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { transitionStream, type Store } from '@earn/core'
 import { encodeFunctionData, erc20Abi, sliceHex, stringToHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { deployBundler, deploySmartWallet, mintToken, relayThroughWallet, sendThroughWallet, sendUnsigned, setNativeBalance, signedWalletCall, testBundlerAbi } from '../chains/evm.ts'
+import { deployBundler, deployDishonestToken, deploySmartWallet, mintToken, relayThroughWallet, sendThroughWallet, sendUnsigned, setNativeBalance, signedWalletCall, testBundlerAbi } from '../chains/evm.ts'
 import { expectEnvelope, type Json } from '../harness.ts'
 import { startStreamsEnv, type StreamsEnv } from './setup.ts'
 
@@ -28,8 +28,8 @@ interface Created {
   totalPulled: bigint
 }
 
-async function createTokenStream(over: Json = {}): Promise<Created> {
-  const creator = await env.creator(10_000_000n)
+async function createTokenStream(over: Json = {}, funded?: PrivateKeyAccount): Promise<Created> {
+  const creator = funded ?? (await env.creator(10_000_000n))
   const r = await env.h.post('/v2/streams', env.tokenBody(creator, over))
   expect(r.status, r.text).toBe(200)
   return { id: r.body.stream.id, creator, transaction: r.body.transactions[0].transaction, totalPulled: BigInt(r.body.totalPulled) }
@@ -193,6 +193,41 @@ describe('transfers that do not fund the stream are refused and leave it pending
     expect((await confirm(stream.id, hash)).body.stream.state).toBe('active')
   })
 })
+
+describe("a token whose logs say more than it delivers once the stream is created", () => {
+  test("confirm counts what the treasury's balance received, not the logs: short by the token's fee, it stays pending", async () => {
+    // Honest while the creation simulates its transfer; its owner switches a silent 1% fee on before the transfer is sent.
+    const token = await deployDishonestToken(env.chain.anvil, 'TestSwitchedFeeToken')
+    const created = await createTokenStream({ rewardToken: token }, await env.creator(10_000_000n, token))
+    await env.chain.anvil.walletClient.writeContract({ address: token, abi: switchedFeeAbi, functionName: 'setFee', args: [true] })
+    const hash = await env.send(created.creator, created.transaction)
+    expect(await env.balanceOf(token, env.treasury)).toBe(created.totalPulled - created.totalPulled / 100n)
+    const r = await confirm(created.id, hash)
+    // Read from the Transfer logs alone, the stream went active with its treasury 1% short.
+    expectRefused(r, /its logs say \d+, but the treasury received \d+/)
+    expect(r.body.context).toMatchObject({ required: created.totalPulled.toString(), transferred: (created.totalPulled - created.totalPulled / 100n).toString() })
+    expect(await state(created.id)).toBe('pending')
+  })
+
+  test("an honest token in a block where another transaction also pays the treasury: the block's other logs are taken at their word", async () => {
+    const created = await createTokenStream()
+    // Someone else's transfer to the treasury, mined in the funding's block.
+    const treasuryKey = await env.creator(5n)
+    await env.chain.anvil.testClient.setAutomine(false)
+    try {
+      const out = await env.chain.anvil.walletClient.writeContract({ account: treasuryKey, address: env.chain.token, abi: erc20Abi, functionName: 'transfer', args: [env.treasury, 5n] })
+      const funding = await env.chain.anvil.walletClient.sendTransaction({ account: created.creator, to: created.transaction.to as Address, data: created.transaction.data as Hex, gas: BigInt(created.transaction.gasLimit as string) })
+      await env.chain.anvil.testClient.mine({ blocks: 1 })
+      const [a, b] = await Promise.all([out, funding].map((hash) => env.chain.anvil.publicClient.waitForTransactionReceipt({ hash })))
+      expect(a!.blockNumber).toBe(b!.blockNumber)
+      expect((await confirm(created.id, funding)).body.stream.state).toBe('active')
+    } finally {
+      await env.chain.anvil.testClient.setAutomine(true)
+    }
+  })
+})
+
+const switchedFeeAbi = [{ type: 'function', name: 'setFee', stateMutability: 'nonpayable', inputs: [{ name: 'on', type: 'bool' }], outputs: [] }] as const
 
 describe('a contract wallet as the creator (a Safe, an ERC-4337 account)', () => {
   test("its owner sends the transfer through the wallet: the creator's tokens reach the treasury, and the stream confirms", async () => {

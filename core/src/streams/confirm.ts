@@ -73,7 +73,7 @@ async function ownTag(deps: StreamDeps, stream: StreamRecord, tags: readonly str
 }
 
 /** Throws what the transaction lacks to fund the stream, or returns when it funds it. */
-function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, stream: StreamRecord, read: ReadTransfersResult, funding: { tag: string | null; onCreatorsCall: boolean }): void {
+async function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, stream: StreamRecord, read: ReadTransfersResult, funding: { tag: string | null; onCreatorsCall: boolean }): Promise<void> {
   const canonical = (a: string) => canonicalOrNone(plugin.address, a)
   // A sender this API takes no creator at (a TON masterchain wallet) is shown as the chain spells it.
   const show = (a: string) => (canonical(a) === undefined ? a : plugin.address.format(a))
@@ -89,9 +89,16 @@ function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, s
   // an ERC-4337 account) moves its tokens inside a transaction an owner or a bundler sends. The tag on the
   // creator's own transfer call ties them to this stream.
   // Where transfers name their message's tag (TON), only the funding tag's message counts, as verify counts a deposit.
-  const funded = read.transfers
-    .filter((t) => t.token === stream.rewardToken && t.from === creator && t.to === stream.treasury && (t.tag === undefined || t.tag === tag))
-    .reduce((sum, t) => sum + t.amount, 0n)
+  const ofToken = read.transfers.filter((t) => t.token === stream.rewardToken && (t.tag === undefined || t.tag === tag))
+  const logged = ofToken.filter((t) => t.from === creator && t.to === stream.treasury).reduce((sum, t) => sum + t.amount, 0n)
+  // What left the treasury again in the same transaction was not received (a token taking its fee from the recipient
+  // logs it so), and where the chain tells what the treasury's balance rose by, no more than that counts.
+  const paidOn = ofToken.filter((t) => t.from === stream.treasury && t.to !== stream.treasury).reduce((sum, t) => sum + t.amount, 0n)
+  const token = stream.rewardToken
+  const measured = token !== null && token !== NATIVE_TOKEN && logged > 0n && read.received ? await read.received(token, stream.treasury!) : undefined
+  let funded = logged - paidOn
+  if (measured !== undefined && measured < funded) funded = measured
+  if (funded < 0n) funded = 0n
   const required = BigInt(stream.totalPulled)
   const from = canonical(read.from) ?? read.from
   if (funded >= required && funding.onCreatorsCall) return
@@ -102,8 +109,9 @@ function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unknown>, s
         : "its funding tag is not on the creator's own transfer: it was added around it by whoever submitted the transaction",
     )
   const sender = from === creator ? '' : `it was sent by ${show(from)}, not by the stream's creator ${show(creator)}, and `
+  const short = funded < logged ? ` (its logs say ${logged}, but the treasury received ${funded}: the token keeps part of what it moves)` : ''
   throw new FundingRejectedError(
-    `${sender}it moves ${funded} of the ${required} smallest units of the reward token that must go from the creator to the treasury ${show(stream.treasury!)}`,
+    `${sender}it moves ${funded} of the ${required} smallest units of the reward token that must go from the creator to the treasury ${show(stream.treasury!)}${short}`,
     { required: required.toString(), transferred: funded.toString() },
   )
 }
@@ -147,7 +155,7 @@ export async function confirmStream(deps: StreamDeps, p: ConfirmStreamParameters
   const { plugin, read } = await readFunding(deps, stream, txHash)
   // Named in errors as responses show it; the stored spelling stays what the chain is read and the tag checked with.
   const funding = await fundingTag(deps, stream, canonicalChainId(plugin, stream.chainId), read)
-  checkFunding(await deps.attributionSecret(), plugin, stream, await withCoinMovedInside(stream, read), funding)
+  await checkFunding(await deps.attributionSecret(), plugin, stream, await withCoinMovedInside(stream, read), funding)
 
   const now = deps.clock.now()
   // The chain's own spelling of the hash: another spelling of the same transaction must not fund a second stream.

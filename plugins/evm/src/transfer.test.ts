@@ -41,7 +41,7 @@ describe('buildTransfer', () => {
     const [hash] = await chain.sendAll(sender, steps)
     expect(await chain.read.balance(chain.asset, treasury)).toBe(amount)
     expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: hash! })).toEqual({
-      tagsOn: expect.any(Function), coinMovedInside: expect.any(Function),
+      tagsOn: expect.any(Function), coinMovedInside: expect.any(Function), received: expect.any(Function),
       txHash: hash!,
       tag: TAG,
       from: lower(sender.address),
@@ -104,7 +104,7 @@ describe('buildTransfer', () => {
     expect(receipt.status).toBe('success')
     expect(await chain.anvil.publicClient.getBalance({ address: treasury })).toBe(amount)
     const read = await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })
-    expect(read).toEqual({ txHash: receipt.transactionHash, tag: TAG, from: lower(sender.address), to: lower(treasury), vaultMoves: [], transfers: [{ token: 'native', from: lower(sender.address), to: lower(treasury), amount }], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function) })
+    expect(read).toEqual({ txHash: receipt.transactionHash, tag: TAG, from: lower(sender.address), to: lower(treasury), vaultMoves: [], transfers: [{ token: 'native', from: lower(sender.address), to: lower(treasury), amount }], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function), received: expect.any(Function) })
     // The sender's own transfer, read from its input.
     expect(await read.tagsOn!({ from: sender.address, to: treasury })).toEqual([TAG])
     // Its value is the transaction's own, already reported: no call inside it moved any.
@@ -126,7 +126,7 @@ describe('buildTransfer', () => {
     const transfer = { to: chain.asset, data: `${encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [p.to, 6n] })}${stringToHex(TAG).slice(2)}` as Hex, value: '0', gasLimit: TRANSFER_GAS.toString(), chainId: 31337 }
     const receipt = await sendUnsigned(chain.anvil, sender, transfer)
     expect(receipt.status).toBe('reverted')
-    expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ txHash: receipt.transactionHash, tag: null, from: lower(sender.address), to: lower(chain.asset), vaultMoves: [], transfers: [], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function) })
+    expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ txHash: receipt.transactionHash, tag: null, from: lower(sender.address), to: lower(chain.asset), vaultMoves: [], transfers: [], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function), received: expect.any(Function) })
   })
 
   test('a native transfer to a contract that takes no call with data is refused as an unfit recipient', async () => {

@@ -23,7 +23,7 @@ import {
   type TransferParameters,
   type UnsignedTransaction,
 } from '@earn/core'
-import { decodeErrorResult, encodeFunctionData, erc20Abi, hexToBigInt, isHex, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem'
+import { BaseError, decodeErrorResult, encodeFunctionData, erc20Abi, hexToBigInt, isHex, parseEventLogs, RpcRequestError, type Address, type Hex, type PublicClient } from 'viem'
 import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, tokenLabel, type TokenLabel } from './erc20.ts'
@@ -160,14 +160,72 @@ export async function readTransfers(client: EvmClient, p: ReadTagParameters): Pr
   const { transaction, receipt } = mined
   const attribution = attributionOf(client, p.chainId, mined)
   const from = attribution.from
-  if (receipt.status !== 'success') return { ...attribution, transfers: [] }
+  const received = (token: string, account: string) => receivedIn(client, p.chainId, receipt, token, account)
+  if (receipt.status !== 'success') return { ...attribution, transfers: [], received }
   const transfers: TokenTransfer[] = []
   if (transaction.value > 0n && transaction.to)
     transfers.push({ token: NATIVE_TOKEN, from, to: transaction.to.toLowerCase(), amount: transaction.value })
   // strict: a log that only shares the event's signature (ERC-721's Transfer indexes its third argument) is skipped.
   for (const log of parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs, strict: true }))
     transfers.push({ token: log.address.toLowerCase(), from: log.args.from.toLowerCase(), to: log.args.to.toLowerCase(), amount: log.args.value })
-  return { ...attribution, transfers }
+  return { ...attribution, transfers, received }
+}
+
+const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
+
+/** `account`'s net of the token's Transfer logs in a raw receipt (in less out); undefined for a receipt of another shape. */
+function loggedNet(receipt: unknown, token: string, account: string): bigint | undefined {
+  if (typeof receipt !== 'object' || receipt === null || !Array.isArray((receipt as { logs?: unknown }).logs)) return undefined
+  if ((receipt as { status?: unknown }).status === '0x0') return 0n
+  const word = `0x${account.slice(2).padStart(64, '0')}`
+  let net = 0n
+  for (const log of (receipt as { logs: unknown[] }).logs) {
+    const { address, topics, data } = (log ?? {}) as { address?: unknown; topics?: unknown; data?: unknown }
+    if (typeof address !== 'string' || address.toLowerCase() !== token || !Array.isArray(topics) || topics.length !== 3 || topics[0] !== TRANSFER_TOPIC) continue
+    if (typeof data !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(data)) return undefined
+    const amount = BigInt(data)
+    if (String(topics[2]).toLowerCase() === word) net += amount
+    if (String(topics[1]).toLowerCase() === word) net -= amount
+  }
+  return net
+}
+
+/**
+ * What `account`'s balance of `token` rose by in this transaction by the chain's state, not the token's logs: the
+ * balance after its block less the balance before, less what the block's other transactions logged moving it (their
+ * logs taken at their word; what the state falls short of the block's logs is counted against this transaction). A
+ * token logging more than it delivers (a fee taken from the recipient, on a gas price a simulation did not use, or
+ * switched on after the stream's creation; shares rounded down) had a stream confirmed short (an audit). A node that
+ * answers without the state (pruned) tells nothing: undefined. One that does not answer is a 503.
+ */
+async function receivedIn(client: EvmClient, chainId: string, receipt: { blockNumber: bigint; transactionHash: Hex }, token: string, account: string): Promise<bigint | undefined> {
+  const publicClient = requirePublicClient(client, chainId)
+  if (receipt.blockNumber === 0n) return undefined
+  const balanceAt = (blockNumber: bigint) =>
+    publicClient.readContract({ address: token as Address, abi: erc20Abi, functionName: 'balanceOf', args: [account as Address], blockNumber })
+  let before: bigint, after: bigint, blockReceipts: unknown
+  try {
+    ;[before, after, blockReceipts] = await Promise.all([
+      balanceAt(receipt.blockNumber - 1n),
+      balanceAt(receipt.blockNumber),
+      publicClient.request({ method: 'eth_getBlockReceipts', params: [`0x${receipt.blockNumber.toString(16)}`] } as never) as Promise<unknown>,
+    ])
+  } catch (error) {
+    if (classifyRpcError(error) === 'unavailable' && !(error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError))) throw chainUnavailable(chainId, error)
+    return undefined
+  }
+  if (!Array.isArray(blockReceipts)) return undefined
+  let ours: bigint | undefined
+  let others = 0n
+  for (const r of blockReceipts) {
+    const net = loggedNet(r, token, account)
+    if (net === undefined) return undefined
+    if (String((r as { transactionHash?: unknown }).transactionHash).toLowerCase() === receipt.transactionHash.toLowerCase()) ours = net
+    else others += net
+  }
+  if (ours === undefined) return undefined
+  const shortfall = others + ours - (after - before)
+  return shortfall > 0n ? ours - shortfall : ours
 }
 
 async function gasLimit(publicClient: PublicClient, chainId: string, from: Address, call: Call, token: string): Promise<{ gasLimit: bigint; source: GasLimitSource }> {
