@@ -26,7 +26,10 @@ export class NoTreasuryError extends InvalidArgumentError {
 export class FundingNotFoundError extends InvalidArgumentError {
   /** `why`: the chain's own account of it (mined, but short of the confirmations the operator asks), when it has one. */
   constructor(chainId: string, why?: string) {
-    super(`funding transaction not found on chain ${chainId} yet; retry after it is mined${why ? ` (${why})` : ''}`, { txHash: why ?? 'not found on chain (unknown or not mined yet)' })
+    // Unknown and not yet mined look alike: a hash sent on another chain is never found, so the chain is named to check.
+    super(`funding transaction not found on chain ${chainId} yet; retry after it is mined${why ? ` (${why})` : `, and check it was sent on chain ${chainId}`}`, {
+      txHash: why ?? `not found on chain ${chainId} (unknown there, or not mined yet)`,
+    })
   }
 }
 
