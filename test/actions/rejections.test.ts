@@ -115,15 +115,14 @@ describe('the swap', () => {
     await refused(h.post(`/v2/actions/withdraw/${chain.swapId}`, withdrawBody({ tokenOut: chain.otherToken, slippageBps: 10_000 })), 400, 'INVALID_ARGUMENT', context)
   })
 
-  test('dust: a pool that pays nothing, or a minimum that rounds to zero, is 400 naming amount', async () => {
-    const context = { amount: 'too small to swap; swap more' }
-    await refused(h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ mode: 'swap', tokenIn: chain.otherToken, amount: '1' })), 400, 'INVALID_ARGUMENT', context, /pays nothing/)
+  test('dust: a pool that pays nothing is 400 naming amount; a quote of a unit or so, whose impact cannot be measured, names maxPriceImpactBps too', async () => {
+    await refused(h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ mode: 'swap', tokenIn: chain.otherToken, amount: '1' })), 400, 'INVALID_ARGUMENT', { amount: 'too small to swap; swap more' }, /pays nothing/)
+    // Its minimum, rounded up, is the unit quoted (rounded down it had been 0, refused as such).
     await refused(
       h.post(`/v2/actions/deposit/${chain.swapId}`, depositBody({ mode: 'swap', tokenIn: chain.otherToken, amount: (10n ** 12n).toString(), slippageBps: 5_000 })),
       400,
       'INVALID_ARGUMENT',
-      context,
-      /rounds to 0/,
+      { amount: 'too small to measure its price impact', maxPriceImpactBps: 'set 10000 to accept an unmeasured impact' },
     )
   })
 
