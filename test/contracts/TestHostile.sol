@@ -59,35 +59,13 @@ contract TestDepositSpammer {
     }
 }
 
-/// A token whose Transfer logs say more than its balances move: it takes 1% of every transfer silently, logging the
-/// whole amount (as a share-based token rounding a wei away does, by less).
-contract TestLyingFeeToken {
-    mapping(address => uint256) public balanceOf;
-    uint8 public constant decimals = 6;
-    string public constant symbol = "LIE";
-    event Transfer(address indexed from, address indexed to, uint256 value);
-
-    function mint(address to, uint256 amount) external {
-        balanceOf[to] += amount;
-        emit Transfer(address(0), to, amount);
-    }
-
-    function transfer(address to, uint256 amount) external returns (bool) {
-        balanceOf[msg.sender] -= amount;
-        uint256 fee = amount / 100;
-        balanceOf[to] += amount - fee;
-        balanceOf[address(0xdead)] += fee;
-        emit Transfer(msg.sender, to, amount);
-        return true;
-    }
-}
-
-/// TestLyingFeeToken's fee, only once its owner switches it on: honest when a stream's creation simulates its transfer,
-/// lying when the transfer is sent.
+/// A token whose Transfer logs say more than its balances move while its fee is on: it takes 1% of every transfer
+/// silently, logging the whole amount (as a share-based token rounding a wei away does, by less). Its owner may switch
+/// the fee off and on: honest when a stream's creation simulates its transfer, lying when the transfer is sent.
 contract TestSwitchedFeeToken {
     mapping(address => uint256) public balanceOf;
     uint8 public constant decimals = 6;
-    string public constant symbol = "SWF";
+    string public constant symbol = "LIE";
     bool public feeOn;
     event Transfer(address indexed from, address indexed to, uint256 value);
 
@@ -107,6 +85,13 @@ contract TestSwitchedFeeToken {
         balanceOf[address(0xdead)] += fee;
         emit Transfer(msg.sender, to, amount);
         return true;
+    }
+}
+
+/// The same token with its fee on from the start.
+contract TestLyingFeeToken is TestSwitchedFeeToken {
+    constructor() {
+        feeOn = true;
     }
 }
 
