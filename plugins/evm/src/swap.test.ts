@@ -92,6 +92,15 @@ describe('priceImpactBps', () => {
       const impact = await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [chain.asset, rare], amount, q)
       if (truth > 1000) expect(() => checkPriceImpact(impact, 1000), `${tusd} tUSD: ${impact} bps measured, ${truth} true`).toThrow(InvalidArgumentError)
     }
+    // Past the bound only by what rounding may add (a quote of a few units), the refusal says to swap more, not less:
+    // a smaller swap reads worse (an audit: 250,000 tUSD for 2 units read 10,000 bps, truly 25, was told "swap less").
+    const few = parseUnits('250000', 6)
+    const fewQuoted = (await chain.anvil.publicClient.readContract({ address: chain.router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [few, [chain.asset, rare]] }))[1]!
+    const fewImpact = await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [chain.asset, rare], few, fewQuoted)
+    expect(() => checkPriceImpact(fewImpact, 1000, fewQuoted)).toThrow(/cannot be measured finely enough.*swap more/)
+    // A figure past the bound by more than rounding can add is the pool's price moving: swap less.
+    expect(() => checkPriceImpact(1500, 1000, 10n ** 9n)).toThrow(/more than maxPriceImpactBps 1000: swap less/)
+    expect(() => checkPriceImpact(900, 1000, 2n)).not.toThrow()
     // Where nothing smaller is priced at all, the bound cannot be checked: refused unless any impact is accepted.
     expect(() => checkPriceImpact(undefined, 9_999)).toThrow('cannot be measured at this size')
     expect(() => checkPriceImpact(undefined, 10_000)).not.toThrow()

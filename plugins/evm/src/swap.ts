@@ -118,15 +118,24 @@ export async function priceImpactBps(
 
 /**
  * The 400 for a swap moving the price further than the request accepts, naming both ways out; and for one whose
- * impact could not be measured, unless the request accepts any (a bound that cannot be checked is not met).
+ * impact could not be measured, unless the request accepts any (a bound that cannot be checked is not met). Where the
+ * figure is past the bound only by what the routers' rounding may add to it (0.5 + 250,000 / quote bps, a quote of a
+ * few units of a token worth much a unit), it cannot tell: a smaller swap would read worse, and the answer says to
+ * swap more (an audit: 250,000 tUSD read as 10,000 bps, truly 25, told "swap less").
  */
-export function checkPriceImpact(impactBps: number | undefined, maxPriceImpactBps: number): void {
+export function checkPriceImpact(impactBps: number | undefined, maxPriceImpactBps: number, quoted?: bigint): void {
   if (impactBps === undefined && maxPriceImpactBps < Number(BPS))
     throw new InvalidArgumentError(
       "the swap's price impact cannot be measured at this size: the pool pays nothing for a part of the amount; swap more, or set maxPriceImpactBps 10000 to accept it unmeasured",
       { amount: 'too small to measure its price impact', maxPriceImpactBps: 'set 10000 to accept an unmeasured impact' },
     )
   if (impactBps === undefined || impactBps <= maxPriceImpactBps) return
+  const rounding = quoted === undefined || quoted === 0n ? 0 : 0.5 + 250_000 / Number(quoted)
+  if (impactBps - rounding <= maxPriceImpactBps)
+    throw new InvalidArgumentError(
+      `the swap's price impact cannot be measured finely enough at this size: it reads ${impactBps} bps from a quote of ${quoted} units, which may be up to ${Math.ceil(rounding)} bps over the truth, past maxPriceImpactBps ${maxPriceImpactBps}; swap more (the figure sharpens), or raise maxPriceImpactBps to accept it`,
+      { amount: `too small to measure its price impact within ${maxPriceImpactBps} bps; swap more`, maxPriceImpactBps: `${maxPriceImpactBps} is less than the swap's ${impactBps} as read` },
+    )
   throw new InvalidArgumentError(
     `the swap would move the pool's price ${impactBps} bps against the wallet, more than maxPriceImpactBps ${maxPriceImpactBps}: swap less, or raise maxPriceImpactBps to accept it`,
     { amount: `moves the price ${impactBps} bps; swap less`, maxPriceImpactBps: `${maxPriceImpactBps} is less than the swap's ${impactBps}` },
@@ -147,19 +156,17 @@ export async function quoteSwap(
   const quoting = quote(client, chainId, router, path, amountIn, trade.field)
   const [quoted, impact] = await Promise.all([quoting, priceImpactBps(client, chainId, router, path, amountIn, quoting)])
   const minOut = minimumOut(quoted, bounds.slippageBps)
-  if (minOut === 0n) throw nothingGuaranteed(bounds.slippageBps)
-  checkPriceImpact(impact, bounds.maxPriceImpactBps ?? Number(BPS))
+  if (minOut === 0n) throw nothingGuaranteed()
+  checkPriceImpact(impact, bounds.maxPriceImpactBps ?? Number(BPS), quoted)
   return { quoted, minOut, impact }
 }
 
 /**
- * The 400 for a swap whose guaranteed output is 0, naming what to change: a slippage of 100% guarantees nothing
- * whatever the amount; below that, the amount is too small for the minimum to round above 0.
+ * The 400 for a swap whose guaranteed output is 0: only a slippage of 100% gives one (the minimum is rounded up, and
+ * a pool paying nothing is refused before it).
  */
-export function nothingGuaranteed(slippageBps: number): InvalidArgumentError {
-  return slippageBps >= 10_000
-    ? new InvalidArgumentError('slippageBps 10000 guarantees nothing from the swap: its minimum output would be 0', { slippageBps: 'must be below 10000 for a swap' })
-    : new InvalidArgumentError(`amount is too small to swap: at slippageBps ${slippageBps} its minimum output rounds to 0`, { amount: 'too small to swap; swap more' })
+export function nothingGuaranteed(): InvalidArgumentError {
+  return new InvalidArgumentError('slippageBps 10000 guarantees nothing from the swap: its minimum output would be 0', { slippageBps: 'must be below 10000 for a swap' })
 }
 
 export function checkSlippageBps(slippageBps: number): void {

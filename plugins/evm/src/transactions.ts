@@ -36,7 +36,7 @@ type SwapBounds = Pick<BuildParameters, 'slippageBps' | 'maxPriceImpactBps'>
 /** A swap's slippage, refused before the chain is asked where no quote could help: 10000 guarantees nothing. */
 function checkSwapSlippage(slippageBps: number): void {
   checkSlippageBps(slippageBps)
-  if (slippageBps === 10_000) throw nothingGuaranteed(slippageBps)
+  if (slippageBps === 10_000) throw nothingGuaranteed()
 }
 
 function plan(client: EvmClient, p: BuildParameters): { ctx: BuildContext; plan: Plan } {
