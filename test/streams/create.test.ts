@@ -192,6 +192,16 @@ describe('rejections answer the envelope', () => {
     expect(Object.keys(r.body.context)).toContain(field)
   })
 
+  test("the coin as the reward token in any case; a token that is no address is told the coin's spelling too", async () => {
+    const coin = await env.creator()
+    const r = await env.h.post('/v2/streams', env.tokenBody(coin, { rewardToken: 'NATIVE', netBudget: '1000' }))
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.stream.rewardToken).toBe('native')
+    const bad = await env.h.post('/v2/streams', env.tokenBody(creator, { rewardToken: 'coin' }))
+    expect(bad.status).toBe(400)
+    expect(bad.body.error).toStartWith("rewardToken is not a valid evm address (or native, for the chain's coin): ")
+  })
+
   test("a target opportunity on another chain than the stream's is 400 naming it", async () => {
     // A chain the EVM plugin owns, but not the opportunity's (31337); point streams need no treasury there.
     const r = await env.h.post('/v2/streams', env.pointBody({ chainId: '8453' }))

@@ -5,7 +5,7 @@
  */
 import { addressProblems } from '../addressProblems.ts'
 import { ApiError, InvalidArgumentError } from '../errors.ts'
-import { type Ecosystem, type EcosystemId, formatToken, parseToken } from '../ecosystem.ts'
+import { type Ecosystem, type EcosystemId, formatToken, NATIVE_TOKEN, parseToken } from '../ecosystem.ts'
 import { DistributorNotFoundError } from '../membership/errors.ts'
 import { OpportunityDelistedError, OpportunityNotFoundError } from '../opportunities/errors.ts'
 import { findOpportunity, type QueryDeps } from '../opportunities/query.ts'
@@ -27,14 +27,19 @@ export interface Checked {
   wallet: string
 }
 
-/** Parses an address (or, for token fields, `native`) of the request, naming the request's field in the 400. */
+/**
+ * Parses an address (or, for token fields, `native` in any case) of the request, naming the request's field in the
+ * 400, and for a token field the coin's spelling too (`NATIVE` had been told only what an address must look like).
+ */
 export function parseField(plugin: Ecosystem<EcosystemId, unknown>, input: string, field: string, kind: 'wallet' | 'token' = 'token'): string {
   try {
+    if (kind === 'token' && input.toLowerCase() === NATIVE_TOKEN) return NATIVE_TOKEN
     return kind === 'token' ? parseToken(plugin, input) : plugin.address.parse(input)
   } catch (e) {
     if (!(e instanceof ApiError) || e.code !== 'INVALID_ARGUMENT') throw e
     const reason = String(Object.values(e.context)[0] ?? e.message)
-    throw new InvalidArgumentError(`${field} is not a valid ${plugin.id} address: ${reason}`, { [field]: reason })
+    const coin = kind === 'token' ? ` (or native, for the chain's coin)` : ''
+    throw new InvalidArgumentError(`${field} is not a valid ${plugin.id} address${coin}: ${reason}`, { [field]: reason })
   }
 }
 
