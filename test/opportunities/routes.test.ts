@@ -137,6 +137,8 @@ describe('GET /v2/opportunities/', () => {
     const native = await h.get('/v2/opportunities/?depositToken=native')
     expect(native.status, native.text).toBe(200)
     expect(native.body.opportunities.map((o: Json) => o.id)).toEqual([listing.id])
+    // In any case, as a build's tokenIn and a stream's rewardToken take it.
+    expect((await h.get('/v2/opportunities/?depositToken=NATIVE')).body.opportunities.map((o: Json) => o.id)).toEqual([listing.id])
   })
 
   test("a Solana cluster is one chain in either spelling: mainnet's CAIP-2 id is stored as mainnet, and either filter finds it", async () => {

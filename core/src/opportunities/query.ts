@@ -47,8 +47,8 @@ export async function parseListQuery(ecosystems: EcosystemRegistry, q: Opportuni
   }
   if (q.depositToken !== undefined) {
     const input = q.depositToken.trim()
-    // `native` is every chain's own coin, as catalog deposit tokens name it (narrow it with chainIds).
-    const forms = input === NATIVE_TOKEN ? [NATIVE_TOKEN] : loaded.filter((e) => e.plugin.address.isValid(input)).map((e) => e.plugin.address.parse(input))
+    // `native` (in any case, as a request's token fields take it) is every chain's own coin, as catalog deposit tokens name it (narrow it with chainIds).
+    const forms = input.toLowerCase() === NATIVE_TOKEN ? [NATIVE_TOKEN] : loaded.filter((e) => e.plugin.address.isValid(input)).map((e) => e.plugin.address.parse(input))
     if (!forms.length) throw new InvalidFilterError('depositToken', `is not native, nor a token address of ${addressProblems(loaded, input)}`)
     filter.depositTokens = [...new Set(forms)]
   }
