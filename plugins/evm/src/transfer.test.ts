@@ -6,7 +6,7 @@ import { deployDishonestToken, deployFeeToken, deploySmartWallet, mintToken, rec
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { connect } from './client.ts'
 import { build } from './transactions.ts'
-import { buildTransfer, readTransfers, TRANSFER_GAS } from './transfer.ts'
+import { buildTransfer, loggedNet, readTransfers, TRANSFER_GAS } from './transfer.ts'
 
 let chain: EarnChain
 beforeAll(async () => {
@@ -282,4 +282,28 @@ describe("one client's transactions cannot fail another's read", () => {
     // Theirs are read too (their logs are no transfers); what matters is that they did not take the honest read down.
     expect(theirs.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled'])
   })
+})
+
+test("a receipt's logged net for an account: in less out of the token's Transfers; a log that is no Transfer's (its value not one word) passed over, not the end of the count", () => {
+  const token = '0x' + '11'.repeat(20)
+  const me = '0x' + '22'.repeat(20)
+  const other = '0x' + '33'.repeat(20)
+  const topic = (a: string) => `0x${a.slice(2).padStart(64, '0')}`
+  const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
+  const log = (from: string, to: string, data: string, address = token) => ({ address, topics: [TRANSFER, topic(from), topic(to)], data })
+  const word = (n: bigint) => `0x${n.toString(16).padStart(64, '0')}`
+  const receipt = {
+    status: '0x1',
+    logs: [
+      log(other, me, word(100n)),
+      log(me, other, word(7n)),
+      // The token's own odd log, shaped like a Transfer to the account: skipped, as viem's strict parsing skips it.
+      log(other, me, word(5n) + '00'),
+      // Another token's.
+      log(other, me, word(1_000n), '0x' + '44'.repeat(20)),
+    ],
+  }
+  expect(loggedNet(receipt, token, me)).toBe(93n)
+  expect(loggedNet({ ...receipt, status: '0x0' }, token, me)).toBe(0n)
+  expect(loggedNet({ status: '0x1' }, token, me)).toBeUndefined()
 })

@@ -173,8 +173,12 @@ export async function readTransfers(client: EvmClient, p: ReadTagParameters): Pr
 
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
 
-/** `account`'s net of the token's Transfer logs in a raw receipt (in less out); undefined for a receipt of another shape. */
-function loggedNet(receipt: unknown, token: string, account: string): bigint | undefined {
+/**
+ * `account`'s net of the token's Transfer logs in a raw receipt (in less out); undefined for a receipt of another shape.
+ * A log that is no ERC-20 Transfer (its value not one word) is passed over, as viem's strict parsing does: one the token
+ * emits so must not make the measure give up, and the logs alone count.
+ */
+export function loggedNet(receipt: unknown, token: string, account: string): bigint | undefined {
   if (typeof receipt !== 'object' || receipt === null || !Array.isArray((receipt as { logs?: unknown }).logs)) return undefined
   if ((receipt as { status?: unknown }).status === '0x0') return 0n
   const word = `0x${account.slice(2).padStart(64, '0')}`
@@ -182,7 +186,7 @@ function loggedNet(receipt: unknown, token: string, account: string): bigint | u
   for (const log of (receipt as { logs: unknown[] }).logs) {
     const { address, topics, data } = (log ?? {}) as { address?: unknown; topics?: unknown; data?: unknown }
     if (typeof address !== 'string' || address.toLowerCase() !== token || !Array.isArray(topics) || topics.length !== 3 || topics[0] !== TRANSFER_TOPIC) continue
-    if (typeof data !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(data)) return undefined
+    if (typeof data !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(data)) continue
     const amount = BigInt(data)
     if (String(topics[2]).toLowerCase() === word) net += amount
     if (String(topics[1]).toLowerCase() === word) net -= amount
