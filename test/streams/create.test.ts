@@ -192,6 +192,21 @@ describe('rejections answer the envelope', () => {
     expect(Object.keys(r.body.context)).toContain(field)
   })
 
+  test('an action that is none of pause, resume or cancel is a path no route takes: 404, charged nothing', async () => {
+    const created = await env.h.post('/v2/streams', env.pointBody())
+    expect(created.status, created.text).toBe(200)
+    const used = Number(created.headers.get('x-ratelimit-used'))
+    for (const action of ['explode', 'Pause', 'activate']) {
+      const r = await env.h.post(`/v2/streams/${created.body.stream.id}/${action}`)
+      expect(r.status, r.text).toBe(404)
+      expectEnvelope(r.body, 404, 'NOT_FOUND')
+      expect(r.body.error).toStartWith(`no route POST /v2/streams/${created.body.stream.id}/${action}`)
+      // Told its usage, as every answer to a valid key is, and not charged.
+      expect(Number(r.headers.get('x-ratelimit-used'))).toBe(used)
+    }
+    expect((await env.h.post(`/v2/streams/${created.body.stream.id}/pause`)).body.stream.state).toBe('paused')
+  })
+
   test("the coin as the reward token in any case; a token that is no address is told the coin's spelling too", async () => {
     const coin = await env.creator()
     const r = await env.h.post('/v2/streams', env.tokenBody(coin, { rewardToken: 'NATIVE', netBudget: '1000' }))

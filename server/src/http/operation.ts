@@ -4,6 +4,7 @@
  */
 import { type OperationId, OPERATIONS } from '@earn/core/metering/costs'
 import type { TObject } from '@sinclair/typebox'
+import { NotFoundError } from 'elysia'
 import type { Deps } from '../deps.ts'
 import { ErrorEnvelopeSchema } from './envelope.ts'
 import { guard } from './guard.ts'
@@ -20,17 +21,20 @@ const errorResponses = {
 
 /**
  * `query`, when the operation takes one, is its schema: the route validates it, and the guard refuses a parameter the
- * schema does not name (a misspelt filter, `chainIds[]`), which validation would silently drop.
+ * schema does not name (a misspelt filter, `chainIds[]`), which validation would silently drop. `routes` names path
+ * parameters that pick the route itself (a stream's `action`): another value is a path no route takes, a 404 charged
+ * nothing, as any unknown route (DECISIONS), not a 400 charged as the operation.
  */
 export function operation<const Responses extends Record<number, unknown>, const Query extends TObject | undefined = undefined>(
   deps: Deps,
   id: OperationId,
-  doc: { summary: string; tags: string[]; description?: string; responses: Responses; query?: Query; anyQuery?: true },
+  doc: { summary: string; tags: string[]; description?: string; responses: Responses; query?: Query; anyQuery?: true; routes?: Record<string, readonly string[]> },
 ) {
   const policy = OPERATIONS[id]
   // `anyQuery`: a removed endpoint answers "removed" whatever its caller sends.
   const parameters = doc.anyQuery ? null : Object.keys(doc.query?.properties ?? {})
   const query = (doc.query ? { query: doc.query } : {}) as Query extends TObject ? { query: Query } : {}
+  const routes = Object.entries(doc.routes ?? {})
   return {
     ...query,
     detail: {
@@ -45,6 +49,9 @@ export function operation<const Responses extends Record<number, unknown>, const
     response: { ...errorResponses, ...doc.responses },
     // Destructured, not passed whole: Elysia reads a hook's parameters to decide what to prepare for
     // each request, and a bare `ctx` makes it prepare everything (cookies included) on every request.
-    transform: ({ request, set, body, params }: Parameters<typeof guard>[3]) => guard(deps, id, parameters, { request, set, body, params }),
+    transform: ({ request, set, body, params }: Parameters<typeof guard>[3]) => {
+      if (routes.some(([name, values]) => !values.includes(String(params?.[name])))) throw new NotFoundError()
+      return guard(deps, id, parameters, { request, set, body, params })
+    },
   }
 }

@@ -1,4 +1,5 @@
 import { confirmStream, createStream, getStream, listStreams, type StreamDeps, transitionStream } from '@earn/core'
+import { STREAM_TRANSITIONS } from '@earn/core/streams/schema'
 import { Elysia } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
@@ -80,6 +81,7 @@ export const streamRoutes = (deps: Deps) => {
       {
         params: TransitionParams,
         ...operation(deps, 'streams.transition', {
+          routes: { action: STREAM_TRANSITIONS },
           summary: 'Pause, resume or cancel a stream',
           description:
             'pause: active -> paused; resume: paused -> active; cancel: active or paused -> cancelled (not pending: its funding may be mined already). Every other transition ' +
