@@ -206,11 +206,12 @@ export interface ReadTransfersResult extends ReadTagResult {
   /** Each transfer names the tag its message carried (`TokenTransfer.tag`; TON): verify then tells the tags' moves apart. */
   transfersTagged?: boolean
   /**
-   * What `account`'s balance of the token `token` (not the coin) rose by in this transaction as the chain's state says,
-   * where a token's logs may say more than it moved (a fee taken on delivery, shares rounded): EVM reads the balance
-   * before and after the transaction's block. Undefined where the node cannot tell (the state before that block pruned).
+   * How much less `account`'s balance of the token `token` (not the coin) rose by in this transaction than its logs
+   * say, by the chain's state (0 where they agree): a token may log more than it moves (a fee taken on delivery, shares
+   * rounded). EVM reads the balance before and after the transaction's block. Undefined where the node cannot tell
+   * (the state before that block pruned), or the block's other transactions moved it otherwise than by Transfers.
    */
-  received?(token: string, account: string): Promise<bigint | undefined>
+  shortfall?(token: string, account: string): Promise<bigint | undefined>
 }
 
 /** One configured chain's reachability, for readiness. */

@@ -68,9 +68,16 @@ contract TestSwitchedFeeToken {
     string public constant symbol = "LIE";
     bool public feeOn;
     event Transfer(address indexed from, address indexed to, uint256 value);
+    event Rebase(address indexed holder, uint256 less);
 
     function setFee(bool on) external {
         feeOn = on;
+    }
+
+    /// A holder's balance shrinks with no Transfer, as a negative rebase (or a WETH unwrap) moves it.
+    function rebase(address holder, uint256 less) external {
+        balanceOf[holder] -= less;
+        emit Rebase(holder, less);
     }
 
     function mint(address to, uint256 amount) external {

@@ -107,9 +107,10 @@ describe('pending -> active only once the funding transfer is mined', () => {
       expect(r.body.context).toEqual({ state: 'cancelled', action })
     }
     expect(await state(stream.id)).toBe('cancelled')
+    // No action at all: a path no route takes (DECISIONS: unknown routes are 404).
     const unknown = await step('archive')
-    expect(unknown.status).toBe(400)
-    expectEnvelope(unknown.body, 400, 'INVALID_ARGUMENT')
+    expect(unknown.status).toBe(404)
+    expectEnvelope(unknown.body, 404, 'NOT_FOUND')
   })
 
   test('a pending stream cannot be cancelled (its funding may be mined already): it is still confirmed by its transfer', async () => {
@@ -209,6 +210,28 @@ describe("a token whose logs say more than it delivers once the stream is create
     expect(await state(created.id)).toBe('pending')
   })
 
+  test("an honest funding in a block where the treasury's balance also fell without a Transfer (a rebase, an unwrap): confirmed, not refused for good", async () => {
+    const token = await deployDishonestToken(env.chain.anvil, 'TestSwitchedFeeToken')
+    const early = await createTokenStream({ rewardToken: token }, await env.creator(10_000_000n, token))
+    // The treasury holds some already (an earlier stream's funding), which the rebase then shrinks.
+    await env.send(early.creator, early.transaction)
+    const created = await createTokenStream({ rewardToken: token }, await env.creator(10_000_000n, token))
+    await env.chain.anvil.testClient.setAutomine(false)
+    try {
+      const rebase = await env.chain.anvil.walletClient.writeContract({ address: token, abi: switchedFeeAbi, functionName: 'rebase', args: [env.treasury, 5n] })
+      const funding = await env.chain.anvil.walletClient.sendTransaction({ account: created.creator, to: created.transaction.to as Address, data: created.transaction.data as Hex, gas: BigInt(created.transaction.gasLimit as string) })
+      await env.chain.anvil.testClient.mine({ blocks: 1 })
+      const [a, b] = await Promise.all([rebase, funding].map((hash) => env.chain.anvil.publicClient.waitForTransactionReceipt({ hash })))
+      expect(a!.blockNumber).toBe(b!.blockNumber)
+      // Counted against the funding, the drop had refused it for good ("the token keeps part of what it moves").
+      const r = await confirm(created.id, funding)
+      expect(r.status, r.text).toBe(200)
+      expect(r.body.stream.state).toBe('active')
+    } finally {
+      await env.chain.anvil.testClient.setAutomine(true)
+    }
+  })
+
   test("an honest token in a block where another transaction also pays the treasury: the block's other logs are taken at their word", async () => {
     const created = await createTokenStream()
     // Someone else's transfer to the treasury, mined in the funding's block.
@@ -227,7 +250,10 @@ describe("a token whose logs say more than it delivers once the stream is create
   })
 })
 
-const switchedFeeAbi = [{ type: 'function', name: 'setFee', stateMutability: 'nonpayable', inputs: [{ name: 'on', type: 'bool' }], outputs: [] }] as const
+const switchedFeeAbi = [
+  { type: 'function', name: 'setFee', stateMutability: 'nonpayable', inputs: [{ name: 'on', type: 'bool' }], outputs: [] },
+  { type: 'function', name: 'rebase', stateMutability: 'nonpayable', inputs: [{ name: 'holder', type: 'address' }, { name: 'less', type: 'uint256' }], outputs: [] },
+] as const
 
 describe('a contract wallet as the creator (a Safe, an ERC-4337 account)', () => {
   test("its owner sends the transfer through the wallet: the creator's tokens reach the treasury, and the stream confirms", async () => {
@@ -301,12 +327,12 @@ describe('a stream of the chain\'s own coin', () => {
 
 describe('a contract wallet creator funding through a relayer', () => {
   /** A contract wallet holding reward tokens, its owner, a relayer, and a token stream created for the wallet. */
-  async function walletCreatorStream() {
+  async function walletCreatorStream(token: Address = env.chain.token) {
     const owner = await env.creator()
     const relayer = await env.creator()
     const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
-    await mintToken(env.chain.anvil, env.chain.token, wallet, 10_000_000n)
-    const stream = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
+    await mintToken(env.chain.anvil, token, wallet, 10_000_000n)
+    const stream = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet, rewardToken: token }))
     expect(stream.status, stream.text).toBe(200)
     return { owner, relayer, wallet, stream }
   }
@@ -367,6 +393,25 @@ describe('a contract wallet creator funding through a relayer', () => {
     // Each stream's own again is not pending (400), as ever.
     const again = await confirm(a.stream.body.stream.id, hash)
     expect([again.status, again.body.context?.state]).toEqual([400, 'active'])
+  })
+
+  test("one bundle funding two streams in a token that keeps 1% silently funds neither: the transaction's shortfall counts against each", async () => {
+    const token = await deployDishonestToken(env.chain.anvil, 'TestSwitchedFeeToken')
+    const a = await walletCreatorStream(token)
+    const b = await walletCreatorStream(token)
+    await env.chain.anvil.walletClient.writeContract({ address: token, abi: switchedFeeAbi, functionName: 'setFee', args: [true] })
+    const calls = [
+      { to: a.wallet, data: await signedWalletCall(env.chain.anvil, a.owner, a.wallet, a.stream.body.transactions[0].transaction) },
+      { to: b.wallet, data: await signedWalletCall(env.chain.anvil, b.owner, b.wallet, b.stream.body.transactions[0].transaction) },
+    ]
+    const bundler = await deployBundler(env.chain.anvil)
+    const hash = await env.chain.anvil.walletClient.sendTransaction({ account: a.relayer, to: bundler, data: encodeFunctionData({ abi: testBundlerAbi, functionName: 'run', args: [calls] }) })
+    expect((await env.chain.anvil.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success')
+    // Measured as what the treasury's balance rose by, against each stream's own logged transfer, both went active.
+    for (const s of [a, b]) {
+      expectRefused(await confirm(s.stream.body.stream.id, hash), /the token keeps part of what it moves/)
+      expect(await state(s.stream.body.stream.id)).toBe('pending')
+    }
   })
 
   test("the stream's tag appended by the relayer to the wallet's untagged transfer does not fund it", async () => {

@@ -92,12 +92,12 @@ async function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unkno
   const ofToken = read.transfers.filter((t) => t.token === stream.rewardToken && (t.tag === undefined || t.tag === tag))
   const logged = ofToken.filter((t) => t.from === creator && t.to === stream.treasury).reduce((sum, t) => sum + t.amount, 0n)
   // What left the treasury again in the same transaction was not received (a token taking its fee from the recipient
-  // logs it so), and where the chain tells what the treasury's balance rose by, no more than that counts.
+  // logs it so), nor what the chain's state says its balance rose by less than the logs (a fee taken silently). The
+  // shortfall is the whole transaction's: where it funds several streams (a bundle), each counts it.
   const paidOn = ofToken.filter((t) => t.from === stream.treasury && t.to !== stream.treasury).reduce((sum, t) => sum + t.amount, 0n)
   const token = stream.rewardToken
-  const measured = token !== null && token !== NATIVE_TOKEN && logged > 0n && read.received ? await read.received(token, stream.treasury!) : undefined
-  let funded = logged - paidOn
-  if (measured !== undefined && measured < funded) funded = measured
+  const short = token !== null && token !== NATIVE_TOKEN && logged > 0n && read.shortfall ? ((await read.shortfall(token, stream.treasury!)) ?? 0n) : 0n
+  let funded = logged - paidOn - short
   if (funded < 0n) funded = 0n
   const required = BigInt(stream.totalPulled)
   const from = canonical(read.from) ?? read.from
@@ -109,9 +109,9 @@ async function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unkno
         : "its funding tag is not on the creator's own transfer: it was added around it by whoever submitted the transaction",
     )
   const sender = from === creator ? '' : `it was sent by ${show(from)}, not by the stream's creator ${show(creator)}, and `
-  const short = funded < logged ? ` (its logs say ${logged}, but the treasury received ${funded}: the token keeps part of what it moves)` : ''
+  const kept = funded < logged ? ` (its logs say ${logged}, but the treasury received ${funded}: the token keeps part of what it moves)` : ''
   throw new FundingRejectedError(
-    `${sender}it moves ${funded} of the ${required} smallest units of the reward token that must go from the creator to the treasury ${show(stream.treasury!)}${short}`,
+    `${sender}it moves ${funded} of the ${required} smallest units of the reward token that must go from the creator to the treasury ${show(stream.treasury!)}${kept}`,
     { required: required.toString(), transferred: funded.toString() },
   )
 }

@@ -41,7 +41,7 @@ describe('buildTransfer', () => {
     const [hash] = await chain.sendAll(sender, steps)
     expect(await chain.read.balance(chain.asset, treasury)).toBe(amount)
     expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: hash! })).toEqual({
-      tagsOn: expect.any(Function), coinMovedInside: expect.any(Function), received: expect.any(Function),
+      tagsOn: expect.any(Function), coinMovedInside: expect.any(Function), shortfall: expect.any(Function),
       txHash: hash!,
       tag: TAG,
       from: lower(sender.address),
@@ -104,7 +104,7 @@ describe('buildTransfer', () => {
     expect(receipt.status).toBe('success')
     expect(await chain.anvil.publicClient.getBalance({ address: treasury })).toBe(amount)
     const read = await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })
-    expect(read).toEqual({ txHash: receipt.transactionHash, tag: TAG, from: lower(sender.address), to: lower(treasury), vaultMoves: [], transfers: [{ token: 'native', from: lower(sender.address), to: lower(treasury), amount }], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function), received: expect.any(Function) })
+    expect(read).toEqual({ txHash: receipt.transactionHash, tag: TAG, from: lower(sender.address), to: lower(treasury), vaultMoves: [], transfers: [{ token: 'native', from: lower(sender.address), to: lower(treasury), amount }], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function), shortfall: expect.any(Function) })
     // The sender's own transfer, read from its input.
     expect(await read.tagsOn!({ from: sender.address, to: treasury })).toEqual([TAG])
     // Its value is the transaction's own, already reported: no call inside it moved any.
@@ -126,7 +126,7 @@ describe('buildTransfer', () => {
     const transfer = { to: chain.asset, data: `${encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [p.to, 6n] })}${stringToHex(TAG).slice(2)}` as Hex, value: '0', gasLimit: TRANSFER_GAS.toString(), chainId: 31337 }
     const receipt = await sendUnsigned(chain.anvil, sender, transfer)
     expect(receipt.status).toBe('reverted')
-    expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ txHash: receipt.transactionHash, tag: null, from: lower(sender.address), to: lower(chain.asset), vaultMoves: [], transfers: [], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function), received: expect.any(Function) })
+    expect(await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: receipt.transactionHash })).toEqual({ txHash: receipt.transactionHash, tag: null, from: lower(sender.address), to: lower(chain.asset), vaultMoves: [], transfers: [], tagsOn: expect.any(Function), coinMovedInside: expect.any(Function), shortfall: expect.any(Function) })
   })
 
   test('a native transfer to a contract that takes no call with data is refused as an unfit recipient', async () => {
@@ -284,7 +284,7 @@ describe("one client's transactions cannot fail another's read", () => {
   })
 })
 
-test("a receipt's logged net for an account: in less out of the token's Transfers; a log that is no Transfer's (its value not one word) passed over, not the end of the count", () => {
+test("a receipt's logged net for an account: in less out of the token's Transfers; a log of the token that is no Transfer's (a WETH unwrap, or one shaped like a Transfer but not one) said apart", () => {
   const token = '0x' + '11'.repeat(20)
   const me = '0x' + '22'.repeat(20)
   const other = '0x' + '33'.repeat(20)
@@ -303,7 +303,10 @@ test("a receipt's logged net for an account: in less out of the token's Transfer
       log(other, me, word(1_000n), '0x' + '44'.repeat(20)),
     ],
   }
-  expect(loggedNet(receipt, token, me)).toBe(93n)
-  expect(loggedNet({ ...receipt, status: '0x0' }, token, me)).toBe(0n)
+  expect(loggedNet(receipt, token, me)).toEqual({ net: 93n, otherLogs: true })
+  expect(loggedNet({ ...receipt, logs: receipt.logs.filter((_, i) => i !== 2) }, token, me)).toEqual({ net: 93n, otherLogs: false })
+  const WITHDRAWAL = '0x7fcf532c15f0a6db0bd6d0e038bea71d30d808c7d98cb3bf7268a95bf5081b65'
+  expect(loggedNet({ status: '0x1', logs: [{ address: token, topics: [WITHDRAWAL, topic(me)], data: word(5n) }] }, token, me)).toEqual({ net: 0n, otherLogs: true })
+  expect(loggedNet({ ...receipt, status: '0x0' }, token, me)).toEqual({ net: 0n, otherLogs: false })
   expect(loggedNet({ status: '0x1' }, token, me)).toBeUndefined()
 })

@@ -160,49 +160,54 @@ export async function readTransfers(client: EvmClient, p: ReadTagParameters): Pr
   const { transaction, receipt } = mined
   const attribution = attributionOf(client, p.chainId, mined)
   const from = attribution.from
-  const received = (token: string, account: string) => receivedIn(client, p.chainId, receipt, token, account)
-  if (receipt.status !== 'success') return { ...attribution, transfers: [], received }
+  const shortfall = (token: string, account: string) => shortfallIn(client, p.chainId, receipt, token, account)
+  if (receipt.status !== 'success') return { ...attribution, transfers: [], shortfall }
   const transfers: TokenTransfer[] = []
   if (transaction.value > 0n && transaction.to)
     transfers.push({ token: NATIVE_TOKEN, from, to: transaction.to.toLowerCase(), amount: transaction.value })
   // strict: a log that only shares the event's signature (ERC-721's Transfer indexes its third argument) is skipped.
   for (const log of parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs, strict: true }))
     transfers.push({ token: log.address.toLowerCase(), from: log.args.from.toLowerCase(), to: log.args.to.toLowerCase(), amount: log.args.value })
-  return { ...attribution, transfers, received }
+  return { ...attribution, transfers, shortfall }
 }
 
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
 
 /**
- * `account`'s net of the token's Transfer logs in a raw receipt (in less out); undefined for a receipt of another shape.
- * A log that is no ERC-20 Transfer (its value not one word) is passed over, as viem's strict parsing does: one the token
- * emits so must not make the measure give up, and the logs alone count.
+ * `account`'s net of the token's Transfer logs in a raw receipt (in less out), and whether the token logged anything
+ * else there (a WETH unwrap, a rebase: moves no Transfer tells); undefined for a receipt of another shape. A log that is
+ * no ERC-20 Transfer (its value not one word) counts as something else, as viem's strict parsing passes over it.
  */
-export function loggedNet(receipt: unknown, token: string, account: string): bigint | undefined {
+export function loggedNet(receipt: unknown, token: string, account: string): { net: bigint; otherLogs: boolean } | undefined {
   if (typeof receipt !== 'object' || receipt === null || !Array.isArray((receipt as { logs?: unknown }).logs)) return undefined
-  if ((receipt as { status?: unknown }).status === '0x0') return 0n
+  if ((receipt as { status?: unknown }).status === '0x0') return { net: 0n, otherLogs: false }
   const word = `0x${account.slice(2).padStart(64, '0')}`
   let net = 0n
+  let otherLogs = false
   for (const log of (receipt as { logs: unknown[] }).logs) {
     const { address, topics, data } = (log ?? {}) as { address?: unknown; topics?: unknown; data?: unknown }
-    if (typeof address !== 'string' || address.toLowerCase() !== token || !Array.isArray(topics) || topics.length !== 3 || topics[0] !== TRANSFER_TOPIC) continue
-    if (typeof data !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(data)) continue
+    if (typeof address !== 'string' || address.toLowerCase() !== token) continue
+    if (!Array.isArray(topics) || topics.length !== 3 || topics[0] !== TRANSFER_TOPIC || typeof data !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(data)) {
+      otherLogs = true
+      continue
+    }
     const amount = BigInt(data)
     if (String(topics[2]).toLowerCase() === word) net += amount
     if (String(topics[1]).toLowerCase() === word) net -= amount
   }
-  return net
+  return { net, otherLogs }
 }
 
 /**
- * What `account`'s balance of `token` rose by in this transaction by the chain's state, not the token's logs: the
- * balance after its block less the balance before, less what the block's other transactions logged moving it (their
- * logs taken at their word; what the state falls short of the block's logs is counted against this transaction). A
- * token logging more than it delivers (a fee taken from the recipient, on a gas price a simulation did not use, or
- * switched on after the stream's creation; shares rounded down) had a stream confirmed short (an audit). A node that
- * answers without the state (pruned) tells nothing: undefined. One that does not answer is a 503.
+ * How much less `account`'s balance of `token` rose by in this transaction than the logs say, by the chain's state: the
+ * balance after its block less the balance before, against the block's logged Transfers of it (other transactions'
+ * taken at their word), the difference counted against this transaction. A token logging more than it delivers (a fee
+ * switched on after a stream's creation, or charged only at a real gas price; shares rounded down) had a stream
+ * confirmed short (an audit). Undefined, so the logs alone count, where the node answers without the state (pruned) or
+ * another transaction of the block had the token log something else (a WETH unwrap, a rebase: a drop no Transfer
+ * tells, which would refuse an honest funding for good). One that does not answer is a 503.
  */
-async function receivedIn(client: EvmClient, chainId: string, receipt: { blockNumber: bigint; transactionHash: Hex }, token: string, account: string): Promise<bigint | undefined> {
+async function shortfallIn(client: EvmClient, chainId: string, receipt: { blockNumber: bigint; transactionHash: Hex }, token: string, account: string): Promise<bigint | undefined> {
   const publicClient = requirePublicClient(client, chainId)
   if (receipt.blockNumber === 0n) return undefined
   const balanceAt = (blockNumber: bigint) =>
@@ -219,17 +224,19 @@ async function receivedIn(client: EvmClient, chainId: string, receipt: { blockNu
     return undefined
   }
   if (!Array.isArray(blockReceipts)) return undefined
-  let ours: bigint | undefined
-  let others = 0n
+  let ours = false
+  let logged = 0n
   for (const r of blockReceipts) {
-    const net = loggedNet(r, token, account)
-    if (net === undefined) return undefined
-    if (String((r as { transactionHash?: unknown }).transactionHash).toLowerCase() === receipt.transactionHash.toLowerCase()) ours = net
-    else others += net
+    const moves = loggedNet(r, token, account)
+    if (moves === undefined) return undefined
+    const own = String((r as { transactionHash?: unknown }).transactionHash).toLowerCase() === receipt.transactionHash.toLowerCase()
+    if (own) ours = true
+    else if (moves.otherLogs) return undefined
+    logged += moves.net
   }
-  if (ours === undefined) return undefined
-  const shortfall = others + ours - (after - before)
-  return shortfall > 0n ? ours - shortfall : ours
+  if (!ours) return undefined
+  const shortfall = logged - (after - before)
+  return shortfall > 0n ? shortfall : 0n
 }
 
 async function gasLimit(publicClient: PublicClient, chainId: string, from: Address, call: Call, token: string): Promise<{ gasLimit: bigint; source: GasLimitSource }> {
