@@ -50,8 +50,9 @@ for (const wallet of solanaWallets) console.log(`  ${wallet}: 10 SOL, 1000 of th
 console.log('\nstart the server and import the catalog with:')
 console.log(`  ${[...store, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ')} bun run start`)
 console.log(`  ${[...store, `EVM_RPC_URLS=${env.EVM_RPC_URLS}`, `SOLANA_RPC_URL=${env.SOLANA_RPC_URL}`].join(' ')} bun run cli opportunity import catalog/local.json`)
-console.log('\nCtrl-C stops both chains.')
-process.on('SIGINT', async () => {
+console.log('\nCtrl-C stops both chains (as does SIGTERM or SIGHUP: under a supervisor or `timeout` no anvil is left behind).')
+const stop = async () => {
   await Promise.all([chain.anvil.stop(), solana.stop()])
   process.exit(0)
-})
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop)
