@@ -208,8 +208,8 @@ export interface ReadTransfersResult extends ReadTagResult {
   /**
    * How much less `account`'s balance of the token `token` (not the coin) rose by in this transaction than its logs
    * say, by the chain's state (0 where they agree): a token may log more than it moves (a fee taken on delivery, shares
-   * rounded). EVM reads the balance before and after the transaction's block. Undefined where the node cannot tell
-   * (the state before that block pruned), or the block's other transactions moved it otherwise than by Transfers.
+   * rounded). EVM reads the balance with the storage the transaction found and left (a prestate trace). Undefined
+   * where the node cannot tell (no such trace, the state before the block pruned).
    */
   shortfall?(token: string, account: string): Promise<bigint | undefined>
 }

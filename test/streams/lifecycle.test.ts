@@ -232,7 +232,45 @@ describe("a token whose logs say more than it delivers once the stream is create
     }
   })
 
-  test("an honest token in a block where another transaction also pays the treasury: the block's other logs are taken at their word", async () => {
+  test("the funding's own shortfall counts, whatever else its block holds: another log of the token beside it turns nothing off, and another's fee is not the funding's", async () => {
+    const token = await deployDishonestToken(env.chain.anvil, 'TestSwitchedFeeToken')
+    const inBlock = async (sends: (() => Promise<Hex>)[]) => {
+      await env.chain.anvil.testClient.setAutomine(false)
+      try {
+        const hashes: Hex[] = []
+        for (const send of sends) hashes.push(await send())
+        await env.chain.anvil.testClient.mine({ blocks: 1 })
+        const receipts = await Promise.all(hashes.map((hash) => env.chain.anvil.publicClient.waitForTransactionReceipt({ hash })))
+        expect(new Set(receipts.map((r) => r.blockNumber)).size).toBe(1)
+        return hashes
+      } finally {
+        await env.chain.anvil.testClient.setAutomine(true)
+      }
+    }
+    const fund = (c: Created) => () =>
+      env.chain.anvil.walletClient.sendTransaction({ account: c.creator, to: c.transaction.to as Address, data: c.transaction.data as Hex, gas: BigInt(c.transaction.gasLimit as string) })
+    // Short by its fee, beside a transaction making the token log something else (a rebase of nothing): measured over the
+    // block, that log had switched the measure off and the stream went active short (an audit).
+    const short = await createTokenStream({ rewardToken: token }, await env.creator(10_000_000n, token))
+    await env.chain.anvil.walletClient.writeContract({ address: token, abi: switchedFeeAbi, functionName: 'setFee', args: [true] })
+    const [, shortFunding] = await inBlock([() => env.chain.anvil.walletClient.writeContract({ address: token, abi: switchedFeeAbi, functionName: 'rebase', args: [short.creator.address, 0n] }), fund(short)])
+    expectRefused(await confirm(short.id, shortFunding!), /the token keeps part of what it moves/)
+    // Whole, sent while the fee is off, then the fee on and another's transfer to the treasury kept short, in one block:
+    // measured over the block, the other's unit was charged to the funding and refused it for good (an audit).
+    await env.chain.anvil.walletClient.writeContract({ address: token, abi: switchedFeeAbi, functionName: 'setFee', args: [false] })
+    const whole = await createTokenStream({ rewardToken: token }, await env.creator(10_000_000n, token))
+    const other = await env.creator(1_000n, token)
+    const [wholeFunding] = await inBlock([
+      fund(whole),
+      () => env.chain.anvil.walletClient.writeContract({ address: token, abi: switchedFeeAbi, functionName: 'setFee', args: [true] }),
+      () => env.chain.anvil.walletClient.writeContract({ account: other, address: token, abi: erc20Abi, functionName: 'transfer', args: [env.treasury, 100n] }),
+    ])
+    const r = await confirm(whole.id, wholeFunding!)
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.stream.state).toBe('active')
+  })
+
+  test('an honest token in a block where another transaction also pays the treasury: the funding confirms', async () => {
     const created = await createTokenStream()
     // Someone else's transfer to the treasury, mined in the funding's block.
     const treasuryKey = await env.creator(5n)

@@ -6,7 +6,7 @@ import { deployDishonestToken, deployFeeToken, deploySmartWallet, mintToken, rec
 import { startEarnChain, type EarnChain } from './fixtures.ts'
 import { connect } from './client.ts'
 import { build } from './transactions.ts'
-import { buildTransfer, loggedNet, readTransfers, TRANSFER_GAS } from './transfer.ts'
+import { buildTransfer, loggedNet, readTransfers, storageBeforeAndAfter, TRANSFER_GAS } from './transfer.ts'
 
 let chain: EarnChain
 beforeAll(async () => {
@@ -90,6 +90,27 @@ describe('buildTransfer', () => {
     await mintToken(chain.anvil, inert, sender.address, parseUnits('10', 6))
     const none = (await buildTransfer(chain.client(), { chainId: chain.anvil.chainId, from: sender.address, token: inert, to: newAddress(), amount: 1_000_000n, tag: TAG }).catch((e: unknown) => e)) as InvalidArgumentError
     expect([none.context, none.message]).toEqual([{ token: 'moves nothing on transfer' }, expect.stringContaining('moves nothing on transfer')])
+  })
+
+  test("readTransfers' shortfall: what a token kept of what it logged moving to an account, by the transaction's own state; none from a node without prestate traces", async () => {
+    const sender = await chain.user()
+    const lying = await deployDishonestToken(chain.anvil, 'TestLyingFeeToken')
+    await mintToken(chain.anvil, lying, sender.address, parseUnits('10', 6))
+    const to = newAddress()
+    const send = async (token: Hex, amount: bigint) =>
+      (await sendUnsigned(chain.anvil, sender, { to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }), value: '0', gasLimit: '200000', chainId: 31337 })).transactionHash
+    const lied = await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: await send(lying, 1_000_000n) })
+    expect(await lied.shortfall!(lower(lying), lower(to))).toBe(10_000n)
+    const honest = await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: await send(chain.asset, 1_000n) })
+    expect(await honest.shortfall!(lower(chain.asset), lower(to))).toBe(0n)
+    // A node refusing the trace tells nothing: the logs alone count (undefined), not a failure.
+    const proxy = recordingProxy(chain.anvil.url, { refuse: (call) => call.method === 'debug_traceTransaction' })
+    try {
+      const untraced = await readTransfers(connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${proxy.url}` }), { chainId: chain.anvil.chainId, txHash: lied.txHash as Hex })
+      expect(await untraced.shortfall!(lower(lying), lower(to))).toBeUndefined()
+    } finally {
+      await proxy.stop()
+    }
   })
 
   test('a native transfer sends the value with the tag as data', async () => {
@@ -284,7 +305,7 @@ describe("one client's transactions cannot fail another's read", () => {
   })
 })
 
-test("a receipt's logged net for an account: in less out of the token's Transfers; a log of the token that is no Transfer's (a WETH unwrap, or one shaped like a Transfer but not one) said apart", () => {
+test("a receipt's logged net for an account: in less out of the token's Transfers; a log shaped like a Transfer but not one passed over", () => {
   const token = '0x' + '11'.repeat(20)
   const me = '0x' + '22'.repeat(20)
   const other = '0x' + '33'.repeat(20)
@@ -292,21 +313,26 @@ test("a receipt's logged net for an account: in less out of the token's Transfer
   const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
   const log = (from: string, to: string, data: string, address = token) => ({ address, topics: [TRANSFER, topic(from), topic(to)], data })
   const word = (n: bigint) => `0x${n.toString(16).padStart(64, '0')}`
-  const receipt = {
-    status: '0x1',
-    logs: [
-      log(other, me, word(100n)),
-      log(me, other, word(7n)),
-      // The token's own odd log, shaped like a Transfer to the account: skipped, as viem's strict parsing skips it.
-      log(other, me, word(5n) + '00'),
-      // Another token's.
-      log(other, me, word(1_000n), '0x' + '44'.repeat(20)),
-    ],
-  }
-  expect(loggedNet(receipt, token, me)).toEqual({ net: 93n, otherLogs: true })
-  expect(loggedNet({ ...receipt, logs: receipt.logs.filter((_, i) => i !== 2) }, token, me)).toEqual({ net: 93n, otherLogs: false })
-  const WITHDRAWAL = '0x7fcf532c15f0a6db0bd6d0e038bea71d30d808c7d98cb3bf7268a95bf5081b65'
-  expect(loggedNet({ status: '0x1', logs: [{ address: token, topics: [WITHDRAWAL, topic(me)], data: word(5n) }] }, token, me)).toEqual({ net: 0n, otherLogs: true })
-  expect(loggedNet({ ...receipt, status: '0x0' }, token, me)).toEqual({ net: 0n, otherLogs: false })
-  expect(loggedNet({ status: '0x1' }, token, me)).toBeUndefined()
+  const logs = [
+    log(other, me, word(100n)),
+    log(me, other, word(7n)),
+    // The token's own odd log, shaped like a Transfer to the account: skipped, as viem's strict parsing skips it.
+    log(other, me, word(5n) + '00'),
+    // Another token's.
+    log(other, me, word(1_000n), '0x' + '44'.repeat(20)),
+  ]
+  expect(loggedNet(logs, token, me)).toBe(93n)
+  expect(loggedNet([], token, me)).toBe(0n)
+})
+
+test("a prestate diff's storage as overrides: a slot absent before was empty, one absent after was emptied; another shape is none", () => {
+  const a = `0x${'11'.repeat(20)}` as const
+  const slot = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as const
+  const diff = { pre: { [a]: { balance: '0x1', storage: { [slot(1)]: slot(5), [slot(2)]: slot(9) } } }, post: { [a]: { storage: { [slot(1)]: slot(6), [slot(3)]: slot(4) } } } }
+  expect(storageBeforeAndAfter(diff)).toEqual({
+    before: [{ address: a, stateDiff: [{ slot: slot(1), value: slot(5) }, { slot: slot(2), value: slot(9) }, { slot: slot(3), value: slot(0) }] }],
+    after: [{ address: a, stateDiff: [{ slot: slot(1), value: slot(6) }, { slot: slot(2), value: slot(0) }, { slot: slot(3), value: slot(4) }] }],
+  })
+  expect(storageBeforeAndAfter(null)).toBeUndefined()
+  expect(storageBeforeAndAfter({ pre: {}, post: { [a]: { storage: { [slot(1)]: 'not hex' } } } })).toBeUndefined()
 })

@@ -23,7 +23,7 @@ import {
   type TransferParameters,
   type UnsignedTransaction,
 } from '@earn/core'
-import { BaseError, decodeErrorResult, encodeFunctionData, erc20Abi, hexToBigInt, isHex, parseEventLogs, RpcRequestError, type Address, type Hex, type PublicClient } from 'viem'
+import { BaseError, decodeErrorResult, encodeFunctionData, erc20Abi, hexToBigInt, HttpRequestError, isHex, parseEventLogs, RpcRequestError, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem'
 import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, tokenLabel, type TokenLabel } from './erc20.ts'
@@ -174,68 +174,93 @@ export async function readTransfers(client: EvmClient, p: ReadTagParameters): Pr
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
 
 /**
- * `account`'s net of the token's Transfer logs in a raw receipt (in less out), and whether the token logged anything
- * else there (a WETH unwrap, a rebase: moves no Transfer tells); undefined for a receipt of another shape. A log that is
- * no ERC-20 Transfer (its value not one word) counts as something else, as viem's strict parsing passes over it.
+ * `account`'s net of the token's Transfer logs (in less out). A log that is no ERC-20 Transfer (its value not one word)
+ * is passed over, as viem's strict parsing passes over it.
  */
-export function loggedNet(receipt: unknown, token: string, account: string): { net: bigint; otherLogs: boolean } | undefined {
-  if (typeof receipt !== 'object' || receipt === null || !Array.isArray((receipt as { logs?: unknown }).logs)) return undefined
-  if ((receipt as { status?: unknown }).status === '0x0') return { net: 0n, otherLogs: false }
+export function loggedNet(logs: readonly { address: string; topics: readonly unknown[]; data: string }[], token: string, account: string): bigint {
   const word = `0x${account.slice(2).padStart(64, '0')}`
   let net = 0n
-  let otherLogs = false
-  for (const log of (receipt as { logs: unknown[] }).logs) {
-    const { address, topics, data } = (log ?? {}) as { address?: unknown; topics?: unknown; data?: unknown }
-    if (typeof address !== 'string' || address.toLowerCase() !== token) continue
-    if (!Array.isArray(topics) || topics.length !== 3 || topics[0] !== TRANSFER_TOPIC || typeof data !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(data)) {
-      otherLogs = true
-      continue
-    }
+  for (const { address, topics, data } of logs) {
+    if (address.toLowerCase() !== token || topics.length !== 3 || topics[0] !== TRANSFER_TOPIC || !/^0x[0-9a-fA-F]{64}$/.test(data)) continue
     const amount = BigInt(data)
     if (String(topics[2]).toLowerCase() === word) net += amount
     if (String(topics[1]).toLowerCase() === word) net -= amount
   }
-  return { net, otherLogs }
+  return net
 }
 
+type StorageOverride = { address: Address; stateDiff: { slot: Hex; value: Hex }[] }[]
+const ZERO_WORD = `0x${'0'.repeat(64)}` as Hex
+const isWord = (v: unknown): v is Hex => typeof v === 'string' && /^0x[0-9a-fA-F]{1,64}$/.test(v)
+
 /**
- * How much less `account`'s balance of `token` rose by in this transaction than the logs say, by the chain's state: the
- * balance after its block less the balance before, against the block's logged Transfers of it (other transactions'
- * taken at their word), the difference counted against this transaction. A token logging more than it delivers (a fee
- * switched on after a stream's creation, or charged only at a real gas price; shares rounded down) had a stream
- * confirmed short (an audit). Undefined, so the logs alone count, where the node answers without the state (pruned) or
- * another transaction of the block had the token log something else (a WETH unwrap, a rebase: a drop no Transfer
- * tells, which would refuse an honest funding for good). One that does not answer is a 503.
+ * A prestate trace's storage in diff mode as the state overrides of before and after the transaction: each slot it
+ * changed, its value before (one absent from `pre` was empty) and after (one absent from `post` was emptied). Undefined
+ * for an answer of another shape.
  */
-async function shortfallIn(client: EvmClient, chainId: string, receipt: { blockNumber: bigint; transactionHash: Hex }, token: string, account: string): Promise<bigint | undefined> {
+export function storageBeforeAndAfter(diff: unknown): { before: StorageOverride; after: StorageOverride } | undefined {
+  const side = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, { storage?: unknown } | null>) : undefined)
+  const pre = side((diff as { pre?: unknown } | null)?.pre)
+  const post = side((diff as { post?: unknown } | null)?.post)
+  if (!pre || !post) return undefined
+  const before: StorageOverride = []
+  const after: StorageOverride = []
+  for (const address of new Set([...Object.keys(pre), ...Object.keys(post)])) {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return undefined
+    const was = (pre[address]?.storage ?? {}) as Record<string, unknown>
+    const is = (post[address]?.storage ?? {}) as Record<string, unknown>
+    const slots = [...new Set([...Object.keys(was), ...Object.keys(is)])]
+    if (!slots.length) continue
+    const value = (v: unknown) => (v === undefined ? ZERO_WORD : isWord(v) ? v : undefined)
+    const b: { slot: Hex; value: Hex }[] = []
+    const a: { slot: Hex; value: Hex }[] = []
+    for (const slot of slots) {
+      const [vb, va] = [value(was[slot]), value(is[slot])]
+      if (!/^0x[0-9a-fA-F]{64}$/.test(slot) || vb === undefined || va === undefined) return undefined
+      b.push({ slot: slot as Hex, value: vb })
+      a.push({ slot: slot as Hex, value: va })
+    }
+    before.push({ address: address as Address, stateDiff: b })
+    after.push({ address: address as Address, stateDiff: a })
+  }
+  return { before, after }
+}
+
+/** An error the node answered with (no such method or tracer, no state that old): it tells nothing, now or ever. */
+const answeredWithError = (error: unknown) =>
+  error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError || (e instanceof HttpRequestError && e.status !== undefined && e.status >= 400 && e.status < 500)) !== null
+
+/**
+ * How much less `account`'s balance of `token` rose by in this transaction than its logs say, by the chain's state: the
+ * balance read on the state before the transaction's block with the storage the transaction found, and with the storage
+ * it left (a prestate trace in diff mode), so other transactions of the block count for nothing. A token logging more
+ * than it delivers (a fee switched on after a stream's creation, or charged only at a real gas price; shares rounded
+ * down) had a stream confirmed short (an audit); measured over the whole block instead, a rebase or an unwrap beside it
+ * refused an honest funding for good, and any other log of the token there switched the measure off (audits).
+ * Undefined, so the logs alone count, where the node gives no such trace or state; one that does not answer is a 503.
+ */
+async function shortfallIn(client: EvmClient, chainId: string, receipt: TransactionReceipt, token: string, account: string): Promise<bigint | undefined> {
   const publicClient = requirePublicClient(client, chainId)
   if (receipt.blockNumber === 0n) return undefined
-  const balanceAt = (blockNumber: bigint) =>
-    publicClient.readContract({ address: token as Address, abi: erc20Abi, functionName: 'balanceOf', args: [account as Address], blockNumber })
-  let before: bigint, after: bigint, blockReceipts: unknown
-  try {
-    ;[before, after, blockReceipts] = await Promise.all([
-      balanceAt(receipt.blockNumber - 1n),
-      balanceAt(receipt.blockNumber),
-      publicClient.request({ method: 'eth_getBlockReceipts', params: [`0x${receipt.blockNumber.toString(16)}`] } as never) as Promise<unknown>,
-    ])
-  } catch (error) {
-    if (classifyRpcError(error) === 'unavailable' && !(error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError))) throw chainUnavailable(chainId, error)
-    return undefined
+  const asked = async <T>(request: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await request()
+    } catch (error) {
+      if (answeredWithError(error) || classifyRpcError(error) === 'refused') return undefined
+      if (classifyRpcError(error) === 'unavailable') throw chainUnavailable(chainId, error)
+      throw error
+    }
   }
-  if (!Array.isArray(blockReceipts)) return undefined
-  let ours = false
-  let logged = 0n
-  for (const r of blockReceipts) {
-    const moves = loggedNet(r, token, account)
-    if (moves === undefined) return undefined
-    const own = String((r as { transactionHash?: unknown }).transactionHash).toLowerCase() === receipt.transactionHash.toLowerCase()
-    if (own) ours = true
-    else if (moves.otherLogs) return undefined
-    logged += moves.net
-  }
-  if (!ours) return undefined
-  const shortfall = logged - (after - before)
+  const diff = await asked(() =>
+    publicClient.request({ method: 'debug_traceTransaction', params: [receipt.transactionHash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }] } as never) as Promise<unknown>,
+  )
+  const storage = storageBeforeAndAfter(diff)
+  if (!storage) return undefined
+  const balanceWith = (stateOverride: StorageOverride) =>
+    asked(() => publicClient.readContract({ address: token as Address, abi: erc20Abi, functionName: 'balanceOf', args: [account as Address], blockNumber: receipt.blockNumber - 1n, stateOverride }))
+  const [before, after] = await Promise.all([balanceWith(storage.before), balanceWith(storage.after)])
+  if (before === undefined || after === undefined) return undefined
+  const shortfall = loggedNet(receipt.logs, token, account) - (after - before)
   return shortfall > 0n ? shortfall : 0n
 }
 
