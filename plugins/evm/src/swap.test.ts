@@ -92,12 +92,14 @@ describe('priceImpactBps', () => {
       const impact = await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [chain.asset, rare], amount, q)
       if (truth > 1000) expect(() => checkPriceImpact(impact, 1000), `${tusd} tUSD: ${impact} bps measured, ${truth} true`).toThrow(InvalidArgumentError)
     }
-    // Past the bound only by what rounding may add (a quote of a few units), the refusal says to swap more, not less:
-    // a smaller swap reads worse (an audit: 250,000 tUSD for 2 units read 10,000 bps, truly 25, was told "swap less").
+    // Past the bound only by what rounding may add, the refusal does not say "swap less" (a smaller swap reads worse: an
+    // audit's 250,000 tUSD for 2 units read 10,000 bps, truly 25): from a few units, whose band is wider than the bound
+    // (a thin pool pays few at any size), it says the impact cannot be measured; from more, to swap more.
     const few = parseUnits('250000', 6)
     const fewQuoted = (await chain.anvil.publicClient.readContract({ address: chain.router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [few, [chain.asset, rare]] }))[1]!
     const fewImpact = await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [chain.asset, rare], few, fewQuoted)
-    expect(() => checkPriceImpact(fewImpact, 1000, fewQuoted)).toThrow(/cannot be measured finely enough.*swap more/)
+    expect(() => checkPriceImpact(fewImpact, 1000, fewQuoted)).toThrow(/cannot be measured within maxPriceImpactBps 1000: the pool pays \d+ units?.*raise maxPriceImpactBps/)
+    expect(() => checkPriceImpact(1500, 1000, 300n)).toThrow(/cannot be measured finely enough.*swap more/)
     // A figure past the bound by more than rounding can add is the pool's price moving: swap less.
     expect(() => checkPriceImpact(1500, 1000, 10n ** 9n)).toThrow(/more than maxPriceImpactBps 1000: swap less/)
     expect(() => checkPriceImpact(900, 1000, 2n)).not.toThrow()

@@ -131,6 +131,12 @@ export function checkPriceImpact(impactBps: number | undefined, maxPriceImpactBp
     )
   if (impactBps === undefined || impactBps <= maxPriceImpactBps) return
   const rounding = quoted === undefined || quoted === 0n ? 0 : 0.5 + 250_000 / Number(quoted)
+  // The band wider than the bound itself: a few more units quoted would not settle it (a thin pool pays few at any size).
+  if (impactBps - rounding <= maxPriceImpactBps && rounding >= maxPriceImpactBps)
+    throw new InvalidArgumentError(
+      `the swap's price impact cannot be measured within maxPriceImpactBps ${maxPriceImpactBps}: the pool pays ${quoted} unit${quoted === 1n ? '' : 's'}, from which it reads ${impactBps} bps, up to ${Math.ceil(rounding)} over the truth; raise maxPriceImpactBps to accept it`,
+      { amount: `pays too few units (${quoted}) to measure its price impact`, maxPriceImpactBps: `${maxPriceImpactBps} is less than the swap's ${impactBps} as read` },
+    )
   if (impactBps - rounding <= maxPriceImpactBps)
     throw new InvalidArgumentError(
       `the swap's price impact cannot be measured finely enough at this size: it reads ${impactBps} bps from a quote of ${quoted} units, which may be up to ${Math.ceil(rounding)} bps over the truth, past maxPriceImpactBps ${maxPriceImpactBps}; swap more (the figure sharpens), or raise maxPriceImpactBps to accept it`,
