@@ -93,7 +93,7 @@ describe('priceImpactBps', () => {
       if (truth > 1000) expect(() => checkPriceImpact(impact, 1000), `${tusd} tUSD: ${impact} bps measured, ${truth} true`).toThrow(InvalidArgumentError)
     }
     // Past the bound only by what rounding may add, the refusal does not say "swap less" (a smaller swap reads worse: an
-    // audit's 250,000 tUSD for 2 units read 10,000 bps, truly 25): from a few units, whose band is wider than the bound
+    // audit's 250,000 tUSD for a unit or two read 10,000 bps, truly 25): from a few units, whose band is wider than the bound
     // (a thin pool pays few at any size), it says the impact cannot be measured; from more, to swap more.
     const few = parseUnits('250000', 6)
     const fewQuoted = (await chain.anvil.publicClient.readContract({ address: chain.router, abi: testSwapRouterAbi, functionName: 'getAmountsOut', args: [few, [chain.asset, rare]] }))[1]!
