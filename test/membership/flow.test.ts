@@ -107,6 +107,12 @@ describe('membership flow', () => {
       // How the ecosystem writes its chain ids.
       if (field === 'chainId') expect(r.body.error).toBe('chainId "mainnet" is not a chain of the evm ecosystem (write a decimal EIP-155 chain id, such as 1 or 8453)')
     }
+    // The URL as signed and stored is percent-encoded: past 2,048 characters so, it is refused, whatever it was sent as.
+    const long = await h.post('/v2/membership/agreement', { address: wallet.address, walletEcosystem: 'evm', url: `https://app.example.com/${'€'.repeat(2000)}` })
+    expect(long.status).toBe(400)
+    expect(long.body.context.url).toBe(`it is ${'https://app.example.com/'.length + 9 * 2000} characters once percent-encoded (as it is signed), more than 2048`)
+    const ascii = await h.post('/v2/membership/agreement', { address: wallet.address, walletEcosystem: 'evm', url: `https://app.example.com/${'a'.repeat(2000)}` })
+    expect(ascii.status, ascii.text).toBe(200)
     // A client's value is shown escaped: a line break or a bidi override would forge a log line or reverse the text.
     const odd = await h.post('/v2/membership/agreement', { address: wallet.address, walletEcosystem: 'evm', url: 'https://app.example.com', chainId: '\u202e1\n2' })
     expect(odd.status).toBe(400)

@@ -63,8 +63,15 @@ function parseAppUrl(raw: string): URL {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InvalidUrlError('only http and https are accepted')
   if (url.username || url.password) throw new InvalidUrlError('it must not carry credentials')
+  // As signed and stored (twice: the URL and the message), percent-encoded: 2,048 characters of `€` had made ~18,000,
+  // a row of ~37 KB a publishable key could write 10,000 times an hour (an audit).
+  if (url.href.length > MAX_URL_LENGTH)
+    throw new InvalidUrlError(`it is ${url.href.length} characters once percent-encoded (as it is signed), more than ${MAX_URL_LENGTH}`)
   return url
 }
+
+/** The longest `url` as the message carries it (percent-encoded); the body's own limit is the same, as sent. */
+export const MAX_URL_LENGTH = 2048
 
 /** 32 hex digits as the UUID they are (8-4-4-4-12); anything else as it is. */
 const uuidForm = (nonce: string) =>

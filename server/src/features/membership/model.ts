@@ -12,7 +12,7 @@ export const CheckQuery = t.Object({
 export const AgreementBody = t.Object({
   address: Address,
   walletEcosystem: Ecosystem,
-  url: t.String({ minLength: 1, maxLength: 2048, description: 'URL of your application; its host is the sign-in domain, and the message carries it as a URL parser writes it (an international name in punycode)' }),
+  url: t.String({ minLength: 1, maxLength: 2048, description: 'URL of your application; its host is the sign-in domain, and the message carries it as a URL parser writes it (an international name in punycode, other characters percent-encoded: at most 2,048 so)' }),
   chainId: t.Optional(
     t.String({
       maxLength: 64,
