@@ -27,8 +27,19 @@ for (const w of wallets)
     process.exit(2)
   }
 
+// Installed before anything starts: a signal during the start (a supervisor's, `timeout`'s) stops what has started, and
+// exiting runs the exit hook that kills an anvil still starting (by the signal alone, bun died and left it running).
+const running: { stop(): Promise<unknown> }[] = []
+const stop = async () => {
+  await Promise.all(running.map((r) => r.stop()))
+  process.exit(0)
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop)
+
 const chain = await startLocalChain()
+running.push(chain.anvil)
 const solana = await startSolana()
+running.push(solana)
 const sample = await deploySampleSolana(solana)
 for (const wallet of evmWallets) {
   await setNativeBalance(chain.anvil, wallet, 10n ** 19n)
@@ -51,8 +62,3 @@ console.log('\nstart the server and import the catalog with:')
 console.log(`  ${[...store, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ')} bun run start`)
 console.log(`  ${[...store, `EVM_RPC_URLS=${env.EVM_RPC_URLS}`, `SOLANA_RPC_URL=${env.SOLANA_RPC_URL}`].join(' ')} bun run cli opportunity import catalog/local.json`)
 console.log('\nCtrl-C stops both chains (as does SIGTERM or SIGHUP: under a supervisor or `timeout` no anvil is left behind).')
-const stop = async () => {
-  await Promise.all([chain.anvil.stop(), solana.stop()])
-  process.exit(0)
-}
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop)
