@@ -208,7 +208,7 @@ export interface ReadTransfersResult extends ReadTagResult {
   /**
    * How much less `account`'s balance of the token `token` (not the coin) rose by in this transaction than its logs
    * say, by the chain's state (0 where they agree): a token may log more than it moves (a fee taken on delivery, shares
-   * rounded). EVM reads the balance with the storage the transaction found and left (a prestate trace). Undefined
+   * rounded). EVM reads the balance as the transaction ran (the storage it found and left, its block's time). Undefined
    * where the node cannot tell (no such trace, the state before the block pruned).
    */
   shortfall?(token: string, account: string): Promise<bigint | undefined>

@@ -217,6 +217,7 @@ export const CONTRACT_NAMES = [
   'TestDepositSpammer',
   'TestLyingFeeToken',
   'TestSwitchedFeeToken',
+  'TestIndexedToken',
   'TestFalseToken',
   'TestWideDecimals',
   'TestEcho',
@@ -364,7 +365,7 @@ export const deployBundler = (anvil: Anvil) => deploy(anvil, 'TestBundler')
 export const deployHostile = (anvil: Anvil, kind: 'TestReturnBomb' | 'TestGasBurner' | 'TestEcho') => deploy(anvil, kind)
 
 /** Tokens whose transfer does other than its logs or its answer say (TestHostile.sol); `mint(to, amount)` as TestToken's. */
-export const deployDishonestToken = (anvil: Anvil, kind: 'TestLyingFeeToken' | 'TestSwitchedFeeToken' | 'TestFalseToken') => deploy(anvil, kind)
+export const deployDishonestToken = (anvil: Anvil, kind: 'TestLyingFeeToken' | 'TestSwitchedFeeToken' | 'TestIndexedToken' | 'TestFalseToken') => deploy(anvil, kind)
 
 /** Makes zero deposits into a vault as itself, each call padded: `go(vault, n, pad)` (TestHostile.sol). */
 export const deployDepositSpammer = (anvil: Anvil) => deploy(anvil, 'TestDepositSpammer')

@@ -102,6 +102,43 @@ contract TestLyingFeeToken is TestSwitchedFeeToken {
     }
 }
 
+/// An honest interest-bearing token: balances are shares valued at an index that grows with the time and a ratio its
+/// owner sets (a rebase); a transfer moves the shares worth at least the amount, and logs the amount.
+contract TestIndexedToken {
+    mapping(address => uint256) public sharesOf;
+    uint8 public constant decimals = 6;
+    string public constant symbol = "IDX";
+    uint256 public immutable start = block.timestamp;
+    uint256 public ratio = 1e18;
+    event Transfer(address indexed from, address indexed to, uint256 value);
+
+    function setRatio(uint256 r) external {
+        ratio = r;
+    }
+
+    /// ~5% a year on top of the ratio.
+    function index() public view returns (uint256) {
+        return (ratio * (1e18 + (block.timestamp - start) * 1_585_489_599)) / 1e18;
+    }
+
+    function balanceOf(address holder) external view returns (uint256) {
+        return (sharesOf[holder] * index()) / 1e18;
+    }
+
+    function mint(address to, uint256 amount) external {
+        sharesOf[to] += (amount * 1e18 + index() - 1) / index();
+        emit Transfer(address(0), to, amount);
+    }
+
+    function transfer(address to, uint256 amount) external returns (bool) {
+        uint256 shares = (amount * 1e18 + index() - 1) / index();
+        sharesOf[msg.sender] -= shares;
+        sharesOf[to] += shares;
+        emit Transfer(msg.sender, to, amount);
+        return true;
+    }
+}
+
 /// A token whose transfer moves nothing and answers false (as some old tokens do rather than revert).
 contract TestFalseToken {
     mapping(address => uint256) public balanceOf;

@@ -93,16 +93,39 @@ describe('buildTransfer', () => {
   })
 
   test("readTransfers' shortfall: what a token kept of what it logged moving to an account, by the transaction's own state; none from a node without prestate traces", async () => {
+    // Through the answers' checks, as the server's client reads them (a prestate trace's numeric nonce had failed them).
+    const checked = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${chain.anvil.url}` })
     const sender = await chain.user()
     const lying = await deployDishonestToken(chain.anvil, 'TestLyingFeeToken')
     await mintToken(chain.anvil, lying, sender.address, parseUnits('10', 6))
     const to = newAddress()
     const send = async (token: Hex, amount: bigint) =>
       (await sendUnsigned(chain.anvil, sender, { to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }), value: '0', gasLimit: '200000', chainId: 31337 })).transactionHash
-    const lied = await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: await send(lying, 1_000_000n) })
+    const lied = await readTransfers(checked, { chainId: chain.anvil.chainId, txHash: await send(lying, 1_000_000n) })
     expect(await lied.shortfall!(lower(lying), lower(to))).toBe(10_000n)
-    const honest = await readTransfers(chain.client(), { chainId: chain.anvil.chainId, txHash: await send(chain.asset, 1_000n) })
+    const honest = await readTransfers(checked, { chainId: chain.anvil.chainId, txHash: await send(chain.asset, 1_000n) })
     expect(await honest.shortfall!(lower(chain.asset), lower(to))).toBe(0n)
+    // An honest interest-bearing token, read as the transaction ran: in its block's time, and with its ratio as the
+    // transaction saw it after a rebase earlier in the block (read on the state before the block, both had made a
+    // shortfall of what the index grew, or of half the amount).
+    const indexed = await deployDishonestToken(chain.anvil, 'TestIndexedToken')
+    const indexedAbi = [{ type: 'function', name: 'setRatio', stateMutability: 'nonpayable', inputs: [{ name: 'r', type: 'uint256' }], outputs: [] }] as const
+    await mintToken(chain.anvil, indexed, sender.address, parseUnits('100000', 6))
+    await chain.anvil.testClient.increaseTime({ seconds: 86_400 })
+    const grown = await readTransfers(checked, { chainId: chain.anvil.chainId, txHash: await send(indexed, 10_000_000_000n) })
+    expect(await grown.shortfall!(lower(indexed), lower(to))).toBe(0n)
+    await chain.anvil.testClient.setAutomine(false)
+    try {
+      await chain.anvil.walletClient.writeContract({ address: indexed, abi: indexedAbi, functionName: 'setRatio', args: [2n * 10n ** 18n] })
+      const transfer = chain.anvil.walletClient.sendTransaction({ account: sender, to: indexed, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, 1_000_000n] }), gas: 200_000n })
+      const hash = await transfer
+      await chain.anvil.testClient.mine({ blocks: 1 })
+      await chain.anvil.publicClient.waitForTransactionReceipt({ hash })
+      const rebased = await readTransfers(checked, { chainId: chain.anvil.chainId, txHash: hash })
+      expect(await rebased.shortfall!(lower(indexed), lower(to))).toBe(0n)
+    } finally {
+      await chain.anvil.testClient.setAutomine(true)
+    }
     // A node refusing the trace tells nothing: the logs alone count (undefined), not a failure.
     const proxy = recordingProxy(chain.anvil.url, { refuse: (call) => call.method === 'debug_traceTransaction' })
     try {
@@ -325,14 +348,17 @@ test("a receipt's logged net for an account: in less out of the token's Transfer
   expect(loggedNet([], token, me)).toBe(0n)
 })
 
-test("a prestate diff's storage as overrides: a slot absent before was empty, one absent after was emptied; another shape is none", () => {
+test("the storage a transaction found and left as overrides: read-only slots as found in both, a slot absent before was empty, one absent after was emptied; another shape is none", () => {
   const a = `0x${'11'.repeat(20)}` as const
   const slot = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as const
+  // Slot 7 only read (a ratio): in the found state, in neither side of the diff.
+  const found = { [a]: { balance: '0x1', nonce: 3, storage: { [slot(1)]: slot(5), [slot(2)]: slot(9), [slot(7)]: slot(2) } } }
   const diff = { pre: { [a]: { balance: '0x1', storage: { [slot(1)]: slot(5), [slot(2)]: slot(9) } } }, post: { [a]: { storage: { [slot(1)]: slot(6), [slot(3)]: slot(4) } } } }
-  expect(storageBeforeAndAfter(diff)).toEqual({
-    before: [{ address: a, stateDiff: [{ slot: slot(1), value: slot(5) }, { slot: slot(2), value: slot(9) }, { slot: slot(3), value: slot(0) }] }],
-    after: [{ address: a, stateDiff: [{ slot: slot(1), value: slot(6) }, { slot: slot(2), value: slot(0) }, { slot: slot(3), value: slot(4) }] }],
+  expect(storageBeforeAndAfter(found, diff)).toEqual({
+    before: [{ address: a, stateDiff: [{ slot: slot(1), value: slot(5) }, { slot: slot(2), value: slot(9) }, { slot: slot(7), value: slot(2) }, { slot: slot(3), value: slot(0) }] }],
+    after: [{ address: a, stateDiff: [{ slot: slot(1), value: slot(6) }, { slot: slot(2), value: slot(0) }, { slot: slot(7), value: slot(2) }, { slot: slot(3), value: slot(4) }] }],
   })
-  expect(storageBeforeAndAfter(null)).toBeUndefined()
-  expect(storageBeforeAndAfter({ pre: {}, post: { [a]: { storage: { [slot(1)]: 'not hex' } } } })).toBeUndefined()
+  expect(storageBeforeAndAfter(found, null)).toBeUndefined()
+  expect(storageBeforeAndAfter(null, diff)).toBeUndefined()
+  expect(storageBeforeAndAfter(found, { pre: {}, post: { [a]: { storage: { [slot(1)]: 'not hex' } } } })).toBeUndefined()
 })

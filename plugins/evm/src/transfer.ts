@@ -194,34 +194,47 @@ const ZERO_WORD = `0x${'0'.repeat(64)}` as Hex
 const isWord = (v: unknown): v is Hex => typeof v === 'string' && /^0x[0-9a-fA-F]{1,64}$/.test(v)
 
 /**
- * A prestate trace's storage in diff mode as the state overrides of before and after the transaction: each slot it
- * changed, its value before (one absent from `pre` was empty) and after (one absent from `post` was emptied). Undefined
- * for an answer of another shape.
+ * The storage the transaction found and the storage it left, as state overrides: `found` is the prestate trace (every
+ * slot it read or wrote, as it found it), `diff` the same in diff mode (each slot it changed: one absent from `pre`
+ * was empty, one absent from `post` was emptied). Read-only slots keep what the transaction saw in both (a rebasing
+ * token's ratio, changed earlier in the block, had valued the shares the funding moved at the older one: an audit).
+ * Undefined for answers of another shape.
  */
-export function storageBeforeAndAfter(diff: unknown): { before: StorageOverride; after: StorageOverride } | undefined {
-  const side = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, { storage?: unknown } | null>) : undefined)
-  const pre = side((diff as { pre?: unknown } | null)?.pre)
-  const post = side((diff as { post?: unknown } | null)?.post)
-  if (!pre || !post) return undefined
+export function storageBeforeAndAfter(found: unknown, diff: unknown): { before: StorageOverride; after: StorageOverride } | undefined {
+  const accounts = (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, { storage?: unknown } | null>) : undefined)
+  const storageOf = (account: { storage?: unknown } | null | undefined) => {
+    const storage = account?.storage ?? {}
+    return typeof storage === 'object' && storage !== null && !Array.isArray(storage) ? (storage as Record<string, unknown>) : undefined
+  }
+  const seen = accounts(found)
+  const pre = accounts((diff as { pre?: unknown } | null)?.pre)
+  const post = accounts((diff as { post?: unknown } | null)?.post)
+  if (!seen || !pre || !post) return undefined
   const before: StorageOverride = []
   const after: StorageOverride = []
-  for (const address of new Set([...Object.keys(pre), ...Object.keys(post)])) {
-    if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return undefined
-    const was = (pre[address]?.storage ?? {}) as Record<string, unknown>
-    const is = (post[address]?.storage ?? {}) as Record<string, unknown>
-    const slots = [...new Set([...Object.keys(was), ...Object.keys(is)])]
-    if (!slots.length) continue
-    const value = (v: unknown) => (v === undefined ? ZERO_WORD : isWord(v) ? v : undefined)
-    const b: { slot: Hex; value: Hex }[] = []
-    const a: { slot: Hex; value: Hex }[] = []
-    for (const slot of slots) {
-      const [vb, va] = [value(was[slot]), value(is[slot])]
-      if (!/^0x[0-9a-fA-F]{64}$/.test(slot) || vb === undefined || va === undefined) return undefined
-      b.push({ slot: slot as Hex, value: vb })
-      a.push({ slot: slot as Hex, value: va })
+  for (const address of new Set([...Object.keys(seen), ...Object.keys(pre), ...Object.keys(post)])) {
+    const [was, changedFrom, changedTo] = [storageOf(seen[address]), storageOf(pre[address]), storageOf(post[address])]
+    if (!/^0x[0-9a-fA-F]{40}$/.test(address) || !was || !changedFrom || !changedTo) return undefined
+    const b = new Map<string, unknown>(Object.entries(was))
+    for (const [slot, value] of Object.entries(changedFrom)) b.set(slot, value)
+    // A slot the transaction changed and the found state lacks was empty before it.
+    for (const slot of Object.keys(changedTo)) if (!b.has(slot)) b.set(slot, ZERO_WORD)
+    const a = new Map(b)
+    for (const slot of Object.keys(changedFrom)) a.set(slot, ZERO_WORD)
+    for (const [slot, value] of Object.entries(changedTo)) a.set(slot, value)
+    if (!b.size) continue
+    const override = (m: Map<string, unknown>) => {
+      const out: { slot: Hex; value: Hex }[] = []
+      for (const [slot, value] of m) {
+        if (!/^0x[0-9a-fA-F]{64}$/.test(slot) || !isWord(value)) return undefined
+        out.push({ slot: slot as Hex, value })
+      }
+      return out
     }
-    before.push({ address: address as Address, stateDiff: b })
-    after.push({ address: address as Address, stateDiff: a })
+    const [ob, oa] = [override(b), override(a)]
+    if (!ob || !oa) return undefined
+    before.push({ address: address as Address, stateDiff: ob })
+    after.push({ address: address as Address, stateDiff: oa })
   }
   return { before, after }
 }
@@ -251,13 +264,24 @@ async function shortfallIn(client: EvmClient, chainId: string, receipt: Transact
       throw error
     }
   }
-  const diff = await asked(() =>
-    publicClient.request({ method: 'debug_traceTransaction', params: [receipt.transactionHash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }] } as never) as Promise<unknown>,
-  )
-  const storage = storageBeforeAndAfter(diff)
-  if (!storage) return undefined
+  const trace = (diffMode: boolean) =>
+    asked(() => publicClient.request({ method: 'debug_traceTransaction', params: [receipt.transactionHash, { tracer: 'prestateTracer', tracerConfig: { diffMode } }] } as never) as Promise<unknown>)
+  const [found, diff, block] = await Promise.all([trace(false), trace(true), asked(() => publicClient.getBlock({ blockNumber: receipt.blockNumber }))])
+  const storage = storageBeforeAndAfter(found, diff)
+  if (!storage || !block) return undefined
+  // Read as the transaction ran: in its block (an interest-bearing token's balance grows with the time).
   const balanceWith = (stateOverride: StorageOverride) =>
-    asked(() => publicClient.readContract({ address: token as Address, abi: erc20Abi, functionName: 'balanceOf', args: [account as Address], blockNumber: receipt.blockNumber - 1n, stateOverride }))
+    asked(() =>
+      publicClient.readContract({
+        address: token as Address,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [account as Address],
+        blockNumber: receipt.blockNumber - 1n,
+        stateOverride,
+        blockOverrides: { number: block.number, time: block.timestamp },
+      }),
+    )
   const [before, after] = await Promise.all([balanceWith(storage.before), balanceWith(storage.after)])
   if (before === undefined || after === undefined) return undefined
   const shortfall = loggedNet(receipt.logs, token, account) - (after - before)
