@@ -100,6 +100,9 @@ describe('priceImpactBps', () => {
     const fewImpact = await priceImpactBps(chain.client(), chain.anvil.chainId, chain.router, [chain.asset, rare], few, fewQuoted)
     expect(() => checkPriceImpact(fewImpact, 1000, fewQuoted)).toThrow(/cannot be measured within maxPriceImpactBps 1000: the pool pays \d+ units?.*raise maxPriceImpactBps/)
     expect(() => checkPriceImpact(1500, 1000, 300n)).toThrow(/cannot be measured finely enough.*swap more/)
+    // A deep pool pays more units for a larger swap, which settles it: the answer names how many (a thin one cannot).
+    expect(() => checkPriceImpact(111, 50, 99n)).toThrow(/the pool pays 99 units.*swap enough that the pool pays over 5051 units, where it can, or raise maxPriceImpactBps/)
+    expect(() => checkPriceImpact(20, 0, 99n)).toThrow(/up to 2526 over the truth; raise maxPriceImpactBps to accept it/)
     // A figure past the bound by more than rounding can add is the pool's price moving: swap less.
     expect(() => checkPriceImpact(1500, 1000, 10n ** 9n)).toThrow(/more than maxPriceImpactBps 1000: swap less/)
     expect(() => checkPriceImpact(900, 1000, 2n)).not.toThrow()

@@ -131,10 +131,11 @@ export function checkPriceImpact(impactBps: number | undefined, maxPriceImpactBp
     )
   if (impactBps === undefined || impactBps <= maxPriceImpactBps) return
   const rounding = quoted === undefined || quoted === 0n ? 0 : 0.5 + 250_000 / Number(quoted)
-  // The band wider than the bound itself: a few more units quoted would not settle it (a thin pool pays few at any size).
+  // The band wider than the bound itself: only a quote of many more units settles it, which a deep pool pays for a
+  // larger swap and a thin one at no size (audits: each advice alone was wrong for the other pool).
   if (impactBps - rounding <= maxPriceImpactBps && rounding >= maxPriceImpactBps)
     throw new InvalidArgumentError(
-      `the swap's price impact cannot be measured within maxPriceImpactBps ${maxPriceImpactBps}: the pool pays ${quoted} unit${quoted === 1n ? '' : 's'}, from which it reads ${impactBps} bps, up to ${Math.ceil(rounding)} over the truth; raise maxPriceImpactBps to accept it`,
+      `the swap's price impact cannot be measured within maxPriceImpactBps ${maxPriceImpactBps}: the pool pays ${quoted} unit${quoted === 1n ? '' : 's'}, from which it reads ${impactBps} bps, up to ${Math.ceil(rounding)} over the truth; ${maxPriceImpactBps >= 1 ? `swap enough that the pool pays over ${Math.ceil(250_000 / (maxPriceImpactBps - 0.5))} units, where it can, or ` : ''}raise maxPriceImpactBps to accept it`,
       { amount: `pays too few units (${quoted}) to measure its price impact`, maxPriceImpactBps: `${maxPriceImpactBps} is less than the swap's ${impactBps} as read` },
     )
   if (impactBps - rounding <= maxPriceImpactBps)
