@@ -5,10 +5,7 @@
  */
 import { InvalidArgumentError, NATIVE_TOKEN, NotConfirmedYetError, NotFoundError, type ReadTagParameters, type ReadTagResult, type TokenTransfer, type VaultMove } from '@earn/core'
 import {
-  BaseError,
   erc4626Abi,
-  HttpRequestError,
-  RpcRequestError,
   parseEventLogs,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
@@ -19,7 +16,7 @@ import {
   type TransactionReceipt,
 } from 'viem'
 import { requirePublicClient, type EvmClient } from './client.ts'
-import { ask, chainUnavailable, classifyRpcError } from './rpc.ts'
+import { answeredWithError, ask, chainUnavailable, classifyRpcError } from './rpc.ts'
 import { findTag } from './tag.ts'
 
 export async function readTag(client: EvmClient, p: ReadTagParameters): Promise<ReadTagResult> {
@@ -147,8 +144,7 @@ async function traceCalls(client: EvmClient, chainId: string, hash: Hash): Promi
     })
   } catch (error) {
     // The node answered, with an error: it gives no trace, now or ever; the caller says which calls stay unknown.
-    const answered = error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError || (e instanceof HttpRequestError && e.status !== undefined && e.status >= 400 && e.status < 500))
-    if (answered) return undefined
+    if (answeredWithError(error)) return undefined
     if (classifyRpcError(error) === 'unavailable') throw chainUnavailable(chainId, error)
     throw error
   }

@@ -109,6 +109,13 @@ function redact(error: unknown): Error {
  * also `UnavailableError`: a request no contract can refuse (a balance, a receipt, the chain id) answered with a revert
  * is the node failing (rethrown as is, it was a 500). Anything else, a bug on our side, is rethrown unchanged.
  */
+/**
+ * The node answered the request with an error (no such method or tracer, no state that old, a plan without it): it
+ * tells nothing, now or ever, where a transport failure is the chain not answering.
+ */
+export const answeredWithError = (error: unknown): boolean =>
+  error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError || (e instanceof HttpRequestError && e.status !== undefined && e.status >= 400 && e.status < 500)) !== null
+
 export async function ask<T>(
   chainId: string,
   request: () => Promise<T>,

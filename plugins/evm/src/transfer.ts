@@ -23,13 +23,13 @@ import {
   type TransferParameters,
   type UnsignedTransaction,
 } from '@earn/core'
-import { BaseError, decodeErrorResult, encodeFunctionData, erc20Abi, hexToBigInt, HttpRequestError, isHex, parseEventLogs, RpcRequestError, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem'
+import { decodeErrorResult, encodeFunctionData, erc20Abi, hexToBigInt, isHex, parseEventLogs, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem'
 import { format, parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
 import { describeAmount, tokenLabel, type TokenLabel } from './erc20.ts'
 import { lacksMethod, noAnswer, withHeadroom, type GasLimitSource } from './gas.ts'
 import { attributionOf, minedTransaction } from './readTag.ts'
-import { chainUnavailable, classifyRpcError, revertData } from './rpc.ts'
+import { answeredWithError, chainUnavailable, classifyRpcError, revertData } from './rpc.ts'
 import { appendTag } from './tag.ts'
 
 /** Above an ERC-20 transfer to a fresh holder (~52k) and a native send to a contract wallet's fallback. */
@@ -239,14 +239,11 @@ export function storageBeforeAndAfter(found: unknown, diff: unknown): { before: 
   return { before, after }
 }
 
-/** An error the node answered with (no such method or tracer, no state that old): it tells nothing, now or ever. */
-const answeredWithError = (error: unknown) =>
-  error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError || (e instanceof HttpRequestError && e.status !== undefined && e.status >= 400 && e.status < 500)) !== null
-
 /**
  * How much less `account`'s balance of `token` rose by in this transaction than its logs say, by the chain's state: the
  * balance read on the state before the transaction's block with the storage the transaction found, and with the storage
- * it left (a prestate trace in diff mode), so other transactions of the block count for nothing. A token logging more
+ * it left (prestate traces, whole and in diff mode), in its block's number and time, so other transactions of the block
+ * count for nothing. A token logging more
  * than it delivers (a fee switched on after a stream's creation, or charged only at a real gas price; shares rounded
  * down) had a stream confirmed short (an audit); measured over the whole block instead, a rebase or an unwrap beside it
  * refused an honest funding for good, and any other log of the token there switched the measure off (audits).
