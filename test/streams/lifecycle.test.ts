@@ -412,16 +412,19 @@ describe('a contract wallet creator funding through a relayer', () => {
     }
   })
 
+  /** Each wallet's built funding, in one transaction the first wallet's relayer sends through a bundler. */
+  async function bundleFundings(...wallets: Awaited<ReturnType<typeof walletCreatorStream>>[]) {
+    const calls = await Promise.all(wallets.map(async (w) => ({ to: w.wallet, data: await signedWalletCall(env.chain.anvil, w.owner, w.wallet, w.stream.body.transactions[0].transaction) })))
+    const bundler = await deployBundler(env.chain.anvil)
+    const hash = await env.chain.anvil.walletClient.sendTransaction({ account: wallets[0]!.relayer, to: bundler, data: encodeFunctionData({ abi: testBundlerAbi, functionName: 'run', args: [calls] }) })
+    expect((await env.chain.anvil.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success')
+    return hash
+  }
+
   test("one bundle of two wallets' transfers, each for its own stream, funds both: whoever confirms first takes nothing from the other", async () => {
     const a = await walletCreatorStream()
     const b = await walletCreatorStream()
-    const calls = [
-      { to: a.wallet, data: await signedWalletCall(env.chain.anvil, a.owner, a.wallet, a.stream.body.transactions[0].transaction) },
-      { to: b.wallet, data: await signedWalletCall(env.chain.anvil, b.owner, b.wallet, b.stream.body.transactions[0].transaction) },
-    ]
-    const bundler = await deployBundler(env.chain.anvil)
-    const hash = await env.chain.anvil.walletClient.sendTransaction({ account: a.relayer, to: bundler, data: encodeFunctionData({ abi: testBundlerAbi, functionName: 'run', args: [calls] }) })
-    expect((await env.chain.anvil.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success')
+    const hash = await bundleFundings(a, b)
     // The second confirmed had been 409 (the transaction "already funded a stream") and stayed pending for good.
     for (const s of [b, a]) {
       const confirmed = await confirm(s.stream.body.stream.id, hash)
@@ -438,13 +441,7 @@ describe('a contract wallet creator funding through a relayer', () => {
     const a = await walletCreatorStream(token)
     const b = await walletCreatorStream(token)
     await env.chain.anvil.walletClient.writeContract({ address: token, abi: switchedFeeAbi, functionName: 'setFee', args: [true] })
-    const calls = [
-      { to: a.wallet, data: await signedWalletCall(env.chain.anvil, a.owner, a.wallet, a.stream.body.transactions[0].transaction) },
-      { to: b.wallet, data: await signedWalletCall(env.chain.anvil, b.owner, b.wallet, b.stream.body.transactions[0].transaction) },
-    ]
-    const bundler = await deployBundler(env.chain.anvil)
-    const hash = await env.chain.anvil.walletClient.sendTransaction({ account: a.relayer, to: bundler, data: encodeFunctionData({ abi: testBundlerAbi, functionName: 'run', args: [calls] }) })
-    expect((await env.chain.anvil.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success')
+    const hash = await bundleFundings(a, b)
     // Measured as what the treasury's balance rose by, against each stream's own logged transfer, both went active.
     for (const s of [a, b]) {
       expectRefused(await confirm(s.stream.body.stream.id, hash), /the token keeps part of what it moves/)
