@@ -4,7 +4,7 @@
  * until the wallet's transaction is confirmed against the chain.
  */
 import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
-import { importCatalog } from '@earn/core'
+import { createStore, importCatalog } from '@earn/core'
 import { commentCell, jettonTransferBody, parseJettonTransfer, readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
 import { Address, Cell, toNano } from '@ton/core'
 import { keyPairFromSeed } from '@ton/crypto'
@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto'
 import { localCatalog } from '../actions/localChain.ts'
 import { deploySampleTon, feeTakingWalletCode, startTon } from '../chains/ton.ts'
 import { createHarness, expectEnvelope } from '../harness.ts'
+import { DATABASE_URL, freshSchema } from '../services.ts'
 
 setDefaultTimeout(60_000)
 
@@ -110,6 +111,31 @@ test("one request funding two streams confirms neither: what each stream's messa
     expect(refused.status, refused.text).toBe(400)
     expect(refused.body.error).toMatch(/carry the funding tags of 2 of its streams.*fund each stream in a transaction of its own/)
     expect((await h.get(`/v2/streams/${id}`)).body.stream.state).toBe('pending')
+  }
+})
+
+test('a funding beside a comment shaped as a funding tag whose stream id is no UUID (a NUL, which PostgreSQL text refuses) confirms, on both engines', async () => {
+  const { schema, drop } = await freshSchema()
+  const onPostgres = await createHarness({ store: createStore({ engine: 'postgres', url: DATABASE_URL, schema }), clients: { ton: chain.client }, env: { STREAM_TREASURIES: `${CHAIN}=${treasury.address.toRawString()}` } })
+  try {
+    await importCatalog({ store: onPostgres.store, ecosystems: onPostgres.deps.ecosystems, clock: onPostgres.deps.clock }, { opportunities: [entry] })
+    for (const server of [h, onPostgres]) {
+      const keyPair = keyPairFromSeed(randomBytes(32))
+      const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))
+      await chain.mintJetton(sample.baseToken, wallet.address, 2_000_000n)
+      const now = Math.floor(chain.client.now() / 1000)
+      const r = await server.post('/v2/streams', { type: 'token', chainId: CHAIN, rewardToken: sample.baseToken.toString(), creatorAddress: wallet.address.toString({ bounceable: false }), netBudget: '1000000', targetOpportunityId: entry.id, startTime: now, endTime: now + 86_400 })
+      expect(r.status, r.text).toBe(200)
+      const request = r.body.transactions[0].transaction as TonConnectRequest
+      const odd = { address: wallet.address.toString({ bounceable: false }), amount: toNano('0.01').toString(), payload: commentCell(`earn:v1:stream:x\u0000y:${'0'.repeat(32)}`).toBoc().toString('base64') }
+      const sent = await chain.sendTonConnect(wallet, keyPair, { ...request, messages: [...request.messages, odd] })
+      const confirmed = await server.post(`/v2/streams/${r.body.stream.id}/confirm`, { txHash: sent.hash })
+      expect(confirmed.status, confirmed.text).toBe(200)
+      expect(confirmed.body.stream.state).toBe('active')
+    }
+  } finally {
+    await onPostgres.close()
+    await drop()
   }
 })
 

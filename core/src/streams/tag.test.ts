@@ -30,7 +30,7 @@ describe('stream funding tags', () => {
     const edited = tag.replace(subject.streamId, flip(subject.streamId))
     expect(verifyStreamTag(secret, edited, { ...subject, streamId: flip(subject.streamId) })).toBe(false)
     const mac = parseStreamTag(tag)!.mac
-    for (const bad of ['', `earn:v1:${subject.streamId}:${mac}`, `earn:v1:stream:${subject.streamId}`, `earn:v1:stream::${mac}`, `earn:v1:stream:${subject.streamId}:${mac}:x`, `earn:v1:stream:${subject.streamId}:${mac.toUpperCase()}`])
+    for (const bad of ['', `earn:v1:${subject.streamId}:${mac}`, `earn:v1:stream:${subject.streamId}`, `earn:v1:stream::${mac}`, `earn:v1:stream:${subject.streamId}:${mac}:x`, `earn:v1:stream:${subject.streamId}:${mac.toUpperCase()}`, `earn:v1:stream:x\u0000y:${mac}`, `earn:v1:stream:not-a-stream-id:${mac}`])
       expect(parseStreamTag(bad)).toBeUndefined()
   })
 

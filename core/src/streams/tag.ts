@@ -7,10 +7,12 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { STREAM_KIND, TAG_MAC_HEX_LENGTH, TAG_PREFIX } from '../attribution.ts'
+import { UUID_PATTERN } from '../opportunities/schema.ts'
 
 const STREAM_TAG_PREFIX = `${TAG_PREFIX}${STREAM_KIND}:`
 const MAC_HEX_LENGTH = TAG_MAC_HEX_LENGTH
 const MAC_SHAPE = new RegExp(`^[0-9a-f]{${MAC_HEX_LENGTH}}$`)
+const STREAM_ID = new RegExp(UUID_PATTERN)
 
 export interface StreamTagSubject {
   streamId: string
@@ -32,13 +34,17 @@ export function streamTag(secret: string, s: StreamTagSubject): string {
   return `${STREAM_TAG_PREFIX}${s.streamId}:${mac(secret, s)}`
 }
 
-/** The tag's parts, or undefined when it is not a funding tag of this service. */
+/**
+ * The tag's parts, or undefined when it is not a funding tag of this service. Stream ids are UUIDs: a tag naming
+ * anything else is no stream's, and is never looked up (a chain's memo or comment may hold a NUL, which
+ * PostgreSQL text refuses: a confirm beside such a tag had answered 500).
+ */
 export function parseStreamTag(tag: string): { streamId: string; mac: string } | undefined {
   if (!tag.startsWith(STREAM_TAG_PREFIX)) return undefined
   const parts = tag.slice(STREAM_TAG_PREFIX.length).split(':')
   if (parts.length !== 2) return undefined
   const [streamId, m] = parts as [string, string]
-  if (!streamId || !MAC_SHAPE.test(m)) return undefined
+  if (!STREAM_ID.test(streamId) || !MAC_SHAPE.test(m)) return undefined
   return { streamId, mac: m }
 }
 
