@@ -12,7 +12,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { importCatalog, refreshCatalog } from '@earn/core'
 import { commentCell, connectTon, jettonTransferBody, parseJettonTransfer, readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
 import { type Address, Cell, external, internal, SendMode, toNano } from '@ton/core'
-import { WalletContractV4 } from '@ton/ton'
+import { WalletContractV4, WalletContractV5R1 } from '@ton/ton'
 import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
 import { randomBytes } from 'node:crypto'
 import { localCatalog } from './localChain.ts'
@@ -193,6 +193,27 @@ describe('TON: deposit, verify, withdraw through the API', () => {
     // The same transaction named in base64, as toncenter shows it.
     const base64 = encodeURIComponent(Buffer.from(depositHash, 'hex').toString('base64'))
     expect((await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${base64}`)).body.verified).toBe(true)
+  })
+
+  test("a gasless deposit (a W5 wallet's owner-signed request carried in by a relayer's internal message) verifies; the relayer's own message does not", async () => {
+    const r = await h.post(`/v2/actions/deposit/${TON_SAMPLE_ENTRY.id}`, { userAddress: user.wallet.address.toRawString(), tokenIn: TON_SAMPLE_ENTRY.baseToken.address, amount: '70000', distributorId: h.distributorId })
+    expect(r.status, r.text).toBe(200)
+    const request = r.body.transactions[0].transaction as TonConnectRequest
+    const w5 = chain.blockchain.openContract(WalletContractV5R1.create({ publicKey: user.keyPair.publicKey }))
+    const messages = request.messages.map((m) => internal({ to: m.address, value: BigInt(m.amount), bounce: true, body: Cell.fromBase64(m.payload!) }))
+    const signed = w5.createTransfer({ seqno: await w5.getSeqno(), secretKey: user.keyPair.secretKey, authType: 'internal', sendMode: SendMode.PAY_GAS_SEPARATELY | SendMode.IGNORE_ERRORS, timeout: request.validUntil, messages })
+    const walletTx = (result: { transactions: { inMessage?: { info: { dest?: unknown } }; hash(): Buffer }[] }) =>
+      result.transactions.find((tx) => (tx.inMessage?.info.dest as Address | undefined)?.equals?.(user.wallet.address))!.hash().toString('hex')
+    const vault = await balance(sample.vault.address, sample.baseToken)
+    const relayed = walletTx(chain.record(await chain.treasury.send({ to: user.wallet.address, value: toNano('0.2'), body: signed, bounce: true })))
+    expect(await balance(sample.vault.address, sample.baseToken)).toBe(vault + 70_000n)
+    const v = await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${relayed}`)
+    expect(v.status, v.text).toBe(200)
+    expect(v.body).toMatchObject({ verified: true, metadata: { actionId: r.body.actionId } })
+    // The tag in an internal message the owner did not sign: the wallet sends nothing for it, so there is no tag.
+    const { tag } = v.body
+    const unsigned = walletTx(chain.record(await chain.treasury.send({ to: user.wallet.address, value: toNano('0.2'), body: commentCell(tag), bounce: true })))
+    expect((await h.get(`/v2/actions/verify?chainId=${CHAIN}&txHash=${unsigned}`)).status).toBe(404)
   })
 
   test('two deposits sent in one request: each is recorded with what its own message moved', async () => {

@@ -16,8 +16,7 @@
  * hop says it moved (the transfer, the internal transfer, the recipient's notification to its owner). Until a hop has been
  * processed the transaction reads as not found yet (a retry later finds it).
  *
- * The tag is read as readTonTag reads it. A transaction not signed by the wallet's owner (not started by an
- * external message) or aborted sent nothing the owner asked for: no transfers, no tag.
+ * The tag is read as readTonTag reads it. An aborted transaction sent nothing: no transfers, no tag.
  */
 import { InvalidArgumentError, NATIVE_TOKEN, NotFoundError, type ReadTagParameters, type ReadTransfersResult, type TokenTransfer } from '@earn/core'
 import { Address, type Message, type Slice, type Transaction } from '@ton/core'
@@ -38,7 +37,7 @@ export const MAX_TAGGED_MESSAGES = 16
 export async function readTonTransfers(client: TonChainClient, p: ReadTagParameters): Promise<ReadTransfersResult> {
   const tx = await findWalletTransaction(client, p.txHash)
   const { tag, tags, txHash, from } = tagOfTransaction(tx)
-  if (tx.inMessage?.info.type !== 'external-in' || aborted(tx))
+  if (!tx.inMessage || aborted(tx))
     return { tag: null, txHash, from, transfers: [] }
   const wallet = Address.parseRaw(from)
   const cells = messageCells(tx).outMessages

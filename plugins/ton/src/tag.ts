@@ -1,8 +1,7 @@
 /**
- * Reading an attribution tag back from a TON transaction, named by its own hash or by the hash of the signed
- * external message that started it (TON Connect's `sendTransaction` answers that message). The transaction is the
- * wallet's own: its in-message is the user's signed external message, and its
- * out-messages are what the wallet actually sent. The tag is the comment of one of those: the body
+ * Reading an attribution tag back from a TON transaction, named by its own hash or by the hash of the message that
+ * started it (TON Connect's `sendTransaction` answers the signed external message). The transaction is the wallet's
+ * own, and its out-messages are what the wallet actually sent. The tag is the comment of one of those: the body
  * of a TON transfer, or the `forward_payload` of a jetton transfer.
  */
 import { NotFoundError, type ReadTagParameters, type ReadTagResult } from '@earn/core'
@@ -33,9 +32,11 @@ export async function findWalletTransaction(client: TonChainClient, txHash: stri
 /** The tag a wallet transaction carries, and the wallet; a transaction of any other kind has no tag. */
 export function tagOfTransaction(tx: Transaction): ReadTagResult & { tags: string[] } {
   const found = { txHash: tx.hash().toString('hex'), from: accountOf(tx).toRawString() }
-  // Only a transaction started by an external message is one the wallet's owner signed; an incoming
-  // internal message's comment was written by whoever sent it.
-  if (tx.inMessage?.info.type !== 'external-in') return { tag: null, tags: [], ...found }
+  // What the wallet sent is what its code let through, whatever started the transaction: the owner's signed
+  // external message, or an internal one carrying the owner's signed request (a W5 wallet's gasless mode, a relayer
+  // paying the fees; an audit found such a deposit unverifiable) or an extension's. The tag is read from the
+  // out-messages only (an incoming message's comment was written by whoever sent it), and its MAC names the wallet.
+  if (!tx.inMessage) return { tag: null, tags: [], ...found }
   // An aborted transaction rolled back: its action phase sent nothing, so nothing was deposited,
   // even though the signed request (with the tag) is on chain. Out-messages are checked as well,
   // since a skipped send (IGNORE_ERRORS, too little balance) leaves the message out of the list.
