@@ -11,7 +11,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { importCatalog, refreshCatalog } from '@earn/core'
 import { commentCell, connectTon, jettonTransferBody, parseJettonTransfer, readTonBalance, type TonConnectRequest } from '@earn/plugin-ton'
-import { type Address, Cell, external, internal, SendMode, toNano } from '@ton/core'
+import { type Address, Cell, external, internal, SendMode, toNano, type Transaction } from '@ton/core'
 import { WalletContractV4, WalletContractV5R1 } from '@ton/ton'
 import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
 import { randomBytes } from 'node:crypto'
@@ -202,8 +202,8 @@ describe('TON: deposit, verify, withdraw through the API', () => {
     const w5 = chain.blockchain.openContract(WalletContractV5R1.create({ publicKey: user.keyPair.publicKey }))
     const messages = request.messages.map((m) => internal({ to: m.address, value: BigInt(m.amount), bounce: true, body: Cell.fromBase64(m.payload!) }))
     const signed = w5.createTransfer({ seqno: await w5.getSeqno(), secretKey: user.keyPair.secretKey, authType: 'internal', sendMode: SendMode.PAY_GAS_SEPARATELY | SendMode.IGNORE_ERRORS, timeout: request.validUntil, messages })
-    const walletTx = (result: { transactions: { inMessage?: { info: { dest?: unknown } }; hash(): Buffer }[] }) =>
-      result.transactions.find((tx) => (tx.inMessage?.info.dest as Address | undefined)?.equals?.(user.wallet.address))!.hash().toString('hex')
+    const walletTx = (result: { transactions: readonly Transaction[] }) =>
+      result.transactions.find((tx) => tx.inMessage?.info.type === 'internal' && tx.inMessage.info.dest.equals(user.wallet.address))!.hash().toString('hex')
     const vault = await balance(sample.vault.address, sample.baseToken)
     const relayed = walletTx(chain.record(await chain.treasury.send({ to: user.wallet.address, value: toNano('0.2'), body: signed, bounce: true })))
     expect(await balance(sample.vault.address, sample.baseToken)).toBe(vault + 70_000n)
