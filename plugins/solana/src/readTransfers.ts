@@ -42,22 +42,46 @@ export async function readTransfers(client: SolanaClient, p: ReadTagParameters):
   return { tag: tags[0] ?? null, tags, txHash, from, transfers: [...tokenTransfers(m, from), ...lamportTransfers(m, keys, from)] }
 }
 
+/** Wrapped SOL: its token accounts' amounts are lamports they hold, which `SyncNative` counts in at any time. */
+const NATIVE_MINT = 'So11111111111111111111111111111111111111112'
+
 function tokenTransfers(meta: BalanceMeta, feePayer: string): TokenTransfer[] {
-  const deltas = new Map<string, Map<string, bigint>>()
-  const add = (b: TokenBalanceLike, sign: 1n | -1n) => {
-    // Nodes name the owner since v1.9; a balance without one cannot be said to be anyone's transfer.
-    if (!b.owner) return
-    const byOwner = deltas.get(b.mint) ?? new Map<string, bigint>()
-    deltas.set(b.mint, byOwner)
-    byOwner.set(b.owner, (byOwner.get(b.owner) ?? 0n) + sign * BigInt(b.uiTokenAmount.amount))
-  }
   // A token account handed to another owner (SetAuthority) moved no tokens: read by owner, it was a transfer of all
   // it held, and a wallet that gave the vault an account of its own was recorded as depositing into it.
   const preOwner = new Map((meta.preTokenBalances ?? []).map((b) => [b.accountIndex, b.owner]))
   const handedOver = new Set((meta.postTokenBalances ?? []).filter((b) => preOwner.has(b.accountIndex) && preOwner.get(b.accountIndex) !== b.owner).map((b) => b.accountIndex))
-  for (const b of meta.preTokenBalances ?? []) if (!handedOver.has(b.accountIndex)) add(b, -1n)
-  for (const b of meta.postTokenBalances ?? []) if (!handedOver.has(b.accountIndex)) add(b, 1n)
+  const accounts = new Map<number, { mint: string; owner: string; delta: bigint }>()
+  const add = (b: TokenBalanceLike, sign: 1n | -1n) => {
+    // Nodes name the owner since v1.9; a balance without one cannot be said to be anyone's transfer.
+    if (!b.owner || handedOver.has(b.accountIndex)) return
+    const account = accounts.get(b.accountIndex) ?? { mint: b.mint, owner: b.owner, delta: 0n }
+    account.delta += sign * BigInt(b.uiTokenAmount.amount)
+    accounts.set(b.accountIndex, account)
+  }
+  for (const b of meta.preTokenBalances ?? []) add(b, -1n)
+  for (const b of meta.postTokenBalances ?? []) add(b, 1n)
+  const deltas = new Map<string, Map<string, bigint>>()
+  for (const [index, { mint, owner, delta }] of accounts) {
+    const byOwner = deltas.get(mint) ?? new Map<string, bigint>()
+    deltas.set(mint, byOwner)
+    byOwner.set(owner, (byOwner.get(owner) ?? 0n) + (mint === NATIVE_MINT ? backedByLamports(delta, meta, index) : delta))
+  }
   return [...deltas].flatMap(([mint, byOwner]) => pairUp(mint, byOwner, feePayer))
+}
+
+/**
+ * A wrapped-SOL account's gain counts only as far as lamports came into it in the transaction: `SyncNative` (anyone
+ * may call it) turns lamports sent there earlier into tokens no one in the transaction paid, and a wallet closing
+ * its own wrapped-SOL account shows a loss of tokens that went back to it as SOL. Balances alone read the two
+ * together as the wallet paying the vault (an audit: a deposit never made was verified so). A transfer between
+ * wrapped-SOL accounts moves the lamports with the tokens, so it reads as before.
+ */
+function backedByLamports(delta: bigint, meta: BalanceMeta, index: number): bigint {
+  if (delta <= 0n) return delta
+  const pre = meta.preBalances[index]
+  const post = meta.postBalances[index]
+  const came = pre === undefined || post === undefined ? 0n : BigInt(post) - BigInt(pre)
+  return came <= 0n ? 0n : came < delta ? came : delta
 }
 
 function lamportTransfers(meta: BalanceMeta, keys: readonly string[], feePayer: string): TokenTransfer[] {
