@@ -180,6 +180,19 @@ export async function rotateKey(deps: AdminDeps, ref: { keyId?: string; key?: st
   return { revokedKeyId: old.id, keyId: fresh.keyId, key: fresh.key, kind: old.kind }
 }
 
+/**
+ * The organization's budgets, which its keys use unless set on a key (`setKeyBudgets`): the hourly one, and the monthly
+ * cap (null: none). Running servers take them within their key cache's time, as a key's.
+ */
+export async function setOrganizationBudgets(deps: AdminDeps, orgId: string, budgets: { hourlyBudget?: number; monthlyBudget?: number | null }) {
+  budget('hourlyBudget', budgets.hourlyBudget)
+  budget('monthlyBudget', budgets.monthlyBudget)
+  if (budgets.hourlyBudget === undefined && budgets.monthlyBudget === undefined) throw new InvalidArgumentError('give an hourly budget, a monthly budget or both')
+  if (!(await deps.store.setOrganizationBudgets(orgId, budgets))) throw new NotFoundError('organization not found', { org: orgId })
+  const org = (await deps.store.getOrganization(orgId))!
+  return { orgId, hourlyBudget: org.hourlyBudget, monthlyBudget: org.monthlyBudget }
+}
+
 export async function setKeyBudgets(
   deps: AdminDeps,
   ref: { keyId?: string; key?: string },

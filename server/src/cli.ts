@@ -24,6 +24,7 @@ import {
   revokeKey,
   rotateKey,
   setKeyBudgets,
+  setOrganizationBudgets,
   setOpportunityDelisted,
   quoted,
   storeUnavailable,
@@ -40,6 +41,8 @@ const USAGE = `usage: bun run cli <command> [options] [--json]
 
   org create --name N [--tier standard|premium] [--hourly-budget N] [--monthly-budget N|none]
   org list
+  org budget --org ORG_ID [--hourly-budget N] [--monthly-budget N|none]
+      (the organization's budgets: its keys' unless set on a key)
   distributor create --org ORG_ID [--name N]
   distributor list --org ORG_ID
   key create --org ORG_ID --kind publishable|secret [--hourly-budget N] [--monthly-budget N]
@@ -89,6 +92,7 @@ export function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
 const COMMANDS: Record<string, { options: string[]; required?: string[]; keyRef?: true; budget?: true; operands?: { name: string; what: string } }> = {
   'org create': { options: ['name', 'tier', 'hourly-budget', 'monthly-budget'], required: ['name'] },
   'org list': { options: [] },
+  'org budget': { options: ['org', 'hourly-budget', 'monthly-budget'], required: ['org'], budget: true },
   'distributor create': { options: ['org', 'name'], required: ['org'] },
   'distributor list': { options: ['org'], required: ['org'] },
   'key create': { options: ['org', 'kind', 'hourly-budget', 'monthly-budget'], required: ['org', 'kind'] },
@@ -105,7 +109,7 @@ const COMMANDS: Record<string, { options: string[]; required?: string[]; keyRef?
 /** Budget options' words besides a number: "no cap" on an organization, "the organization's" on a key. */
 function budgetWords(command: string, name: string): Record<string, null> {
   if (command === 'key budget') return { default: null }
-  return command === 'org create' && name === 'monthly-budget' ? { none: null } : {}
+  return (command === 'org create' || command === 'org budget') && name === 'monthly-budget' ? { none: null } : {}
 }
 
 export interface ParsedCommand {
@@ -297,6 +301,8 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
       })
     case 'org list':
       return { organizations: await deps.store.listOrganizations() }
+    case 'org budget':
+      return setOrganizationBudgets(deps, await knownOrg(deps, text(flags, 'org', true)), { hourlyBudget: budgets.hourly ?? undefined, monthlyBudget: budgets.monthly })
     case 'distributor create':
       return createDistributor(deps, { orgId: text(flags, 'org', true), name: text(flags, 'name') })
     case 'distributor list':

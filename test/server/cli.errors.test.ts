@@ -104,6 +104,9 @@ test('a misspelt option or an extra word is a usage error, not a command that do
     [['key', 'create', '--org', 'O', '--kind', 'bogus'], '--kind must be publishable or secret'],
     [['key', 'budget', '--id', 'K', '--hourly-budget', '99999999999999999999999'], `--hourly-budget must be a whole number of cost units up to ${Number.MAX_SAFE_INTEGER}, or default`],
     [['org', 'create', '--name', 'A', '--hourly-budget', 'none'], `--hourly-budget must be a whole number of cost units up to ${Number.MAX_SAFE_INTEGER}`],
+    [['org', 'budget', '--org', 'O'], 'give --hourly-budget and/or --monthly-budget'],
+    [['org', 'budget', '--hourly-budget', '5'], '--org is required'],
+    [['org', 'budget', '--org', 'O', '--hourly-budget', 'none'], `--hourly-budget must be a whole number of cost units up to ${Number.MAX_SAFE_INTEGER}`],
   ]
   for (const [argv, message] of refused) {
     const error = thrown(() => parseCommand(argv))
@@ -116,6 +119,7 @@ test('a misspelt option or an extra word is a usage error, not a command that do
   expect((thrown(() => parseCommand(['org', 'list', '--json=yes'])) as Error).message).toBe('--json takes no value: give it alone')
   expect(parseCommand(['key', 'rotate', '--id', 'A'])).toEqual({ command: 'key rotate', operand: undefined, flags: { id: 'A' }, budgets: {} })
   expect(parseCommand(['org', 'create', '--name', 'A', '--monthly-budget', 'none', '--hourly-budget', '5']).budgets).toEqual({ hourly: 5, monthly: null })
+  expect(parseCommand(['org', 'budget', '--org', 'O', '--monthly-budget', 'none']).budgets).toEqual({ hourly: undefined, monthly: null })
 
   // Exit code 2, before the store is opened: the data directory is never created.
   const dir = mkdtempSync(join(tmpdir(), 'earn-cli-usage-'))

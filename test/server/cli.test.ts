@@ -22,6 +22,28 @@ async function cliWhileServing(env: Record<string, string>) {
     expect(first.status).toBe(200)
     expect(first.headers.get('x-ratelimit-limit')).toBe('500')
 
+    // The organization's budgets changed while it serves: its keys (none set its own) take them within 5 s.
+    const budgeted = await runCli(['org', 'budget', '--org', orgId, '--hourly-budget', '700', '--monthly-budget', '9000', '--json'], env)
+    expect(budgeted.code, budgeted.stderr).toBe(0)
+    expect(budgeted.json()).toEqual({ orgId, hourlyBudget: 700, monthlyBudget: 9000 })
+    const eventually = async (header: string, want: string | null) => {
+      const started = Date.now()
+      let seen: string | null = null
+      while (Date.now() - started < 5000) {
+        seen = (await call(secretKey)).headers.get(header)
+        if (seen === want) break
+        await Bun.sleep(100)
+      }
+      expect(seen).toBe(want)
+    }
+    await eventually('x-ratelimit-limit', '700')
+    await eventually('x-monthly-limit', '9000')
+    const lifted = await runCli(['org', 'budget', '--org', orgId, '--monthly-budget', 'none', '--json'], env)
+    expect(lifted.json()).toEqual({ orgId, hourlyBudget: 700, monthlyBudget: null })
+    await eventually('x-monthly-limit', null)
+    const unknown = await runCli(['org', 'budget', '--org', 'org_unknown', '--hourly-budget', '1', '--json'], env)
+    expect([unknown.code, JSON.parse(unknown.stderr).error]).toEqual([1, 'organization org_unknown not found'])
+
     const dist = await runCli(['distributor', 'create', '--org', orgId, '--name', 'Wallet app', '--json'], env)
     expect(dist.json().distributorId).toMatch(/^[0-9a-f-]{36}$/)
 

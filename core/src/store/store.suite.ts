@@ -73,6 +73,12 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect((await store.findKeyByHash(hash))?.key.revokedAt).toBe(T0 + 5)
       expect(await store.setKeyBudgets(found!.key.id, { hourlyBudget: 42 })).toBe(true)
       expect((await store.getKey(found!.key.id))?.hourlyBudget).toBe(42)
+      expect(await store.setOrganizationBudgets(o.id, { monthlyBudget: 9_000 })).toBe(true)
+      expect(await store.setOrganizationBudgets(o.id, { hourlyBudget: 70 })).toBe(true)
+      expect((await store.findKeyByHash(hash))?.organization).toMatchObject({ hourlyBudget: 70, monthlyBudget: 9_000 })
+      expect(await store.setOrganizationBudgets(o.id, { monthlyBudget: null })).toBe(true)
+      expect((await store.getOrganization(o.id))?.monthlyBudget).toBeNull()
+      expect(await store.setOrganizationBudgets('org_unknown', { hourlyBudget: 1 })).toBe(false)
       const d = { id: randomUUID(), orgId: o.id, name: 'D', createdAt: T0 }
       await store.createDistributor(d)
       expect(await store.getDistributor(d.id)).toEqual(d)

@@ -54,6 +54,8 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
   createOrganization(org: Organization, rows?: NewOrganizationRows): Promise<boolean>
   getOrganization(id: string): Promise<Organization | undefined>
   listOrganizations(): Promise<Organization[]>
+  /** The organization's own budgets (its keys' unless set on a key); false when it does not exist. */
+  setOrganizationBudgets(id: string, budgets: { hourlyBudget?: number; monthlyBudget?: number | null }): Promise<boolean>
 
   insertKey(key: ApiKeyRecord): Promise<void>
   getKey(id: string): Promise<ApiKeyRecord | undefined>
@@ -191,6 +193,10 @@ export function createStore(options: StoreOptions): Store {
     },
     getOrganization: (id) => db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst(),
     listOrganizations: () => db.selectFrom('organizations').selectAll().orderBy('createdAt').execute(),
+    async setOrganizationBudgets(id, budgets) {
+      const r = await db.updateTable('organizations').set(budgets).where('id', '=', id).executeTakeFirst()
+      return r.numUpdatedRows > 0n
+    },
 
     async insertKey(key) {
       await db.insertInto('apiKeys').values(key).execute()
