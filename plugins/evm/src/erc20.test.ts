@@ -1,5 +1,6 @@
 /** Token labels in build descriptions: the symbol is the token contract's to write, so it is shown cleaned. */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { getAddress } from 'viem'
 import { deployToken, startAnvil, type Anvil } from '../../../test/chains/evm.ts'
 import { evmClientFromPublicClients, type EvmClient } from './client.ts'
 import { describeAmount, tokenLabel } from './erc20.ts'
@@ -28,7 +29,7 @@ test("a symbol's line breaks and control characters go and a long one is cut: it
     const token = await deployToken(anvil, { symbol, decimals: 6 })
     const label = await tokenLabel(client, anvil.chainId, token)
     expect(label.symbol, JSON.stringify(symbol)).toBe(shown)
-    // No symbol left: the amount is described by its units and address instead.
-    expect(describeAmount(1_500_000n, label)).toBe(shown === undefined ? `1500000 base units of token ${token.toLowerCase()}` : `1.5 ${shown}`)
+    // No symbol left: the amount is described by its units and address instead, in EIP-55 as a description's addresses are.
+    expect(describeAmount(1_500_000n, label)).toBe(shown === undefined ? `1500000 base units of token ${getAddress(token)}` : `1.5 ${shown}`)
   }
 })

@@ -115,6 +115,6 @@ function shownSymbol(symbol: string): string | undefined {
 
 /** "1.5 tUSD", or the smallest units and the address when the token does not say what it is. */
 export function describeAmount(amount: bigint, token: TokenLabel): string {
-  if (token.symbol === undefined || token.decimals === undefined) return `${amount} base units of token ${token.address}`
+  if (token.symbol === undefined || token.decimals === undefined) return `${amount} base units of token ${token.display}`
   return `${formatUnits(amount, token.decimals)} ${token.symbol}`
 }
