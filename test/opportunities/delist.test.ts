@@ -68,7 +68,8 @@ test('delisted: off the list and the get, no deposits or streams; the holder wit
   expect(stranger.body.context).toHaveProperty('userAddress')
   const stream = await h.post('/v2/streams', env.pointBody({ targetOpportunityId: id }))
   expectEnvelope(stream.body, 404, 'NOT_FOUND')
-  expect(stream.body.context).toEqual({ opportunityId: 'delisted' })
+  expect(stream.body.context).toEqual({ targetOpportunityId: 'delisted' })
+  expect(stream.body.error).toContain('no new deposits or reward streams')
 
   const portfolio = await h.get(`/v2/wallet/${wallet.address}/portfolio`, { key: h.org.publishableKey })
   expect(portfolio.status, portfolio.text).toBe(200)

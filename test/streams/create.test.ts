@@ -251,11 +251,11 @@ describe('rejections answer the envelope', () => {
     expect((await h.store.getOpportunity(id))!.chainId).toBe('8453')
   })
 
-  test('an unknown target opportunity is 404', async () => {
+  test('an unknown target opportunity is 404 naming the field that named it', async () => {
     const r = await env.h.post('/v2/streams', env.pointBody({ targetOpportunityId: '00000000-0000-4000-8000-000000000000' }))
     expect(r.status).toBe(404)
     expectEnvelope(r.body, 404, 'NOT_FOUND')
-    expect(r.body.context).toHaveProperty('opportunityId')
+    expect(r.body.context).toEqual({ targetOpportunityId: 'unknown opportunity' })
   })
 
   test('malformed JSON is 400; a publishable key is 401; no key is 401', async () => {

@@ -1,16 +1,17 @@
 import { InvalidArgumentError, NotFoundError, quoted } from '../errors.ts'
 
+/** `field` is where the request named it: the path's `opportunityId`, or a stream's `targetOpportunityId`. */
 export class OpportunityNotFoundError extends NotFoundError {
-  constructor(opportunityId: string) {
-    super(`opportunity ${quoted(opportunityId)} not found; list them with GET /v2/opportunities/`, { opportunityId: 'unknown opportunity' })
+  constructor(opportunityId: string, field = 'opportunityId') {
+    super(`opportunity ${quoted(opportunityId)} not found; list them with GET /v2/opportunities/`, { [field]: 'unknown opportunity' })
   }
 }
 
-/** Delisted by the operator: shown nowhere and closed to deposits (and reward streams); its holders still withdraw. */
+/** Delisted by the operator: shown nowhere and closed to deposits and reward streams; its holders still withdraw. */
 export class OpportunityDelistedError extends NotFoundError {
-  constructor(opportunityId: string) {
-    super(`opportunity ${opportunityId} is delisted: it takes no new deposits (holders can still withdraw); list the open ones with GET /v2/opportunities/`, {
-      opportunityId: 'delisted',
+  constructor(opportunityId: string, field = 'opportunityId') {
+    super(`opportunity ${opportunityId} is delisted: it takes no new deposits or reward streams (holders can still withdraw); list the open ones with GET /v2/opportunities/`, {
+      [field]: 'delisted',
     })
   }
 }

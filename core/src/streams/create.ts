@@ -131,8 +131,8 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
   // The chain's own fault first: no target on a chain without a treasury could take a token stream.
   const treasury = body.type === 'token' ? treasuryOn(deps, ecosystem, body.chainId) : null
   const target = await findOpportunity(deps, body.targetOpportunityId)
-  if (!target) throw new OpportunityNotFoundError(body.targetOpportunityId)
-  if (target.opportunity.delistedAt !== null) throw new OpportunityDelistedError(body.targetOpportunityId)
+  if (!target) throw new OpportunityNotFoundError(body.targetOpportunityId, 'targetOpportunityId')
+  if (target.opportunity.delistedAt !== null) throw new OpportunityDelistedError(body.targetOpportunityId, 'targetOpportunityId')
   // A stream rewards the opportunity's depositors where they deposit: its budget on another chain would reward no one there.
   if (target.opportunity.listing.chainId !== body.chainId)
     throw new InvalidArgumentError(`the target opportunity is on chain ${target.opportunity.listing.chainId}, not ${body.chainId}; a stream is on its opportunity's chain`, {
