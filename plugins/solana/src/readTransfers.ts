@@ -42,8 +42,11 @@ export async function readTransfers(client: SolanaClient, p: ReadTagParameters):
   return { tag: tags[0] ?? null, tags, txHash, from, transfers: [...tokenTransfers(m, from), ...lamportTransfers(m, keys, from)] }
 }
 
-/** Wrapped SOL: its token accounts' amounts are lamports they hold, which `SyncNative` counts in at any time. */
-const NATIVE_MINT = 'So11111111111111111111111111111111111111112'
+/**
+ * Wrapped SOL, of the Token program and of Token-2022: their token accounts' amounts are lamports they hold, which
+ * `SyncNative` counts in at any time.
+ */
+const NATIVE_MINTS: ReadonlySet<string> = new Set(['So11111111111111111111111111111111111111112', '9pan9bMn5HatX4EJdBwg9VgCa7Uz5HL8N1m5D3NdXejP'])
 
 function tokenTransfers(meta: BalanceMeta, feePayer: string): TokenTransfer[] {
   // A token account handed to another owner (SetAuthority) moved no tokens: read by owner, it was a transfer of all
@@ -64,7 +67,7 @@ function tokenTransfers(meta: BalanceMeta, feePayer: string): TokenTransfer[] {
   for (const [index, { mint, owner, delta }] of accounts) {
     const byOwner = deltas.get(mint) ?? new Map<string, bigint>()
     deltas.set(mint, byOwner)
-    byOwner.set(owner, (byOwner.get(owner) ?? 0n) + (mint === NATIVE_MINT ? backedByLamports(delta, meta, index) : delta))
+    byOwner.set(owner, (byOwner.get(owner) ?? 0n) + (NATIVE_MINTS.has(mint) ? backedByLamports(delta, meta, index) : delta))
   }
   return [...deltas].flatMap(([mint, byOwner]) => pairUp(mint, byOwner, feePayer))
 }
