@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
-import { AccountRole, address, decompileTransactionMessage, generateKeyPairSigner, getBase58Decoder, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, lamports, signBytes, type Address, type KeyPairSigner } from '@solana/kit'
+import { AccountRole, address, decompileTransactionMessage, generateKeyPairSigner, getBase58Decoder, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, lamports, signBytes, type Address, type Instruction, type KeyPairSigner } from '@solana/kit'
 import { getAddMemoInstruction } from '@solana-program/memo'
 import { getTransferSolInstruction } from '@solana-program/system'
 import { findAssociatedTokenPda, getCloseAccountInstruction, getCreateAssociatedTokenIdempotentInstruction, getMintEncoder, getSyncNativeInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
@@ -31,17 +31,17 @@ const mintData = new Uint8Array(getMintEncoder().encode({ mintAuthority: null, s
 const TOKEN_NATIVE = address('So11111111111111111111111111111111111111112')
 chain.svm.setAccount({ address: TOKEN_NATIVE, data: mintData, executable: false, lamports: lamports(chain.svm.minimumBalanceForRentExemption(BigInt(mintData.length))), programAddress: TOKEN_PROGRAM_ADDRESS, space: BigInt(mintData.length) })
 const TOKEN_2022_NATIVE = address('9pan9bMn5HatX4EJdBwg9VgCa7Uz5HL8N1m5D3NdXejP')
-await chain.send([
-  {
-    programAddress: TOKEN_2022_PROGRAM_ADDRESS,
-    accounts: [
-      { address: chain.payer.address, role: AccountRole.WRITABLE_SIGNER, signer: chain.payer },
-      { address: TOKEN_2022_NATIVE, role: AccountRole.WRITABLE },
-      { address: SYSTEM_PROGRAM, role: AccountRole.READONLY },
-    ],
-    data: new Uint8Array([31]),
-  },
-])
+// A signer in an account meta, as the chain's `send` collects them (kit's AccountSignerMeta).
+const createNativeMint = {
+  programAddress: TOKEN_2022_PROGRAM_ADDRESS,
+  accounts: [
+    { address: chain.payer.address, role: AccountRole.WRITABLE_SIGNER, signer: chain.payer },
+    { address: TOKEN_2022_NATIVE, role: AccountRole.WRITABLE },
+    { address: SYSTEM_PROGRAM, role: AccountRole.READONLY },
+  ],
+  data: new Uint8Array([31]),
+} as Instruction
+await chain.send([createNativeMint])
 
 for (const [name, mint, program] of [
   ['Token program', TOKEN_NATIVE, TOKEN_PROGRAM_ADDRESS],
