@@ -84,6 +84,22 @@ test('a rotation whose revoke of the old key fails takes back the new key, which
   expect(live.map((k) => k.id).sort()).toEqual([secretKeyId, (await store.listKeys(orgId)).find((k) => k.kind === 'publishable')!.id].sort())
 })
 
+test('a rotation the store fails part-way writes nothing: the old key stays live and no new one is left beside it', async () => {
+  // Every revoke fails (a store gone mid-way), the taking back of a new key included: written apart, the new key had
+  // stayed live, shown to no one (an audit cut PostgreSQL between the two writes).
+  for (const trigger of ['before update of revoked_at on api_keys', 'before insert on api_keys']) {
+    const { path, open } = await fileStore()
+    const store = await open()
+    const { orgId, secretKeyId } = await createOrganization({ store, clock }, { name: 'Acme' })
+    const before = (await store.listKeys(orgId)).map((k) => ({ id: k.id, revokedAt: k.revokedAt }))
+    const other = new Database(path)
+    other.exec(`create trigger refuse ${trigger} begin select raise(abort, 'disk I/O'); end`)
+    other.close()
+    await expect(rotateKey({ store, clock }, { keyId: secretKeyId })).rejects.toThrow(/disk I\/O/)
+    expect((await store.listKeys(orgId)).map((k) => ({ id: k.id, revokedAt: k.revokedAt }))).toEqual(before)
+  }
+})
+
 test('organization and distributor names are one line of at most 200 characters', async () => {
   const { open } = await fileStore()
   const store = await open()

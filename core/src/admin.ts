@@ -161,23 +161,11 @@ export async function revokeKey(deps: AdminDeps, ref: { keyId?: string; key?: st
 export async function rotateKey(deps: AdminDeps, ref: { keyId?: string; key?: string }) {
   const old = await findKey(deps, ref)
   if (old.revokedAt !== null) throw new InvalidArgumentError('a revoked key cannot be rotated', { key: old.id })
-  // Issued before the old one goes, so a failure between the two never leaves the organization without a key.
-  const fresh = await issueKey(deps, old.orgId, old.kind, { hourlyBudget: old.hourlyBudget, monthlyBudget: old.monthlyBudget })
-  // The revoke is a compare-and-set: of two rotations at once (two CLI processes), one revokes and the other takes
-  // back the key it issued, so one replacement stays live, not two.
-  let revoked: boolean
-  try {
-    revoked = await deps.store.revokeKey(old.id, deps.clock.now())
-  } catch (e) {
-    // The old key still works: the new one, never shown to anyone, must not stay live beside it.
-    await deps.store.revokeKey(fresh.keyId, deps.clock.now()).catch(() => {})
-    throw e
-  }
-  if (!revoked) {
-    await deps.store.revokeKey(fresh.keyId, deps.clock.now())
+  // One transaction: a store cut between the two writes had left the new key, never shown to anyone, live beside the old.
+  const fresh = newKey(deps, old.orgId, old.kind, { hourlyBudget: old.hourlyBudget, monthlyBudget: old.monthlyBudget })
+  if (!(await deps.store.replaceKey(old.id, fresh.record, deps.clock.now())))
     throw new InvalidArgumentError('a revoked key cannot be rotated (another rotation or revocation got there first)', { key: old.id })
-  }
-  return { revokedKeyId: old.id, keyId: fresh.keyId, key: fresh.key, kind: old.kind }
+  return { revokedKeyId: old.id, keyId: fresh.record.id, key: fresh.key, kind: old.kind }
 }
 
 /**

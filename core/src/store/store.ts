@@ -64,6 +64,8 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
   /** Marks a key revoked; false when it does not exist or was already revoked. */
   revokeKey(id: string, at: number): Promise<boolean>
   setKeyBudgets(id: string, budgets: { hourlyBudget?: number | null; monthlyBudget?: number | null }): Promise<boolean>
+  /** Revokes a key and stores its replacement, in one transaction: false (nothing written) when it was revoked already. */
+  replaceKey(id: string, replacement: ApiKeyRecord, at: number): Promise<boolean>
 
   createDistributor(d: Distributor): Promise<void>
   getDistributor(id: string): Promise<Distributor | undefined>
@@ -221,6 +223,15 @@ export function createStore(options: StoreOptions): Store {
     async setKeyBudgets(id, budgets) {
       const r = await db.updateTable('apiKeys').set(budgets).where('id', '=', id).executeTakeFirst()
       return r.numUpdatedRows > 0n
+    },
+    replaceKey(id, replacement, at) {
+      return db.transaction().execute(async (trx) => {
+        // The revoke is a compare-and-set: of two rotations at once, one revokes and writes its key, the other neither.
+        const r = await trx.updateTable('apiKeys').set({ revokedAt: at }).where('id', '=', id).where('revokedAt', 'is', null).executeTakeFirst()
+        if (r.numUpdatedRows === 0n) return false
+        await trx.insertInto('apiKeys').values(replacement).execute()
+        return true
+      })
     },
 
     async createDistributor(d) {
