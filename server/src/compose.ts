@@ -50,7 +50,20 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
   // The client's own last connection error says why (WRONGPASS, a refused port) where a command only hears "offline";
   // kept, not logged as it comes: a client that cannot connect reports every retry, several a second.
   let connectionError: Error | undefined
-  const redis = createRedisMeter({ url: config.redisUrl, onError: (e) => (connectionError = e) })
+  // Redis refusing the connection as it starts (a wrong password or user, a database number it does not have) is the
+  // configuration's fault, not an outage: the start stops saying so. Metering alone per process for good had been
+  // the answer (readiness "degraded", monthly usage lost with every restart). Later refusals fail open, as outages do.
+  let starting = true
+  let refusedAtStart: (e: Error) => void = () => {}
+  const refusal = new Promise<never>((_, reject) => (refusedAtStart = reject))
+  refusal.catch(() => {})
+  const redis = createRedisMeter({
+    url: config.redisUrl,
+    onError: (e) => {
+      connectionError = e
+      if (starting && isRedisRefusal(e)) refusedAtStart(e)
+    },
+  })
   const meter = createResilientMeter({
     primary: redis,
     fallback: createMemoryMeter(),
@@ -64,7 +77,15 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
           })
         : logger.info({ msg: 'meter: redis reachable again; shared metering resumed' }),
   })
-  const up = await Promise.race([redis.connected.then(() => true), Bun.sleep(REDIS_START_WAIT_MS).then(() => false)])
+  let up: boolean
+  try {
+    up = await Promise.race([redis.connected.then(() => true), refusal, Bun.sleep(REDIS_START_WAIT_MS).then(() => false)])
+  } catch (e) {
+    await meter.close().catch(() => {})
+    throw new Error(`redis refused the connection: ${(e instanceof Error ? e.message : String(e)).replace(/\.$/, '')}; check the user, password and database number in REDIS_URL`)
+  } finally {
+    starting = false
+  }
   // Not up yet: switch to the fallback now (and start probing) rather than on the first request.
   if (!up) await meter.ping()
   return meter

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli, startServer, withDemoBanner } from '../process.ts'
 import { cuttableProxy } from '../proxy.ts'
-import { DATABASE_URL, freshSchema } from '../services.ts'
+import { DATABASE_URL, freshSchema, REDIS_URL, redisAvailable } from '../services.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'earn-life-'))
 /** The demo organization's publishable key, as the first start in `dir` prints it. */
@@ -246,6 +246,27 @@ describe('server process', () => {
       }
     } finally {
       await taken.stop(true)
+    }
+  })
+
+  test('a Redis that refuses the connection as the server starts (a database number it lacks, a wrong password) stops the start naming REDIS_URL: no metering alone for good', async () => {
+    if (!(await redisAvailable())) return
+    for (const [change, refusal] of [
+      [(u: URL) => (u.pathname = '/99'), 'ERR DB index is out of range'],
+      [(u: URL) => ((u.username = 'nobody'), (u.password = 'wrong')), 'WRONGPASS invalid username-password pair or user is disabled'],
+    ] as const) {
+      const url = new URL(REDIS_URL)
+      change(url)
+      const error = await startServer({ DATA_DIR: dir, REDIS_URL: url.href }, 10_000).then(
+        async (server) => {
+          await server.stop('SIGTERM')
+          return 'started'
+        },
+        (e: Error) => e.message,
+      )
+      expect(error).toMatch(new RegExp(`^startup error: connecting to Redis \\(REDIS_URL\\): redis refused the connection: ${refusal}; check the user, password and database number in REDIS_URL$`, 'm'))
+      expect(error).toContain('exited with 1')
+      expect(error).not.toContain('wrong')
     }
   })
 
