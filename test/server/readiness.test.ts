@@ -3,14 +3,62 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { evmClientFromPublicClients } from '@earn/plugin-evm'
 import { createPublicClient, http } from 'viem'
 import { closedPortUrl, startAnvil, type Anvil } from '../chains/evm.ts'
-import { ConfigError } from '@earn/core'
 import { createHarness } from '../harness.ts'
+import { ConfigError, createStore } from '@earn/core'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import postgres from 'postgres'
 
 let anvil: Anvil
 beforeAll(async () => {
   anvil = await startAnvil()
 })
 afterAll(() => anvil.stop())
+
+describe('readiness and the store', () => {
+  test("a store that fails its probe is named in a word, as the API's 503s name it: no database host in an answer that needs no key", async () => {
+    const h = await createHarness()
+    try {
+      // A real driver failure: PostgreSQL refusing the connection names its host and port in its text.
+      const refused = await postgres('postgres://postgres@127.0.0.1:1/test', { max: 1, connect_timeout: 2, onnotice: () => {} })`select 1`.then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(String((refused as Error).message)).toContain('127.0.0.1')
+      h.deps.store.ping = () => Promise.reject(refused)
+      const r = await h.get('/readyz', { key: null })
+      expect(r.status).toBe(503)
+      expect(r.body.checks.store).toBe('unavailable: unreachable')
+      expect(r.text).not.toContain('127.0.0.1')
+    } finally {
+      await h.close()
+    }
+  })
+
+  test("an embedded store's probe waits behind no write: another process holding the write lock leaves readiness ok while reads are served", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'earn-ready-'))
+    const h = await createHarness({ store: createStore({ engine: 'sqlite', path: join(dir, 'earn.sqlite') }) })
+    const other = new Database(join(dir, 'earn.sqlite'))
+    try {
+      other.exec('begin immediate')
+      // A write queued behind the lock (an agreement's nonce), then the probe.
+      const write = h.post('/v2/membership/agreement', { address: '0x' + 'ab'.repeat(20), walletEcosystem: 'evm', url: 'https://app.example.com' })
+      await Bun.sleep(50)
+      const started = performance.now()
+      const r = await h.get('/readyz', { key: null })
+      expect([r.status, r.body.checks.store]).toEqual([200, 'ok'])
+      expect(performance.now() - started).toBeLessThan(1_000)
+      other.exec('rollback')
+      expect((await write).status).toBe(200)
+    } finally {
+      other.close()
+      await h.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
 
 describe('readiness and chains', () => {
   test('a configured chain that answers is ok; one that does not makes the server unready', async () => {

@@ -174,7 +174,10 @@ export function createStore(options: StoreOptions): Store {
     engine,
     migrate: (now) => migrate(db, engine, now),
     async ping() {
-      await sql`select 1`.execute(db)
+      // SQLite: on the reading connection, which no write waits ahead of; behind another process's write lock the
+      // writer's queue had held a readiness probe past its limit while reads were served (an audit).
+      if (read) read('select 1', [])
+      else await sql`select 1`.execute(db)
     },
     async close() {
       reader?.close()

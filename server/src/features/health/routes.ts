@@ -1,5 +1,5 @@
 /** Liveness and readiness; no key needed. */
-import { type ChainHealth, withinRunningTime } from '@earn/core'
+import { type ChainHealth, storeUnavailable, withinRunningTime } from '@earn/core'
 import { Elysia, t } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { loggableError } from '../../logger.ts'
@@ -60,7 +60,19 @@ export const healthRoutes = (deps: Deps) => {
           }
         }
         await Promise.all([
-          probe('store', async () => (await within(deps.store.ping()), 'ok')),
+          // The store's state in a word, as the API's 503s say it: a driver's text names the database's host (an audit),
+          // and this answer needs no key.
+          probe('store', () =>
+            within(deps.store.ping()).then(
+              () => 'ok',
+              (e: unknown) => {
+                if (e instanceof ProbeTimeout) throw e
+                const state = storeUnavailable(e)
+                if (!state) deps.logger.error({ msg: 'readiness: the store failed its probe', ...loggableError(e) })
+                throw new Error(state ?? 'failed (the server log says why)')
+              },
+            ),
+          ),
           probe('meter', async () => {
             const s = await deps.meter.ping()
             if (s.state === 'ok') return 'ok'
