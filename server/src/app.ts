@@ -43,7 +43,7 @@ export function createApp(deps: Deps) {
     // Before the error handling, whose onError answers and so ends the chain: the idle limit is set again first.
     .use(idleWhileAnswering)
     .use(errorHandling(deps))
-    .use(hostRequired)
+    .use(hostRequired((probe) => app.handle(probe)))
     .use(cors(deps.config.corsOrigins))
     .use(bodyParsing(deps, (method, route) => (costs ??= routeCosts(routes())).get(`${method} ${route}`)))
     .use(healthRoutes(deps))

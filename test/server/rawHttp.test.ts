@@ -73,6 +73,17 @@ describe('Host', () => {
     }
   })
 
+  test("the health probes answer without a Host (a load balancer's default HTTP/1.0 check sends none); other paths stay 400", async () => {
+    // As answered with a Host (this server's chains may not all answer: its readiness is what it is).
+    const answer = (r: RawResponse) => [r.status, json(r).status, Object.keys(json(r).checks).sort()]
+    const withHost = answer(await raw('GET /readyz HTTP/1.1\nHost: localhost\nConnection: close\n'))
+    expect(withHost[2]).toContain('store')
+    expect(answer(await raw('GET /healthz HTTP/1.0\n'))).toEqual([200, 'ok', []])
+    for (const request of ['GET /readyz HTTP/1.0\n', 'GET /readyz?full=1 HTTP/1.0\n', 'GET /readyz HTTP/1.1\nHost:\nConnection: close\n'])
+      expect(answer(await raw(request)), request).toEqual(withHost)
+    for (const path of ['/readyzz', '/healthz/x', '/v2/healthz']) expect((await raw(`GET ${path} HTTP/1.0\n`)).status, path).toBe(400)
+  })
+
   test('an invalid Host, or more than one, is a 400 envelope saying which', async () => {
     // `é` as UTF-8: named as sent, not as Bun's Latin-1 reading of its bytes (Ã©).
     for (const host of ['a b', 'a@b', 'a/v2/opportunities', 'é']) {

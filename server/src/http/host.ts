@@ -6,9 +6,17 @@
 import { InvalidArgumentError } from '@earn/core'
 import { Elysia } from 'elysia'
 
-export const hostRequired = new Elysia({ name: 'earn/host' }).onRequest(({ request }) => {
+/** The health probes' paths, answered without a Host (see `hostRequired`). */
+const PROBES = /^\/(healthz|readyz)(\?|$)/
+
+/**
+ * `probe` answers a health probe sent without a Host, as an absolute request: a load balancer's default check is often
+ * HTTP/1.0 without one (HAProxy's `option httpchk GET /readyz`), and a 400 to it took every server out of rotation.
+ */
+export const hostRequired = (probe: (request: Request) => Response | Promise<Response>) => new Elysia({ name: 'earn/host' }).onRequest(({ request }) => {
   const host = request.headers.get('host')
   if (request.url.charCodeAt(0) === 47 /* '/' */) {
+    if (!host && PROBES.test(request.url)) return probe(new Request(`http://localhost${request.url}`, { method: request.method, headers: request.headers }))
     // Bun gives a Host it cannot use (`a b`, `a/b`, `a@b`) the same relative URL as none.
     if (host) throw new InvalidArgumentError(`the Host header ${JSON.stringify(asSent(host).slice(0, 64))} is not a host; send the server's host name and port`, { host: 'invalid' })
     throw new InvalidArgumentError('the request has no Host header; send one (HTTP/1.1 requires it)', { host: 'missing' })
