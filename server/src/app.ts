@@ -36,6 +36,8 @@ export function createApp(deps: Deps) {
   let costs: Map<string, number> | undefined
   // Set once the routes are in (below); the first request with a body reads them, never before the app listens.
   let routes: () => readonly { method: string; path: string; hooks: unknown }[] = () => []
+  // Set once the app is made (below): a health probe without a Host is handled again as an absolute request.
+  let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error('the app is not made yet'))
   // standardHostname off: Elysia would otherwise find the path after the 11th character of the URL, past the end
   // of a short host (`http://api/v2/...`, what a proxy to an upstream named `api` sends).
   const app = new Elysia({ name: 'earn-api', handler: { standardHostname: false } })
@@ -43,7 +45,7 @@ export function createApp(deps: Deps) {
     // Before the error handling, whose onError answers and so ends the chain: the idle limit is set again first.
     .use(idleWhileAnswering)
     .use(errorHandling(deps))
-    .use(hostRequired((probe) => app.handle(probe)))
+    .use(hostRequired((probe) => handle(probe)))
     .use(cors(deps.config.corsOrigins))
     .use(bodyParsing(deps, (method, route) => (costs ??= routeCosts(routes())).get(`${method} ${route}`)))
     .use(healthRoutes(deps))
@@ -55,6 +57,7 @@ export function createApp(deps: Deps) {
     .use(streamRoutes(deps))
     .use(legacyRoutes(deps))
   routes = () => app.routes
+  handle = (request) => app.handle(request)
   return app.use(apiDocs(API_VERSION, () => app))
 }
 
