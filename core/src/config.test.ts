@@ -81,6 +81,15 @@ test("BUN_CONFIG_MAX_HTTP_REQUESTS (Bun's own, which runs on 256 past a value it
   expect(parseConfig({ DATA_DIR: '' }).dataDir).toBe('./.data')
 })
 
+test('a value of white space only is refused, not taken for unset: a template rendered blank had opened CORS to every origin', () => {
+  for (const name of ['CORS_ORIGINS', 'ECOSYSTEMS', 'LOG_REQUESTS', 'STREAM_TREASURIES'])
+    for (const value of [' ', '\n', ' \t '])
+      expect(refusal({ [name]: value }), `${name}=${JSON.stringify(value)}`).toBe(`${name}: is only white space: unset it (or leave it empty) for the default, or give a value`)
+  // Empty is unset, as everywhere.
+  const empty = parseConfig({ CORS_ORIGINS: '', ECOSYSTEMS: '', LOG_REQUESTS: '', STREAM_TREASURIES: '' })
+  expect([empty.corsOrigins, empty.ecosystems.length, empty.logRequests, Object.keys(empty.streamTreasuries)]).toEqual(['*', 3, true, []])
+})
+
 test("plugins get a frozen copy of the environment: a write in a plugin's connect cannot reach the process's", () => {
   const env: Record<string, string | undefined> = { PORT: '3001', EVM_RPC_URLS: '1=http://127.0.0.1:8545' }
   const config = parseConfig(env)

@@ -93,9 +93,20 @@ function url(env: Config['env'], name: string, protocols: string[]): string | un
   return raw
 }
 
+/**
+ * The value, or undefined when unset or empty; one of white space only is refused. A template that rendered blank
+ * had passed for unset: CORS_ORIGINS opened to every origin, ECOSYSTEMS to all three, without a word (an audit).
+ */
+function given(env: Config['env'], name: string): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  if (raw.trim() === '') throw new ConfigError(name, 'is only white space: unset it (or leave it empty) for the default, or give a value')
+  return raw
+}
+
 function ecosystems(env: Config['env']): EcosystemId[] {
-  const raw = env.ECOSYSTEMS
-  if (raw === undefined || raw.trim() === '') return [...ECOSYSTEM_IDS]
+  const raw = given(env, 'ECOSYSTEMS')
+  if (raw === undefined) return [...ECOSYSTEM_IDS]
   const ids = raw.split(',').map((s) => s.trim()).filter(Boolean)
   if (ids.length === 0) throw new ConfigError('ECOSYSTEMS', `names no ecosystem; give some of ${ECOSYSTEM_IDS.join(', ')} (comma-separated), or leave it unset for all`)
   for (const id of ids)
@@ -104,10 +115,10 @@ function ecosystems(env: Config['env']): EcosystemId[] {
 }
 
 function streamTreasuries(env: Config['env']): Record<string, string> {
-  const raw = env.STREAM_TREASURIES
+  const raw = given(env, 'STREAM_TREASURIES')
   // No prototype: a key such as `constructor` is a chain id like any other (and no ecosystem's).
   const treasuries: Record<string, string> = Object.create(null)
-  if (raw === undefined || raw.trim() === '') return treasuries
+  if (raw === undefined) return treasuries
   for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
     const eq = entry.indexOf('=')
     const chainId = eq < 0 ? '' : entry.slice(0, eq).trim()
@@ -120,8 +131,8 @@ function streamTreasuries(env: Config['env']): Record<string, string> {
 }
 
 function corsOrigins(env: Config['env']): Config['corsOrigins'] {
-  const raw = env.CORS_ORIGINS?.trim()
-  if (!raw || raw === '*') return '*'
+  const raw = given(env, 'CORS_ORIGINS')?.trim()
+  if (raw === undefined || raw === '*') return '*'
   if (raw === 'none') return null
   return raw.split(',').map((entry) => {
     const origin = entry.trim()
@@ -150,8 +161,8 @@ export function namesOneHost(url: URL): boolean {
 }
 
 function flag(env: Config['env'], name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase()
-  if (raw === undefined || raw === '') return fallback
+  const raw = given(env, name)?.trim().toLowerCase()
+  if (raw === undefined) return fallback
   if (raw === '1' || raw === 'true') return true
   if (raw === '0' || raw === 'false') return false
   throw new ConfigError(name, `expected 1 or 0 (true or false), got "${quoted(env[name]!)}"`)
