@@ -50,6 +50,14 @@ test('DATABASE_URL and REDIS_URL must name a host (PostgreSQL: or PGHOST; never 
   expect(refusal({ DATABASE_URL: 'postgres:///earn?host=/var/run/postgresql' })).toStartWith('DATABASE_URL: takes no ?host=')
 })
 
+test('DATABASE_URL may list hosts, each with its port (postgres.js fails over between them); each is checked', () => {
+  for (const listed of ['postgres://postgres@127.0.0.1:5432,127.0.0.1:5433/test', 'postgres://u:p@db1,db2:5433/earn?sslmode=require', 'postgresql://[::1]:5432,db.internal/x'])
+    expect(parseConfig({ DATABASE_URL: listed }).databaseUrl, listed).toBe(listed)
+  expect(refusal({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432,bad host:1/test' })).toBe('DATABASE_URL: lists hosts, and "bad host:1" is not a host[:port]')
+  expect(refusal({ DATABASE_URL: 'postgres://postgres@a:5432,,b/test' })).toBe('DATABASE_URL: lists hosts, and "" is not a host[:port]')
+  expect(refusal({ REDIS_URL: 'redis://a:6379,b:6379' })).toBe('REDIS_URL: is not a URL')
+})
+
 test('DATABASE_URL and REDIS_URL: a bad percent-encoding, or a Redis path that is no database number, is refused naming the variable', () => {
   expect(refusal({ DATABASE_URL: 'postgres://postgres:%zzpass@127.0.0.1:5432/test' })).toBe(
     'DATABASE_URL: has a bad percent-encoding in its password (a % must be followed by two hex digits: write a literal % as %25)',

@@ -60,15 +60,31 @@ function integer(env: Config['env'], name: string, fallback: number, min: number
   return n
 }
 
+/**
+ * PostgreSQL's URL may list hosts, each with its port (`host1:5432,host2:5433`: postgres.js fails over between them),
+ * which WHATWG URL cannot parse (an audit: refused as "not a URL"). Each host is checked, and the rest of the URL is
+ * read with the first one alone.
+ */
+function parseUrl(name: string, raw: string): URL {
+  try {
+    return new URL(raw)
+  } catch {}
+  const listed = name === 'DATABASE_URL' ? /^([a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?)([^@/?#]*,[^/?#]*)(.*)$/is.exec(raw) : null
+  if (listed) {
+    const hosts = listed[2]!.split(',')
+    const bad = hosts.find((h) => !/^(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(:\d{1,5})?$/i.test(h))
+    if (bad !== undefined) throw new ConfigError(name, `lists hosts, and "${quoted(bad)}" is not a host[:port]`)
+    try {
+      return new URL(listed[1]! + hosts[0]! + listed[3]!)
+    } catch {}
+  }
+  throw new ConfigError(name, 'is not a URL')
+}
+
 function url(env: Config['env'], name: string, protocols: string[]): string | undefined {
   const raw = env[name]
   if (raw === undefined || raw === '') return undefined
-  let parsed: URL
-  try {
-    parsed = new URL(raw)
-  } catch {
-    throw new ConfigError(name, 'is not a URL')
-  }
+  const parsed = parseUrl(name, raw)
   if (!protocols.includes(parsed.protocol))
     throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`)
   // `postgres://` alone connected as a role named after nothing to a default host. PGHOST names one: postgres.js takes
