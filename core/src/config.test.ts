@@ -33,6 +33,8 @@ test('SHUTDOWN_GRACE_SECONDS is a whole number of seconds up to an hour', () => 
   expect(parseConfig({}).shutdownGraceSeconds).toBe(10)
   expect(parseConfig({ SHUTDOWN_GRACE_SECONDS: '0' }).shutdownGraceSeconds).toBe(0)
   expect(refusal({ SHUTDOWN_GRACE_SECONDS: '3601' })).toStartWith('SHUTDOWN_GRACE_SECONDS: must be between 0 and 3600')
+  expect([parseConfig({}).shutdownDelaySeconds, parseConfig({ SHUTDOWN_DELAY_SECONDS: '15' }).shutdownDelaySeconds]).toEqual([0, 15])
+  expect(refusal({ SHUTDOWN_DELAY_SECONDS: '301' })).toStartWith('SHUTDOWN_DELAY_SECONDS: must be between 0 and 300')
 })
 
 test('ATTRIBUTION_SECRET: at least 16 characters, no surrounding whitespace, not only whitespace; empty is unset', () => {

@@ -35,6 +35,11 @@ export interface Config {
   /** Seconds a SIGTERM waits, in all, for requests in flight and a catalog refresh before the store is closed. */
   shutdownGraceSeconds: number
   /**
+   * Seconds a SIGTERM keeps serving, new connections too, with readiness failing, before the stop begins: a load
+   * balancer or Kubernetes takes a while to stop sending new connections once told (a preStop sleep, built in).
+   */
+  shutdownDelaySeconds: number
+  /**
    * Where token streams are funded, per chain id (`STREAM_TREASURIES=chainId=address,...`). Addresses as
    * written: the chain's ecosystem checks them when a stream uses them. A chain without one takes no token streams.
    */
@@ -225,6 +230,7 @@ export function parseConfig(env: Config['env']): Config {
     corsOrigins: corsOrigins(env),
     catalogRefreshSeconds: integer(env, 'CATALOG_REFRESH_SECONDS', 300, 5, 86_400),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 3_600),
+    shutdownDelaySeconds: integer(env, 'SHUTDOWN_DELAY_SECONDS', 0, 0, 300),
     streamTreasuries: streamTreasuries(env),
     // A frozen copy: a plugin's `connect` reads it, and a write there must not reach the process's environment.
     env: Object.freeze({ ...env }),

@@ -61,6 +61,12 @@ async function main() {
     stopping = true
     stoppingSince = performance.now()
     deps.logger.info({ msg: 'shutting down', signal })
+    // Serving on, new connections too, while readiness fails, until the balancer has stopped sending (a second
+    // signal meanwhile stops at once, as ever).
+    if (server && config.shutdownDelaySeconds > 0) {
+      lifecycle.draining = true
+      await Bun.sleep(config.shutdownDelaySeconds * 1000)
+    }
     // One grace period for everything a stop waits on, so an orchestrator's kill does not skip the usage write.
     let late = false
     const graceEnd = performance.now() + config.shutdownGraceSeconds * 1000

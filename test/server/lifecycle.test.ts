@@ -95,6 +95,22 @@ describe('server process', () => {
     expect(await fetch(`${server.url}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused')
   })
 
+  test('SHUTDOWN_DELAY_SECONDS: after SIGTERM, readiness fails at once while new connections are still answered, until the delay ends', async () => {
+    const server = await startServer({ DATA_DIR: dir, SHUTDOWN_DELAY_SECONDS: '2' })
+    while ((await fetch(`${server.url}/readyz`)).status !== 200) await Bun.sleep(50)
+    const exited = server.stop('SIGTERM')
+    await Bun.sleep(300)
+    // A new connection each (what a balancer not yet told sends), past the 100 ms quiet time a stop otherwise waits.
+    for (let i = 0; i < 5; i++) {
+      const headers = { connection: 'close' }
+      expect((await fetch(`${server.url}/readyz`, { headers })).status).toBe(503)
+      expect((await fetch(`${server.url}/healthz`, { headers })).status).toBe(200)
+      await Bun.sleep(200)
+    }
+    expect(await exited).toBe(0)
+    expect(await fetch(`${server.url}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused')
+  })
+
   test('a stop whose last usage write the store refuses all through its grace (a full disk) says what was lost, and exits 1', async () => {
     const fresh = mkdtempSync(join(tmpdir(), 'earn-life-full-'))
     try {
