@@ -194,6 +194,21 @@ describe('the swap', () => {
     expect(r.body.context.tokenOut).toContain(getAddress(lonely))
   })
 
+  test('a withdrawal into a token the router cannot price is refused as such though the wallet is short of shares: a top-up would not help', async () => {
+    const lonely = await deployToken(chain.anvil, { name: 'Lonely', symbol: 'LON', decimals: 18 })
+    // More shares than the member holds: the balance preflight and the vault's maxRedeem both refuse them.
+    const held = await chain.anvil.publicClient.readContract({ address: chain.swapVault, abi: erc20Abi, functionName: 'balanceOf', args: [member.address] })
+    await refused(h.post(`/v2/actions/withdraw/${chain.swapId}`, withdrawBody({ tokenOut: lonely, amount: (held + 1n).toString() })), 400, 'INVALID_ARGUMENT', {
+      tokenOut: expect.stringContaining('cannot price'),
+    })
+    // A token the router prices: the short balance is what is said.
+    await refused(h.post(`/v2/actions/withdraw/${chain.swapId}`, withdrawBody({ tokenOut: chain.otherToken, amount: (held + 1n).toString() })), 400, 'INVALID_ARGUMENT', {
+      required: (held + 1n).toString(),
+      available: held.toString(),
+      token: expect.any(String),
+    })
+  })
+
   test('a deposit of a token the router cannot price is refused as such whatever the balance: a top-up would not help (the ruled order checks tokenIn first)', async () => {
     const lonely = await deployToken(chain.anvil, { name: 'Lonely', symbol: 'LON', decimals: 18 })
     // The member holds none of it: the balance preflight alone would have said "insufficient token balance".

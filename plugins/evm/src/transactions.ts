@@ -10,7 +10,7 @@ import { requirePublicClient, type EvmClient } from './client.ts'
 import { allowance, tokenLabel } from './erc20.ts'
 import { approvals, depositDraft, finish, vaultName, withdrawDraft, type BuildContext } from './steps.ts'
 import { checkDepositTaken, checkRedeemTaken } from './limits.ts'
-import { checkSlippageBps, nothingGuaranteed, quoteSwap, routerFor, swapDraft, unavailable } from './swap.ts'
+import { checkSlippageBps, nothingGuaranteed, quote, quoteSwap, routerFor, swapDraft, unavailable } from './swap.ts'
 
 export { readTag } from './readTag.ts'
 
@@ -175,7 +175,15 @@ async function swapWithdraw(
   bounds: SwapBounds,
 ): Promise<UnsignedTransaction[]> {
   const [redeemed, routerAllowed, asset, out, vault] = await Promise.all([
-    checkRedeemTaken(client, ctx, shares),
+    checkRedeemTaken(client, ctx, shares).catch(async (refused: unknown) => {
+      // The vault refusing these shares (a wallet short of them: an OpenZeppelin vault's maxRedeem is its balance)
+      // must not hide a tokenOut no pool prices, which no top-up mends and which outranks a short balance (as a
+      // swap deposit's tokenIn does): a client told to top up its shares was then refused for the token (an audit).
+      await quote(client, ctx.chainId, router, [ctx.asset, tokenOut], 1n, 'tokenOut').catch((e: unknown) => {
+        if (e instanceof InvalidArgumentError && 'tokenOut' in e.context) throw e
+      })
+      throw refused
+    }),
     allowance(client, { chainId: ctx.chainId, token: ctx.asset, owner: ctx.owner, spender: router, field: 'baseToken' }),
     tokenLabel(client, ctx.chainId, ctx.asset),
     tokenLabel(client, ctx.chainId, tokenOut),
