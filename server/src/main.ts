@@ -2,6 +2,7 @@
  * `bun run start`: the server's composition root. With the other entry points (cli.ts, launch.ts) the only module
  * that reads the environment and opens connections; the only one that owns the process's signals.
  */
+import { isIP } from 'node:net'
 import { checkTreasuries, ConfigError, parseConfig, respellStoredChains, startCatalogRefresher } from '@earn/core'
 import { createApp } from './app.ts'
 import { loadDocsGenerator } from './http/docs.ts'
@@ -110,7 +111,9 @@ async function main() {
   try {
     app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, development: false, reusePort: false, idleTimeout: IDLE_TIMEOUT_SECONDS })
   } catch (e) {
-    startupError(`listening on ${config.host}:${config.port} (HOST, PORT)`, e)
+    // Bun says a host name that resolves to nothing as a file not found.
+    const unresolved = isIP(config.host) === 0 && (e as { code?: unknown } | null)?.code === 'ENOENT'
+    startupError(`listening on ${config.host}:${config.port} (HOST, PORT)`, unresolved ? new Error(`the host name ${config.host} resolves to no address here; give one of this machine's names or an IP address`) : e)
   }
   server = app.server!
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`

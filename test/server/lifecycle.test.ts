@@ -253,6 +253,8 @@ describe('server process', () => {
         [{ DATA_DIR: '/etc/hostname/earn' }, /^startup error: opening the embedded store in \/etc\/hostname\/earn \(DATA_DIR\): ENOTDIR: not a directory.*$/m],
         [{ DATA_DIR: dir, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/test' }, /^startup error: opening the database \(DATABASE_URL\): .*ECONNREFUSED.*$/m],
         [{ DATA_DIR: dir, PORT: String(taken.port) }, new RegExp(`^startup error: listening on 127\\.0\\.0\\.1:${taken.port} \\(HOST, PORT\\): .*$`, 'm')],
+        // `.invalid` never resolves (RFC 6761); Bun's own words were a file not found.
+        [{ DATA_DIR: dir, HOST: 'nonexistent.invalid' }, /^startup error: listening on nonexistent\.invalid:\d+ \(HOST, PORT\): the host name nonexistent\.invalid resolves to no address here; give one of this machine's names or an IP address$/m],
       ]
       for (const [env, line] of failures) {
         const error = await startServer(env, 10_000).then(() => undefined, (e: Error) => e.message)
