@@ -7,9 +7,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
 import { randomUUID } from 'node:crypto'
-import { erc20Abi, erc4626Abi, type Address } from 'viem'
+import { evmClientFromPublicClients } from '@earn/plugin-evm'
+import { createPublicClient, erc20Abi, erc4626Abi, http, type Address } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
-import { deployLimitedVault, deployOffsetVault, deployToken, deployVault, mintToken, sendUnsigned, testLimitedVaultAbi } from '../chains/evm.ts'
+import { anvilChain, deployLimitedVault, deployOffsetVault, deployToken, deployVault, mintToken, recordingProxy, sendUnsigned, testLimitedVaultAbi } from '../chains/evm.ts'
 import { createHarness, expectEnvelope, type Harness, type Json } from '../harness.ts'
 import { localCatalog, startLocalChain, type LocalChain } from './localChain.ts'
 import { fundedMember } from './members.ts'
@@ -88,6 +89,29 @@ describe('the vault limits a deposit or a redeem', () => {
     await setLimits(MAX, MAX, true)
     await refused(await deposit(limitedId, 10n ** 6n), /takes no deposits.*\(its maxDeposit is 0\)/, { amount: 'the vault takes none now', maxDeposit: '0' })
     await refused(await withdraw(limitedId, 10n ** 6n), /redeems none.*\(its maxRedeem is 0\)/, { amount: 'the vault redeems none now', maxRedeem: '0' })
+  })
+
+  test("a paused vault's swap withdrawal: a tokenOut no pool prices is named before the pause; where the router could not be asked, a 503", async () => {
+    await setLimits(MAX, MAX, true)
+    const swapOut = (tokenOut: Address, harness = h) =>
+      harness.post(`/v2/actions/withdraw/${limitedSwapId}`, { userAddress: member.address, amount: (10n ** 6n).toString(), tokenOut, distributorId: harness.distributorId })
+    const lonely = await deployToken(chain.anvil, { name: 'Lonely', symbol: 'LON', decimals: 18 })
+    const noPool = await swapOut(lonely)
+    expect([noPool.status, Object.keys(noPool.body.context)]).toEqual([400, ['tokenOut']])
+    await refused(await swapOut(chain.otherToken), /redeems none.*\(its maxRedeem is 0\)/, { amount: 'the vault redeems none now', maxRedeem: '0' })
+    // A node that does not answer the router's quote of one unit (getAmountsOut(1, path)): which refusal comes first is
+    // not known, and the client hears the 503 to retry, not the pause.
+    const oneUnitQuote = `d06ca61f${'1'.padStart(64, '0')}`
+    const failing = recordingProxy(chain.anvil.url, { refuse: (call) => call.method === 'eth_call' && JSON.stringify(call.params).includes(oneUnitQuote) })
+    const flaky = await createHarness({ store: db.store, clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: createPublicClient({ chain: anvilChain, transport: http(failing.url, { retryCount: 0 }), batch: { multicall: true } }) }, { swapRouters: { [chain.anvil.chainId]: chain.router } }) } })
+    try {
+      const r = await swapOut(lonely, flaky)
+      expect(r.status, r.text).toBe(503)
+      expectEnvelope(r.body, 503, 'UNAVAILABLE')
+    } finally {
+      failing.stop()
+      await setLimits(MAX, MAX, false)
+    }
   })
 
   test('a redeem limit: above it is refused with its maxRedeem; up to it, the withdrawal mines', async () => {

@@ -179,8 +179,9 @@ async function swapWithdraw(
       // The vault refusing these shares (a wallet short of them: an OpenZeppelin vault's maxRedeem is its balance)
       // must not hide a tokenOut no pool prices, which no top-up mends and which outranks a short balance (as a
       // swap deposit's tokenIn does): a client told to top up its shares was then refused for the token (an audit).
+      // A probe that could not run (the node did not answer) cannot rank them: its 503, retried, will (an audit).
       await quote(client, ctx.chainId, router, [ctx.asset, tokenOut], 1n, 'tokenOut').catch((e: unknown) => {
-        if (e instanceof InvalidArgumentError && 'tokenOut' in e.context) throw e
+        if (!(e instanceof InvalidArgumentError) || 'tokenOut' in e.context) throw e
       })
       throw refused
     }),
