@@ -37,6 +37,25 @@ describe('readiness and the store', () => {
     }
   })
 
+  test('an embedded store closed after a probe is unavailable, and a file that is no database is not ready', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'earn-ready-'))
+    try {
+      const h = await createHarness({ store: createStore({ engine: 'sqlite', path: join(dir, 'earn.sqlite') }) })
+      expect((await h.get('/readyz', { key: null })).body.checks.store).toBe('ok')
+      await h.store.close()
+      const closed = await h.get('/readyz', { key: null })
+      expect([closed.status, closed.body.checks.store]).toEqual([503, 'unavailable: failed (the server log says why)'])
+      // Not a database at all (a file overwritten): the probe reads the schema's page.
+      const path = join(dir, 'garbage.sqlite')
+      const garbage = createStore({ engine: 'sqlite', path })
+      await Bun.write(path, Buffer.alloc(8192, 0x5a))
+      await expect(garbage.ping()).rejects.toThrow()
+      await garbage.close().catch(() => {})
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   test("an embedded store's probe waits behind no write: another process holding the write lock leaves readiness ok while reads are served", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'earn-ready-'))
     const h = await createHarness({ store: createStore({ engine: 'sqlite', path: join(dir, 'earn.sqlite') }) })

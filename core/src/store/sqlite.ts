@@ -47,8 +47,10 @@ export function openReader(path: string): { read: RowReader; close(): void } {
   const database = new SqliteDatabase(path, { readonly: true })
   database.exec('pragma busy_timeout = 5000')
   const statements = new Map<string, { statement: Statement<unknown[], SQLQueryBindings[]>; keys: string[] }>()
+  let closed = false
   return {
     read(sql, parameters) {
+      if (closed) throw new Error('the store is closed')
       let s = statements.get(sql)
       if (!s) {
         const statement = database.prepare<unknown[], SQLQueryBindings[]>(sql)
@@ -61,7 +63,11 @@ export function openReader(path: string): { read: RowReader; close(): void } {
       for (let i = 0; i < s.keys.length; i++) row[s.keys[i]!] = values[i]
       return row
     },
-    close: () => database.close(),
+    // Its statements outlive the close (bun:sqlite does not finalize them): closed, it must refuse as the writer does.
+    close: () => {
+      closed = true
+      database.close()
+    },
   }
 }
 

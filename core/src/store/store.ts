@@ -176,7 +176,8 @@ export function createStore(options: StoreOptions): Store {
     async ping() {
       // SQLite: on the reading connection, which no write waits ahead of; behind another process's write lock the
       // writer's queue had held a readiness probe past its limit while reads were served (an audit).
-      if (read) read('select 1', [])
+      // The schema's page (page 1) read, as any query reads it: a file that is no database fails here.
+      if (read) read('select 1 from sqlite_master limit 1', [])
       else await sql`select 1`.execute(db)
     },
     async close() {
