@@ -100,6 +100,16 @@ test('a value of white space only is refused, not taken for unset: a template re
   expect([empty.corsOrigins, empty.ecosystems.length, empty.logRequests, Object.keys(empty.streamTreasuries)]).toEqual(['*', 3, true, []])
 })
 
+test('STREAM_REWARD_TOKENS: chainId=token entries, a chain named once per token; unset is any token', () => {
+  expect(parseConfig({}).streamRewardTokens).toBeNull()
+  expect(parseConfig({ STREAM_REWARD_TOKENS: '1=0xA, 1=native,solana=Mint1,' }).streamRewardTokens).toEqual({ '1': ['0xA', 'native'], solana: ['Mint1'] })
+  expect(refusal({ STREAM_REWARD_TOKENS: '1=0xA,0xB' })).toBe('STREAM_REWARD_TOKENS: expected chainId=token (or chainId=native), got "0xB"')
+  expect(refusal({ STREAM_REWARD_TOKENS: ',' })).toStartWith('STREAM_REWARD_TOKENS: names no token')
+  expect(refusal({ STREAM_REWARD_TOKENS: ' ' })).toStartWith('STREAM_REWARD_TOKENS: is only white space')
+  // No prototype: a chain id such as `constructor` is a key like any other.
+  expect(parseConfig({ STREAM_REWARD_TOKENS: 'constructor=x' }).streamRewardTokens).toEqual({ constructor: ['x'] })
+})
+
 test("plugins get a frozen copy of the environment: a write in a plugin's connect cannot reach the process's", () => {
   const env: Record<string, string | undefined> = { PORT: '3001', EVM_RPC_URLS: '1=http://127.0.0.1:8545' }
   const config = parseConfig(env)

@@ -40,6 +40,13 @@ export interface Config {
    */
   shutdownDelaySeconds: number
   /**
+   * The tokens token streams may reward in, per chain id as the operator wrote it (`STREAM_REWARD_TOKENS`,
+   * `chainId=token,...`, a chain named once per token, `native` its coin); null (unset): any token. A token's issuer
+   * may freeze, pause or claw back what funded a stream (Token-2022 authorities, a blocklist): an operator answers
+   * for the tokens it takes by naming them.
+   */
+  streamRewardTokens: Readonly<Record<string, readonly string[]>> | null
+  /**
    * Where token streams are funded, per chain id (`STREAM_TREASURIES=chainId=address,...`). Addresses as
    * written: the chain's ecosystem checks them when a stream uses them. A chain without one takes no token streams.
    */
@@ -151,6 +158,22 @@ function streamTreasuries(env: Config['env']): Record<string, string> {
   return treasuries
 }
 
+function streamRewardTokens(env: Config['env']): Record<string, string[]> | null {
+  const raw = given(env, 'STREAM_REWARD_TOKENS')
+  if (raw === undefined) return null
+  // No prototype, as for the treasuries.
+  const tokens: Record<string, string[]> = Object.create(null)
+  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const eq = entry.indexOf('=')
+    const chainId = eq < 0 ? '' : entry.slice(0, eq).trim()
+    const token = eq < 0 ? '' : entry.slice(eq + 1).trim()
+    if (!chainId || !token) throw new ConfigError('STREAM_REWARD_TOKENS', `expected chainId=token (or chainId=native), got "${quoted(entry)}"`)
+    ;(tokens[chainId] ??= []).push(token)
+  }
+  if (Object.keys(tokens).length === 0) throw new ConfigError('STREAM_REWARD_TOKENS', 'names no token; give chainId=token entries, comma-separated, or leave it unset for any token')
+  return tokens
+}
+
 function corsOrigins(env: Config['env']): Config['corsOrigins'] {
   const raw = given(env, 'CORS_ORIGINS')?.trim()
   if (raw === undefined || raw === '*') return '*'
@@ -232,6 +255,7 @@ export function parseConfig(env: Config['env']): Config {
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 3_600),
     shutdownDelaySeconds: integer(env, 'SHUTDOWN_DELAY_SECONDS', 0, 0, 300),
     streamTreasuries: streamTreasuries(env),
+    streamRewardTokens: streamRewardTokens(env),
     // A frozen copy: a plugin's `connect` reads it, and a write there must not reach the process's environment.
     env: Object.freeze({ ...env }),
   }

@@ -3,7 +3,7 @@
  * that reads the environment and opens connections; the only one that owns the process's signals.
  */
 import { isIP } from 'node:net'
-import { checkTreasuries, ConfigError, parseConfig, respellStoredChains, startCatalogRefresher } from '@earn/core'
+import { checkRewardTokens, checkTreasuries, ConfigError, parseConfig, respellStoredChains, startCatalogRefresher } from '@earn/core'
 import { createApp } from './app.ts'
 import { loadDocsGenerator } from './http/docs.ts'
 import { IDLE_TIMEOUT_SECONDS } from './http/idle.ts'
@@ -149,7 +149,11 @@ async function main() {
     void loadDocsGenerator().catch((e: unknown) => deps.logger.error({ msg: 'the API document generator failed to load', error: String(e) }))
     deps.ecosystems
       .warm()
-      .then(async () => checkTreasuries(await deps.ecosystems.all(), config.streamTreasuries))
+      .then(async () => {
+        const loaded = await deps.ecosystems.all()
+        checkTreasuries(loaded, config.streamTreasuries)
+        checkRewardTokens(loaded, config.streamRewardTokens)
+      })
       .then(
         () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
         (e) => {

@@ -4,7 +4,7 @@
  * rejection answering the envelope.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { CatalogError, importCatalog, streamFee, UINT256_MAX } from '@earn/core'
+import { CatalogError, checkRewardTokens, ConfigError, importCatalog, streamFee, UINT256_MAX } from '@earn/core'
 import { decodeFunctionData, erc20Abi, getAddress, hexToString, parseAbi, sliceHex, type Hex } from 'viem'
 import { deployFeeToken, deployPausableToken, deploySmartWallet, deployToken } from '../chains/evm.ts'
 import { localCatalog } from '../actions/localChain.ts'
@@ -249,6 +249,32 @@ describe('rejections answer the envelope', () => {
     expect(cancelled.status, cancelled.text).toBe(200)
     expect((await importCatalog(deps, moved)).opportunities.map((o) => o.result)).toEqual(['updated'])
     expect((await h.store.getOpportunity(id))!.chainId).toBe('8453')
+  })
+
+  test('STREAM_REWARD_TOKENS: a reward token the operator does not name for the chain is refused naming rewardToken; one it names (any case, or native) is built', async () => {
+    const chainId = env.chain.anvil.chainId
+    const harness = (tokens: string) =>
+      createHarness({ store: env.h.store, clients: { evm: env.chain.evmClient() }, env: { STREAM_TREASURIES: `${chainId}=${env.treasury}`, STREAM_REWARD_TOKENS: tokens } })
+    // Left open: they share the file's store, which closing one would shut.
+    const listed = await harness(`${chainId}=${env.chain.token.toLowerCase()}, ${chainId}=native`)
+    const creator = await env.creator(2_000_000n)
+    expect((await listed.post('/v2/streams', env.tokenBody(creator))).status).toBe(200)
+    expect((await listed.post('/v2/streams', env.tokenBody(creator, { rewardToken: 'NATIVE' }))).status).toBe(200)
+    expect((await listed.post('/v2/streams', env.pointBody())).status).toBe(200)
+    await env.chain.anvil.walletClient.writeContract({ address: env.chain.otherToken, abi: parseAbi(['function mint(address to, uint256 amount)']), functionName: 'mint', args: [creator.address, 10n ** 18n] })
+    const other = await listed.post('/v2/streams', env.tokenBody(creator, { rewardToken: env.chain.otherToken }))
+    expect(other.status, other.text).toBe(400)
+    expectEnvelope(other.body, 400, 'INVALID_ARGUMENT')
+    const reason = `is not a reward token this deployment takes on chain ${chainId}; it takes ${getAddress(env.chain.token)}, native (STREAM_REWARD_TOKENS)`
+    expect(other.body).toMatchObject({ error: `rewardToken ${reason}`, context: { rewardToken: reason } })
+    // A list naming other chains only: none here.
+    const elsewhere = await harness(`1=${env.chain.token}`)
+    const none = await elsewhere.post('/v2/streams', env.tokenBody(creator))
+    expect([none.status, none.body.context]).toEqual([400, { rewardToken: `cannot be taken: this deployment takes no reward token on chain ${chainId} (STREAM_REWARD_TOKENS names none there)` }])
+    // Checked when the plugins load: a token that is no address of its chain stops the server.
+    const loaded = await listed.deps.ecosystems.all()
+    expect(() => checkRewardTokens(loaded, { [chainId]: ['0x1234'] })).toThrow(ConfigError)
+    expect(() => checkRewardTokens(loaded, { [chainId]: [env.chain.token, 'Native'], 'solana-devnet-not-loaded': ['x'] })).not.toThrow()
   })
 
   test('an unknown target opportunity is 404 naming the field that named it', async () => {

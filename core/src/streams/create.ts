@@ -9,10 +9,12 @@
  * The stream id is made before building because the funding tag names it.
  */
 import { randomUUID } from 'node:crypto'
+import { NATIVE_TOKEN } from '../ecosystem.ts'
 import { parseField, preflight, preflightThenBuild } from '../actions/checks.ts'
 import { ConfigError } from '../config.ts'
 import { InsufficientBalanceError } from '../actions/errors.ts'
-import { ApiError, hasControlCharacter, InvalidArgumentError, UnavailableError, UnfitRecipientError } from '../errors.ts'
+import { canonicalOrNone } from '../addressProblems.ts'
+import { ApiError, hasControlCharacter, InvalidArgumentError, quoted, UnavailableError, UnfitRecipientError } from '../errors.ts'
 import { STREAM_FEE_BPS, streamFee, UINT256_MAX } from '../fees.ts'
 import { OpportunityDelistedError, OpportunityNotFoundError } from '../opportunities/errors.ts'
 import { findOpportunity } from '../opportunities/query.ts'
@@ -78,6 +80,44 @@ export function checkTreasuries(loaded: readonly LoadedEcosystem[], treasuries: 
       throw new ConfigError('STREAM_TREASURIES', `the treasury for chain ${chainId} is not a valid ${ecosystem.plugin.id} address (${e.message})`)
     }
   }
+}
+
+/** Checked when the plugins load, as the treasuries are: each token a valid address of its chain's ecosystem, or `native`. */
+export function checkRewardTokens(loaded: readonly LoadedEcosystem[], tokens: Readonly<Record<string, readonly string[]>> | null): void {
+  for (const [chainId, list] of Object.entries(tokens ?? {})) {
+    const ecosystem = loaded.find((e) => e.plugin.ownsChain(chainId))
+    if (!ecosystem) continue
+    for (const token of list) {
+      if (token.toLowerCase() === NATIVE_TOKEN) continue
+      try {
+        ecosystem.plugin.address.parse(token)
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e
+        throw new ConfigError('STREAM_REWARD_TOKENS', `the reward token ${quoted(token)} for chain ${chainId} is not a valid ${ecosystem.plugin.id} address (${e.message}), nor native`)
+      }
+    }
+  }
+}
+
+/**
+ * Refuses a reward token the operator's `STREAM_REWARD_TOKENS` does not name for the chain (any spelling of it), where
+ * that is set: an issuer able to freeze or claw back a funding would leave an active stream unpaid.
+ */
+function checkRewardTokenAccepted(deps: StreamDeps, ecosystem: LoadedEcosystem, chainId: string, token: string): void {
+  if (!deps.rewardTokens) return
+  const { plugin } = ecosystem
+  const accepted = Object.entries(deps.rewardTokens)
+    .filter(([k]) => plugin.ownsChain(k) && canonicalChainId(plugin, k) === chainId)
+    .flatMap(([, list]) => list.map((t) => (t.toLowerCase() === NATIVE_TOKEN ? NATIVE_TOKEN : canonicalOrNone(plugin.address, t))))
+    .filter((t): t is string => t !== undefined)
+  if (accepted.includes(token)) return
+  const shown = [...new Set(accepted)].map((t) => (t === NATIVE_TOKEN ? NATIVE_TOKEN : plugin.address.format(t)))
+  throw new InvalidStreamFieldError(
+    'rewardToken',
+    shown.length
+      ? `is not a reward token this deployment takes on chain ${chainId}; it takes ${shown.join(', ')} (STREAM_REWARD_TOKENS)`
+      : `cannot be taken: this deployment takes no reward token on chain ${chainId} (STREAM_REWARD_TOKENS names none there)`,
+  )
 }
 
 function treasuryOn(deps: StreamDeps, ecosystem: LoadedEcosystem, chainId: string): string {
@@ -170,6 +210,7 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
   } else {
     const { plugin, client } = ecosystem
     const rewardToken = parseField(plugin, body.rewardToken!, 'rewardToken')
+    checkRewardTokenAccepted(deps, ecosystem, body.chainId, rewardToken)
     const creator = parseField(plugin, body.creatorAddress!, 'creatorAddress', 'wallet')
     // A transfer to itself funds nothing: Solana's balance changes show none (pending for good), and on TON the treasury
     // would confirm a stream with no new money.

@@ -18,6 +18,8 @@ export interface StreamDeps {
   attributionSecret: () => Promise<string>
   /** `STREAM_TREASURIES`: chain id to treasury address, as configured. */
   treasuries: Readonly<Record<string, string>>
+  /** `STREAM_REWARD_TOKENS`: chain id to the tokens token streams may reward in, as configured; null: any. */
+  rewardTokens?: Readonly<Record<string, readonly string[]>> | null
 }
 
 export async function ownStream(deps: Pick<StreamDeps, 'store'>, orgId: string, streamId: string): Promise<StreamRecord> {

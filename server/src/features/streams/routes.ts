@@ -18,6 +18,7 @@ export const streamRoutes = (deps: Deps) => {
     clock: deps.clock,
     attributionSecret: deps.attributionSecret,
     treasuries: deps.config.streamTreasuries,
+    rewardTokens: deps.config.streamRewardTokens,
   }
   return new Elysia({ prefix: '/v2/streams' })
     .post(
