@@ -74,23 +74,30 @@ function integer(env: Config['env'], name: string, fallback: number, min: number
 
 /**
  * PostgreSQL's URL may list hosts, each with its port (`host1:5432,host2:5433`: postgres.js fails over between them),
- * which WHATWG URL cannot parse (an audit: refused as "not a URL"). Each host is checked, and the rest of the URL is
- * read with the first one alone.
+ * which WHATWG URL cannot parse (an audit: refused as "not a URL"). Each host is checked (a port out of range had
+ * passed and crashed the server when it failed over to it, a re-audit), and the rest of the URL is read with the
+ * first one alone. postgres.js splits a host on `:`, so an IPv6 literal never connects: refused, saying so.
  */
 function parseUrl(name: string, raw: string): URL {
-  try {
-    return new URL(raw)
-  } catch {}
-  const listed = name === 'DATABASE_URL' ? /^([a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?)([^@/?#]*,[^/?#]*)(.*)$/is.exec(raw) : null
-  if (listed) {
-    const hosts = listed[2]!.split(',')
-    const bad = hosts.find((h) => !/^(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(:\d{1,5})?$/i.test(h))
-    if (bad !== undefined) throw new ConfigError(name, `lists hosts, and "${quoted(bad)}" is not a host[:port]`)
+  const authority = name === 'DATABASE_URL' ? /^([a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?)([^/?#]*)(.*)$/is.exec(raw) : null
+  if (authority && (authority[2]!.includes(',') || authority[2]!.includes('['))) {
+    const hosts = authority[2]!.split(',')
+    for (const host of hosts) {
+      if (host.startsWith('['))
+        throw new ConfigError(name, `names the IPv6 address "${quoted(host)}", which the PostgreSQL client (postgres.js) cannot connect to: name the host (a DNS name, localhost) or an IPv4 address`)
+      const m = /^[a-z0-9._-]+(?::(\d{1,5}))?$/i.exec(host)
+      if (!m || (m[1] !== undefined && (Number(m[1]) < 1 || Number(m[1]) > 65_535)))
+        throw new ConfigError(name, `lists hosts, and "${quoted(host)}" is not a host[:port] (a port from 1 to 65535)`)
+    }
     try {
-      return new URL(listed[1]! + hosts[0]! + listed[3]!)
+      return new URL(authority[1]! + hosts[0]! + authority[3]!)
     } catch {}
   }
-  throw new ConfigError(name, 'is not a URL')
+  try {
+    return new URL(raw)
+  } catch {
+    throw new ConfigError(name, 'is not a URL')
+  }
 }
 
 function url(env: Config['env'], name: string, protocols: string[]): string | undefined {
