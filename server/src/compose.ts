@@ -61,7 +61,7 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
     url: config.redisUrl,
     onError: (e) => {
       connectionError = e
-      if (starting && isRedisRefusal(e)) refusedAtStart(e)
+      if (starting && refusesSettings(e)) refusedAtStart(e)
     },
   })
   const meter = createResilientMeter({
@@ -89,6 +89,14 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
   // Not up yet: switch to the fallback now (and start probing) rather than on the first request.
   if (!up) await meter.ping()
   return meter
+}
+
+/**
+ * A Redis refusal of the connection's settings (user, password, database number), which no retry mends; not one of
+ * load (`ERR max number of clients reached`, a re-audit: new processes had crash-looped through a spike) or state.
+ */
+function refusesSettings(error: Error): boolean {
+  return /^(WRONGPASS|NOAUTH|NOPERM)\b|^ERR (DB index is out of range|invalid DB index|invalid password|AUTH <password> called without any password configured|Client sent AUTH, but no password is set)/.test(error.message)
 }
 
 /** How long a start or a CLI command waits for the store's first answer (a PostgreSQL host that drops packets never refuses). */

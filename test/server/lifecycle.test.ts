@@ -288,6 +288,24 @@ describe('server process', () => {
     }
   })
 
+  test('a Redis refusing for load as the server starts (at its connection limit) is an outage, not a misconfiguration: the server starts, metering per process', async () => {
+    // What a Redis at maxclients answers every new connection, as a server of our own answers it to everything.
+    const full = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: (socket) => void socket.write('-ERR max number of clients reached\r\n') } })
+    try {
+      const server = await startServer({ DATA_DIR: dir, REDIS_URL: `redis://127.0.0.1:${full.port}` }, 15_000)
+      try {
+        let ready: Response | undefined
+        for (let i = 0; i < 100 && ready?.status !== 200; i++) ready = await fetch(`${server.url}/readyz`).then(async (r) => (r.status === 200 ? r : (await Bun.sleep(100), r)))
+        expect(ready!.status).toBe(200)
+        expect(((await ready!.json()) as { status: string; checks: Record<string, string> }).checks.meter).toStartWith('degraded: ')
+      } finally {
+        expect(await server.stop('SIGTERM')).toBe(0)
+      }
+    } finally {
+      full.stop(true)
+    }
+  })
+
   test('a second server on a port an Earn server holds stops at start, rather than share the port and half its requests', async () => {
     const first = await startServer({ DATA_DIR: dir })
     const otherDir = mkdtempSync(join(tmpdir(), 'earn-second-'))
