@@ -294,10 +294,14 @@ describe('server process', () => {
     try {
       const server = await startServer({ DATA_DIR: dir, REDIS_URL: `redis://127.0.0.1:${full.port}` }, 15_000)
       try {
-        let ready: Response | undefined
-        for (let i = 0; i < 100 && ready?.status !== 200; i++) ready = await fetch(`${server.url}/readyz`).then(async (r) => (r.status === 200 ? r : (await Bun.sleep(100), r)))
-        expect(ready!.status).toBe(200)
-        expect(((await ready!.json()) as { status: string; checks: Record<string, string> }).checks.meter).toStartWith('degraded: ')
+        // Ready once the plugins are in (a second after start).
+        let ready = await fetch(`${server.url}/readyz`)
+        for (let i = 0; i < 100 && ready.status !== 200; i++) {
+          await Bun.sleep(100)
+          ready = await fetch(`${server.url}/readyz`)
+        }
+        expect(ready.status).toBe(200)
+        expect(((await ready.json()) as { checks: Record<string, string> }).checks.meter).toStartWith('degraded: ')
       } finally {
         expect(await server.stop('SIGTERM')).toBe(0)
       }
