@@ -103,6 +103,9 @@ test('a value of white space only is refused, not taken for unset: a template re
   for (const name of ['CORS_ORIGINS', 'ECOSYSTEMS', 'LOG_REQUESTS', 'STREAM_TREASURIES'])
     for (const value of [' ', '\n', ' \t '])
       expect(refusal({ [name]: value }), `${name}=${JSON.stringify(value)}`).toBe(`${name}: is only white space: unset it (or leave it empty) for the default, or give a value`)
+  // The chain plugins' variables as well, though they are read when the plugins load.
+  for (const name of ['EVM_RPC_URLS', 'SOLANA_RPC_URL', 'TON_API_URL', 'TON_API_KEY'])
+    expect(refusal({ [name]: '  ' }), name).toBe(`${name}: is only white space: unset it (or leave it empty) for the default, or give a value`)
   // Empty is unset, as everywhere.
   const empty = parseConfig({ CORS_ORIGINS: '', ECOSYSTEMS: '', LOG_REQUESTS: '', STREAM_TREASURIES: '' })
   expect([empty.corsOrigins, empty.ecosystems.length, empty.logRequests, Object.keys(empty.streamTreasuries)]).toEqual(['*', 3, true, []])

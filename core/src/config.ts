@@ -244,6 +244,9 @@ export function parseConfig(env: Config['env']): Config {
   integer(env, 'BUN_CONFIG_MAX_HTTP_REQUESTS', 0, 1, 65535)
   // Spaces alone would make a directory of that name where the server was started.
   if (env.DATA_DIR !== undefined && env.DATA_DIR !== '' && env.DATA_DIR.trim() === '') throw new ConfigError('DATA_DIR', 'must not be only whitespace')
+  // The chain plugins' variables too, read when a plugin loads (each plugin trims its own): white space only is no
+  // value there either (a re-audit: EVM_RPC_URLS of a space loaded the plugin with no chain, ready).
+  for (const name of Object.keys(env).sort()) if (/^(EVM|SOLANA|TON)_/.test(name)) given(env, name)
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: host(env),
