@@ -43,7 +43,7 @@ test('a treasury keyed by the CAIP-2 id serves a stream on mainnet (the next che
     try {
       const r = await h.post('/v2/streams', body(chainId!))
       expectEnvelope(r.body, 404, 'NOT_FOUND')
-      expect(Object.keys(r.body.context)).toEqual(['opportunityId'])
+      expect(Object.keys(r.body.context)).toEqual(['targetOpportunityId'])
     } finally {
       await h.close()
     }
