@@ -55,13 +55,19 @@ test('DATABASE_URL and REDIS_URL must name a host (PostgreSQL: or PGHOST; never 
 test('DATABASE_URL may list hosts, each with its port (postgres.js fails over between them); each is checked', () => {
   for (const listed of ['postgres://postgres@127.0.0.1:5432,127.0.0.1:5433/test', 'postgres://u:p@db1,db2:5433/earn?sslmode=require', 'postgresql://a.internal:5432,db.internal/x'])
     expect(parseConfig({ DATABASE_URL: listed }).databaseUrl, listed).toBe(listed)
-  const notHost = (host: string) => `DATABASE_URL: lists hosts, and "${host}" is not a host[:port] (a port from 1 to 65535)`
+  const notHost = (host: string) => `DATABASE_URL: lists hosts, and "${host}", which is not a host[:port] (a port from 1 to 65535)`
   expect(refusal({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432,bad host:1/test' })).toBe(notHost('bad host:1'))
   expect(refusal({ DATABASE_URL: 'postgres://postgres@a:5432,,b/test' })).toBe(notHost(''))
   expect(refusal({ DATABASE_URL: 'postgres://postgres@,127.0.0.1:5432/test' })).toBe(notHost(''))
   // A failover host's port out of range had passed, and crashed the server when it failed over to it.
   expect(refusal({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432,127.0.0.1:99999/test' })).toBe(notHost('127.0.0.1:99999'))
   expect(refusal({ DATABASE_URL: 'postgres://postgres@127.0.0.1:0,b/test' })).toBe(notHost('127.0.0.1:0'))
+  // PGHOST and PGPORT, which postgres.js reads where the URL names no host, the same way.
+  const noHost = 'postgres:///test'
+  expect(refusal({ DATABASE_URL: noHost, PGHOST: '127.0.0.1:5432,127.0.0.1:99999' })).toBe('PGHOST: lists hosts, and "127.0.0.1:99999", which is not a host[:port] (a port from 1 to 65535)')
+  expect(refusal({ DATABASE_URL: noHost, PGHOST: '[::1]' })).toStartWith('PGHOST: names the IPv6 address "[::1]"')
+  expect(refusal({ DATABASE_URL: noHost, PGHOST: 'db', PGPORT: '70000' })).toBe('PGPORT: must be a port from 1 to 65535 (or several, comma-separated)')
+  for (const pghost of ['127.0.0.1', 'a:5432,b', '/var/run/postgresql']) expect(parseConfig({ DATABASE_URL: noHost, PGHOST: pghost }).databaseUrl, pghost).toBe(noHost)
   // postgres.js splits a host on ':': an IPv6 literal never connects, listed or alone.
   for (const url of ['postgres://postgres@[::1]:5432/test', 'postgresql://a:5432,[::1]:5432/x'])
     expect(refusal({ DATABASE_URL: url }), url).toStartWith('DATABASE_URL: names the IPv6 address "[::1]')

@@ -78,17 +78,23 @@ function integer(env: Config['env'], name: string, fallback: number, min: number
  * passed and crashed the server when it failed over to it, a re-audit), and the rest of the URL is read with the
  * first one alone. postgres.js splits a host on `:`, so an IPv6 literal never connects: refused, saying so.
  */
+function checkHosts(name: string, hosts: readonly string[]): void {
+  for (const host of hosts) {
+    if (host.startsWith('['))
+      throw new ConfigError(name, `names the IPv6 address "${quoted(host)}", which the PostgreSQL client (postgres.js) cannot connect to: name the host (a DNS name, localhost) or an IPv4 address`)
+    const m = /^[a-z0-9._-]+(?::(\d{1,5}))?$/i.exec(host)
+    if (!m || (m[1] !== undefined && !validPort(m[1])))
+      throw new ConfigError(name, `${hosts.length > 1 ? 'lists hosts, and' : 'names'} "${quoted(host)}", which is not a host[:port] (a port from 1 to 65535)`)
+  }
+}
+
+const validPort = (port: string) => /^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65_535
+
 function parseUrl(name: string, raw: string): URL {
   const authority = name === 'DATABASE_URL' ? /^([a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?)([^/?#]*)(.*)$/is.exec(raw) : null
   if (authority && (authority[2]!.includes(',') || authority[2]!.includes('['))) {
     const hosts = authority[2]!.split(',')
-    for (const host of hosts) {
-      if (host.startsWith('['))
-        throw new ConfigError(name, `names the IPv6 address "${quoted(host)}", which the PostgreSQL client (postgres.js) cannot connect to: name the host (a DNS name, localhost) or an IPv4 address`)
-      const m = /^[a-z0-9._-]+(?::(\d{1,5}))?$/i.exec(host)
-      if (!m || (m[1] !== undefined && (Number(m[1]) < 1 || Number(m[1]) > 65_535)))
-        throw new ConfigError(name, `lists hosts, and "${quoted(host)}" is not a host[:port] (a port from 1 to 65535)`)
-    }
+    checkHosts(name, hosts)
     try {
       return new URL(authority[1]! + hosts[0]! + authority[3]!)
     } catch {}
@@ -111,6 +117,13 @@ function url(env: Config['env'], name: string, protocols: string[]): string | un
   if (name === 'DATABASE_URL' && parsed.searchParams.has('host'))
     throw new ConfigError(name, 'takes no ?host= (postgres.js would send it to the server as a setting): write the host in the URL, or set PGHOST')
   if (!parsed.hostname && !(name === 'DATABASE_URL' && env.PGHOST)) throw new ConfigError(name, `names no host: write ${protocols[0]}//host[:port]/...${name === 'DATABASE_URL' ? ' (or set PGHOST)' : ''}`)
+  // postgres.js reads PGHOST (and PGPORT) as it reads the URL's hosts: the same checks (a re-audit: a port out of
+  // range there crashed the server when it failed over to it). A socket directory (`/var/run/postgresql`) is left be.
+  if (name === 'DATABASE_URL' && !parsed.hostname) {
+    const hosts = env.PGHOST!.split(',').map((h) => h.trim())
+    checkHosts('PGHOST', hosts.filter((h) => !h.startsWith('/')))
+    if (env.PGPORT !== undefined && env.PGPORT !== '' && !env.PGPORT.split(',').every((p) => validPort(p.trim()))) throw new ConfigError('PGPORT', 'must be a port from 1 to 65535 (or several, comma-separated)')
+  }
   // The clients decode these themselves, failing later with words of their own ("URI error", "Invalid pathname") under
   // whatever step was running (an audit: a bad REDIS_URL stopped the start blaming DATA_DIR).
   for (const [part, value] of [['user', parsed.username], ['password', parsed.password], ['path', parsed.pathname]] as const) {
