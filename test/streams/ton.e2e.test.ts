@@ -139,6 +139,21 @@ test('a funding beside a comment shaped as a funding tag whose stream id is no U
   }
 })
 
+test('STREAM_REWARD_TOKENS on TON: a jetton named raw takes its friendly spellings; the refusal names it in its contract form, as streams show it', async () => {
+  const listed = await createHarness({ store: h.store, clients: { ton: chain.client }, env: { STREAM_TREASURIES: `${CHAIN}=${treasury.address.toRawString()}`, STREAM_REWARD_TOKENS: `${CHAIN}=${sample.baseToken.toRawString()}` } })
+  const keyPair = keyPairFromSeed(randomBytes(32))
+  const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))
+  await chain.mintJetton(sample.baseToken, wallet.address, 2_000_000n)
+  const now = Math.floor(chain.client.now() / 1000)
+  const body = (rewardToken: string) => ({ type: 'token', chainId: CHAIN, rewardToken, creatorAddress: wallet.address.toString({ bounceable: false }), netBudget: '1000000', targetOpportunityId: entry.id, startTime: now, endTime: now + 86_400 })
+  const ok = await listed.post('/v2/streams', body(sample.baseToken.toString({ bounceable: false })))
+  expect(ok.status, ok.text).toBe(200)
+  const refused = await listed.post('/v2/streams', body('native'))
+  expect(refused.status).toBe(400)
+  expect(refused.body.context.rewardToken).toBe(`is not a reward token this deployment takes on chain ${CHAIN}; it takes ${ok.body.stream.rewardToken} (STREAM_REWARD_TOKENS)`)
+  expect(ok.body.stream.rewardToken).toBe(sample.baseToken.toString())
+})
+
 test("only the funding tag's own message counts: the amount sent on a message carrying another tag is not this stream's funding", async () => {
   const keyPair = keyPairFromSeed(randomBytes(32))
   const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))

@@ -9,7 +9,7 @@
  * The stream id is made before building because the funding tag names it.
  */
 import { randomUUID } from 'node:crypto'
-import { NATIVE_TOKEN } from '../ecosystem.ts'
+import { formatToken, NATIVE_TOKEN } from '../ecosystem.ts'
 import { parseField, preflight, preflightThenBuild } from '../actions/checks.ts'
 import { ConfigError } from '../config.ts'
 import { InsufficientBalanceError } from '../actions/errors.ts'
@@ -111,7 +111,8 @@ function checkRewardTokenAccepted(deps: StreamDeps, ecosystem: LoadedEcosystem, 
     .flatMap(([, list]) => list.map((t) => (t.toLowerCase() === NATIVE_TOKEN ? NATIVE_TOKEN : canonicalOrNone(plugin.address, t))))
     .filter((t): t is string => t !== undefined)
   if (accepted.includes(token)) return
-  const shown = [...new Set(accepted)].map((t) => (t === NATIVE_TOKEN ? NATIVE_TOKEN : plugin.address.format(t)))
+  // Tokens in the form the stream and the catalog show them (TON: a jetton master in its contract form).
+  const shown = [...new Set(accepted)].map((t) => formatToken(plugin, t))
   throw new InvalidStreamFieldError(
     'rewardToken',
     shown.length
