@@ -27,10 +27,18 @@ afterAll(() => h.close())
 await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
 
 /** A token stream rewarding the sample entry's depositors for a day from now, funded by `creator`. */
-function createStream(creator: Address, rewardToken: string, netBudget: string) {
+function createStream(creator: Address, rewardToken: string, netBudget: string, server = h) {
   const now = Math.floor(chain.client.now() / 1000)
   const stream = { type: 'token', chainId: CHAIN, rewardToken, creatorAddress: creator.toString({ bounceable: false }), netBudget, targetOpportunityId: entry.id }
-  return h.post('/v2/streams', { ...stream, startTime: now, endTime: now + 86_400 })
+  return server.post('/v2/streams', { ...stream, startTime: now, endTime: now + 86_400 })
+}
+
+/** A v5r1 wallet with TON for fees and `tusd` of the sample jetton. */
+async function creatorWith(tusd: bigint) {
+  const keyPair = keyPairFromSeed(randomBytes(32))
+  const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))
+  await chain.mintJetton(sample.baseToken, wallet.address, tusd)
+  return { keyPair, wallet }
 }
 
 test('a jetton token stream: fee, one tagged jetton transfer, pending until the wallet transaction is confirmed', async () => {
@@ -120,11 +128,8 @@ test('a funding beside a comment shaped as a funding tag whose stream id is no U
   try {
     await importCatalog({ store: onPostgres.store, ecosystems: onPostgres.deps.ecosystems, clock: onPostgres.deps.clock }, { opportunities: [entry] })
     for (const server of [h, onPostgres]) {
-      const keyPair = keyPairFromSeed(randomBytes(32))
-      const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))
-      await chain.mintJetton(sample.baseToken, wallet.address, 2_000_000n)
-      const now = Math.floor(chain.client.now() / 1000)
-      const r = await server.post('/v2/streams', { type: 'token', chainId: CHAIN, rewardToken: sample.baseToken.toString(), creatorAddress: wallet.address.toString({ bounceable: false }), netBudget: '1000000', targetOpportunityId: entry.id, startTime: now, endTime: now + 86_400 })
+      const { keyPair, wallet } = await creatorWith(2_000_000n)
+      const r = await createStream(wallet.address, sample.baseToken.toString(), '1000000', server)
       expect(r.status, r.text).toBe(200)
       const request = r.body.transactions[0].transaction as TonConnectRequest
       const odd = { address: wallet.address.toString({ bounceable: false }), amount: toNano('0.01').toString(), payload: commentCell(`earn:v1:stream:x\u0000y:${'0'.repeat(32)}`).toBoc().toString('base64') }
@@ -141,14 +146,10 @@ test('a funding beside a comment shaped as a funding tag whose stream id is no U
 
 test('STREAM_REWARD_TOKENS on TON: a jetton named raw takes its friendly spellings; the refusal names it in its contract form, as streams show it', async () => {
   const listed = await createHarness({ store: h.store, clients: { ton: chain.client }, env: { STREAM_TREASURIES: `${CHAIN}=${treasury.address.toRawString()}`, STREAM_REWARD_TOKENS: `${CHAIN}=${sample.baseToken.toRawString()}` } })
-  const keyPair = keyPairFromSeed(randomBytes(32))
-  const wallet = await chain.deployWallet('v5r1', keyPair, toNano('3'))
-  await chain.mintJetton(sample.baseToken, wallet.address, 2_000_000n)
-  const now = Math.floor(chain.client.now() / 1000)
-  const body = (rewardToken: string) => ({ type: 'token', chainId: CHAIN, rewardToken, creatorAddress: wallet.address.toString({ bounceable: false }), netBudget: '1000000', targetOpportunityId: entry.id, startTime: now, endTime: now + 86_400 })
-  const ok = await listed.post('/v2/streams', body(sample.baseToken.toString({ bounceable: false })))
+  const { wallet } = await creatorWith(2_000_000n)
+  const ok = await createStream(wallet.address, sample.baseToken.toString({ bounceable: false }), '1000000', listed)
   expect(ok.status, ok.text).toBe(200)
-  const refused = await listed.post('/v2/streams', body('native'))
+  const refused = await createStream(wallet.address, 'native', '1000000', listed)
   expect(refused.status).toBe(400)
   expect(refused.body.context.rewardToken).toBe(`is not a reward token this deployment takes on chain ${CHAIN}; it takes ${ok.body.stream.rewardToken} (STREAM_REWARD_TOKENS)`)
   expect(ok.body.stream.rewardToken).toBe(sample.baseToken.toString())
