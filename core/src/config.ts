@@ -72,12 +72,7 @@ function integer(env: Config['env'], name: string, fallback: number, min: number
   return n
 }
 
-/**
- * PostgreSQL's URL may list hosts, each with its port (`host1:5432,host2:5433`: postgres.js fails over between them),
- * which WHATWG URL cannot parse (an audit: refused as "not a URL"). Each host is checked (a port out of range had
- * passed and crashed the server when it failed over to it, a re-audit), and the rest of the URL is read with the
- * first one alone. postgres.js splits a host on `:`, so an IPv6 literal never connects: refused, saying so.
- */
+/** PostgreSQL hosts as postgres.js reads them (`host[:port]`, several comma-separated): each one checked. */
 function checkHosts(name: string, hosts: readonly string[]): void {
   for (const host of hosts) {
     if (host.startsWith('['))
@@ -90,6 +85,12 @@ function checkHosts(name: string, hosts: readonly string[]): void {
 
 const validPort = (port: string) => /^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65_535
 
+/**
+ * PostgreSQL's URL may list hosts, each with its port (`host1:5432,host2:5433`: postgres.js fails over between them),
+ * which WHATWG URL cannot parse (an audit: refused as "not a URL"). Each host is checked (a port out of range had
+ * passed and crashed the server when it failed over to it, a re-audit), and the rest of the URL is read with the
+ * first one alone. postgres.js splits a host on `:`, so an IPv6 literal never connects: refused, saying so.
+ */
 function parseUrl(name: string, raw: string): URL {
   const authority = name === 'DATABASE_URL' ? /^([a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?)([^/?#]*)(.*)$/is.exec(raw) : null
   if (authority && (authority[2]!.includes(',') || authority[2]!.includes('['))) {
