@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { createClient } from 'redis'
+import { randomBytes } from 'node:crypto'
 import { runCli, type ServerProcess, startServer } from './process.ts'
 import { DATABASE_URL, freshSchema, postgresAvailable, REDIS_URL, redisAvailable } from './services.ts'
 
@@ -17,7 +18,9 @@ if ((await postgresAvailable()) && (await redisAvailable())) {
   describe('metering across three server processes on one Redis', () => {
     test('admitted units stay within the budget, short of it by less than one cost, and survive restarts', async () => {
       const { schema, drop } = await freshSchema()
-      const env = { DATABASE_URL: `${DATABASE_URL}?search_path=${schema}`, REDIS_URL }
+      // A prefix of the test's own (REDIS_KEY_PREFIX), so its keys are told apart from any other deployment's.
+      const prefix = `t-${randomBytes(4).toString('hex')}`
+      const env = { DATABASE_URL: `${DATABASE_URL}?search_path=${schema}`, REDIS_URL, REDIS_KEY_PREFIX: prefix }
       let servers: ServerProcess[] = []
       let keyIds: string[] = []
       try {
@@ -68,13 +71,22 @@ if ((await postgresAvailable()) && (await redisAvailable())) {
         for (const s of servers) expect(await s.stop()).toBe(0)
         servers = await Promise.all([startServer(env), startServer(env), startServer(env)])
         expect(await refusals()).toEqual([full, full, full])
+        // The counters live under the configured prefix, none under the default.
+        const raw = createClient({ url: REDIS_URL })
+        await raw.connect()
+        try {
+          expect((await raw.keys(`{${prefix}:${secretKeyId}}:*`)).map((k) => k.split(':').at(-2)).sort()).toEqual(['h', 'm'])
+          expect(await raw.keys(`{earn:${secretKeyId}}:*`)).toEqual([])
+        } finally {
+          await raw.close()
+        }
       } finally {
         await Promise.all(servers.map((s) => s.stop()))
         await drop()
         const raw = createClient({ url: REDIS_URL })
         await raw.connect()
         for (const id of keyIds) {
-          const keys = await raw.keys(`{earn:${id}}:*`)
+          const keys = await raw.keys(`{${prefix}:${id}}:*`)
           if (keys.length) await raw.del(keys)
         }
         await raw.close()

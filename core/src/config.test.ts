@@ -127,6 +127,11 @@ test('STREAM_REWARD_TOKENS: chainId=token entries, a chain named once per token;
   expect(parseConfig({ STREAM_REWARD_TOKENS: 'constructor=x' }).streamRewardTokens).toEqual({ constructor: ['x'] })
 })
 
+test('REDIS_KEY_PREFIX: letters, digits and . _ : -, default earn; a brace would break the hash tag', () => {
+  expect([parseConfig({}).redisKeyPrefix, parseConfig({ REDIS_KEY_PREFIX: 'earn-staging:eu.1' }).redisKeyPrefix]).toEqual(['earn', 'earn-staging:eu.1'])
+  for (const bad of ['a}b', '{x', 'two words', 'x'.repeat(65)]) expect(refusal({ REDIS_KEY_PREFIX: bad }), bad).toStartWith('REDIS_KEY_PREFIX: ')
+})
+
 test("plugins get a frozen copy of the environment: a write in a plugin's connect cannot reach the process's", () => {
   const env: Record<string, string | undefined> = { PORT: '3001', EVM_RPC_URLS: '1=http://127.0.0.1:8545' }
   const config = parseConfig(env)

@@ -14,6 +14,8 @@ export interface Config {
   /** PostgreSQL's statement timeout per connection (`DATABASE_STATEMENT_TIMEOUT_MS`, 0: none). */
   databaseStatementTimeoutMs: number
   redisUrl: string | undefined
+  /** The meter's Redis keys begin `{<prefix>:` (`REDIS_KEY_PREFIX`, default `earn`): deployments sharing one Redis apart. */
+  redisKeyPrefix: string
   nonceTtlSeconds: number
   ecosystems: EcosystemId[]
   attributionSecret: string | undefined
@@ -195,6 +197,18 @@ function streamRewardTokens(env: Config['env']): Record<string, string[]> | null
   return tokens
 }
 
+/**
+ * The meter's key prefix. Inside a Redis Cluster hash tag (`{prefix:keyId}`): a brace would end the tag early (both
+ * counters of a key in different slots, its script refused), and white space or a control character has no place in
+ * a key read back in `redis-cli`.
+ */
+function redisKeyPrefix(env: Config['env']): string {
+  const raw = given(env, 'REDIS_KEY_PREFIX')
+  if (raw === undefined) return 'earn'
+  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(raw)) throw new ConfigError('REDIS_KEY_PREFIX', `"${quoted(raw)}" is not a key prefix: 1 to 64 letters, digits and . _ : -`)
+  return raw
+}
+
 function corsOrigins(env: Config['env']): Config['corsOrigins'] {
   const raw = given(env, 'CORS_ORIGINS')?.trim()
   if (raw === undefined || raw === '*') return '*'
@@ -268,6 +282,7 @@ export function parseConfig(env: Config['env']): Config {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 10_000, 0, 600_000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix: redisKeyPrefix(env),
     nonceTtlSeconds: integer(env, 'NONCE_TTL_SECONDS', 300, 10, 86_400),
     ecosystems: ecosystems(env),
     attributionSecret: secret || undefined,

@@ -59,6 +59,7 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
   refusal.catch(() => {})
   const redis = createRedisMeter({
     url: config.redisUrl,
+    prefix: config.redisKeyPrefix,
     onError: (e) => {
       connectionError = e
       if (starting && refusesSettings(e)) refusedAtStart(e)
