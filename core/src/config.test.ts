@@ -66,8 +66,14 @@ test('DATABASE_URL may list hosts, each with its port (postgres.js fails over be
   const noHost = 'postgres:///test'
   expect(refusal({ DATABASE_URL: noHost, PGHOST: '127.0.0.1:5432,127.0.0.1:99999' })).toBe('PGHOST: lists hosts, and "127.0.0.1:99999", which is not a host[:port] (a port from 1 to 65535)')
   expect(refusal({ DATABASE_URL: noHost, PGHOST: '[::1]' })).toStartWith('PGHOST: names the IPv6 address "[::1]"')
-  expect(refusal({ DATABASE_URL: noHost, PGHOST: 'db', PGPORT: '70000' })).toBe('PGPORT: must be a port from 1 to 65535 (or several, comma-separated)')
-  for (const pghost of ['127.0.0.1', 'a:5432,b', '/var/run/postgresql']) expect(parseConfig({ DATABASE_URL: noHost, PGHOST: pghost }).databaseUrl, pghost).toBe(noHost)
+  // PGPORT is one port, wherever the URL's first host names none (postgres.js reads it then).
+  for (const [url, pgport] of [[noHost, '70000'], ['postgres://postgres@127.0.0.1/test', '99999'], [noHost, '5432,5433'], ['postgres://postgres@db/test', 'abc']])
+    expect(refusal({ DATABASE_URL: url!, PGHOST: 'db', PGPORT: pgport! }), pgport).toBe(`PGPORT: must be one port from 1 to 65535, got "${pgport}"`)
+  expect(parseConfig({ DATABASE_URL: 'postgres://postgres@db:5432/test', PGPORT: 'unused' }).databaseUrl).toBe('postgres://postgres@db:5432/test')
+  // As postgres.js reads PGHOST: no space trimmed, a socket directory alone.
+  for (const pghost of ['127.0.0.1:1, 127.0.0.1:5432', ' 127.0.0.1', '127.0.0.1:1,/var/run/postgresql'])
+    expect(refusal({ DATABASE_URL: noHost, PGHOST: pghost }), pghost).toMatch(/^PGHOST: (lists hosts, and|names) ".*", which is not a host\[:port\]/)
+  for (const pghost of ['127.0.0.1', 'a:5432,b', '/var/run/postgresql']) expect(parseConfig({ DATABASE_URL: noHost, PGHOST: pghost, PGPORT: '5432' }).databaseUrl, pghost).toBe(noHost)
   // postgres.js splits a host on ':': an IPv6 literal never connects, listed or alone.
   for (const url of ['postgres://postgres@[::1]:5432/test', 'postgresql://a:5432,[::1]:5432/x'])
     expect(refusal({ DATABASE_URL: url }), url).toStartWith('DATABASE_URL: names the IPv6 address "[::1]')

@@ -120,13 +120,12 @@ function url(env: Config['env'], name: string, protocols: string[]): string | un
   if (name === 'DATABASE_URL' && parsed.searchParams.has('host'))
     throw new ConfigError(name, 'takes no ?host= (postgres.js would send it to the server as a setting): write the host in the URL, or set PGHOST')
   if (!parsed.hostname && !(name === 'DATABASE_URL' && env.PGHOST)) throw new ConfigError(name, `names no host: write ${protocols[0]}//host[:port]/...${name === 'DATABASE_URL' ? ' (or set PGHOST)' : ''}`)
-  // postgres.js reads PGHOST (and PGPORT) as it reads the URL's hosts: the same checks (a re-audit: a port out of
-  // range there crashed the server when it failed over to it). A socket directory (`/var/run/postgresql`) is left be.
-  if (name === 'DATABASE_URL' && !parsed.hostname) {
-    const hosts = env.PGHOST!.split(',').map((h) => h.trim())
-    checkHosts('PGHOST', hosts.filter((h) => !h.startsWith('/')))
-    if (env.PGPORT !== undefined && env.PGPORT !== '' && !env.PGPORT.split(',').every((p) => validPort(p.trim()))) throw new ConfigError('PGPORT', 'must be a port from 1 to 65535 (or several, comma-separated)')
-  }
+  // postgres.js reads PGHOST where the URL names no host, and PGPORT where its first host names no port: checked as
+  // it reads them (a re-audit: a port out of range there crashed the server when it failed over to it): a socket
+  // directory (`/var/run/postgresql`) only alone, hosts as written (no space trimmed), PGPORT one port.
+  if (name === 'DATABASE_URL' && !parsed.hostname && !/^\/[^,]*$/.test(env.PGHOST!)) checkHosts('PGHOST', env.PGHOST!.split(','))
+  if (name === 'DATABASE_URL' && parsed.port === '' && env.PGPORT !== undefined && env.PGPORT !== '' && !validPort(env.PGPORT))
+    throw new ConfigError('PGPORT', `must be one port from 1 to 65535, got "${quoted(env.PGPORT)}"`)
   // The clients decode these themselves, failing later with words of their own ("URI error", "Invalid pathname") under
   // whatever step was running (an audit: a bad REDIS_URL stopped the start blaming DATA_DIR).
   for (const [part, value] of [['user', parsed.username], ['password', parsed.password], ['path', parsed.pathname]] as const) {
