@@ -1,5 +1,6 @@
 /** Wallets for action tests: registered through the membership flow, funded on the local chain. */
 import { expect } from 'bun:test'
+import { getBase58Decoder, signBytes, type KeyPairSigner } from '@solana/kit'
 import type { Address } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { mintToken, setNativeBalance } from '../chains/evm.ts'
@@ -12,6 +13,15 @@ export async function register(h: Harness, wallet: PrivateKeyAccount): Promise<v
   expect(agreement.status).toBe(200)
   const signature = await wallet.signMessage({ message: agreement.body.message })
   const created = await h.post('/v2/membership/', { address: wallet.address, walletEcosystem: 'evm', signature, nonce: agreement.body.nonce })
+  expect(created.body).toEqual({ isMember: true, error: '' })
+}
+
+/** Registers a Solana wallet through the HTTP flow: ed25519 over the message's UTF-8 bytes, in base58, as `signMessage` gives. */
+export async function registerSolana(h: Harness, wallet: KeyPairSigner): Promise<void> {
+  const agreement = await h.post('/v2/membership/agreement', { address: wallet.address, walletEcosystem: 'solana', url: 'https://app.example.com/earn' }, { key: h.org.publishableKey })
+  expect(agreement.status).toBe(200)
+  const signature = getBase58Decoder().decode(new Uint8Array(await signBytes(wallet.keyPair.privateKey, new TextEncoder().encode(agreement.body.message))))
+  const created = await h.post('/v2/membership/', { address: wallet.address, walletEcosystem: 'solana', signature, nonce: agreement.body.nonce, distributorId: h.distributorId })
   expect(created.body).toEqual({ isMember: true, error: '' })
 }
 

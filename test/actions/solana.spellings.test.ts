@@ -7,10 +7,11 @@
 import { afterAll, expect, test } from 'bun:test'
 import { importCatalog, respellStoredChains } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
-import { generateKeyPairSigner, getBase58Decoder, signBytes, type KeyPairSigner } from '@solana/kit'
+import { generateKeyPairSigner, type KeyPairSigner } from '@solana/kit'
 import { deploySampleSolana, startSolana } from '../chains/solana.ts'
 import { createHarness, type Json } from '../harness.ts'
 import { localCatalog } from './localChain.ts'
+import { registerSolana } from './members.ts'
 
 const MAINNET_GENESIS = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d'
 const CAIP = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
@@ -42,10 +43,7 @@ const entry = { ...localCatalog('solana').opportunities[0]!, id: crypto.randomUU
 async function member(): Promise<KeyPairSigner> {
   const wallet = await generateKeyPairSigner()
   await chain.airdrop(wallet.address, 1_000_000_000n)
-  const agreement = await h.post('/v2/membership/agreement', { address: wallet.address, walletEcosystem: 'solana', url: 'https://app.example.com' }, { key: h.org.publishableKey })
-  const signature = getBase58Decoder().decode(new Uint8Array(await signBytes(wallet.keyPair.privateKey, new TextEncoder().encode(agreement.body.message))))
-  const created = await h.post('/v2/membership/', { address: wallet.address, walletEcosystem: 'solana', signature, nonce: agreement.body.nonce, distributorId: h.distributorId })
-  expect(created.body).toEqual({ isMember: true, error: '' })
+  await registerSolana(h, wallet)
   await sample.fund(wallet.address, 1_000_000n)
   return wallet
 }

@@ -7,11 +7,12 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
-import { AccountRole, address, decompileTransactionMessage, generateKeyPairSigner, getBase58Decoder, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, lamports, signBytes, type Address, type Instruction, type KeyPairSigner } from '@solana/kit'
+import { AccountRole, address, decompileTransactionMessage, generateKeyPairSigner, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, lamports, type Address, type Instruction, type KeyPairSigner } from '@solana/kit'
 import { getAddMemoInstruction } from '@solana-program/memo'
 import { getTransferSolInstruction } from '@solana-program/system'
 import { findAssociatedTokenPda, getCloseAccountInstruction, getCreateAssociatedTokenIdempotentInstruction, getMintEncoder, getSyncNativeInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import { localCatalog } from './localChain.ts'
+import { registerSolana } from './members.ts'
 import { TOKEN_2022_PROGRAM_ADDRESS } from '../chains/solanaCodecs.ts'
 import { startSolana } from '../chains/solana.ts'
 import { createHarness } from '../harness.ts'
@@ -68,10 +69,7 @@ for (const [name, mint, program] of [
     async function member(wrapped: bigint): Promise<{ wallet: KeyPairSigner; account: Address }> {
       const wallet = await generateKeyPairSigner()
       await chain.airdrop(wallet.address, 10_000_000_000n)
-      const agreement = await h.post('/v2/membership/agreement', { address: wallet.address, walletEcosystem: 'solana', url: 'https://app.example.com/earn' }, { key: h.org.publishableKey })
-      const signature = getBase58Decoder().decode(new Uint8Array(await signBytes(wallet.keyPair.privateKey, new TextEncoder().encode(agreement.body.message))))
-      const created = await h.post('/v2/membership/', { address: wallet.address, walletEcosystem: 'solana', signature, nonce: agreement.body.nonce, distributorId: h.distributorId })
-      expect(created.body).toEqual({ isMember: true, error: '' })
+      await registerSolana(h, wallet)
       const account = await accountOf(wallet.address)
       await chain.send([getCreateAssociatedTokenIdempotentInstruction({ payer: wallet, owner: wallet.address, mint, ata: account, tokenProgram: program }), getTransferSolInstruction({ source: wallet, destination: account, amount: wrapped }), sync(account)], wallet)
       return { wallet, account }
