@@ -66,8 +66,8 @@ export async function outputMatching(server: ServerProcess, pattern: RegExp, tim
   return server.output()
 }
 
-/** The output once the first start's demo banner is printed (after the listening line: the demo is made then). */
-export const withDemoBanner = (server: ServerProcess) => outputMatching(server, /distributor id/)
+/** The output once the first start's demo banner is printed (once the chain plugins have loaded: the demo is made then). */
+export const withDemoBanner = (server: ServerProcess) => outputMatching(server, /distributor id/, 20_000)
 
 /** Our server from its sources, as the tests run it. */
 export const startServer = (env: Record<string, string>, timeoutMs = 20_000) =>

@@ -17,10 +17,14 @@ const REPEATED_SIGNAL_MS = 1000
 
 /** One line for a start that cannot go on: the cause and its code (ENOTDIR, SQLITE_CANTOPEN, EADDRINUSE), no stack. */
 function startupError(step: string, e: unknown): never {
+  console.error(startupLine(step, e))
+  process.exit(1)
+}
+
+function startupLine(step: string, e: unknown): string {
   const code = (e as { code?: unknown } | null)?.code
   const message = e instanceof Error ? e.message.split('\n', 1)[0]! : String(e)
-  console.error(`startup error: ${step}: ${message}${typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`)
-  process.exit(1)
+  return `startup error: ${step}: ${message}${typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`
 }
 
 async function main() {
@@ -118,15 +122,23 @@ async function main() {
   server = app.server!
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
   deps.logger.info({ msg: 'listening', url: baseUrl, store: deps.store.engine, meter: deps.meter.kind, ecosystems: deps.ecosystems.ids })
-  // Made once the server listens, so a start that fails (the port taken) leaves no demo whose keys were never shown.
-  // A stop signalled meanwhile closes the store under it: the stop then ends the process, not this error.
-  const demo = await createDemoIfEmpty(deps).catch((e) => {
-    if (stopping) return undefined
-    throw e
-  })
-  // Shown even while stopping: made, its keys are shown now or never.
-  if (demo) process.stdout.write(demoBanner(demo, baseUrl) + '\n')
-  if (stopping) return
+  // The first start's demo, made once the server listens (a start that cannot listen leaves no demo whose keys were
+  // never shown) and the chain plugins have taken their variables: a start stopped by a bad one had shown keys that
+  // the fixed start, finding the demo made, never showed again.
+  const showDemo = async () => {
+    if (stopping) return
+    let demo
+    try {
+      demo = await createDemoIfEmpty(deps)
+    } catch (e) {
+      // A stop signalled meanwhile closes the store under it: the stop then ends the process, not this error.
+      if (stopping) return
+      console.error(startupLine('creating the demo organization', e))
+      return void shutdown('startup error', 1)
+    }
+    // Shown even while stopping: made, its keys are shown now or never.
+    if (demo) process.stdout.write(demoBanner(demo, baseUrl) + '\n')
+  }
   // Entries an earlier release stored in another spelling of their chain (see core's spelling.ts), until it succeeds.
   const respell = async () => {
     while (!stopping) {
@@ -155,9 +167,15 @@ async function main() {
         checkRewardTokens(loaded, config.streamRewardTokens)
       })
       .then(
-        () => deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids }),
+        () => {
+          deps.logger.info({ msg: 'ecosystems loaded', ecosystems: deps.ecosystems.ids })
+          return showDemo()
+        },
         (e) => {
-          if (!(e instanceof ConfigError)) return deps.logger.error({ msg: 'an ecosystem failed to load', error: String(e) })
+          if (!(e instanceof ConfigError)) {
+            deps.logger.error({ msg: 'an ecosystem failed to load', error: String(e) })
+            return showDemo()
+          }
           console.error(`configuration error: ${e.message}`)
           void shutdown('configuration error', 1)
         },

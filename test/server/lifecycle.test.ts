@@ -4,7 +4,7 @@ import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli, startServer, withDemoBanner } from '../process.ts'
+import { outputMatching, runCli, startServer, withDemoBanner } from '../process.ts'
 import { cuttableProxy } from '../proxy.ts'
 import { DATABASE_URL, freshSchema, REDIS_URL, redisAvailable } from '../services.ts'
 
@@ -54,7 +54,8 @@ describe('server process', () => {
     expect(await first.stop()).toBe(0)
 
     const second = await startServer({ DATA_DIR: dir })
-    await Bun.sleep(100)
+    // The demo would be made once the plugins have loaded.
+    expect(await outputMatching(second, /ecosystems loaded/, 20_000)).toContain('ecosystems loaded')
     expect(second.output()).not.toContain('_live_')
     expect(await second.stop()).toBe(0)
   })
@@ -339,11 +340,21 @@ describe('server process', () => {
     expect(await server.stop()).toBe(1)
   })
 
-  test("a chain plugin's bad variable stops the server when the plugin loads, naming the variable", async () => {
-    const server = await startServer({ DATA_DIR: dir, EVM_LOGS_BLOCK_RANGE: 'many' })
-    const deadline = Date.now() + 15_000
-    while (!server.output().includes('configuration error') && Date.now() < deadline) await Bun.sleep(50)
-    expect(server.output()).toMatch(/configuration error: evm plugin: EVM_LOGS_BLOCK_RANGE must be a whole number/)
-    expect(await server.stop()).toBe(1)
+  test("a chain plugin's bad variable stops the server when the plugin loads, naming the variable; a first start makes no demo then", async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'earn-life-plugin-'))
+    try {
+      const server = await startServer({ DATA_DIR: fresh, EVM_LOGS_BLOCK_RANGE: 'many' })
+      const deadline = Date.now() + 15_000
+      while (!server.output().includes('configuration error') && Date.now() < deadline) await Bun.sleep(50)
+      expect(server.output()).toMatch(/configuration error: evm plugin: EVM_LOGS_BLOCK_RANGE must be a whole number/)
+      expect(await server.stop()).toBe(1)
+      // Its keys were never shown, so none was made: the fixed start shows them.
+      expect(server.output()).not.toContain('_live_')
+      const fixed = await startServer({ DATA_DIR: fresh })
+      expect(await withDemoBanner(fixed)).toMatch(/secret key +sk_live_\w+/)
+      expect(await fixed.stop()).toBe(0)
+    } finally {
+      rmSync(fresh, { recursive: true, force: true })
+    }
   })
 })
