@@ -1,3 +1,5 @@
+import { fieldPath } from './fieldPath.ts'
+
 /**
  * The first key an object of a JSON text names twice. JSON.parse keeps the last silently, so a catalog entry with
  * two `vaultAddress` lines would list the second vault without a word. The text must already parse as JSON: this
@@ -70,7 +72,5 @@ interface Frame {
 function pathOf(frame: Frame): string {
   const frames: Frame[] = []
   for (let f: Frame | undefined = frame; f?.parent; f = f.parent) frames.unshift(f)
-  return frames.reduce((path, f) => (f.parent!.object ? join(path, f.at as string) : `${path}[${f.at}]`), '')
+  return fieldPath(frames.map((f) => (f.parent!.object ? (f.at as string) : (f.at as number))))
 }
-
-const join = (path: string, key: string) => (/^[A-Za-z_$][\w$]*$/.test(key) ? (path ? `${path}.${key}` : key) : `${path}[${JSON.stringify(key)}]`)

@@ -46,11 +46,11 @@ describe('keys that decide how an object prints', () => {
   test('a field sent as an object with its own toString or valueOf is a 400 naming it, where printing it for the validation error was a 500', async () => {
     const cases: [string, string][] = [
       [`{"address":{"toString":1},"walletEcosystem":"evm","url":"https://app.example.com"}`, 'address.toString'],
-      [`{"address":[{"valueOf":{}}],"walletEcosystem":"evm","url":"https://app.example.com"}`, 'address.0.valueOf'],
+      [`{"address":[{"valueOf":{}}],"walletEcosystem":"evm","url":"https://app.example.com"}`, 'address[0].valueOf'],
       [`{"toString":"x","walletEcosystem":"evm"}`, 'toString'],
       // Spelt with an escape, which JSON.parse reads as the same key (an audit: still a 500).
       [`{"address":{"to\\u0053tring":1},"walletEcosystem":"evm","url":"https://app.example.com"}`, 'address.toString'],
-      [`{"address":${'['.repeat(14)}{"value\\u004ff":1}${']'.repeat(14)},"walletEcosystem":"evm","url":"https://app.example.com"}`, `address${'.0'.repeat(14)}.valueOf`],
+      [`{"address":${'['.repeat(14)}{"value\\u004ff":1}${']'.repeat(14)},"walletEcosystem":"evm","url":"https://app.example.com"}`, `address${'[0]'.repeat(14)}.valueOf`],
     ]
     for (const [rawBody, field] of cases) {
       const r = await h.request('POST', AGREEMENT, { rawBody })

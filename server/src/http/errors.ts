@@ -6,6 +6,7 @@
 import { ApiError, ConfigError, findApiError, InvalidArgumentError, NotFoundError, quoted, storeUnavailable, UnavailableError } from '@earn/core'
 import { Elysia, ValidationError } from 'elysia'
 import type { Deps } from '../deps.ts'
+import { pointerPath } from '../fieldPath.ts'
 import { loggableError } from '../logger.ts'
 import { envelopeResponse } from './envelope.ts'
 import { unchargedUsage } from './guard.ts'
@@ -31,7 +32,7 @@ function validationContext(error: ValidationError): Record<string, string> {
   }
   for (const e of all) {
     if (!('path' in e)) continue
-    const field = e.path.replace(/^\//, '').replaceAll('/', '.') || error.type
+    const field = pointerPath(e.path) || error.type
     const allowed = allowedLiterals('schema' in e ? e.schema : undefined)
     // A path segment that does not percent-decode reaches validation as null.
     const undecodable = error.type === 'params' && 'value' in e && e.value === null

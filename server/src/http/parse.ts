@@ -8,6 +8,7 @@ import { ApiError, type Clock, type KeyVerifier, type KeyWithOrganization, quote
 import { OPERATIONS } from '@earn/core/metering/costs'
 import { budgetOf, type Meter } from '@earn/core/metering/meter'
 import { firstDuplicateKey } from '../duplicateKeys.ts'
+import { fieldPath } from '../fieldPath.ts'
 import { notIdleWhile } from './idle.ts'
 import { Elysia } from 'elysia'
 
@@ -69,10 +70,10 @@ function nestsDeeperThan(body: unknown, limit: number): boolean {
   return false
 }
 
-/** Where the first string (value or key) that `bad` finds sits in a parsed body, in document order (`a.b.0`). */
+/** Where the first string (value or key) that `bad` finds sits in a parsed body, in document order (`a.b[0]`). */
 function badStringAt(body: unknown, bad: (s: string) => boolean): string | undefined {
   const path = firstBad(body, bad)
-  return path === undefined ? undefined : path.reverse().join('.') || 'body'
+  return path === undefined ? undefined : fieldPath(path.reverse()) || 'body'
 }
 
 /**
@@ -80,13 +81,13 @@ function badStringAt(body: unknown, bad: (s: string) => boolean): string | undef
  * the one found: a `[value, path]` pair and a path string per value, over `Object.entries`, took ~0.25 s of the one
  * thread for a 1 MiB body ending in a NUL, before its key is checked. The depth is bounded already (16 levels).
  */
-function firstBad(value: unknown, bad: (s: string) => boolean): string[] | undefined {
+function firstBad(value: unknown, bad: (s: string) => boolean): (string | number)[] | undefined {
   if (typeof value === 'string') return bad(value) ? [] : undefined
   if (typeof value !== 'object' || value === null) return undefined
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const found = firstBad(value[i], bad)
-      if (found) return (found.push(String(i)), found)
+      if (found) return (found.push(i), found)
     }
     return undefined
   }
@@ -277,22 +278,28 @@ async function parseBody(request: Request, contentType: string) {
 const PRINTING_KEYS = new Set(['toString', 'valueOf'])
 const PRINTING_KEY = /"(?:toString|valueOf)"/
 
-/** The path (`a.b.0.key`) to the first key in `names`, depth first in document order; plain loops, as firstBad's. */
+/** The path (`a.b[0].key`) to the first key in `names`, depth first in document order; plain loops, as firstBad's. */
 function keyPathNamed(value: unknown, names: ReadonlySet<string>): string | undefined {
+  const path = keySegmentsNamed(value, names)
+  return path === undefined ? undefined : fieldPath(path.reverse())
+}
+
+/** keyPathNamed's segments, innermost first. */
+function keySegmentsNamed(value: unknown, names: ReadonlySet<string>): (string | number)[] | undefined {
   if (typeof value !== 'object' || value === null) return undefined
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const below = keyPathNamed(value[i], names)
-      if (below !== undefined) return `${i}.${below}`
+      const below = keySegmentsNamed(value[i], names)
+      if (below !== undefined) return (below.push(i), below)
     }
     return undefined
   }
   const keys = Object.keys(value)
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!
-    if (names.has(key)) return key
-    const below = keyPathNamed((value as Record<string, unknown>)[key], names)
-    if (below !== undefined) return `${key}.${below}`
+    if (names.has(key)) return [key]
+    const below = keySegmentsNamed((value as Record<string, unknown>)[key], names)
+    if (below !== undefined) return (below.push(key), below)
   }
   return undefined
 }
