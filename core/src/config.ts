@@ -34,6 +34,8 @@ export interface Config {
   corsOrigins: '*' | readonly string[] | null
   /** Seconds between catalog refreshes (the chain facts of every opportunity). */
   catalogRefreshSeconds: number
+  /** How often pending token streams' treasuries are looked at for their fundings; 0: never (confirm only). */
+  streamWatchSeconds: number
   /** Seconds a SIGTERM waits, in all, for requests in flight and a catalog refresh before the store is closed. */
   shutdownGraceSeconds: number
   /**
@@ -290,6 +292,7 @@ export function parseConfig(env: Config['env']): Config {
     logRequests: flag(env, 'LOG_REQUESTS', true),
     corsOrigins: corsOrigins(env),
     catalogRefreshSeconds: integer(env, 'CATALOG_REFRESH_SECONDS', 300, 5, 86_400),
+    streamWatchSeconds: integer(env, 'STREAM_WATCH_SECONDS', 30, 0, 86_400),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 3_600),
     shutdownDelaySeconds: integer(env, 'SHUTDOWN_DELAY_SECONDS', 0, 0, 300),
     streamTreasuries: streamTreasuries(env),

@@ -358,7 +358,30 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
      * stream's funding); NotFoundError when there is none such.
      */
     readTransfers(client: Client, p: ReadTagParameters): Promise<ReadTransfersResult>
+    /**
+     * Transactions that may have paid `treasury` in `token`, newest seen since `cursor` (the last answer's; none: the
+     * recent past the plugin looks back over), for the watch on pending streams (core's streams/watch.ts), which reads
+     * each with `readTransfers`. Only what `readTransfers` would find now: not deeper than the chain's confirmations.
+     * A plugin without it leaves its pending streams to `POST /v2/streams/{id}/confirm`.
+     */
+    findFundings?(client: Client, p: FindFundingsParameters): Promise<FoundFundings>
   }
+}
+
+export interface FindFundingsParameters {
+  chainId: string
+  /** Canonical address. */
+  treasury: string
+  /** `native`, or the token's canonical address. */
+  token: string
+  cursor?: string
+}
+
+export interface FoundFundings {
+  /** In the ecosystem's own form, as `readTransfers` takes them; oldest first. */
+  txHashes: string[]
+  /** Where the next call goes on from once these are read. */
+  cursor: string
 }
 
 /** The chain's own coin (ETH, SOL, TON) wherever a token address is expected. */

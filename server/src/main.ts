@@ -3,8 +3,9 @@
  * that reads the environment and opens connections; the only one that owns the process's signals.
  */
 import { isIP } from 'node:net'
-import { checkRewardTokens, checkTreasuries, ConfigError, parseConfig, respellStoredChains, startCatalogRefresher } from '@earn/core'
+import { checkRewardTokens, checkTreasuries, ConfigError, parseConfig, respellStoredChains, startCatalogRefresher, startStreamWatcher } from '@earn/core'
 import { createApp } from './app.ts'
+import { streamDeps } from './features/streams/routes.ts'
 import { loadDocsGenerator } from './http/docs.ts'
 import { IDLE_TIMEOUT_SECONDS } from './http/idle.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
@@ -49,6 +50,7 @@ async function main() {
   const app = createApp(deps)
   let server: ReturnType<typeof Bun.serve> | undefined
   let refresher: ReturnType<typeof startCatalogRefresher> | undefined
+  let watcher: ReturnType<typeof startStreamWatcher> | undefined
 
   let stopping = false
   let stoppingSince = 0
@@ -89,7 +91,8 @@ async function main() {
       if (!drained) await server.stop(true)
     }
     // A catalog refresh reading a chain that hangs could hold the stop for minutes (two RPC timeouts per vault).
-    const refreshEnded = refresher ? await beforeDeadline(refresher.stop()) : true
+    // So could the watch on stream fundings, reading a chain that hangs.
+    const [refreshEnded, watchEnded] = await Promise.all([refresher ? beforeDeadline(refresher.stop()) : true, watcher ? beforeDeadline(watcher.stop()) : true])
     // In order: the meter's last usage write goes to the store. It is always tried, with what is left of the grace
     // period but at least CLOSE_MS (a grace of 0, or one the requests used up, must not drop the usage unwritten),
     // and a store or Redis that stopped answering is abandoned after that.
@@ -98,7 +101,7 @@ async function main() {
     // The store refused the last usage write all along (a full disk): said, with how much, and the exit is a failure.
     const lost = closed ? undefined : deps.meter.usageNotStored?.()
     if (lost && lost.units > 0) deps.logger.error({ msg: 'meter: usage the store did not take is lost', keys: lost.keys, units: lost.units })
-    deps.logger.info({ msg: 'stopped', drained, ...(refreshEnded ? {} : { refresh: 'abandoned' }), ...(closed ? {} : { close: 'abandoned' }), ...(lost?.units ? { usage: 'lost' } : {}) })
+    deps.logger.info({ msg: 'stopped', drained, ...(refreshEnded ? {} : { refresh: 'abandoned' }), ...(watchEnded ? {} : { watch: 'abandoned' }), ...(closed ? {} : { close: 'abandoned' }), ...(lost?.units ? { usage: 'lost' } : {}) })
     process.exit(lost?.units ? exitCode || 1 : exitCode)
   }
   // Before the server listens: a signal from then on stops it gracefully, never by Bun's default.
@@ -184,6 +187,8 @@ async function main() {
   }, PLUGIN_WARM_DELAY_MS)
   // The catalog's chain facts (total assets, TVL) are read on a schedule, never on a request.
   if (!stopping) refresher = startCatalogRefresher(deps, config.catalogRefreshSeconds * 1000)
+  // Pending token streams' fundings are looked for on their chains, as a confirm would read them.
+  if (!stopping && config.streamWatchSeconds > 0) watcher = startStreamWatcher({ ...streamDeps(deps), logger: deps.logger }, config.streamWatchSeconds * 1000)
 }
 
 /** The least time a stop gives the meter's last usage write and the store's close. */

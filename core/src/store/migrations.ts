@@ -308,6 +308,15 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.createIndex('streams_funding_tx').unique().on('streams').columns(['chain_id', 'funding_tx_hash', 'creator', 'reward_token']).execute()
     },
   },
+  {
+    version: 14,
+    name: 'pending streams found without reading the others',
+    async up(db) {
+      // The watch on fundings asks for the pending streams every pass; partial, so only they are in it and no other
+      // stream's write touches it.
+      await db.schema.createIndex('streams_pending').ifNotExists().on('streams').columns(['end_time', 'id']).where(sql.ref('state'), '=', 'pending').execute()
+    },
+  },
 ]
 
 /**

@@ -66,6 +66,25 @@ export function streamStoreTests(store: () => Store) {
     expect(await store().liveStreamsTargeting(randomUUID(), now, 10)).toEqual([])
   })
 
+  test("streams: the pending token streams still running, any organization's, soonest end first, up to a limit", async () => {
+    const [a, b] = [await newOrg(), await newOrg()]
+    // Later than every other test's streams, so only these end after `now`.
+    const now = T0 + 1000 * HOUR
+    const later = stream(a, { endTime: now + 3 * HOUR })
+    const sooner = stream(b, { endTime: now + HOUR })
+    await Promise.all(
+      [
+        later,
+        sooner,
+        stream(a, { endTime: now + 2 * HOUR, state: 'active' }),
+        stream(a, { endTime: now + 2 * HOUR, type: 'point', rewardToken: null, creator: null, treasury: null, pointName: 'XP' }),
+        stream(b, { endTime: now }),
+      ].map((r) => store().insertStream(r)),
+    )
+    expect((await store().pendingTokenStreams(now, 10)).map((r) => r.id)).toEqual([sooner.id, later.id])
+    expect(await store().pendingTokenStreams(now, 1)).toEqual([sooner])
+  })
+
   test('streams: a state change lands only from the stored state it expects, once under concurrency', async () => {
     const row = stream(await newOrg(), { state: 'active', fundingTxHash: `0x${randomUUID()}` })
     await store().insertStream(row)

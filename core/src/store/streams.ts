@@ -39,6 +39,11 @@ export interface StreamStore {
    * an opportunity to another chain, and an index would cost every stream's insert for that.
    */
   liveStreamsTargeting(opportunityId: string, now: number, limit: number): Promise<string[]>
+  /**
+   * Up to `limit` pending token streams of any organization that end after `now`, soonest end first: what the watch on
+   * fundings looks for (streams/watch.ts). Read through the pending streams' own index, which no other stream is in.
+   */
+  pendingTokenStreams(now: number, limit: number): Promise<StreamRecord[]>
 }
 
 export function streamQueries(db: Kysely<Database>): StreamStore {
@@ -77,6 +82,17 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
         .execute()
       return rows.map((r) => r.id)
     },
+    pendingTokenStreams: (now, limit) =>
+      db
+        .selectFrom('streams')
+        .selectAll()
+        .where('state', '=', 'pending')
+        .where('endTime', '>', now)
+        .where('type', '=', 'token')
+        .orderBy('endTime')
+        .orderBy('id')
+        .limit(limit)
+        .execute(),
     async listStreams(filter) {
       // The page's ids found, ordered and counted in streams_listing; only the page's rows are read (the total in the
       // same statement). Sorting and counting whole rows held the one thread ~1 s a page for 100,000 streams.

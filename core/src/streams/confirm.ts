@@ -126,7 +126,7 @@ async function withCoinMovedInside(stream: StreamRecord, read: ReadTransfersResu
   return inside?.length ? { ...read, transfers: [...read.transfers, ...inside] } : read
 }
 
-async function readFunding(deps: StreamDeps, stream: StreamRecord, txHash: string) {
+export async function readFunding(deps: StreamDeps, stream: StreamRecord, txHash: string) {
   const { plugin, client } = await deps.ecosystems.get(stream.ecosystem).catch((e: unknown) => {
     // The stream's, not the request's: its ecosystem is no longer loaded here (the request names none to correct).
     if (e instanceof UnsupportedEcosystemError)
@@ -153,16 +153,27 @@ export async function confirmStream(deps: StreamDeps, p: ConfirmStreamParameters
   nextState('confirm', effectiveState(stream.state, stream.endTime, deps.clock.now()))
   const txHash = p.txHash.trim()
   const { plugin, read } = await readFunding(deps, stream, txHash)
+  await fund(deps, stream, plugin, read)
+  const now = deps.clock.now()
+  const updated = await ownStream(deps, p.orgId, stream.id)
+  return { stream: toStream(updated, (await displayForms(deps))(updated.ecosystem), now) }
+}
+
+/**
+ * Records the transaction read as the stream's funding, once it is shown to fund it: throws what it lacks, or, where
+ * another confirm (or the watch) got there first, the 409 or the state's 400.
+ */
+export async function fund(deps: StreamDeps, stream: StreamRecord, plugin: Ecosystem<EcosystemId, unknown>, read: ReadTransfersResult): Promise<void> {
   // Named in errors as responses show it; the stored spelling stays what the chain is read and the tag checked with.
   const funding = await fundingTag(deps, stream, canonicalChainId(plugin, stream.chainId), read)
   await checkFunding(await deps.attributionSecret(), plugin, stream, await withCoinMovedInside(stream, read), funding)
-
   const now = deps.clock.now()
   // The chain's own spelling of the hash: another spelling of the same transaction must not fund a second stream.
   const outcome = await deps.store.fundStream(stream.id, { chainId: stream.chainId, txHash: read.txHash, at: now })
   if (outcome === 'tx_used') throw new FundingTransactionUsedError()
-  const updated = await ownStream(deps, p.orgId, stream.id)
   // Another request confirmed or cancelled it while the chain was read.
-  if (outcome === 'not_pending') throw new InvalidTransitionError('confirm', effectiveState(updated.state, updated.endTime, now))
-  return { stream: toStream(updated, (await displayForms(deps))(updated.ecosystem), now) }
+  if (outcome === 'not_pending') {
+    const current = await deps.store.getStream(stream.id)
+    throw new InvalidTransitionError('confirm', current ? effectiveState(current.state, current.endTime, now) : stream.state)
+  }
 }

@@ -13,6 +13,7 @@ import * as transactions from './transactions.ts'
 import { vault } from './vault.ts'
 import * as portfolio from './portfolio.ts'
 import * as transfer from './transfer.ts'
+import { findFundings } from './fundings.ts'
 import { health } from './health.ts'
 import { withinBudget } from './budget.ts'
 import { onServedChain } from './servedChain.ts'
@@ -46,6 +47,7 @@ export const evm = defineEcosystem({
     build: onServedChain(withinBudget(transactions.build, onChain), onChain),
     buildTransfer: onServedChain(withinBudget(transfer.buildTransfer, onChain), onChain),
     readTransfers: onServedChain(withinBudget(transfer.readTransfers, onChain), onChain, (p) => assertTransactionHash(p.txHash)),
+    findFundings: onServedChain(withinBudget(findFundings, onChain), onChain),
   },
 })
 

@@ -11,15 +11,18 @@ const tags = ['Streams']
 const orgOf = (request: Request) => callerOrganization(request).id
 const SCOPE = "Another organization's stream is 404, as an unknown one."
 
+/** What the stream operations (and the watch on their fundings) take from the server's dependencies. */
+export const streamDeps = (deps: Deps): StreamDeps => ({
+  store: deps.store,
+  ecosystems: deps.ecosystems,
+  clock: deps.clock,
+  attributionSecret: deps.attributionSecret,
+  treasuries: deps.config.streamTreasuries,
+  rewardTokens: deps.config.streamRewardTokens,
+})
+
 export const streamRoutes = (deps: Deps) => {
-  const streams: StreamDeps = {
-    store: deps.store,
-    ecosystems: deps.ecosystems,
-    clock: deps.clock,
-    attributionSecret: deps.attributionSecret,
-    treasuries: deps.config.streamTreasuries,
-    rewardTokens: deps.config.streamRewardTokens,
-  }
+  const streams = streamDeps(deps)
   return new Elysia({ prefix: '/v2/streams' })
     .post(
       // No trailing slash: DECISIONS names it `/v2/streams` (a trailing slash is served too).

@@ -1,0 +1,38 @@
+/**
+ * Finding stream fundings for core's watch on pending streams (core/src/streams/watch.ts): the reward token's
+ * `Transfer` logs to the treasury, filtered by the node on the indexed recipient, in the blocks after the cursor (a
+ * block number) up to the last block whose transactions `readTransfers` counts (the chain's `EVM_CONFIRMATIONS`), at
+ * most `EVM_LOGS_BLOCK_RANGE` blocks a call. Without a cursor (a server's first look), the last such range. A coin
+ * transfer logs nothing, so none is found: a coin stream is confirmed by its endpoint.
+ */
+import { NATIVE_TOKEN, type FindFundingsParameters, type FoundFundings } from '@earn/core'
+import { parseAbiItem } from 'viem'
+import { parse } from './address.ts'
+import { requirePublicClient, type EvmClient } from './client.ts'
+import { ask } from './rpc.ts'
+
+const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)')
+
+export async function findFundings(client: EvmClient, p: FindFundingsParameters): Promise<FoundFundings> {
+  const publicClient = requirePublicClient(client, p.chainId)
+  const head = await ask(p.chainId, () => publicClient.getBlockNumber({ cacheTime: 0 }))
+  const last = head - BigInt(client.confirmations(p.chainId) - 1)
+  if (p.token === NATIVE_TOKEN) return { txHashes: [], cursor: String(last) }
+  const start = p.cursor === undefined ? last - client.logsBlockRange : BigInt(p.cursor)
+  const after = start < -1n ? -1n : start
+  if (after >= last) return { txHashes: [], cursor: String(after) }
+  const through = after + client.logsBlockRange < last ? after + client.logsBlockRange : last
+  const logs = await ask(p.chainId, () =>
+    publicClient.getLogs({
+      address: parse(p.token, 'token'),
+      event: TRANSFER_EVENT,
+      args: { to: parse(p.treasury, 'treasury') },
+      fromBlock: after + 1n,
+      toBlock: through,
+      // An ERC-721's Transfer (its token id indexed) is no such log.
+      strict: true,
+    }),
+  )
+  const txHashes = [...new Set(logs.filter((l) => !l.removed && l.transactionHash !== null).map((l) => l.transactionHash!))]
+  return { txHashes, cursor: String(through) }
+}
