@@ -116,7 +116,7 @@ describe('LiteSVM JSON-RPC facade', () => {
   })
 
   test('an unimplemented method is a JSON-RPC "method not found", not a silent default', async () => {
-    const e = await chain.rpc.getSignaturesForAddress(user.address).send().catch((e: unknown) => e)
+    const e = await chain.rpc.getInflationReward([user.address]).send().catch((e: unknown) => e)
     expect(isSolanaError(e, SOLANA_ERROR__JSON_RPC__METHOD_NOT_FOUND)).toBe(true)
   })
 

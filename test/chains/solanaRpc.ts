@@ -31,6 +31,9 @@ import {
 } from './solanaCodecs.ts'
 import { transactionResponse, type LandedTransaction, type TokenBalance } from './solanaLedger.ts'
 
+/** The accounts a landed transaction's message names (the facade resolves no lookup tables: it loads none). */
+const accountsOf = (wire: Uint8Array): readonly string[] => getCompiledTransactionMessageDecoder().decode(getTransactionDecoder().decode(wire).messageBytes).staticAccounts
+
 export type { LandedTransaction } from './solanaLedger.ts'
 
 const LAMPORTS_PER_SIGNATURE = 5000n
@@ -191,6 +194,24 @@ export function createSolanaRpcFacade(svm: LiteSVM) {
         return { slot: entry.slot, confirmations: null, err: entry.err, confirmationStatus: 'finalized', status }
       }),
     }),
+    // Newest first, as a node lists them: the transactions whose message names the address, after `before` and down
+    // to (not including) `until`, at most `limit` (a node's 1,000 at most).
+    getSignaturesForAddress: ([a, cfg]) => {
+      const { before, until, limit = 1000 } = (cfg ?? {}) as { before?: string; until?: string; limit?: number }
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new RpcError(-32602, 'Invalid limit; max 1000')
+      const found: unknown[] = []
+      let started = before === undefined
+      for (const entry of [...ledger.values()].reverse()) {
+        if (!started) {
+          started = entry.signature === before
+          continue
+        }
+        if (entry.signature === until || found.length === limit) break
+        if (!entry.wire || !accountsOf(entry.wire).includes(a)) continue
+        found.push({ signature: entry.signature, slot: entry.slot, err: entry.err ?? null, memo: null, blockTime: entry.blockTime, confirmationStatus: 'finalized' })
+      }
+      return found
+    },
     getTransaction: ([signature, cfg]) => {
       const entry = ledger.get(signature)
       return entry?.wire ? transactionResponse({ ...entry, wire: entry.wire }, cfg) : null

@@ -15,6 +15,7 @@ import { readVault } from './vault.ts'
 import { readAssets, readFlows } from './portfolio.ts'
 import { buildTransfer } from './fundingTransfer.ts'
 import { readTransfers } from './readTransfers.ts'
+import { findFundings } from './fundings.ts'
 import { health } from './health.ts'
 
 export type { SolanaClient } from './client.ts'
@@ -32,5 +33,5 @@ export const solana = defineEcosystem({
   // Each balance is a request to the RPC: a portfolio's go as many at a time as the client sends
   // (core's portfolio/read.ts).
   balance: { read: readBalance, vault: readVault, assets: readAssets, flows: readFlows, readsAtOnce: SOLANA_IN_FLIGHT },
-  transactions: { check: checkTransactions, build: buildTransactions, buildTransfer, readTransfers },
+  transactions: { check: checkTransactions, build: buildTransactions, buildTransfer, readTransfers, findFundings },
 })
