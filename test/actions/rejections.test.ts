@@ -98,6 +98,15 @@ describe('the catalog', () => {
     await refused(h.post(`/v2/actions/deposit/${swapOnlyId}`, depositBody()), 400, 'INVALID_ARGUMENT', { mode: 'not enabled (enabled: swap)' })
   })
 
+  test("mode swap with the vault's own token where only swaps are enabled is 400 naming tokenIn: it would be the direct deposit the operator took off", async () => {
+    await refused(
+      h.post(`/v2/actions/deposit/${swapOnlyId}`, depositBody({ mode: 'swap', slippageBps: 50 })),
+      400,
+      'INVALID_ARGUMENT',
+      { tokenIn: "is the vault's own token, which only a direct deposit takes, and direct deposits are not enabled on this opportunity; swap another token in" },
+    )
+  })
+
   test('an unknown opportunity and an address no ecosystem takes: the address is named', async () => {
     const r = await refused(h.post(`/v2/actions/deposit/${randomUUID()}`, depositBody({ userAddress: '0x1234' })), 400, 'INVALID_ARGUMENT', { userAddress: 'not an address' })
     expect(r.body.error).toMatch(/^userAddress is not a wallet address of evm \(.+\), solana \(.+\), ton \(.+\)$/)

@@ -84,6 +84,10 @@ export async function buildDeposit(deps: ActionDeps, p: ActionParameters<Deposit
 
   const tokenIn = parseField(plugin, body.tokenIn, 'tokenIn')
   if (tokenIn === facts.receiptToken) throw new TokenNotAllowedError('tokenIn', "is the opportunity's receipt token; deposit one of its deposit tokens")
+  // Swapping the vault's own token for itself is a direct deposit: where the operator took those off, it is refused as
+  // mode direct would be (an audit: the approve and plain deposit were built anyway).
+  if (mode === 'swap' && tokenIn === facts.baseToken && !listing.swapDirectEnabled)
+    throw new TokenNotAllowedError('tokenIn', "is the vault's own token, which only a direct deposit takes, and direct deposits are not enabled on this opportunity; swap another token in")
   if (mode === 'direct' && !listing.depositTokens.some((t) => t.address === tokenIn))
     throw new TokenNotAllowedError(
       'tokenIn',
