@@ -91,9 +91,21 @@ describe('Host', () => {
       const body = json(r)
       expectEnvelope(body, 400, 'INVALID_ARGUMENT')
       expect([body.context, body.error]).toEqual([{ host: 'invalid' }, expect.stringContaining(`Host header "${host}" is not a host`)])
+      // Not charged, but the valid key is told its usage, as on every answer to it.
+      expect(r.headers['x-ratelimit-limit'], host).toMatch(/^\d+$/)
+      expect(r.headers['x-ratelimit-remaining'], host).toMatch(/^\d+$/)
     }
     const twice = await raw(`GET /v2/opportunities/ HTTP/1.1\nHost: 127.0.0.1\nHost: example.com\nX-API-Key: ${key}\nConnection: close\n`)
     expect([twice.status, json(twice).context]).toEqual([400, { host: 'repeated' }])
+    expect(twice.headers['x-ratelimit-remaining']).toMatch(/^\d+$/)
+    const missing = await raw(`GET /v2/opportunities/ HTTP/1.1\nHost:\nX-API-Key: ${key}\nConnection: close\n`)
+    expect([missing.status, missing.headers['x-ratelimit-remaining']]).toEqual([400, expect.stringMatching(/^\d+$/)])
+    // Nothing charged by any of them.
+    const before = Number((await raw(`GET /nope HTTP/1.1\nHost: a b\nX-API-Key: ${key}\nConnection: close\n`)).headers['x-ratelimit-remaining'])
+    const after = Number((await raw(`GET /nope HTTP/1.1\nHost: a b\nX-API-Key: ${key}\nConnection: close\n`)).headers['x-ratelimit-remaining'])
+    expect(after).toBe(before)
+    // An invalid key learns nothing.
+    expect((await raw(`GET /v2/opportunities/ HTTP/1.1\nHost: a b\nX-API-Key: pk_live_nope\nConnection: close\n`)).headers['x-ratelimit-remaining']).toBeUndefined()
   })
 
   test('a short Host (a proxy upstream named `api`, or one with the default port) reaches the trailing-slash routes', async () => {

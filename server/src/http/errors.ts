@@ -10,6 +10,7 @@ import { pointerPath } from '../fieldPath.ts'
 import { loggableError } from '../logger.ts'
 import { envelopeResponse } from './envelope.ts'
 import { unchargedUsage } from './guard.ts'
+import { HostError } from './host.ts'
 import { pathOf, requestState } from './request.ts'
 
 /** The values a union of literals allows (`mode`, `type`, ...), which TypeBox's summary names only as types. */
@@ -96,8 +97,8 @@ const STORE_STATE = {
 } as const
 
 /**
- * A path no route takes is no operation, so nothing is charged; but a valid key still learns its usage, as on every
- * other answer to it (a key the store cannot check now just goes without).
+ * A path no route takes (or a request refused for its Host) is no operation, so nothing is charged; but a valid key
+ * still learns its usage, as on every other answer to it (a key the store cannot check now just goes without).
  */
 async function usageHeaders(deps: Pick<Deps, 'keys' | 'meter' | 'clock'>, request: Request): Promise<Record<string, string>> {
   try {
@@ -127,7 +128,8 @@ export const errorHandling = (deps: Pick<Deps, 'logger' | 'keys' | 'meter' | 'cl
     }
     if (state) state.status = api.status
     const headers = { ...(set.headers as Record<string, string>), ...state?.headers, 'x-request-id': state?.id }
-    if (code === 'NOT_FOUND' && !state?.auth && request.headers.has('x-api-key'))
+    // Refused before any route (no route takes the path, or the Host is not one): a valid key's usage is added here.
+    if ((code === 'NOT_FOUND' || api instanceof HostError) && !state?.auth && request.headers.has('x-api-key'))
       return usageHeaders(deps, request).then((usage) => envelopeResponse(api, { ...headers, ...usage }))
     return envelopeResponse(api, headers)
   })

@@ -6,6 +6,9 @@
 import { InvalidArgumentError } from '@earn/core'
 import { Elysia } from 'elysia'
 
+/** A request without one valid Host: refused before any route, so the error hook adds a valid key's usage itself. */
+export class HostError extends InvalidArgumentError {}
+
 /** The health probes' paths, answered without a Host (see `hostRequired`). */
 const PROBES = /^\/(healthz|readyz)(\?|$)/
 
@@ -18,11 +21,11 @@ export const hostRequired = (probe: (request: Request) => Response | Promise<Res
   if (request.url.charCodeAt(0) === 47 /* '/' */) {
     if (!host && PROBES.test(request.url)) return probe(new Request(`http://localhost${request.url}`, { method: request.method, headers: request.headers }))
     // Bun gives a Host it cannot use (`a b`, `a/b`, `a@b`) the same relative URL as none.
-    if (host) throw new InvalidArgumentError(`the Host header ${JSON.stringify(asSent(host).slice(0, 64))} is not a host; send the server's host name and port`, { host: 'invalid' })
-    throw new InvalidArgumentError('the request has no Host header; send one (HTTP/1.1 requires it)', { host: 'missing' })
+    if (host) throw new HostError(`the Host header ${JSON.stringify(asSent(host).slice(0, 64))} is not a host; send the server's host name and port`, { host: 'invalid' })
+    throw new HostError('the request has no Host header; send one (HTTP/1.1 requires it)', { host: 'missing' })
   }
   // Several Host lines arrive joined by a comma, which no host name holds (RFC 9112 3.2: one Host, else 400).
-  if (host?.includes(',')) throw new InvalidArgumentError('the request has more than one Host header; send one', { host: 'repeated' })
+  if (host?.includes(',')) throw new HostError('the request has more than one Host header; send one', { host: 'repeated' })
 })
 
 /**
