@@ -1,7 +1,8 @@
 /**
- * Redis stops during operation: the server keeps answering (metering per process, readiness
- * "degraded"), and returns to exact shared metering by itself once Redis is back. A private
- * redis-server on a free port, so stopping it disturbs nobody.
+ * Redis stops during operation: with METER_REDIS_OUTAGE=open the server keeps answering (metering per process,
+ * readiness "degraded"); closed (the default), it refuses metered requests and fails readiness, admitting nothing it
+ * cannot count. Either way it returns to exact shared metering by itself once Redis is back. A private redis-server on
+ * a free port, so stopping it disturbs nobody.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
@@ -46,7 +47,7 @@ async function until(condition: () => boolean | Promise<boolean>, ms: number): P
   return Date.now() - started
 }
 
-const meterOver = (url: string) => createResilientMeter({ primary: createRedisMeter({ url }), fallback: createMemoryMeter(), probeMs: 200 })
+const meterOver = (url: string) => createResilientMeter({ primary: createRedisMeter({ url }), fallback: createMemoryMeter(), outage: 'open', probeMs: 200 })
 
 if (binary) {
   describe('Redis outage', () => {
@@ -98,6 +99,42 @@ if (binary) {
       expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('3')
       expect((await h.get('/readyz', { key: null })).body).toEqual({ status: 'ok', checks: { store: 'ok', meter: 'ok', ecosystems: 'ok' } })
       await Promise.all([a.close(), b.close(), h.close()])
+    }, 60_000)
+
+    test('closed (the default, METER_REDIS_OUTAGE): killed, every metered request is a 503 saying so with the count Redis last gave, readiness fails; restarted, shared again', async () => {
+      const port = await freePort()
+      const url = `redis://127.0.0.1:${port}`
+      running.push(await startRedis(port))
+      const a = createResilientMeter({ primary: createRedisMeter({ url }), fallback: createMemoryMeter(), outage: 'closed', probeMs: 200 })
+      // Closed, a ping throws until Redis answers (it connects in the background).
+      await until(() => a.ping().then((s) => s.state === 'ok', () => false), 5000)
+      const h = await createHarness({ meter: a, org: { hourlyBudget: 1000 } })
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('1')
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('2')
+
+      running.pop()!.kill('SIGKILL')
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now()
+        const r = await h.get(check)
+        expect(r.status).toBe(503)
+        expect(r.body).toMatchObject({ code: 503, status: 'UNAVAILABLE', context: { meter: 'unavailable' } })
+        expect(r.body.error).toMatch(/cannot meter requests now \(redis unreachable\) and admits none it cannot count; retry shortly/)
+        // Told its usage as Redis last counted it, and when to try again: not a budget's window.
+        expect([r.headers.get('x-ratelimit-limit'), r.headers.get('x-ratelimit-used'), r.headers.get('retry-after'), r.headers.get('x-ratelimit-reset')]).toEqual(['1000', '2', '1', null])
+        expect(performance.now() - started).toBeLessThan(1000)
+      }
+      const ready = await h.get('/readyz', { key: null })
+      expect(ready.status).toBe(503)
+      expect(ready.body.checks.meter).toMatch(/^unavailable: redis unreachable .*; metered requests are refused until it is back$/)
+      // What needs no meter still answers.
+      expect((await h.get('/healthz', { key: null })).status).toBe(200)
+
+      running.push(await startRedis(port))
+      await until(() => a.state === 'primary', 10_000)
+      // The new Redis kept nothing: counting starts again; nothing was admitted while it was down.
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('1')
+      expect((await h.get('/readyz', { key: null })).status).toBe(200)
+      await Promise.all([a.close(), h.close()])
     }, 60_000)
 
     test('hung (SIGSTOP): requests wait at most the timeout, then resume shared when it wakes (SIGCONT)', async () => {

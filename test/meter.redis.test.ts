@@ -93,7 +93,7 @@ if (await redisAvailable()) {
       const redis = createRedisMeter({ url: REDIS_URL, prefix })
       await redis.connected
       const changes: string[] = []
-      const meter = createResilientMeter({ primary: redis, fallback: createMemoryMeter(), timeoutMs: 200, onChange: (s) => changes.push(s) })
+      const meter = createResilientMeter({ primary: redis, fallback: createMemoryMeter(), outage: 'open', timeoutMs: 200, onChange: (s) => changes.push(s) })
       const p = { keyId: 'key_A', cost: 3, budget: { hourly: 10, monthly: null }, now: Date.parse('2031-01-01T00:00:00Z') }
       const admitted = meter.admit(p)
       // The pause, before the admit has even left: this thread is busy past the timeout, as while a chain plugin loads.
@@ -165,7 +165,7 @@ if (await redisAvailable()) {
         expect(isRedisRefusal(gone)).toBe(false)
 
         const changes: string[] = []
-        const meter = createResilientMeter({ primary: refusing, fallback: createMemoryMeter(), probeMs: 20, refused: isRedisRefusal, onChange: (s) => changes.push(s) })
+        const meter = createResilientMeter({ primary: refusing, fallback: createMemoryMeter(), outage: 'open', probeMs: 20, refused: isRedisRefusal, onChange: (s) => changes.push(s) })
         const until = Date.now() + 1_000
         for (let i = 0; Date.now() < until; i++) {
           expect((await meter.admit({ ...p, keyId: `key_${i}` })).admitted).toBe(true)

@@ -133,6 +133,12 @@ test('STREAM_REWARD_TOKENS: chainId=token entries, a chain named once per token;
   expect(parseConfig({ STREAM_REWARD_TOKENS: 'constructor=x' }).streamRewardTokens).toEqual({ constructor: ['x'] })
 })
 
+test('METER_REDIS_OUTAGE: closed (the default: nothing admitted that Redis cannot count) or open, in any case', () => {
+  expect([parseConfig({}).meterRedisOutage, parseConfig({ METER_REDIS_OUTAGE: 'Open' }).meterRedisOutage, parseConfig({ METER_REDIS_OUTAGE: 'closed' }).meterRedisOutage]).toEqual(['closed', 'open', 'closed'])
+  for (const bad of ['fail-open', '1', ' '])
+    expect(refusal({ METER_REDIS_OUTAGE: bad }), bad).toStartWith('METER_REDIS_OUTAGE: ')
+})
+
 test('REDIS_KEY_PREFIX: letters, digits and . _ : -, default earn; a brace would break the hash tag', () => {
   expect([parseConfig({}).redisKeyPrefix, parseConfig({ REDIS_KEY_PREFIX: 'earn-staging:eu.1' }).redisKeyPrefix]).toEqual(['earn', 'earn-staging:eu.1'])
   for (const bad of ['a}b', '{x', 'two words', 'x'.repeat(65)]) expect(refusal({ REDIS_KEY_PREFIX: bad }), bad).toStartWith('REDIS_KEY_PREFIX: ')

@@ -16,6 +16,11 @@ export interface Config {
   redisUrl: string | undefined
   /** The meter's Redis keys begin `{<prefix>:` (`REDIS_KEY_PREFIX`, default `earn`): deployments sharing one Redis apart. */
   redisKeyPrefix: string
+  /**
+   * What a process does while Redis does not answer (`METER_REDIS_OUTAGE`): `closed` (default) refuses metered requests
+   * (503) and fails readiness, so no request is admitted past a budget (DECISIONS); `open` meters each process alone.
+   */
+  meterRedisOutage: 'closed' | 'open'
   nonceTtlSeconds: number
   ecosystems: EcosystemId[]
   attributionSecret: string | undefined
@@ -240,6 +245,13 @@ export function namesOneHost(url: URL): boolean {
   return /^(\[[0-9a-f:.]+\]|[a-z0-9._-]+)$/i.test(url.hostname)
 }
 
+function meterRedisOutage(env: Config['env']): Config['meterRedisOutage'] {
+  const raw = given(env, 'METER_REDIS_OUTAGE')?.trim().toLowerCase()
+  if (raw === undefined) return 'closed'
+  if (raw === 'closed' || raw === 'open') return raw
+  throw new ConfigError('METER_REDIS_OUTAGE', `expected closed (refuse metered requests while Redis does not answer) or open (meter each process alone), got "${quoted(env.METER_REDIS_OUTAGE!)}"`)
+}
+
 function flag(env: Config['env'], name: string, fallback: boolean): boolean {
   const raw = given(env, name)?.trim().toLowerCase()
   if (raw === undefined) return fallback
@@ -284,6 +296,7 @@ export function parseConfig(env: Config['env']): Config {
     databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 10_000, 0, 600_000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: redisKeyPrefix(env),
+    meterRedisOutage: meterRedisOutage(env),
     nonceTtlSeconds: integer(env, 'NONCE_TTL_SECONDS', 300, 10, 86_400),
     ecosystems: ecosystems(env),
     attributionSecret: secret || undefined,

@@ -34,8 +34,9 @@ export function openStore(config: Config): Store {
 const errorText = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0] : String(e))
 
 /**
- * REDIS_URL set: the Redis meter, shared by every process, behind the resilient wrapper (per-process
- * fallback while Redis is unreachable). Unset: the in-process meter, its usage kept in the store.
+ * REDIS_URL set: the Redis meter, shared by every process, behind the resilient wrapper (while Redis is unreachable,
+ * metered requests refused, or with METER_REDIS_OUTAGE=open metered per process). Unset: the in-process meter, its
+ * usage kept in the store.
  */
 export async function openMeter(config: Config, deps: { store: Store; clock: Clock; logger: Logger }): Promise<Meter> {
   const { logger } = deps
@@ -65,14 +66,18 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
       if (starting && refusesSettings(e)) refusedAtStart(e)
     },
   })
+  const closed = config.meterRedisOutage === 'closed'
   const meter = createResilientMeter({
     primary: redis,
     fallback: createMemoryMeter(),
+    outage: config.meterRedisOutage,
     refused: isRedisRefusal,
     onChange: (state, cause) =>
       state === 'fallback'
         ? logger.error({
-            msg: 'meter: redis at REDIS_URL unreachable or refusing; metering per process until it answers',
+            msg: closed
+              ? 'meter: redis at REDIS_URL unreachable or refusing; metered requests refused (503) until it answers (METER_REDIS_OUTAGE=closed)'
+              : 'meter: redis at REDIS_URL unreachable or refusing; metering per process until it answers',
             error: errorText(cause),
             ...(connectionError ? { connection: errorText(connectionError) } : {}),
           })
@@ -87,8 +92,9 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
   } finally {
     starting = false
   }
-  // Not up yet: switch to the fallback now (and start probing) rather than on the first request.
-  if (!up) await meter.ping()
+  // Not up yet: switch to the outage's answers now (and start probing) rather than on the first request. (Closed, the
+  // ping says it cannot meter: the start goes on, not ready, until Redis answers.)
+  if (!up) await meter.ping().catch(() => undefined)
   return meter
 }
 

@@ -289,11 +289,21 @@ describe('server process', () => {
     }
   })
 
-  test('a Redis refusing for load as the server starts (at its connection limit) is an outage, not a misconfiguration: the server starts, metering per process', async () => {
+  test('a Redis refusing for load as the server starts (at its connection limit) is an outage, not a misconfiguration: the server starts, not ready, refusing metered requests; with METER_REDIS_OUTAGE=open, metering per process', async () => {
     // What a Redis at maxclients answers every new connection, as a server of our own answers it to everything.
     const full = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: (socket) => void socket.write('-ERR max number of clients reached\r\n') } })
     try {
-      const server = await startServer({ DATA_DIR: dir, REDIS_URL: `redis://127.0.0.1:${full.port}` }, 15_000)
+      const closed = await startServer({ DATA_DIR: dir, REDIS_URL: `redis://127.0.0.1:${full.port}` }, 15_000)
+      try {
+        const ready = await fetch(`${closed.url}/readyz`)
+        expect(ready.status).toBe(503)
+        expect(((await ready.json()) as { checks: Record<string, string> }).checks.meter).toMatch(/^unavailable: redis unreachable .*metered requests are refused until it is back$/)
+        const metered = await fetch(`${closed.url}/v2/membership/?address=0x000000000000000000000000000000000000dEaD`, { headers: { 'x-api-key': demoKey } })
+        expect([metered.status, ((await metered.json()) as { context: unknown }).context]).toEqual([503, { meter: 'unavailable' }])
+      } finally {
+        expect(await closed.stop('SIGTERM')).toBe(0)
+      }
+      const server = await startServer({ DATA_DIR: dir, REDIS_URL: `redis://127.0.0.1:${full.port}`, METER_REDIS_OUTAGE: 'open' }, 15_000)
       try {
         // Ready once the plugins are in (a second after start).
         let ready = await fetch(`${server.url}/readyz`)

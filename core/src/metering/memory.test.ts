@@ -24,7 +24,7 @@ runMeterSuite('memory, persisted to SQLite', async () => {
 })
 
 runMeterSuite('resilient, over a healthy primary', async () => {
-  const meter = createResilientMeter({ primary: createMemoryMeter(), fallback: createMemoryMeter() })
+  const meter = createResilientMeter({ primary: createMemoryMeter(), fallback: createMemoryMeter(), outage: 'open' })
   return { meters: [meter], close: () => meter.close() }
 })
 

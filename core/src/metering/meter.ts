@@ -29,6 +29,11 @@ export interface MeterDecision {
   refusedBy?: 'hourly' | 'monthly'
   hourly: { limit: number; used: number; resetAt: number }
   monthly: { limit: number | null; used: number; resetAt: number }
+  /**
+   * The shared meter cannot count now (Redis unreachable, and the deployment admits nothing it cannot count): nothing
+   * is admitted, and the counts are the last the shared meter gave for the key. Why, in a few words.
+   */
+  unavailable?: string
 }
 
 /** `degraded`: the meter still answers, but less exactly than configured (see resilient.ts). */
@@ -106,6 +111,11 @@ export function meterHeaders(d: MeterDecision, now: number): Record<string, stri
   if (d.monthly.limit !== null) {
     h['x-monthly-limit'] = String(d.monthly.limit)
     h['x-monthly-remaining'] = String(Math.max(0, d.monthly.limit - d.monthly.used))
+  }
+  // Not the budget: the meter, which is probed every half second.
+  if (d.unavailable !== undefined) {
+    h['retry-after'] = '1'
+    return h
   }
   if (!d.admitted) {
     const resetAt = d.refusedBy === 'monthly' ? d.monthly.resetAt : d.hourly.resetAt

@@ -36,7 +36,7 @@ describe('resilient meter', () => {
   test('a failing primary: requests are metered in-process, readiness says degraded, then it recovers by itself', async () => {
     const primary = switchable()
     const changes: string[] = []
-    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), probeMs: 20, refused, onChange: (s) => changes.push(s) })
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), outage: 'open', probeMs: 20, refused, onChange: (s) => changes.push(s) })
     expect((await meter.admit(p('k'))).hourly.used).toBe(1)
     primary.set('down')
     // The fallback counts from zero, against the full budget, and still refuses past it.
@@ -64,10 +64,35 @@ describe('resilient meter', () => {
     await meter.close()
   })
 
+  test('closed: while the primary is down nothing is admitted, the key told its counts as the primary last gave them, and readiness fails; then it recovers by itself', async () => {
+    const primary = switchable()
+    const changes: string[] = []
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), outage: 'closed', probeMs: 20, refused, onChange: (s) => changes.push(s) })
+    await meter.admit(p('k'))
+    expect((await meter.admit(p('k'))).hourly.used).toBe(2)
+    primary.set('down')
+    for (let i = 0; i < 5; i++) expect(await meter.admit(p('k'))).toMatchObject({ admitted: false, unavailable: 'redis unreachable', hourly: { limit: 3, used: 2 } })
+    // A key the primary never answered for: its windows, nothing used.
+    expect(await meter.admit(p('other'))).toMatchObject({ admitted: false, unavailable: 'redis unreachable', hourly: { used: 0 }, monthly: { used: 0 } })
+    // Counts from an hour that has ended are not this hour's.
+    expect(await meter.admit({ ...p('k'), now: p('k').now + 3_600_000 })).toMatchObject({ admitted: false, hourly: { used: 0 } })
+    await expect(meter.ping()).rejects.toThrow(/redis unreachable \(connection refused\); metered requests are refused until it is back/)
+    expect(changes).toEqual(['fallback'])
+
+    primary.set('up')
+    const deadline = Date.now() + 2000
+    while (meter.state !== 'primary' && Date.now() < deadline) await Bun.sleep(5)
+    expect(changes).toEqual(['fallback', 'primary'])
+    // On the primary's own count: nothing was admitted meanwhile.
+    expect(await meter.admit(p('k'))).toMatchObject({ admitted: true, hourly: { used: 3 } })
+    expect(await meter.ping()).toEqual({ state: 'ok' })
+    await meter.close()
+  })
+
   test('a primary that answers PING but refuses the script is probed ever less often, not switched to and from twice a second', async () => {
     const primary = switchable()
     const changes: string[] = []
-    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), probeMs: 20, refused, onChange: (s) => changes.push(s) })
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), outage: 'open', probeMs: 20, refused, onChange: (s) => changes.push(s) })
     primary.set('refusing')
     const until = Date.now() + 1_000
     let answered = 0
@@ -92,7 +117,7 @@ describe('resilient meter', () => {
   test('a read-only primary answering the cost-0 admits in between is still probed ever less often', async () => {
     const primary = switchable()
     const changes: string[] = []
-    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), probeMs: 20, refused, onChange: (s) => changes.push(s) })
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), outage: 'open', probeMs: 20, refused, onChange: (s) => changes.push(s) })
     primary.set('readOnly')
     const until = Date.now() + 1_000
     for (let i = 0; Date.now() < until; i++) {
@@ -112,7 +137,7 @@ describe('resilient meter', () => {
     ['only refusing a spent key between its outages', () => 'spent'],
   ])('a primary whose connection flaps, %s, is probed at the base interval after each: back within it', async (_, key) => {
     const primary = switchable()
-    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), probeMs: 20, refused })
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), outage: 'open', probeMs: 20, refused })
     for (let i = 0; i < 3; i++) await meter.admit(p('spent'))
     // Down for 100 ms, then up and serving for 150 ms, five times (within the 10 s that counts as flapping).
     const backAfter: number[] = []
@@ -136,7 +161,7 @@ describe('resilient meter', () => {
 
   test('a hung primary costs a request at most the timeout, and the ones after it nothing', async () => {
     const primary = switchable()
-    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), timeoutMs: 100, probeMs: 10_000 })
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), outage: 'open', timeoutMs: 100, probeMs: 10_000 })
     primary.set('hung')
     let started = performance.now()
     expect((await meter.admit(p('k'))).admitted).toBe(true)
@@ -152,7 +177,7 @@ describe('resilient meter', () => {
 
   test('a hung primary on a loop that is late at every step still gives up, after twice the timeout of counted steps', async () => {
     const primary = switchable()
-    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), timeoutMs: 100, probeMs: 10_000 })
+    const meter = createResilientMeter({ primary: primary.meter, fallback: createMemoryMeter(), outage: 'open', timeoutMs: 100, probeMs: 10_000 })
     primary.set('hung')
     // Every 20 ms step of the deadline comes ~40 ms late: the loop is busy that long at every turn.
     const hog = setInterval(() => {

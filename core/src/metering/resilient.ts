@@ -1,10 +1,12 @@
 /**
- * Keeps answering when the shared meter (Redis) does not. The policy, stated in the README:
+ * What a process does when the shared meter (Redis) does not answer. The policy, stated in the README:
  *
- * - A primary call that fails or takes longer than `timeoutMs` marks the primary down. That request
- *   and every later one are metered by `fallback`, an in-process meter, against the key's full
- *   budgets: while Redis is down each server process meters alone, so within an hour a key may be admitted
- *   its budget in Redis and again in each process. Requests are never refused or failed for want of Redis.
+ * - A primary call that fails or takes longer than `timeoutMs` marks the primary down. With `outage: 'closed'` that
+ *   request and every later one are refused (a decision `unavailable`, with the key's counts as Redis last gave them),
+ *   and `ping` fails, so no request is admitted past a budget (DECISIONS) and readiness fails. With `outage: 'open'`
+ *   they are metered by `fallback`, an in-process meter, against the key's full budgets: while Redis is down each
+ *   server process meters alone, so within an hour a key may be admitted its budget in Redis and again in each
+ *   process; requests are never refused or failed for want of Redis.
  * - While down, the primary is probed every `probeMs` (node-redis reconnects underneath); the first
  *   answer makes it primary again, and exact shared metering resumes by itself. A primary that refuses again
  *   within `FLAP_MS` of coming back (it answers the probe's PING but refuses the metering script: an ACL,
@@ -14,7 +16,7 @@
  * - Usage counted in-process during an outage is not merged back into Redis. A request whose
  *   Redis call timed out may have been counted there too: an outage errs towards counting twice.
  */
-import type { Meter, MeterStatus } from './meter.ts'
+import type { AdmitParameters, Meter, MeterDecision, MeterStatus } from './meter.ts'
 import { runningTimeout } from '../runningTimeout.ts'
 
 export interface ResilientMeterOptions {
@@ -25,6 +27,8 @@ export interface ResilientMeterOptions {
    * failure. Default 500.
    */
   timeoutMs?: number
+  /** While the primary is down: refuse every request (`closed`), or meter each process alone (`open`). */
+  outage: 'closed' | 'open'
   /** How often a down primary is probed. Default 500. */
   probeMs?: number
   /** Told when the primary goes down (with the cause) and when it is back. */
@@ -68,6 +72,8 @@ const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]
 
 const FLAP_MS = 10_000
 const MAX_PROBE_MS = 30_000
+/** Keys whose last shared decision a closed outage answers with. */
+const MAX_KNOWN_KEYS = 10_000
 
 export function createResilientMeter(options: ResilientMeterOptions): ResilientMeter {
   const { primary, fallback } = options
@@ -83,6 +89,21 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
   // was served meanwhile: a read-only replica answers a cost-0 admit or a refusal all the same (another audit).
   const refused = options.refused ?? (() => false)
   let probeEvery = probeMs
+  // The shared meter's last decision per key, for a closed outage's answers (bounded: the oldest asked go first).
+  const lastKnown = new Map<string, MeterDecision>()
+  const remember = (keyId: string, d: MeterDecision) => {
+    lastKnown.delete(keyId)
+    lastKnown.set(keyId, d)
+    if (lastKnown.size > MAX_KNOWN_KEYS) lastKnown.delete(lastKnown.keys().next().value!)
+  }
+  /** Nothing admitted: the key's counts as the shared meter last said, where still in their windows. */
+  const refusal = async (p: AdmitParameters): Promise<MeterDecision> => {
+    const windows = await fallback.admit({ ...p, cost: 0 })
+    const known = lastKnown.get(p.keyId)
+    const hourly = known && known.hourly.resetAt === windows.hourly.resetAt ? { ...windows.hourly, used: known.hourly.used } : windows.hourly
+    const monthly = known && known.monthly.resetAt === windows.monthly.resetAt ? { ...windows.monthly, used: known.monthly.used } : windows.monthly
+    return { admitted: false, unavailable: `${primary.kind} unreachable`, hourly, monthly }
+  }
 
   const recover = () => {
     clearInterval(probe)
@@ -122,12 +143,14 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
     async admit(p) {
       if (!down) {
         try {
-          return await guarded(primary.admit(p))
+          const decision = await guarded(primary.admit(p))
+          if (options.outage === 'closed') remember(p.keyId, decision)
+          return decision
         } catch (e) {
           fail(e)
         }
       }
-      return fallback.admit(p)
+      return options.outage === 'closed' ? refusal(p) : fallback.admit(p)
     },
     async ping(): Promise<MeterStatus> {
       if (!down) {
@@ -138,6 +161,7 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
           fail(e)
         }
       }
+      if (options.outage === 'closed') throw new Error(`${primary.kind} unreachable (${down?.cause}); metered requests are refused until it is back`)
       return { state: 'degraded', reason: `${primary.kind} unreachable (${down?.cause}); metering per process until it is back` }
     },
     async close() {

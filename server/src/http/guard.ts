@@ -90,6 +90,9 @@ export async function guard(
   const headers = meterHeaders(decision, now)
   if (state) state.headers = headers
   Object.assign(ctx.set.headers, headers)
+  // No budget refused it: the shared meter could not count it, and nothing is admitted uncounted (METER_REDIS_OUTAGE).
+  if (decision.unavailable !== undefined)
+    throw new UnavailableError(`this server cannot meter requests now (${decision.unavailable}) and admits none it cannot count; retry shortly`, { meter: 'unavailable' })
   if (!decision.admitted) {
     const which = decision.refusedBy ?? 'hourly'
     throw new RateLimitedError(which, policy.cost, (which === 'monthly' ? decision.monthly.limit : decision.hourly.limit) ?? Number.POSITIVE_INFINITY)

@@ -7,7 +7,7 @@ import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
 
 const Check = t.Object({
   status: t.Union([t.Literal('ok'), t.Literal('degraded'), t.Literal('unavailable')], {
-    description: 'degraded: answering, but metering per process because the shared meter (Redis) is unreachable',
+    description: 'degraded: answering, but metering per process because the shared meter (Redis) is unreachable (METER_REDIS_OUTAGE=open; closed, the default, is unavailable then)',
   }),
   checks: t.Record(t.String(), t.String()),
 })
@@ -101,8 +101,8 @@ export const healthRoutes = (deps: Deps) => {
             }
           }),
         ])
-        // A degraded meter still answers every request (see the README's outage policy), so the
-        // process stays ready: taking every process out of rotation would turn a Redis outage into an API outage.
+        // A degraded meter (METER_REDIS_OUTAGE=open) still answers every request, so the process stays ready; closed, the
+        // meter's ping fails and so does readiness (see the README's outage policy).
         const ok = Object.values(checks).every((c) => c === 'ok' || c.startsWith('degraded'))
         if (!ok) set.status = 503
         return { status: !ok ? ('unavailable' as const) : degraded ? ('degraded' as const) : ('ok' as const), checks }
