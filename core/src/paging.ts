@@ -2,10 +2,23 @@
  * Page and limit of every list (opportunities, streams, activity), and the pagination object that answers them:
  * one rule, so `page=1000000000` means the same on each.
  */
+import { Type } from '@sinclair/typebox'
 import { InvalidArgumentError } from './errors.ts'
 import type { Pagination } from './opportunities/schema.ts'
 
 export const MAX_PAGE = 1_000_000_000
+
+/**
+ * An optional query parameter as it arrives, a string that core parses (naming what does not), documented as the value
+ * it stands for: the API document shows `documented` (an integer in its range, a boolean, one of some words), so a
+ * client generated from it sends what is taken. The server's document generator reads it (server/src/http/docs.ts).
+ */
+export const QueryValue = (documented: Record<string, unknown>, description: string) => Type.Optional(Type.String({ description, documented }))
+
+export const PageQuery = QueryValue({ type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 }, 'Page number, from 1 (default 1)')
+
+export const LimitQuery = (max: number, fallback: number) =>
+  QueryValue({ type: 'integer', minimum: 1, maximum: max, default: fallback }, `Page size, 1 to ${max} (default ${fallback})`)
 
 export interface PageRequest {
   page: number

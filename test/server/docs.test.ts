@@ -76,6 +76,22 @@ describe('public endpoints', () => {
     expect(portfolio).toContain('null where the chain keeps no such record')
   })
 
+  test('query values parsed from strings are documented as what they stand for: integers in their ranges, a boolean, a number, a state', async () => {
+    const doc = (await h.get('/openapi.json', { key: null })).body
+    const parameter = (path: string, name: string) => doc.paths[path].get.parameters.find((p: { name: string }) => p.name === name)
+    expect(parameter('/v2/wallet/{address}/portfolio', 'includeProtocolTokens').schema).toEqual({ type: 'boolean', default: false })
+    expect(parameter('/v2/opportunities/', 'limit').schema).toEqual({ type: 'integer', minimum: 1, maximum: 500, default: 100 })
+    expect(parameter('/v2/opportunities/', 'page').schema).toEqual({ type: 'integer', minimum: 1, maximum: 1_000_000_000, default: 1 })
+    expect(parameter('/v2/opportunities/', 'tvlGreaterThan').schema).toEqual({ type: 'number' })
+    expect(parameter('/v2/streams', 'state').schema).toEqual({ type: 'string', enum: ['pending', 'active', 'paused', 'cancelled', 'completed'] })
+    expect(parameter('/v2/streams', 'limit').schema).toMatchObject({ maximum: 100, default: 20 })
+    expect(parameter('/v2/wallets/activity', 'limit').schema).toMatchObject({ maximum: 100, default: 20 })
+    // Their descriptions stay, and what they document is what is taken.
+    expect(parameter('/v2/opportunities/', 'limit').description).toBe('Page size, 1 to 500 (default 100)')
+    expect((await h.get('/v2/opportunities/?limit=500&page=1&tvlGreaterThan=0.5')).status).toBe(200)
+    expect((await h.get('/v2/streams?state=paused&limit=100')).status).toBe(200)
+  })
+
   test('every response names the headers it carries, and a real answer carries them', async () => {
     const doc = (await h.get('/openapi.json', { key: null })).body
     const ops = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, m]) => Object.entries(m).map(([method, op]) => ({ path, method, op })))

@@ -4,14 +4,15 @@
  * does not parse) is core's job.
  */
 import { type Static, Type } from '@sinclair/typebox'
+import { LimitQuery, PageQuery } from '../paging.ts'
 import { EcosystemIdSchema, Pagination } from '../opportunities/schema.ts'
 
 export const DEFAULT_ACTIVITY_LIMIT = 20
 export const MAX_ACTIVITY_LIMIT = 100
 export const MAX_ACTIVITY_ADDRESSES = 1000
 
-const Page = Type.Optional(Type.String({ description: 'Page number, from 1 (default 1)' }))
-const Limit = Type.Optional(Type.String({ description: `Page size, 1 to ${MAX_ACTIVITY_LIMIT} (default ${DEFAULT_ACTIVITY_LIMIT})` }))
+const Page = PageQuery
+const Limit = LimitQuery(MAX_ACTIVITY_LIMIT, DEFAULT_ACTIVITY_LIMIT)
 
 export const WalletActivityQuery = Type.Object({
   addresses: Type.String({

@@ -11,7 +11,7 @@ import { canonicalChainId, type EcosystemRegistry, type LoadedEcosystem } from '
 import type { Store } from '../store/store.ts'
 import { InvalidFilterError, OpportunityDelistedError, OpportunityNotFoundError } from './errors.ts'
 import { type CatalogOpportunity, decodeOpportunity, isLive, type LiveOpportunity } from './records.ts'
-import type { OpportunityList, OpportunityListQuery, OpportunityResult } from './schema.ts'
+import { DEFAULT_LIMIT, MAX_LIMIT, type OpportunityList, type OpportunityListQuery, type OpportunityResult } from './schema.ts'
 import { toOpportunity } from './view.ts'
 
 export interface QueryDeps {
@@ -19,8 +19,6 @@ export interface QueryDeps {
   ecosystems: EcosystemRegistry
 }
 
-export const DEFAULT_LIMIT = 100
-export const MAX_LIMIT = 500
 
 export interface ListFilter {
   chainIds?: string[]

@@ -7,6 +7,7 @@
  * validates the catalog without Elysia's; patterns say the same thing everywhere.
  */
 import { type Static, type TLiteral, Type } from '@sinclair/typebox'
+import { LimitQuery, PageQuery, QueryValue } from '../paging.ts'
 import { ECOSYSTEM_IDS } from '../ecosystem.ts'
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
@@ -82,13 +83,16 @@ export type OpportunityList = Static<typeof OpportunityList>
 export const OpportunityResult = Type.Object({ opportunity: Opportunity })
 export type OpportunityResult = Static<typeof OpportunityResult>
 
+export const DEFAULT_LIMIT = 100
+export const MAX_LIMIT = 500
+
 /** The list's query string, as received: parsing it (and naming what does not parse) is core's job. */
 export const OpportunityListQuery = Type.Object({
   chainIds: Type.Optional(Type.String({ description: 'Comma-separated chain ids, e.g. 1,8453' })),
   depositToken: Type.Optional(Type.String({ description: 'Token address; case-insensitive on EVM' })),
-  tvlGreaterThan: Type.Optional(Type.String({ description: 'USD number; only opportunities with a larger TVL' })),
-  page: Type.Optional(Type.String({ description: 'Page number, from 1 (default 1)' })),
-  limit: Type.Optional(Type.String({ description: 'Page size, 1 to 500 (default 100)' })),
+  tvlGreaterThan: QueryValue({ type: 'number' }, 'USD number; only opportunities with a larger TVL'),
+  page: PageQuery,
+  limit: LimitQuery(MAX_LIMIT, DEFAULT_LIMIT),
 })
 export type OpportunityListQuery = Static<typeof OpportunityListQuery>
 

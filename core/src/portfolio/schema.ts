@@ -4,6 +4,7 @@
  * Amounts are smallest units as base-10 integer strings (a uint256 does not fit a JSON number).
  */
 import { type Static, Type } from '@sinclair/typebox'
+import { QueryValue } from '../paging.ts'
 import { EcosystemIdSchema, Token } from '../opportunities/schema.ts'
 
 const Units = (description: string) => Type.String({ pattern: '^[0-9]+$', description })
@@ -92,8 +93,9 @@ export type PortfolioResult = Static<typeof PortfolioResult>
 
 /** The query string as received: parsing it (and naming what does not parse) is core's job. */
 export const PortfolioQuery = Type.Object({
-  includeProtocolTokens: Type.Optional(
-    Type.String({ description: 'true or false (default false). When false, receipt tokens are left out of tokens[]: protocols[] already counts them' }),
+  includeProtocolTokens: QueryValue(
+    { type: 'boolean', default: false },
+    'true or false (default false). When false, receipt tokens are left out of tokens[]: protocols[] already counts them',
   ),
 })
 export type PortfolioQuery = Static<typeof PortfolioQuery>

@@ -2,12 +2,10 @@
 import { pagination, parsePage } from '../paging.ts'
 import { InvalidStreamFieldError } from './errors.ts'
 import { displayForms, ownStream, type StreamDeps } from './lookup.ts'
-import type { StreamList, StreamListQuery, StreamResult } from './schema.ts'
+import { DEFAULT_STREAM_LIMIT, MAX_STREAM_LIMIT, type StreamList, type StreamListQuery, type StreamResult } from './schema.ts'
 import { STREAM_STATES, type StreamState } from './state.ts'
 import { toStream } from './view.ts'
 
-export const DEFAULT_STREAM_LIMIT = 20
-export const MAX_STREAM_LIMIT = 100
 
 type QueryDeps = Pick<StreamDeps, 'store' | 'ecosystems' | 'clock'>
 

@@ -4,6 +4,7 @@
  * instants go out as ISO 8601 and come in as ISO 8601 or epoch seconds.
  */
 import { type Static, type TLiteral, Type } from '@sinclair/typebox'
+import { LimitQuery, PageQuery, QueryValue } from '../paging.ts'
 import { Pagination } from '../opportunities/schema.ts'
 import { STREAM_STATES } from './state.ts'
 
@@ -94,10 +95,13 @@ export const StreamList = Type.Object({
 export type StreamList = Static<typeof StreamList>
 
 /** As received: parsing it, and naming what does not parse, is core's job. */
+export const DEFAULT_STREAM_LIMIT = 20
+export const MAX_STREAM_LIMIT = 100
+
 export const StreamListQuery = Type.Object({
-  state: Type.Optional(Type.String({ description: `Only streams in this state: ${STREAM_STATES.join(', ')}` })),
-  page: Type.Optional(Type.String({ description: 'Page number, from 1 (default 1)' })),
-  limit: Type.Optional(Type.String({ description: 'Page size, 1 to 100 (default 20)' })),
+  state: QueryValue({ type: 'string', enum: [...STREAM_STATES] }, `Only streams in this state: ${STREAM_STATES.join(', ')}`),
+  page: PageQuery,
+  limit: LimitQuery(MAX_STREAM_LIMIT, DEFAULT_STREAM_LIMIT),
 })
 export type StreamListQuery = Static<typeof StreamListQuery>
 

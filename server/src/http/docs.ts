@@ -74,7 +74,8 @@ function describeFromRouteSchemas(app: AnyElysia, paths: Record<string, Record<s
     for (const parameter of operation.parameters ?? []) {
       const schema = (parameter.in === 'path' ? hooks.params : parameter.in === 'query' ? hooks.query : undefined)?.properties?.[parameter.name]
       if (!isSchema(schema)) continue
-      parameter.schema = schema
+      // A query value parsed from its string is shown as what it stands for (core's `QueryValue`).
+      parameter.schema = isSchema(schema.documented) ? schema.documented : schema
       if (typeof schema.description === 'string') parameter.description ??= schema.description
     }
   }
