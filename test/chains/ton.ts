@@ -41,7 +41,7 @@ import {
 import { jettonMinterCode } from '@ton-community/assets-sdk/dist/jetton/contracts/build/jetton-minter.js'
 import { jettonWalletCode } from '@ton-community/assets-sdk/dist/jetton/contracts/build/jetton-wallet.js'
 import * as tasm from 'ton-assembly'
-import { createTonClient, messageCells, parseTxHash, type TonChainClient, type TonConnectRequest, type TonProof } from '@earn/plugin-ton'
+import { createTonClient, MAX_LISTED_TRANSACTIONS, messageCells, parseTxHash, type TonChainClient, type TonConnectRequest, type TonProof } from '@earn/plugin-ton'
 
 export type TonWalletVersion = 'v3r2' | 'v4r2' | 'v5r1'
 
@@ -260,6 +260,9 @@ async function isActive(blockchain: Blockchain, address: Address) {
   return (await blockchain.getContract(address)).accountState?.type === 'active'
 }
 
+/** The account a transaction ran on, raw; the sandbox runs every account in the basechain. */
+const accountOf = (tx: Transaction) => `0:${tx.address.toString(16).padStart(64, '0')}`
+
 const aborted = (tx: Transaction) => tx.description.type === 'generic' && tx.description.aborted
 
 /** The sandbox's clock when a test set one, else the system's (as the sandbox itself does). */
@@ -307,12 +310,18 @@ export async function startTon(): Promise<TonSandbox> {
   // sandbox has no lookup by hash alone (toncenter's index stands there in production).
   const ledger = new Map<string, BlockchainTransaction>()
   const byInMessage = new Map<string, BlockchainTransaction>()
+  // And by each message it sent, and per account in the order they ran, as the index lists an account's.
+  const byOutMessage = new Map<string, BlockchainTransaction>()
+  const byAccount = new Map<string, BlockchainTransaction[]>()
 
   const record = <R extends SendMessageResult>(result: R): R => {
     for (const tx of result.transactions) {
       ledger.set(tx.hash().toString('hex'), tx)
-      const received = messageCells(tx).inMessage
+      const { inMessage: received, outMessages } = messageCells(tx)
       if (received) byInMessage.set(received.hash().toString('hex'), tx)
+      for (const sent of outMessages.values()) byOutMessage.set(sent.hash().toString('hex'), tx)
+      const account = accountOf(tx)
+      byAccount.set(account, [...(byAccount.get(account) ?? []), tx].sort((a, b) => (a.lt < b.lt ? -1 : a.lt > b.lt ? 1 : 0)))
     }
     return result
   }
@@ -320,6 +329,15 @@ export async function startTon(): Promise<TonSandbox> {
   const client = createTonClient((address, init) => blockchain.provider(address, init), {
     findTransaction: async (hash) => findTransaction(hash),
     findTransactionByMessage: async (hash) => byInMessage.get(hash) ?? null,
+    findSendingTransaction: async (hash) => byOutMessage.get(hash) ?? null,
+    // As toncenter's index answers (lookup.ts `recent`): the oldest after `afterLt`, else the latest since `since`.
+    listTransactions: async (account, window) => {
+      const all = byAccount.get(account.toRawString()) ?? []
+      const limit = Math.min(window.limit, MAX_LISTED_TRANSACTIONS)
+      const { afterLt, since } = window
+      if (afterLt !== undefined) return all.filter((tx) => tx.lt > afterLt).slice(0, limit)
+      return all.filter((tx) => tx.now >= (since ?? 0)).slice(-limit)
+    },
     now: () => sandboxNowMs(blockchain),
   })
 

@@ -7,7 +7,7 @@ import { type ChainEnv, type InTurn, ApiError, ChainNotConfiguredError, inTurn, 
 import type { Address, ContractProvider, StateInit, Transaction } from '@ton/core'
 import { TonClient } from '@ton/ton'
 import { callSignal, inItsTurn, NoTurnError } from './budget.ts'
-import { IndexUnavailableError, indexUrlFrom, type MessageLookup, toncenterLookups, type TransactionLookup } from './lookup.ts'
+import { type AccountTransactions, IndexUnavailableError, indexUrlFrom, type MessageLookup, toncenterLookups, type TransactionLookup } from './lookup.ts'
 import { networkOfZeroState } from './network.ts'
 
 export type ProviderFactory = (address: Address, init?: StateInit | null) => ContractProvider
@@ -23,6 +23,10 @@ export interface TonChainClient {
   findTransaction: TransactionLookup
   /** The transaction that received a message, by the message's hash (an index again; see `lookup.ts`). */
   findTransactionByMessage: MessageLookup
+  /** The transaction that sent a message, by the message's hash: how the stream watch goes back from what a treasury received. */
+  findSendingTransaction: MessageLookup
+  /** An account's transactions in a window, oldest first (an index again): what reached a treasury lately. */
+  listTransactions: AccountTransactions
   /** Milliseconds since the epoch; TON Connect requests expire relative to it. */
   now(): number
   /** The global id of the public network the endpoint serves (network.ts); undefined where it cannot tell. */
@@ -32,6 +36,8 @@ export interface TonChainClient {
 export interface TonClientOptions {
   findTransaction?: TransactionLookup
   findTransactionByMessage?: MessageLookup
+  findSendingTransaction?: MessageLookup
+  listTransactions?: AccountTransactions
   now?: () => number
   network?: () => Promise<string | undefined>
 }
@@ -47,6 +53,12 @@ export function createTonClient(provider: ProviderFactory, options: TonClientOpt
     findTransactionByMessage:
       options.findTransactionByMessage ??
       (() => Promise.reject(new ApiError('INTERNAL', 'this TON client was made without a message lookup'))),
+    findSendingTransaction:
+      options.findSendingTransaction ??
+      (() => Promise.reject(new ApiError('INTERNAL', 'this TON client was made without a lookup of sent messages'))),
+    listTransactions:
+      options.listTransactions ??
+      (() => Promise.reject(new ApiError('INTERNAL', 'this TON client was made without a way to list transactions'))),
     // The system clock is the default only here, at the edge where a client is made; tests pass their own.
     now: options.now ?? (() => Date.now()),
     ...(options.network ? { network: options.network } : {}),
@@ -98,6 +110,7 @@ export function connectTon(env: ChainEnv): TonChainClient {
         inTurn: limit,
         // The index names the transaction; the node serves its bytes, parsed by TonClient.
         getTransaction: (account, lt, hash) => api().getTransaction(account, lt, hash),
+        getTransactions: (account, opts) => api().getTransactions(account, opts),
       })
     : undefined
   const noIndex = (): never => {
@@ -121,6 +134,8 @@ export function connectTon(env: ChainEnv): TonChainClient {
     network: askNetwork,
     findTransaction: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byHash(hash) : noIndex()),
     findTransactionByMessage: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byInMessage(hash) : noIndex()),
+    findSendingTransaction: async (hash: string): Promise<Transaction | null> => (lookups ? lookups.byOutMessage(hash) : noIndex()),
+    listTransactions: async (account, window) => (lookups ? lookups.recent(account, window) : noIndex()),
   })
 }
 

@@ -1,6 +1,7 @@
 /**
  * `@earn/plugin-ton`: TON wallets for the Earn API (TON Connect sign-in, TON and jetton balances,
- * deposits and withdrawals as TON Connect requests, attribution tags read back by transaction hash).
+ * deposits and withdrawals as TON Connect requests, attribution tags read back by transaction hash, stream fundings
+ * found for the watch on pending streams).
  */
 import { defineEcosystem } from '@earn/core'
 import { formatTonAddress, formatTonContract, isValidTonAddress, parseTonAddress } from './address.ts'
@@ -13,6 +14,7 @@ import { readTonVault } from './vault.ts'
 import { readTonAssets, readTonFlows } from './portfolio.ts'
 import { buildTonTransfer } from './fundingTransfer.ts'
 import { readTonTransfers } from './readTransfers.ts'
+import { findTonFundings } from './fundings.ts'
 import { health } from './health.ts'
 import { onItsNetwork } from './network.ts'
 import { parseTxHash } from './lookup.ts'
@@ -52,19 +54,21 @@ export const ton = defineEcosystem({
     build: onItsNetwork(buildTonTransactions, checkTonTransactions),
     buildTransfer: onItsNetwork(buildTonTransfer),
     readTransfers: onItsNetwork(readTonTransfers, (_, p) => void parseTxHash(p.txHash)),
+    findFundings: onItsNetwork(findTonFundings),
   },
 })
 
 export { checkTonAddress, formatTonAddress, formatTonContract, isValidTonAddress, parseTonAddress, toTonAddress } from './address.ts'
 export { connectTon, createTonClient, type ProviderFactory, type TonChainClient, type TonClientOptions } from './client.ts'
-export { indexUrlFrom, type MessageLookup, messageCells, parseTxHash, toncenterLookups, type ToncenterLookupOptions, type TransactionLookup } from './lookup.ts'
+export { type AccountTransactions, type AccountWindow, indexUrlFrom, MAX_LISTED_TRANSACTIONS, type MessageLookup, messageCells, parseTxHash, toncenterLookups, type ToncenterLookupOptions, type TransactionLookup } from './lookup.ts'
 export { CLOCK_SKEW_SECONDS, MAX_PROOF_AGE_SECONDS, tonSignInMessage, verifyTonSignIn } from './signIn.ts'
 export { decodeTonProof, tonProofHash, type TonProof } from './tonProof.ts'
 export { publicKeyFromStateInit, type WalletKey, type WalletVersion } from './walletState.ts'
 export { readTonBalance } from './balance.ts'
 export { DEFAULT_JETTON_DECIMALS, jettonDecimals, jettonWalletOf, ownJettonWallet } from './jettonMaster.ts'
 export { commentCell, readComment } from './comment.ts'
-export { JETTON_OP, jettonTransferBody, parseJettonTransfer, type JettonTransfer } from './jetton.ts'
+export { JETTON_OP, jettonTransferBody, parseInternalTransfer, parseJettonTransfer, type JettonTransfer } from './jetton.ts'
+export { FIRST_LOOK_SECONDS, findTonFundings, MAX_FOLLOWED } from './fundings.ts'
 export { TON_MAINNET, TON_TESTNET, VALIDITY_SECONDS, type TonConnectMessage, type TonConnectRequest } from './request.ts'
 export { buildTonTransactions, JETTON_FORWARD_TON, JETTON_TRANSFER_TON } from './transactions.ts'
 export { readTonTag, TAG_PREFIX, tagOfTransaction } from './tag.ts'

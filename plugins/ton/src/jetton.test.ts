@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Address, beginCell } from '@ton/core'
 import { commentCell, readComment } from './comment.ts'
-import { type JettonTransfer, jettonTransferBody, MAX_COINS, parseJettonTransfer } from './jetton.ts'
+import { JETTON_OP, type JettonTransfer, jettonTransferBody, MAX_COINS, parseInternalTransfer, parseJettonTransfer } from './jetton.ts'
 
 const a = new Address(0, Buffer.alloc(32, 1))
 const b = new Address(0, Buffer.alloc(32, 2))
@@ -53,5 +53,28 @@ describe('TEP-74 transfer', () => {
     expect(parseJettonTransfer(commentCell(tag))).toBeNull()
     expect(parseJettonTransfer(beginCell().storeUint(0x0f8a7ea5, 32).storeUint(0, 64).endCell())).toBeNull()
     expect(parseJettonTransfer(beginCell().endCell())).toBeNull()
+  })
+})
+
+describe('TEP-74 internal_transfer', () => {
+  // As a standard jetton wallet sends it on: the forward payload in a ref, or inline after the Either bit.
+  const body = (payload: (b: ReturnType<typeof beginCell>) => unknown) => {
+    const cell = beginCell().storeUint(JETTON_OP.internalTransfer, 32).storeUint(7, 64).storeCoins(1_015_002n).storeAddress(a).storeAddress(b).storeCoins(1n)
+    payload(cell)
+    return cell.endCell()
+  }
+
+  test('reads the amount, the sending owner and the forward payload from either branch', () => {
+    for (const cell of [body((x) => x.storeBit(1).storeRef(commentCell(tag))), body((x) => x.storeBit(0).storeSlice(commentCell('hi').beginParse()))]) {
+      const read = parseInternalTransfer(cell)!
+      expect([read.amount, read.from?.equals(a)]).toEqual([1_015_002n, true])
+      expect(readComment(read.forwardPayload!)).toBeOneOf([tag, 'hi'])
+    }
+    expect(parseInternalTransfer(body((x) => x.storeBit(0)))!.forwardPayload).toBeNull()
+  })
+
+  test('other ops and truncated bodies are null', () => {
+    expect(parseInternalTransfer(jettonTransferBody(transfer))).toBeNull()
+    expect(parseInternalTransfer(beginCell().storeUint(JETTON_OP.internalTransfer, 32).storeUint(0, 64).endCell())).toBeNull()
   })
 })

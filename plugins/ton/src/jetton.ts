@@ -74,3 +74,25 @@ export function parseJettonTransfer(body: Cell): JettonTransfer | null {
     return null
   }
 }
+
+/**
+ * internal_transfer#178d4519 query_id:uint64 amount:Coins from:MsgAddress response_address:MsgAddress
+ *   forward_ton_amount:Coins forward_payload:(Either Cell ^Cell)
+ *
+ * What a jetton wallet receives from another: `from` is the sending wallet's owner, and the forward payload is the
+ * one its owner's `transfer` asked for (where a funding carries its tag). Null when the body is not one. Never throws.
+ */
+export function parseInternalTransfer(body: Cell): { amount: bigint; from: Address | null; forwardPayload: Cell | null } | null {
+  try {
+    const s = body.beginParse()
+    if (s.remainingBits < 32 || s.loadUint(32) !== JETTON_OP.internalTransfer) return null
+    s.skip(64)
+    const amount = s.loadCoins()
+    const from = s.loadMaybeAddress()
+    s.loadMaybeAddress()
+    s.loadCoins()
+    return { amount, from, forwardPayload: loadEitherPayload(s) }
+  } catch {
+    return null
+  }
+}

@@ -20,6 +20,19 @@ export type TransactionLookup = (hash: string) => Promise<Transaction | null>
  */
 export type MessageLookup = (messageHash: string) => Promise<Transaction | null>
 
+/**
+ * Which of an account's transactions to list: those after logical time `afterLt` (the oldest `limit` of them, the rest
+ * being the next call's), or else its latest `limit` from unix time `since` on. Either way oldest first.
+ */
+export interface AccountWindow {
+  afterLt?: bigint
+  since?: number
+  limit: number
+}
+
+/** An account's transactions in a window (an index again: a node lists only back from a transaction it is named). */
+export type AccountTransactions = (account: Address, window: AccountWindow) => Promise<Transaction[]>
+
 /** The cells of a transaction's messages as they are on chain (their hashes are the messages' hashes). */
 export function messageCells(tx: Transaction): { inMessage: Cell | null; outMessages: Map<number, Cell> } {
   // transaction ... ^[ in_msg:(Maybe ^(Message Any)) out_msgs:(HashmapE 15 ^(Message Any)) ] ...
@@ -69,6 +82,11 @@ export interface ToncenterLookupOptions {
   apiKey?: string
   /** The node's transaction by (account, lt, base64 hash): `TonClient.getTransaction` in production. */
   getTransaction(account: Address, lt: string, hashBase64: string): Promise<Transaction | null>
+  /**
+   * The node's transactions of an account, newest first, from (lt, base64 hash) back: `TonClient.getTransactions` in
+   * production (`inclusive`: that one included).
+   */
+  getTransactions(account: Address, opts: { limit: number; lt: string; hash: string; inclusive: true }): Promise<Transaction[]>
   fetch?: typeof fetch
   timeoutMs?: number
   /** The client's queue of calls in flight (client.ts `TON_IN_FLIGHT`); a call waits its turn within its limit. */
@@ -90,11 +108,23 @@ export class IndexUnavailableError extends Error {
 }
 
 /**
- * Both lookups through toncenter v3: `GET /transactions?hash=` by the transaction's hash, and
- * `GET /transactionsByMessage?msg_hash=&direction=in` by a message it received. The index names the account and
- * lt; the node serves the transaction, which is checked to be the one asked for before it is believed.
+ * The most transactions one `recent` call lists: each is in one node answer (a `getTransactions` of them all, a few KB
+ * each), and the stream watch's look at a treasury is bounded by it.
  */
-export function toncenterLookups(o: ToncenterLookupOptions): { byHash: TransactionLookup; byInMessage: MessageLookup } {
+export const MAX_LISTED_TRANSACTIONS = 100
+
+/**
+ * The lookups through toncenter v3: `GET /transactions?hash=` by the transaction's hash,
+ * `GET /transactionsByMessage?msg_hash=&direction=in|out` by a message it received or sent, and
+ * `GET /transactions?account=` for an account's in a window. The index names the account and lt; the node serves the
+ * transactions, which are checked to be the ones asked for before they are believed.
+ */
+export function toncenterLookups(o: ToncenterLookupOptions): {
+  byHash: TransactionLookup
+  byInMessage: MessageLookup
+  byOutMessage: MessageLookup
+  recent: AccountTransactions
+} {
   const doFetch = o.fetch ?? fetch
   const base = o.indexUrl.replace(/\/+$/, '')
   const indexAnswer = (query: string) => {
@@ -113,24 +143,24 @@ export function toncenterLookups(o: ToncenterLookupOptions): { byHash: Transacti
     }
     const body: unknown = JSON.parse(await readBoundedText(response, () => new IndexUnavailableError(`the TON index answered more than ${MAX_ANSWER_BYTES} bytes`)))
     if (!isIndexResponse(body)) throw new IndexUnavailableError('the TON index answered an unexpected shape')
-    return body.transactions[0]
+    return body.transactions
   }
-  const indexed = async (query: string) => {
+  const listed = async (query: string) => {
     const found = await indexAnswer(query).catch((e: unknown) => {
       // A lookup that never left the client's queue did not reach the index (askChain reports it).
       throw e instanceof IndexUnavailableError || e instanceof NoTurnError ? e : new IndexUnavailableError(`the TON index did not answer (${e instanceof Error ? e.message : String(e)})`, { cause: e })
     })
-    if (!found) return null
     // Hex, base64 or base64url as the index writes it; the node is asked in base64.
-    let hashBase64: string
-    let account: Address
     try {
-      hashBase64 = Buffer.from(parseTxHash(found.hash), 'hex').toString('base64')
-      account = Address.parse(found.account)
+      return found.map((t) => ({ account: Address.parse(t.account), lt: BigInt(t.lt), hash: parseTxHash(t.hash) }))
     } catch {
       throw new IndexUnavailableError('the TON index answered a transaction hash or account of an unexpected form')
     }
-    const tx = await o.getTransaction(account, found.lt, hashBase64)
+  }
+  const indexed = async (query: string) => {
+    const [found] = await listed(query)
+    if (!found) return null
+    const tx = await o.getTransaction(found.account, found.lt.toString(), Buffer.from(found.hash, 'hex').toString('base64'))
     // Indexed but not served: the node lags the index or has pruned it; a retry may succeed, a 404 would mislead.
     if (!tx) throw new Error('the TON index knows the transaction but the node did not return it')
     return tx
@@ -142,11 +172,37 @@ export function toncenterLookups(o: ToncenterLookupOptions): { byHash: Transacti
       return tx
     },
     async byInMessage(messageHash) {
-      const msgHash = encodeURIComponent(Buffer.from(messageHash, 'hex').toString('base64'))
-      const tx = await indexed(`transactionsByMessage?msg_hash=${msgHash}&direction=in&limit=1`)
+      const tx = await indexed(`transactionsByMessage?msg_hash=${messageQuery(messageHash)}&direction=in&limit=1`)
       if (tx && messageCells(tx).inMessage?.hash().toString('hex') !== messageHash)
         throw new Error('the TON node returned a transaction that did not receive that message')
       return tx
     },
+    async byOutMessage(messageHash) {
+      const tx = await indexed(`transactionsByMessage?msg_hash=${messageQuery(messageHash)}&direction=out&limit=1`)
+      if (tx && ![...messageCells(tx).outMessages.values()].some((cell) => cell.hash().toString('hex') === messageHash))
+        throw new Error('the TON node returned a transaction that did not send that message')
+      return tx
+    },
+    async recent(account, window) {
+      const limit = Math.min(window.limit, MAX_LISTED_TRANSACTIONS)
+      const where =
+        window.afterLt !== undefined ? `start_lt=${window.afterLt + 1n}&sort=asc` : `start_utime=${Math.max(0, Math.floor(window.since ?? 0))}&sort=desc`
+      const found = await listed(`transactions?account=${encodeURIComponent(account.toRawString())}&${where}&limit=${limit}`)
+      if (found.length > limit || found.some((t) => !t.account.equals(account) || (window.afterLt !== undefined && t.lt <= window.afterLt)))
+        throw new IndexUnavailableError("the TON index answered transactions outside the account's window")
+      const named = found.sort((a, b) => (a.lt < b.lt ? -1 : a.lt > b.lt ? 1 : 0))
+      const newest = named.at(-1)
+      if (!newest) return []
+      // One node call for them all: back from the newest the index named, as many as it named. The node's list is
+      // the account's own chain of transactions, so it holds exactly those unless the index skipped one.
+      const served = await o.getTransactions(account, { limit: named.length, lt: newest.lt.toString(), hash: Buffer.from(newest.hash, 'hex').toString('base64'), inclusive: true })
+      const txs = served.slice().reverse()
+      if (txs.length !== named.length || txs.some((tx, i) => tx.hash().toString('hex') !== named[i]!.hash))
+        throw new Error('the TON node did not return the transactions the index named')
+      return txs
+    },
   }
 }
+
+/** A message hash as the index takes it: base64, in a query string. */
+const messageQuery = (messageHash: string) => encodeURIComponent(Buffer.from(messageHash, 'hex').toString('base64'))
