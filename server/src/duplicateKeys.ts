@@ -8,7 +8,8 @@ import { fieldPath } from './fieldPath.ts'
  * It runs on every request body before the key is checked, so it allocates little: a key is sliced from the text
  * unless it has an escape, an object's first key needs no set, and a path is only spelled out for the duplicate.
  */
-export function firstDuplicateKey(text: string): { path: string; key: string } | undefined {
+/** `path`: where the object is (`a.b[0]`); `field`: the repeated key's own path, as every 400 names a field. */
+export function firstDuplicateKey(text: string): { path: string; key: string; field: string } | undefined {
   let top: Frame | undefined
   let expectingKey = false
   for (let i = 0; i < text.length; i++) {
@@ -26,7 +27,10 @@ export function firstDuplicateKey(text: string): { path: string; key: string } |
         const key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end)
         if (top.keys === undefined && top.first === undefined) top.first = key
         else if (top.keys === undefined && top.first !== key) top.keys = new Set([top.first!, key])
-        else if (top.keys === undefined || top.keys.has(key)) return { path: pathOf(top), key }
+        else if (top.keys === undefined || top.keys.has(key)) {
+          const segments = segmentsOf(top)
+          return { path: fieldPath(segments), key, field: fieldPath([...segments, key]) }
+        }
         else top.keys.add(key)
         top.key = key
         expectingKey = false
@@ -68,9 +72,9 @@ interface Frame {
   index: number
 }
 
-/** `a.b[0]["odd key"]`, as the frames from the root to this one say. */
-function pathOf(frame: Frame): string {
+/** The keys and indexes from the root to this frame's value. */
+function segmentsOf(frame: Frame): (string | number)[] {
   const frames: Frame[] = []
   for (let f: Frame | undefined = frame; f?.parent; f = f.parent) frames.unshift(f)
-  return fieldPath(frames.map((f) => (f.parent!.object ? (f.at as string) : (f.at as number))))
+  return frames.map((f) => (f.parent!.object ? (f.at as string) : (f.at as number)))
 }

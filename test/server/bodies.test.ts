@@ -82,9 +82,9 @@ describe('a field named twice', () => {
       expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
       expect([r.body.context, r.body.error]).toEqual([{ [field]: 'given twice' }, `request body names "${field}" twice; which value was meant is unknown: send it once`])
     }
-    // A key with a line break is named escaped, the same in the message as in the context.
+    // A key with a line break is named quoted and escaped, the same in the message as in the context.
     const broken = await h.request('POST', AGREEMENT, { rawBody: `{"address":"${fields.address}","walletEcosystem":"evm","url":"https://app.example.com","a\\nb":1,"a\\nb":2}` })
-    expect([broken.body.context, broken.body.error]).toEqual([{ 'a\\u000ab': 'given twice' }, 'request body names "a\\u000ab" twice; which value was meant is unknown: send it once'])
+    expect([broken.body.context, broken.body.error]).toEqual([{ '["a\\nb"]': 'given twice' }, 'request body names "["a\\nb"]" twice; which value was meant is unknown: send it once'])
     // The same keys in sibling objects, or inside strings, are no repeat.
     const fine = `{"address":"${fields.address}","walletEcosystem":"evm","url":"https://app.example.com","x":[{"a":1},{"a":2}],"y":"\\"url\\":1"}`
     expect((await h.request('POST', AGREEMENT, { rawBody: fine })).status).toBe(200)

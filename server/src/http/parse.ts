@@ -260,7 +260,7 @@ async function parseBody(request: Request, contentType: string) {
   // would build for a sum nobody checked.
   const twice = firstDuplicateKey(text)
   if (twice) {
-    const field = quoted(twice.path ? `${twice.path}.${twice.key}` : twice.key)
+    const field = quoted(twice.field)
     return new UnreadableBody(field, 'given twice', `request body names "${field}" twice; which value was meant is unknown: send it once`)
   }
   // A key may be spelt with escapes (`"to\u0053tring"`): any escape in the text means the keys are walked.
