@@ -173,3 +173,108 @@ test('a chain that does not answer is looked at again next pass, from where the 
     proxy.stop()
   }
 })
+
+/** A JSON-RPC endpoint in front of anvil whose answers `answer` may replace (undefined: anvil's), batches included. */
+function rewriting(answer: (call: { id: unknown; method: string; params: unknown[] }) => unknown) {
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(req) {
+      const body = (await req.json()) as { id: unknown; method: string; params?: unknown[] } | { id: unknown; method: string; params?: unknown[] }[]
+      const one = async (call: { id: unknown; method: string; params?: unknown[] }) =>
+        answer({ id: call.id, method: call.method, params: call.params ?? [] }) ??
+        (await (await fetch(env.chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) })).json())
+      return Response.json(Array.isArray(body) ? await Promise.all(body.map(one)) : await one(body))
+    },
+  })
+  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) }
+}
+
+function watcherOver(rpcUrl: string, env2: Record<string, string>, store = env.h.deps.store) {
+  const client = evm.connect({ EVM_RPC_URLS: `${env.chain.anvil.chainId}=${rpcUrl}`, EVM_RPC_TIMEOUT_MS: '500', ...env2 })
+  const deps = env.h.deps
+  const errors: Record<string, unknown>[] = []
+  const watcher = startStreamWatcher(
+    { store, ecosystems: createRegistry({ evm: async () => ({ plugin: evm, client }) }), clock: deps.clock, attributionSecret: deps.attributionSecret, treasuries: {}, logger: { info() {}, error: (f) => errors.push(f) } },
+    3_600_000,
+  )
+  return { watcher, errors }
+}
+
+test('a transaction that fails every read holds up no other funding, and a node refusing a range of logs is asked for less', async () => {
+  const erc20 = [...erc20Abi, { type: 'function', name: 'transferFrom', stateMutability: 'nonpayable', inputs: [{ type: 'address' }, { type: 'address' }, { type: 'uint256' }], outputs: [{ type: 'bool' }] }] as const
+  // No call traces (a transfer made inside another's call then cannot be read), and at most 3 blocks of logs a call.
+  const node = rewriting((call) => {
+    if (call.method === 'debug_traceTransaction') return { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'the method debug_traceTransaction does not exist' } }
+    const range = call.method === 'eth_getLogs' ? (call.params[0] as { fromBlock: string; toBlock: string }) : undefined
+    if (range && BigInt(range.toBlock) - BigInt(range.fromBlock) >= 3n) return { jsonrpc: '2.0', id: call.id, error: { code: -32005, message: 'query returned more than 10000 results' } }
+    return undefined
+  })
+  const { watcher: w, errors } = watcherOver(node.url, { EVM_LOGS_BLOCK_RANGE: '10' })
+  try {
+    const attacker = await env.creator(10_000_000n)
+    const spender = await env.creator()
+    const p = await created(attacker)
+    expect((await w.watchNow()).failed).toBe(0)
+    // The attacker's tokens reach the treasury through a spender's transferFrom: reading its funding tag needs a trace.
+    await env.send(attacker, { ...p.transaction, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender.address, 10n ** 12n] }) })
+    await env.send(spender, { ...p.transaction, from: spender.address, data: encodeFunctionData({ abi: erc20, functionName: 'transferFrom', args: [attacker.address, env.treasury, 1n] }) })
+    const honest = await env.creator(10_000_000n)
+    const h = await created(honest)
+    const hash = await env.send(honest, h.transaction)
+    await mine(12)
+    let passes = 0
+    while ((await state(h.id)).state === 'pending' && passes < 20) {
+      await w.watchNow()
+      passes++
+    }
+    expect(await state(h.id)).toMatchObject({ state: 'active', fundingTxHash: hash })
+    expect((await state(p.id)).state).toBe('pending')
+    expect(errors.some((e) => e.msg === 'stream funding watch: recording a funding failed; reading it again next pass' && e.streamId === p.id)).toBe(true)
+  } finally {
+    await w.stop()
+    node.stop()
+  }
+})
+
+test('a transaction the node does not show yet (a pool node behind the one that listed it) is read again next pass', async () => {
+  let hidden: string | undefined
+  const node = rewriting((call) => (call.method === 'eth_getTransactionReceipt' && call.params[0] === hidden ? { jsonrpc: '2.0', id: call.id, result: null } : undefined))
+  const { watcher: w } = watcherOver(node.url, {})
+  try {
+    const creator = await env.creator(10_000_000n)
+    const s = await created(creator)
+    await w.watchNow()
+    hidden = await env.send(creator, s.transaction)
+    await mine()
+    expect(await w.watchNow()).toMatchObject({ funded: 0, failed: 1 })
+    expect((await state(s.id)).state).toBe('pending')
+    hidden = undefined
+    expect(await w.watchNow()).toMatchObject({ funded: 1, failed: 0 })
+    expect((await state(s.id)).state).toBe('active')
+  } finally {
+    await w.stop()
+    node.stop()
+  }
+})
+
+test("a stream left off the pass's list (past its length, or created during the pass) is funded by the tag its funding carries", async () => {
+  const listed = await created(await env.creator(10_000_000n))
+  const creator = await env.creator(10_000_000n)
+  const left = await created(creator)
+  const store = env.h.deps.store
+  const { watcher: w } = watcherOver(env.chain.anvil.url, { EVM_CONFIRMATIONS: `${env.chain.anvil.chainId}=2` }, {
+    ...store,
+    pendingTokenStreams: async (now: number, limit: number) => (await store.pendingTokenStreams(now, limit)).filter((s) => s.id !== left.id),
+  })
+  try {
+    await w.watchNow()
+    const hash = await env.send(creator, left.transaction)
+    await mine(2)
+    expect((await w.watchNow()).funded).toBe(1)
+    expect(await state(left.id)).toMatchObject({ state: 'active', fundingTxHash: hash })
+    expect((await state(listed.id)).state).toBe('pending')
+  } finally {
+    await w.stop()
+  }
+})

@@ -3,19 +3,23 @@
  * chain", so the server looks, rather than waiting for the creator's `POST /v2/streams/{id}/confirm`. Each pass asks
  * each chain's plugin for the transactions that paid a pending stream's treasury in its reward token since the last
  * pass (`findFundings`), reads each once, and records it for each pending stream whose creator it shows paying the
- * treasury, through the checks confirm makes (`fund`: the stream's own tag on the creator's transfer, valid under the
- * secret, and `totalPulled` received); a transaction that funds none is left alone. A plugin without `findFundings`,
- * or a transfer it cannot find (an EVM coin transfer, which logs nothing), is confirmed by the endpoint, as before.
+ * treasury or whose tag it carries, through the checks confirm makes (`fund`: the stream's own tag on the creator's
+ * transfer, valid under the secret, and `totalPulled` received); a transaction that funds none is left alone. A plugin
+ * without `findFundings`, or a transfer it cannot find (an EVM coin transfer, which logs nothing), is confirmed by the
+ * endpoint, as before.
  *
- * Where each chain's look got to (its cursor) is kept in memory; a restarted server looks back over the plugin's
- * recent past again. Reading the same transaction again costs reads, nothing else: a funded stream is no longer
- * pending, and another's tag funds nothing here. Several processes each watch (their writes race as two confirms do).
+ * Where each look got to (its cursor) is kept in memory; a restarted server looks back over the plugin's recent past
+ * again. The cursor always moves on; a transaction the chain did not answer for is read again over the next passes.
+ * Reading the same transaction again costs reads, nothing else: a funded stream is no longer pending, and another's
+ * tag funds nothing here. Several processes each watch (their writes race as two confirms do).
  */
 import { ApiError } from '../errors.ts'
 import type { RefreshLog } from '../opportunities/refresh.ts'
 import type { StreamRecord } from '../store/schema.ts'
 import { fund, readFunding } from './confirm.ts'
+import { FundingNotFoundError } from './errors.ts'
 import type { StreamDeps } from './lookup.ts'
+import { parseStreamTag } from './tag.ts'
 
 export interface WatchDeps extends StreamDeps {
   logger: RefreshLog
@@ -44,54 +48,99 @@ const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]
 /** A failure worth another look next pass: the chain (or the store) did not answer. A refusal is final for that stream. */
 const transient = (e: unknown) => !(e instanceof ApiError) || e.status >= 500
 
+/** How many passes a transaction the chain did not answer for is read again before it is left to the endpoint. */
+export const MAX_READ_ATTEMPTS = 20
+/** Transactions kept to read again per treasury and token; past it the oldest is left to the endpoint. */
+const MAX_RETRIED = 64
+/** Streams named by a transaction's tags that are looked up beside the pass's list (a funding tag per stream). */
+const MAX_NAMED = 16
+
+/** Where one treasury and token's look got to, and what it read but must read again. */
+interface Look {
+  cursor?: string
+  /** Transaction hash to the passes that failed to read it (oldest first). */
+  again: Map<string, number>
+}
+
 export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamWatcher {
-  /** Per treasury and token (`ecosystem|chainId|treasury|token`): where the next look goes on from. */
-  const cursors = new Map<string, string>()
+  /** Per treasury and token (`ecosystem|chainId|treasury|token`). */
+  const looks = new Map<string, Look>()
   let stopped = false
   let timer: ReturnType<typeof setTimeout> | undefined
   let running: Promise<WatchSummary> | undefined
 
-  /** One treasury and token's new transactions, each read once and tried for the streams whose creator paid in it. */
+  /**
+   * Reads one transaction and records it for each pending stream it may fund: those of the pass whose creator it shows
+   * paying the treasury, and those its tags name (a stream created after the pass read its list, or past the list's
+   * length). False when it must be read again: the chain did not answer, or does not show it yet (a node of a pool
+   * behind the one that listed it).
+   */
+  const watchTransaction = async (first: StreamRecord, streams: StreamRecord[], txHash: string, plugin: Parameters<typeof fund>[2], summary: WatchSummary): Promise<boolean> => {
+    let read
+    try {
+      read = (await readFunding(deps, first, txHash)).read
+    } catch (e) {
+      if (!transient(e) && !(e instanceof FundingNotFoundError)) return true
+      summary.failed++
+      deps.logger.error({ msg: 'stream funding watch: reading a transaction failed; reading it again next pass', chainId: first.chainId, txHash, error: firstLine(e) })
+      return false
+    }
+    summary.read++
+    const sameLook = (s: StreamRecord | undefined): s is StreamRecord =>
+      s !== undefined && s.state === 'pending' && s.ecosystem === first.ecosystem && s.chainId === first.chainId && s.treasury === first.treasury && s.rewardToken === first.rewardToken
+    const payers = new Set(read.transfers.filter((t) => t.token === first.rewardToken && t.to === first.treasury).map((t) => t.from))
+    const candidates = streams.filter((s) => s.state === 'pending' && payers.has(s.creator!))
+    const listed = new Set(streams.map((s) => s.id))
+    const named = [...new Set((read.tags ?? (read.tag === null ? [] : [read.tag])).map((t) => parseStreamTag(t)?.streamId))].filter((id): id is string => id !== undefined && !listed.has(id))
+    for (const stream of await Promise.all(named.slice(0, MAX_NAMED).map((id) => deps.store.getStream(id)))) if (sameLook(stream)) candidates.push(stream)
+    let done = true
+    for (const stream of candidates) {
+      try {
+        await fund(deps, stream, plugin, read)
+        stream.state = 'active'
+        summary.funded++
+        deps.logger.info({ msg: 'stream funding seen on chain', streamId: stream.id, chainId: stream.chainId, txHash: read.txHash })
+      } catch (e) {
+        // Another stream's funding, a short one, one a confirm recorded meanwhile: not this stream's, or done.
+        if (!transient(e)) continue
+        done = false
+        summary.failed++
+        deps.logger.error({ msg: 'stream funding watch: recording a funding failed; reading it again next pass', streamId: stream.id, txHash: read.txHash, error: firstLine(e) })
+      }
+    }
+    return done
+  }
+
+  /**
+   * One treasury and token's new transactions, and those to read again. The look always moves on: a transaction that
+   * fails keeps its place on a list of its own (at most MAX_READ_ATTEMPTS passes), so one that never reads (a
+   * transfer only a call trace shows, on a node without traces) holds up no other funding (an audit).
+   */
   const watchGroup = async (key: string, streams: StreamRecord[], summary: WatchSummary) => {
     const first = streams[0]!
     const { plugin, client } = await deps.ecosystems.get(first.ecosystem)
     if (!plugin.transactions.findFundings) return
-    const found = await plugin.transactions.findFundings(client, { chainId: first.chainId, treasury: first.treasury!, token: first.rewardToken!, cursor: cursors.get(key) })
-    let again = false
-    for (const txHash of found.txHashes) {
+    let look = looks.get(key)
+    if (!look) looks.set(key, (look = { again: new Map() }))
+    const found = await plugin.transactions.findFundings(client, { chainId: first.chainId, treasury: first.treasury!, token: first.rewardToken!, cursor: look.cursor })
+    for (const txHash of new Set([...look.again.keys(), ...found.txHashes])) {
+      // Stopping: what is not read now is read from the cursor by the next server's first look.
       if (stopped) return
-      let read
-      try {
-        read = (await readFunding(deps, first, txHash)).read
-      } catch (e) {
-        // Not found after all (a block a reorganisation replaced): nothing to record; the endpoint still can.
-        if (transient(e)) {
-          again = true
-          summary.failed++
-          deps.logger.error({ msg: 'stream funding watch: reading a transaction failed; trying again next pass', chainId: first.chainId, txHash, error: firstLine(e) })
-        }
+      if (await watchTransaction(first, streams, txHash, plugin, summary)) {
+        look.again.delete(txHash)
         continue
       }
-      summary.read++
-      const payers = new Set(read.transfers.filter((t) => t.token === first.rewardToken && t.to === first.treasury).map((t) => t.from))
-      for (const stream of streams) {
-        if (stream.state !== 'pending' || !payers.has(stream.creator!)) continue
-        try {
-          await fund(deps, stream, plugin, read)
-          stream.state = 'active'
-          summary.funded++
-          deps.logger.info({ msg: 'stream funding seen on chain', streamId: stream.id, chainId: stream.chainId, txHash: read.txHash })
-        } catch (e) {
-          // Another stream's funding, a short one, one a confirm recorded meanwhile: not this stream's, or done.
-          if (!transient(e)) continue
-          again = true
-          summary.failed++
-          deps.logger.error({ msg: 'stream funding watch: recording a funding failed; trying again next pass', streamId: stream.id, txHash: read.txHash, error: firstLine(e) })
-        }
-      }
+      const attempts = (look.again.get(txHash) ?? 0) + 1
+      look.again.delete(txHash)
+      if (attempts < MAX_READ_ATTEMPTS) look.again.set(txHash, attempts)
+      else deps.logger.error({ msg: 'stream funding watch: a transaction failed every read; left to POST /v2/streams/{id}/confirm', chainId: first.chainId, txHash })
     }
-    // Moved on only past what was read whole: a transaction the chain did not answer for is looked at again.
-    if (!again && !stopped) cursors.set(key, found.cursor)
+    for (const [txHash] of look.again) {
+      if (look.again.size <= MAX_RETRIED) break
+      look.again.delete(txHash)
+      deps.logger.error({ msg: 'stream funding watch: too many transactions to read again; the oldest left to POST /v2/streams/{id}/confirm', chainId: first.chainId, txHash })
+    }
+    look.cursor = found.cursor
   }
 
   const pass = async (): Promise<WatchSummary> => {
@@ -115,7 +164,7 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
       groups.set(key, [...(groups.get(key) ?? []), s])
     }
     const watched = new Set([...chains.values()].flatMap((groups) => [...groups.keys()]))
-    for (const key of cursors.keys()) if (!watched.has(key)) cursors.delete(key)
+    for (const key of looks.keys()) if (!watched.has(key)) looks.delete(key)
     await Promise.all(
       [...chains.values()].map(async (groups) => {
         for (const [key, streams] of groups) {

@@ -2,14 +2,14 @@
  * Finding stream fundings for core's watch on pending streams (core/src/streams/watch.ts): the reward token's
  * `Transfer` logs to the treasury, filtered by the node on the indexed recipient, in the blocks after the cursor (a
  * block number) up to the last block whose transactions `readTransfers` counts (the chain's `EVM_CONFIRMATIONS`), at
- * most `EVM_LOGS_BLOCK_RANGE` blocks a call. Without a cursor (a server's first look), the last such range. A coin
+ * most `EVM_LOGS_BLOCK_RANGE` blocks a call (fewer where the node refuses that many). Without a cursor (a server's first look), the last such range. A coin
  * transfer logs nothing, so none is found: a coin stream is confirmed by its endpoint.
  */
 import { NATIVE_TOKEN, type FindFundingsParameters, type FoundFundings } from '@earn/core'
 import { parseAbiItem } from 'viem'
 import { parse } from './address.ts'
 import { requirePublicClient, type EvmClient } from './client.ts'
-import { ask } from './rpc.ts'
+import { answeredWithError, ask, chainUnavailable, classifyRpcError } from './rpc.ts'
 
 const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)')
 
@@ -21,18 +21,24 @@ export async function findFundings(client: EvmClient, p: FindFundingsParameters)
   const start = p.cursor === undefined ? last - client.logsBlockRange : BigInt(p.cursor)
   const after = start < -1n ? -1n : start
   if (after >= last) return { txHashes: [], cursor: String(after) }
-  const through = after + client.logsBlockRange < last ? after + client.logsBlockRange : last
-  const logs = await ask(p.chainId, () =>
-    publicClient.getLogs({
-      address: parse(p.token, 'token'),
-      event: TRANSFER_EVENT,
-      args: { to: parse(p.treasury, 'treasury') },
-      fromBlock: after + 1n,
-      toBlock: through,
-      // An ERC-721's Transfer (its token id indexed) is no such log.
-      strict: true,
-    }),
-  )
-  const txHashes = [...new Set(logs.filter((l) => !l.removed && l.transactionHash !== null).map((l) => l.transactionHash!))]
-  return { txHashes, cursor: String(through) }
+  // A node refusing the range (too many logs: hosted RPCs cap an answer at ~10,000; too many blocks) is asked for half
+  // of it, down to one block, and the look goes on from what was read: a range asked again whole at every pass had
+  // held the look there for good, and dust transfers to the treasury could cause it (an audit).
+  let through = after + client.logsBlockRange < last ? after + client.logsBlockRange : last
+  const filter = { address: parse(p.token, 'token'), event: TRANSFER_EVENT, args: { to: parse(p.treasury, 'treasury') }, fromBlock: after + 1n, strict: true } as const
+  for (;;) {
+    const toBlock = through
+    // An ERC-721's Transfer (its token id indexed) is no such log (strict). Any error the node answers is taken for a
+    // refusal of the range (providers word and number it variously: -32005 "query returned more than 10000 results",
+    // -32602 "Log response size exceeded"); one that did not answer is not asked again.
+    const logs = await publicClient.getLogs({ ...filter, toBlock }).catch((error: unknown) => {
+      if (answeredWithError(error) && toBlock > after + 1n) return null
+      throw classifyRpcError(error) === undefined ? error : chainUnavailable(p.chainId, error)
+    })
+    if (logs !== null) {
+      const txHashes = [...new Set(logs.filter((l) => !l.removed && l.transactionHash !== null).map((l) => l.transactionHash!))]
+      return { txHashes, cursor: String(through) }
+    }
+    through = after + (through - after) / 2n
+  }
 }
