@@ -134,6 +134,19 @@ test("transfers to the treasury that are not a stream's funding leave it pending
   expect(await state(jetton.id)).toMatchObject({ state: 'active', fundingTxHash: jettonFunding.hash })
 })
 
+test("a stranger's tagged dust to the treasury (a request of many one-nanoton messages) is not followed back: the funding after it is found in the same pass", async () => {
+  const creator = await creatorWith()
+  const stranger = await creatorWith()
+  const s = await created(creator.wallet.address, 'native', toNano('1').toString())
+  await watcher.watchNow()
+  const tagged = s.request.messages[0]!
+  // Its payload is the stream's own tag: what is filtered is the dust, not the tag.
+  await send(stranger, { ...s.request, messages: Array.from({ length: 40 }, () => ({ ...tagged, amount: '1' })) })
+  const funding = await send(creator, s.request)
+  expect(await watcher.watchNow()).toEqual({ funded: 1, read: 1, failed: 0 })
+  expect(await state(s.id)).toMatchObject({ state: 'active', fundingTxHash: funding.hash })
+})
+
 test("a server's first look finds a funding made before it started: the treasury's transactions of the last day", async () => {
   const creator = await creatorWith()
   const s = await created(creator.wallet.address, 'native', toNano('1').toString())

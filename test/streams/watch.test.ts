@@ -8,6 +8,7 @@ import { createRegistry, startStreamWatcher, type StreamWatcher } from '@earn/co
 import { evm } from '@earn/plugin-evm'
 import { encodeFunctionData, erc20Abi, type Address, type Hex } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
+import { mintToken } from '../chains/evm.ts'
 import { cuttableProxy } from '../proxy.ts'
 import { startStreamsEnv, type StreamsEnv } from './setup.ts'
 
@@ -278,3 +279,38 @@ test("a stream left off the pass's list (past its length, or created during the 
     await w.stop()
   }
 })
+
+test('streams funded to other treasuries and tokens, however many end sooner, keep no stream from being looked for', async () => {
+  const creator = await env.creator(10_000_000n)
+  const s = await created(creator)
+  const row = (await env.h.deps.store.getStream(s.id))!
+  // A thousand and one pending streams ending sooner, funded to a treasury of their own.
+  for (let i = 0; i < 1001; i++) await env.h.deps.store.insertStream({ ...row, id: crypto.randomUUID(), treasury: `0x${'de'.repeat(20)}`, endTime: row.endTime - 1_000_000 + i })
+  const { watcher: w } = watcherOver(env.chain.anvil.url, { EVM_CONFIRMATIONS: `${env.chain.anvil.chainId}=2` })
+  try {
+    await w.watchNow()
+    const hash = await env.send(creator, s.transaction)
+    await mine(2)
+    expect((await w.watchNow()).funded).toBe(1)
+    expect(await state(s.id)).toMatchObject({ state: 'active', fundingTxHash: hash })
+  } finally {
+    await w.stop()
+  }
+})
+
+test("dust sent to the treasury is read at most a hundred transactions a look: the funding after it is found a look later, not in one pass of every transfer", async () => {
+  const creator = await env.creator(10_000_000n)
+  const s = await created(creator)
+  const { watcher: w } = watcherOver(env.chain.anvil.url, {})
+  try {
+    await w.watchNow()
+    for (let i = 0; i < 150; i++) await mintToken(env.chain.anvil, env.chain.token, env.treasury, 1n)
+    const hash = await env.send(creator, s.transaction)
+    const first = await w.watchNow()
+    expect(first).toMatchObject({ funded: 0, read: 100 })
+    expect(await w.watchNow()).toMatchObject({ funded: 1, read: 51 })
+    expect(await state(s.id)).toMatchObject({ state: 'active', fundingTxHash: hash })
+  } finally {
+    await w.stop()
+  }
+}, 120_000)

@@ -83,6 +83,13 @@ export function streamStoreTests(store: () => Store) {
     )
     expect((await store().pendingTokenStreams(now, 10)).map((r) => r.id)).toEqual([sooner.id, later.id])
     expect(await store().pendingTokenStreams(now, 1)).toEqual([sooner])
+    // One treasury and token's alone; and where they are, each once.
+    const elsewhere = stream(a, { endTime: now + 4 * HOUR, treasury: '0x' + 'dd'.repeat(20) })
+    await store().insertStream(elsewhere)
+    const look = { ecosystem: 'evm', chainId: '1', treasury: '0x' + 'dd'.repeat(20), rewardToken: '0x' + 'aa'.repeat(20) }
+    expect(await store().pendingTokenStreams(now, 10, look)).toEqual([elsewhere])
+    expect(await store().pendingFundingLooks(now, 10)).toEqual([{ ...look, treasury: '0x' + 'cc'.repeat(20) }, look])
+    expect(await store().pendingFundingLooks(now, 1)).toEqual([{ ...look, treasury: '0x' + 'cc'.repeat(20) }])
   })
 
   test('streams: a state change lands only from the stored state it expects, once under concurrency', async () => {

@@ -40,10 +40,21 @@ export interface StreamStore {
    */
   liveStreamsTargeting(opportunityId: string, now: number, limit: number): Promise<string[]>
   /**
-   * Up to `limit` pending token streams of any organization that end after `now`, soonest end first: what the watch on
-   * fundings looks for (streams/watch.ts). Read through the pending streams' own index, which no other stream is in.
+   * Up to `limit` pending token streams of any organization that end after `now`, soonest end first (of one treasury
+   * and reward token, where `look` names them): what the watch on fundings looks for (streams/watch.ts). Read through
+   * the pending streams' own index, which no other stream is in.
    */
-  pendingTokenStreams(now: number, limit: number): Promise<StreamRecord[]>
+  pendingTokenStreams(now: number, limit: number, look?: FundingLook): Promise<StreamRecord[]>
+  /** The treasuries and reward tokens, per chain, that pending token streams ending after `now` are funded to; at most `limit`, in a fixed order. */
+  pendingFundingLooks(now: number, limit: number): Promise<FundingLook[]>
+}
+
+/** Where a token stream's funding lands: its chain, treasury and reward token. */
+export interface FundingLook {
+  ecosystem: string
+  chainId: string
+  treasury: string
+  rewardToken: string
 }
 
 export function streamQueries(db: Kysely<Database>): StreamStore {
@@ -82,17 +93,30 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
         .execute()
       return rows.map((r) => r.id)
     },
-    pendingTokenStreams: (now, limit) =>
-      db
+    pendingTokenStreams: (now, limit, look) => {
+      let q = db.selectFrom('streams').selectAll().where('state', '=', 'pending').where('endTime', '>', now).where('type', '=', 'token')
+      if (look)
+        q = q.where('ecosystem', '=', look.ecosystem).where('chainId', '=', look.chainId).where('treasury', '=', look.treasury).where('rewardToken', '=', look.rewardToken)
+      return q.orderBy('endTime').orderBy('id').limit(limit).execute()
+    },
+    async pendingFundingLooks(now, limit) {
+      const rows = await db
         .selectFrom('streams')
-        .selectAll()
+        .select(['ecosystem', 'chainId', 'treasury', 'rewardToken'])
+        .distinct()
         .where('state', '=', 'pending')
         .where('endTime', '>', now)
         .where('type', '=', 'token')
-        .orderBy('endTime')
-        .orderBy('id')
+        .where('treasury', 'is not', null)
+        .where('rewardToken', 'is not', null)
+        .orderBy('ecosystem')
+        .orderBy('chainId')
+        .orderBy('treasury')
+        .orderBy('rewardToken')
         .limit(limit)
-        .execute(),
+        .execute()
+      return rows.map((r) => ({ ecosystem: r.ecosystem, chainId: r.chainId, treasury: r.treasury!, rewardToken: r.rewardToken! }))
+    },
     async listStreams(filter) {
       // The page's ids found, ordered and counted in streams_listing; only the page's rows are read (the total in the
       // same statement). Sorting and counting whole rows held the one thread ~1 s a page for 100,000 streams.

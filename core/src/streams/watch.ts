@@ -16,6 +16,7 @@
 import { ApiError } from '../errors.ts'
 import type { RefreshLog } from '../opportunities/refresh.ts'
 import type { StreamRecord } from '../store/schema.ts'
+import type { FundingLook } from '../store/streams.ts'
 import { fund, readFunding } from './confirm.ts'
 import { FundingNotFoundError } from './errors.ts'
 import type { StreamDeps } from './lookup.ts'
@@ -40,8 +41,12 @@ export interface StreamWatcher {
   stop(): Promise<void>
 }
 
-/** The most pending streams one pass looks for, soonest end first. */
+/** The most pending streams of one treasury and token a pass reads, soonest end first (others are found by their tags). */
 export const MAX_WATCHED_STREAMS = 1000
+/** The treasuries and tokens one pass looks at; past it, the passes take them in turn. */
+export const MAX_LOOKS_PER_PASS = 100
+/** The treasuries and tokens the watch knows of at once (their cursors); past it, the rest wait for room. */
+const MAX_LOOKS = 10_000
 
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e)).slice(0, 300)
 
@@ -143,37 +148,42 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
     look.cursor = found.cursor
   }
 
+  /** Where the next pass starts in the list of looks: past MAX_LOOKS_PER_PASS, the passes take them in turn. */
+  let nextLook = 0
+
   const pass = async (): Promise<WatchSummary> => {
     const summary: WatchSummary = { funded: 0, read: 0, failed: 0 }
-    let pending: StreamRecord[]
+    const now = deps.clock.now()
+    const loaded = new Set<string>(deps.ecosystems.ids)
+    let all: FundingLook[]
     try {
-      pending = await deps.store.pendingTokenStreams(deps.clock.now(), MAX_WATCHED_STREAMS)
+      all = (await deps.store.pendingFundingLooks(now, MAX_LOOKS)).filter((l) => loaded.has(l.ecosystem))
     } catch (e) {
       deps.logger.error({ msg: 'stream funding watch: reading the pending streams failed', error: firstLine(e) })
       return { ...summary, failed: 1 }
     }
-    const loaded = new Set<string>(deps.ecosystems.ids)
-    // Chain by chain, each chain's treasuries and tokens in turn: a chain that hangs holds up only its own.
-    const chains = new Map<string, Map<string, StreamRecord[]>>()
-    for (const s of pending) {
-      if (!loaded.has(s.ecosystem) || s.treasury === null || s.rewardToken === null || s.creator === null) continue
-      const chain = `${s.ecosystem}|${s.chainId}`
-      const groups = chains.get(chain) ?? new Map<string, StreamRecord[]>()
-      chains.set(chain, groups)
-      const key = `${chain}|${s.treasury}|${s.rewardToken}`
-      groups.set(key, [...(groups.get(key) ?? []), s])
-    }
-    const watched = new Set([...chains.values()].flatMap((groups) => [...groups.keys()]))
+    const keyOf = (l: FundingLook) => `${l.ecosystem}|${l.chainId}|${l.treasury}|${l.rewardToken}`
+    const watched = new Set(all.map(keyOf))
     for (const key of looks.keys()) if (!watched.has(key)) looks.delete(key)
+    // Every treasury and token pending streams are funded to is looked at, not only those of the streams a list of
+    // them reaches (an audit: a thousand streams ending sooner, funded elsewhere, had kept one from ever being looked
+    // for); past MAX_LOOKS_PER_PASS of them, in turn over the passes.
+    if (nextLook >= all.length) nextLook = 0
+    const taken = all.length <= MAX_LOOKS_PER_PASS ? all : [...all, ...all].slice(nextLook, nextLook + MAX_LOOKS_PER_PASS)
+    nextLook += taken.length
+    // Chain by chain, each chain's treasuries and tokens in turn: a chain that hangs holds up only its own.
+    const chains = new Map<string, FundingLook[]>()
+    for (const l of taken) chains.set(`${l.ecosystem}|${l.chainId}`, [...(chains.get(`${l.ecosystem}|${l.chainId}`) ?? []), l])
     await Promise.all(
-      [...chains.values()].map(async (groups) => {
-        for (const [key, streams] of groups) {
+      [...chains.values()].map(async (ofChain) => {
+        for (const l of ofChain) {
           if (stopped) return
           try {
-            await watchGroup(key, streams, summary)
+            const streams = (await deps.store.pendingTokenStreams(now, MAX_WATCHED_STREAMS, l)).filter((s) => s.creator !== null)
+            if (streams.length) await watchGroup(keyOf(l), streams, summary)
           } catch (e) {
             summary.failed++
-            deps.logger.error({ msg: 'stream funding watch: looking for fundings failed; trying again next pass', chainId: streams[0]!.chainId, error: firstLine(e) })
+            deps.logger.error({ msg: 'stream funding watch: looking for fundings failed; trying again next pass', chainId: l.chainId, error: firstLine(e) })
           }
         }
       }),

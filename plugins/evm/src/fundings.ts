@@ -2,7 +2,8 @@
  * Finding stream fundings for core's watch on pending streams (core/src/streams/watch.ts): the reward token's
  * `Transfer` logs to the treasury, filtered by the node on the indexed recipient, in the blocks after the cursor (a
  * block number) up to the last block whose transactions `readTransfers` counts (the chain's `EVM_CONFIRMATIONS`), at
- * most `EVM_LOGS_BLOCK_RANGE` blocks a call (fewer where the node refuses that many). Without a cursor (a server's first look), the last such range. A coin
+ * most `EVM_LOGS_BLOCK_RANGE` blocks a call (fewer where the node refuses that many), and at most `MAX_FOUND`
+ * transactions a look. Without a cursor (a server's first look), the last such range. A coin
  * transfer logs nothing, so none is found: a coin stream is confirmed by its endpoint.
  */
 import { NATIVE_TOKEN, type FindFundingsParameters, type FoundFundings } from '@earn/core'
@@ -35,10 +36,28 @@ export async function findFundings(client: EvmClient, p: FindFundingsParameters)
       if (answeredWithError(error) && toBlock > after + 1n) return null
       throw classifyRpcError(error) === undefined ? error : chainUnavailable(p.chainId, error)
     })
-    if (logs !== null) {
-      const txHashes = [...new Set(logs.filter((l) => !l.removed && l.transactionHash !== null).map((l) => l.transactionHash!))]
-      return { txHashes, cursor: String(through) }
-    }
+    if (logs !== null) return upTo(logs, through)
     through = after + (through - after) / 2n
   }
+}
+
+/** The most transactions one look hands the watch to read (each ~3 calls): past it, the rest are the next look's. */
+export const MAX_FOUND = 100
+
+/**
+ * The transactions of the logs, oldest first, at most MAX_FOUND of them, ending with a whole block (one block's beyond
+ * the cap are all taken: the next look starts after it), and where the next look starts. Dust transfers to the
+ * treasury (anyone may send them) had each cost a pass three calls, all in one pass (an audit).
+ */
+function upTo(logs: readonly { removed: boolean; transactionHash: string | null; blockNumber: bigint | null }[], through: bigint): FoundFundings {
+  const live = logs.filter((l) => !l.removed && l.transactionHash !== null && l.blockNumber !== null)
+  const txHashes: string[] = []
+  const seen = new Set<string>()
+  for (let i = 0; i < live.length; i++) {
+    const log = live[i]!
+    if (txHashes.length >= MAX_FOUND && log.blockNumber !== live[i - 1]!.blockNumber) return { txHashes, cursor: String(live[i - 1]!.blockNumber) }
+    if (!seen.has(log.transactionHash!)) txHashes.push(log.transactionHash!)
+    seen.add(log.transactionHash!)
+  }
+  return { txHashes, cursor: String(through) }
 }

@@ -21,6 +21,7 @@ import { parseInternalTransfer, parseJettonTransfer } from './jetton.ts'
 import { jettonWalletOf, notJetton } from './jettonMaster.ts'
 import { IndexUnavailableError, MAX_LISTED_TRANSACTIONS, messageCells } from './lookup.ts'
 import { TAG_PREFIX, tagOfMessage } from './tag.ts'
+import { MIN_TON_SEND } from './transactions.ts'
 
 /**
  * The most tagged messages one call follows back: each is two calls a hop (the index, then the node), four for a
@@ -66,10 +67,17 @@ function cursorLt(cursor: string | undefined): bigint | undefined {
   return cursor !== undefined && /^\d{1,20}$/.test(cursor) ? BigInt(cursor) : undefined
 }
 
-/** The hash of the message a transaction received, where it is an internal message carrying a tag. */
+/**
+ * Less than any funding of TON carries: a funding sends at least MIN_TON_SEND, whatever fees its sender's mode takes
+ * from it on the way. Tagged dust below it (a stranger's 255 one-nanoton messages in one request) is not followed back:
+ * each had cost the look two calls and taken its place among the MAX_FOLLOWED, delaying honest fundings (an audit).
+ */
+const LEAST_FUNDING = MIN_TON_SEND / 2n
+
+/** The hash of the message a transaction received, where it is an internal message carrying a tag and a funding's TON. */
 function taggedTon(tx: Transaction): string | null {
   const message = tx.inMessage
-  if (message?.info.type !== 'internal' || message.info.bounced || tagOfMessage(message) === null) return null
+  if (message?.info.type !== 'internal' || message.info.bounced || message.info.value.coins < LEAST_FUNDING || tagOfMessage(message) === null) return null
   return messageCells(tx).inMessage!.hash().toString('hex')
 }
 
