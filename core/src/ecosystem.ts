@@ -375,6 +375,11 @@ export interface FindFundingsParameters {
   /** `native`, or the token's canonical address. */
   token: string
   cursor?: string
+  /**
+   * The least one transfer of a funding moves (the smallest `totalPulled` among the streams looked for): a plugin may
+   * leave out transfers of less (dust to the treasury, which anyone may send), though not bound to.
+   */
+  least?: bigint
 }
 
 export interface FoundFundings {

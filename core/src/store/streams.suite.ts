@@ -90,6 +90,9 @@ export function streamStoreTests(store: () => Store) {
     expect(await store().pendingTokenStreams(now, 10, look)).toEqual([elsewhere])
     expect(await store().pendingFundingLooks(now, 10)).toEqual([{ ...look, treasury: '0x' + 'cc'.repeat(20) }, look])
     expect(await store().pendingFundingLooks(now, 1)).toEqual([{ ...look, treasury: '0x' + 'cc'.repeat(20) }])
+    // Paged by key: after the first, the next.
+    expect(await store().pendingFundingLooks(now, 1, { ...look, treasury: '0x' + 'cc'.repeat(20) })).toEqual([look])
+    expect(await store().pendingFundingLooks(now, 10, look)).toEqual([])
   })
 
   test('streams: a state change lands only from the stored state it expects, once under concurrency', async () => {

@@ -3,7 +3,7 @@
  * concept long. State changes are compare-and-set on the stored state, so of two concurrent transitions
  * from one state exactly one lands.
  */
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { Database, StreamRecord, StreamsTable } from './schema.ts'
 import { type Page, pageOfIds } from './page.ts'
 
@@ -42,11 +42,14 @@ export interface StreamStore {
   /**
    * Up to `limit` pending token streams of any organization that end after `now`, soonest end first (of one treasury
    * and reward token, where `look` names them): what the watch on fundings looks for (streams/watch.ts). Read through
-   * the pending streams' own index, which no other stream is in.
+   * the pending token streams' own index (by treasury and token, then end), which no other stream is in.
    */
   pendingTokenStreams(now: number, limit: number, look?: FundingLook): Promise<StreamRecord[]>
-  /** The treasuries and reward tokens, per chain, that pending token streams ending after `now` are funded to; at most `limit`, in a fixed order. */
-  pendingFundingLooks(now: number, limit: number): Promise<FundingLook[]>
+  /**
+   * The treasuries and reward tokens, per chain, that pending token streams ending after `now` are funded to: at most
+   * `limit`, in order of their keys, after `after` where given (a page through them).
+   */
+  pendingFundingLooks(now: number, limit: number, after?: FundingLook): Promise<FundingLook[]>
 }
 
 /** Where a token stream's funding lands: its chain, treasury and reward token. */
@@ -76,6 +79,10 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
     return q
   }
 
+  // The literals are the partial index's own predicate, so both engines read through it (a bound parameter would leave
+  // PostgreSQL's generic plans unable to use it).
+  const pendingTokens = () => db.selectFrom('streams').where('state', '=', sql.lit('pending')).where('type', '=', sql.lit('token'))
+
   return {
     async insertStream(row) {
       await db.insertInto('streams').values(row).execute()
@@ -94,27 +101,15 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
       return rows.map((r) => r.id)
     },
     pendingTokenStreams: (now, limit, look) => {
-      let q = db.selectFrom('streams').selectAll().where('state', '=', 'pending').where('endTime', '>', now).where('type', '=', 'token')
+      let q = pendingTokens().selectAll().where('endTime', '>', now)
       if (look)
         q = q.where('ecosystem', '=', look.ecosystem).where('chainId', '=', look.chainId).where('treasury', '=', look.treasury).where('rewardToken', '=', look.rewardToken)
       return q.orderBy('endTime').orderBy('id').limit(limit).execute()
     },
-    async pendingFundingLooks(now, limit) {
-      const rows = await db
-        .selectFrom('streams')
-        .select(['ecosystem', 'chainId', 'treasury', 'rewardToken'])
-        .distinct()
-        .where('state', '=', 'pending')
-        .where('endTime', '>', now)
-        .where('type', '=', 'token')
-        .where('treasury', 'is not', null)
-        .where('rewardToken', 'is not', null)
-        .orderBy('ecosystem')
-        .orderBy('chainId')
-        .orderBy('treasury')
-        .orderBy('rewardToken')
-        .limit(limit)
-        .execute()
+    async pendingFundingLooks(now, limit, after) {
+      let q = pendingTokens().select(['ecosystem', 'chainId', 'treasury', 'rewardToken']).distinct().where('endTime', '>', now)
+      if (after) q = q.where(sql<boolean>`(ecosystem, chain_id, treasury, reward_token) > (${after.ecosystem}, ${after.chainId}, ${after.treasury}, ${after.rewardToken})`)
+      const rows = await q.orderBy('ecosystem').orderBy('chainId').orderBy('treasury').orderBy('rewardToken').limit(limit).execute()
       return rows.map((r) => ({ ecosystem: r.ecosystem, chainId: r.chainId, treasury: r.treasury!, rewardToken: r.rewardToken! }))
     },
     async listStreams(filter) {

@@ -43,9 +43,9 @@ export interface StreamWatcher {
 
 /** The most pending streams of one treasury and token a pass reads, soonest end first (others are found by their tags). */
 export const MAX_WATCHED_STREAMS = 1000
-/** The treasuries and tokens one pass looks at; past it, the passes take them in turn. */
+/** The treasuries and tokens one pass looks at; past it, the passes take them in turn (by key). */
 export const MAX_LOOKS_PER_PASS = 100
-/** The treasuries and tokens the watch knows of at once (their cursors); past it, the rest wait for room. */
+/** The treasuries and tokens whose cursors the watch keeps; past it the longest unvisited is forgotten. */
 const MAX_LOOKS = 10_000
 
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e)).slice(0, 300)
@@ -125,9 +125,14 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
     const first = streams[0]!
     const { plugin, client } = await deps.ecosystems.get(first.ecosystem)
     if (!plugin.transactions.findFundings) return
-    let look = looks.get(key)
-    if (!look) looks.set(key, (look = { again: new Map() }))
-    const found = await plugin.transactions.findFundings(client, { chainId: first.chainId, treasury: first.treasury!, token: first.rewardToken!, cursor: look.cursor })
+    // Most recently looked at last; past MAX_LOOKS the longest unvisited is forgotten (its next look is a first look).
+    const look: Look = looks.get(key) ?? { again: new Map() }
+    looks.delete(key)
+    looks.set(key, look)
+    if (looks.size > MAX_LOOKS) looks.delete(looks.keys().next().value!)
+    // The least a funding of these streams moves in one transfer: what is less is no funding the look need hand over.
+    const least = streams.reduce((min, s) => (BigInt(s.totalPulled) < min ? BigInt(s.totalPulled) : min), BigInt(streams[0]!.totalPulled))
+    const found = await plugin.transactions.findFundings(client, { chainId: first.chainId, treasury: first.treasury!, token: first.rewardToken!, cursor: look.cursor, least })
     for (const txHash of new Set([...look.again.keys(), ...found.txHashes])) {
       // Stopping: what is not read now is read from the cursor by the next server's first look.
       if (stopped) return
@@ -148,39 +153,34 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
     look.cursor = found.cursor
   }
 
-  /** Where the next pass starts in the list of looks: past MAX_LOOKS_PER_PASS, the passes take them in turn. */
-  let nextLook = 0
+  /** The last treasury and token the previous pass looked at: the next goes on after it, by key (none: from the first). */
+  let lastLook: FundingLook | undefined
 
   const pass = async (): Promise<WatchSummary> => {
     const summary: WatchSummary = { funded: 0, read: 0, failed: 0 }
     const now = deps.clock.now()
     const loaded = new Set<string>(deps.ecosystems.ids)
-    let all: FundingLook[]
+    let page: FundingLook[]
     try {
-      all = (await deps.store.pendingFundingLooks(now, MAX_LOOKS)).filter((l) => loaded.has(l.ecosystem))
+      // Every treasury and token pending streams are funded to, MAX_LOOKS_PER_PASS a pass, paged by key: a list of the
+      // soonest-ending streams had let streams funded elsewhere keep one from ever being looked for, and a window over
+      // a list by position had skipped or never reached some (audits).
+      page = await deps.store.pendingFundingLooks(now, MAX_LOOKS_PER_PASS, lastLook)
+      lastLook = page.length === MAX_LOOKS_PER_PASS ? page.at(-1) : undefined
     } catch (e) {
       deps.logger.error({ msg: 'stream funding watch: reading the pending streams failed', error: firstLine(e) })
       return { ...summary, failed: 1 }
     }
-    const keyOf = (l: FundingLook) => `${l.ecosystem}|${l.chainId}|${l.treasury}|${l.rewardToken}`
-    const watched = new Set(all.map(keyOf))
-    for (const key of looks.keys()) if (!watched.has(key)) looks.delete(key)
-    // Every treasury and token pending streams are funded to is looked at, not only those of the streams a list of
-    // them reaches (an audit: a thousand streams ending sooner, funded elsewhere, had kept one from ever being looked
-    // for); past MAX_LOOKS_PER_PASS of them, in turn over the passes.
-    if (nextLook >= all.length) nextLook = 0
-    const taken = all.length <= MAX_LOOKS_PER_PASS ? all : [...all, ...all].slice(nextLook, nextLook + MAX_LOOKS_PER_PASS)
-    nextLook += taken.length
     // Chain by chain, each chain's treasuries and tokens in turn: a chain that hangs holds up only its own.
     const chains = new Map<string, FundingLook[]>()
-    for (const l of taken) chains.set(`${l.ecosystem}|${l.chainId}`, [...(chains.get(`${l.ecosystem}|${l.chainId}`) ?? []), l])
+    for (const l of page.filter((l) => loaded.has(l.ecosystem))) chains.set(`${l.ecosystem}|${l.chainId}`, [...(chains.get(`${l.ecosystem}|${l.chainId}`) ?? []), l])
     await Promise.all(
       [...chains.values()].map(async (ofChain) => {
         for (const l of ofChain) {
           if (stopped) return
           try {
             const streams = (await deps.store.pendingTokenStreams(now, MAX_WATCHED_STREAMS, l)).filter((s) => s.creator !== null)
-            if (streams.length) await watchGroup(keyOf(l), streams, summary)
+            if (streams.length) await watchGroup(`${l.ecosystem}|${l.chainId}|${l.treasury}|${l.rewardToken}`, streams, summary)
           } catch (e) {
             summary.failed++
             deps.logger.error({ msg: 'stream funding watch: looking for fundings failed; trying again next pass', chainId: l.chainId, error: firstLine(e) })

@@ -36,7 +36,8 @@ export async function findFundings(client: EvmClient, p: FindFundingsParameters)
       if (answeredWithError(error) && toBlock > after + 1n) return null
       throw classifyRpcError(error) === undefined ? error : chainUnavailable(p.chainId, error)
     })
-    if (logs !== null) return upTo(logs, through)
+    // Transfers of less than any funding moves are no funding's (p.least): dust does not take a funding's place.
+    if (logs !== null) return upTo(p.least === undefined ? logs : logs.filter((l) => l.args.value >= p.least!), through)
     through = after + (through - after) / 2n
   }
 }
