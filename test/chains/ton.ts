@@ -409,3 +409,14 @@ export async function startTon(): Promise<TonSandbox> {
     },
   }
 }
+
+/** A sender wallet holding 10 of a 6-decimal jetton, and a treasury wallet: where the tagged-transfer tests start. */
+export async function transferSandbox(p: { seed: number; version: TonWalletVersion; ton: bigint }) {
+  const chain = await startTon()
+  const keyPair = keyPairFromSeed(Buffer.alloc(32, p.seed))
+  const sender = { wallet: await chain.deployWallet(p.version, keyPair, p.ton), keyPair }
+  const treasury = await chain.deployWallet('v4r2', keyPairFromSeed(Buffer.alloc(32, p.seed + 1)), toNano('1'))
+  const jetton = await chain.deployJetton({ decimals: 6 })
+  await chain.mintJetton(jetton, sender.wallet.address, 10_000_000n)
+  return { chain, sender, treasury, jetton }
+}

@@ -6,22 +6,16 @@ import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { importCatalog } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
 import { address, decompileTransactionMessage, generateKeyPairSigner, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, type Instruction } from '@solana/kit'
-import { localCatalog } from '../actions/localChain.ts'
-import { deploySampleSolana, startSolana } from '../chains/solana.ts'
+import { startSolanaStreams } from './chainStreams.ts'
 import { createHarness, expectEnvelope } from '../harness.ts'
 
 setDefaultTimeout(60_000)
 
-const entry = localCatalog('solana').opportunities[0]!
-const chain = await startSolana()
-const sample = await deploySampleSolana(chain)
-const treasury = (await generateKeyPairSigner()).address
-const h = await createHarness({ clients: { solana: solana.connect({ SOLANA_RPC_URL: chain.url }) }, env: { STREAM_TREASURIES: `localnet=${treasury}` } })
+const { chain, sample, treasury, h, entry } = await startSolanaStreams()
 afterAll(async () => {
   await h.close()
   await chain.stop()
 })
-await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
 
 test('an SPL token stream: fee, one memo-tagged transfer, pending until the landed transfer is confirmed', async () => {
   const creator = await generateKeyPairSigner()

@@ -4,21 +4,13 @@
  * account funds nothing.
  */
 import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
-import { importCatalog, startStreamWatcher } from '@earn/core'
-import { solana } from '@earn/plugin-solana'
+import { startStreamWatcher } from '@earn/core'
 import { generateKeyPairSigner } from '@solana/kit'
-import { localCatalog } from '../actions/localChain.ts'
-import { deploySampleSolana, startSolana } from '../chains/solana.ts'
-import { createHarness } from '../harness.ts'
+import { startSolanaStreams } from './chainStreams.ts'
 
 setDefaultTimeout(60_000)
 
-const entry = localCatalog('solana').opportunities[0]!
-const chain = await startSolana()
-const sample = await deploySampleSolana(chain)
-const treasury = (await generateKeyPairSigner()).address
-const h = await createHarness({ clients: { solana: solana.connect({ SOLANA_RPC_URL: chain.url }) }, env: { STREAM_TREASURIES: `localnet=${treasury}` } })
-await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
+const { chain, sample, treasury, h, entry } = await startSolanaStreams()
 const logged: Record<string, unknown>[] = []
 // An hour between passes: the test runs each pass itself.
 const watcher = startStreamWatcher(

@@ -10,21 +10,16 @@ import { Address, Cell, toNano } from '@ton/core'
 import { keyPairFromSeed } from '@ton/crypto'
 import { WalletContractV4 } from '@ton/ton'
 import { randomBytes } from 'node:crypto'
-import { localCatalog } from '../actions/localChain.ts'
-import { deploySampleTon, feeTakingWalletCode, startTon } from '../chains/ton.ts'
+import { feeTakingWalletCode } from '../chains/ton.ts'
+import { startTonStreams, TON_CHAIN } from './chainStreams.ts'
 import { createHarness, expectEnvelope } from '../harness.ts'
 import { DATABASE_URL, freshSchema } from '../services.ts'
 
 setDefaultTimeout(60_000)
 
-const CHAIN = '-239'
-const entry = localCatalog('ton').opportunities[0]!
-const chain = await startTon()
-const sample = await deploySampleTon(chain)
-const treasury = await chain.deployWallet('v4r2', keyPairFromSeed(randomBytes(32)), toNano('1'))
-const h = await createHarness({ clients: { ton: chain.client }, env: { STREAM_TREASURIES: `${CHAIN}=${treasury.address.toRawString()}` } })
+const CHAIN = TON_CHAIN
+const { chain, sample, treasury, h, entry } = await startTonStreams()
 afterAll(() => h.close())
-await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
 
 /** A token stream rewarding the sample entry's depositors for a day from now, funded by `creator`. */
 function createStream(creator: Address, rewardToken: string, netBudget: string, server = h) {

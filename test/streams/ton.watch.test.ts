@@ -6,24 +6,18 @@
  * does not answer is looked at again.
  */
 import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
-import { createRegistry, importCatalog, startStreamWatcher } from '@earn/core'
+import { createRegistry, startStreamWatcher } from '@earn/core'
 import { createTonClient, jettonTransferBody, parseJettonTransfer, ton, type TonConnectRequest } from '@earn/plugin-ton'
 import { type Address, beginCell, Cell, toNano } from '@ton/core'
 import { type KeyPair, keyPairFromSeed } from '@ton/crypto'
 import { randomBytes } from 'node:crypto'
-import { localCatalog } from '../actions/localChain.ts'
-import { deploySampleTon, startTon, type TonWallet } from '../chains/ton.ts'
-import { createHarness } from '../harness.ts'
+import type { TonWallet } from '../chains/ton.ts'
+import { startTonStreams, TON_CHAIN } from './chainStreams.ts'
 
 setDefaultTimeout(60_000)
 
-const CHAIN = '-239'
-const entry = localCatalog('ton').opportunities[0]!
-const chain = await startTon()
-const sample = await deploySampleTon(chain)
-const treasury = await chain.deployWallet('v4r2', keyPairFromSeed(randomBytes(32)), toNano('1'))
-const h = await createHarness({ clients: { ton: chain.client }, env: { STREAM_TREASURIES: `${CHAIN}=${treasury.address.toRawString()}` } })
-await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, { opportunities: [entry] })
+const CHAIN = TON_CHAIN
+const { chain, sample, treasury, h, entry } = await startTonStreams()
 
 const logged: Record<string, unknown>[] = []
 const watcherOf = (log: Record<string, unknown>[] = []) =>

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { InvalidAddressError, InvalidArgumentError, NotFoundError, UnfitRecipientError } from '@earn/core'
 import { Address, Cell, toNano } from '@ton/core'
 import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
-import { startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
+import { transferSandbox, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
 import { formatTonAddress, formatTonContract } from './address.ts'
 import { readTonBalance } from './balance.ts'
 import { createTonClient } from './client.ts'
@@ -28,12 +28,7 @@ let treasury: TonWallet
 let jetton: Address
 
 beforeAll(async () => {
-  chain = await startTon()
-  const keyPair = keyPairFromSeed(Buffer.alloc(32, 51))
-  sender = { wallet: await chain.deployWallet('v4r2', keyPair, toNano('5')), keyPair }
-  treasury = await chain.deployWallet('v4r2', keyPairFromSeed(Buffer.alloc(32, 52)), toNano('1'))
-  jetton = await chain.deployJetton({ decimals: 6 })
-  await chain.mintJetton(jetton, sender.wallet.address, 10_000_000n)
+  ;({ chain, sender, treasury, jetton } = await transferSandbox({ seed: 51, version: 'v4r2', ton: toNano('5') }))
 })
 
 const raw = (a: Address) => a.toRawString()

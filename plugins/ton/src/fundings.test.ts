@@ -7,8 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type ApiError, NATIVE_TOKEN, UnavailableError } from '@earn/core'
 import { Address, toNano, type Transaction } from '@ton/core'
-import { keyPairFromSeed, type KeyPair } from '@ton/crypto'
-import { startTon, type TonSandbox, type TonWallet } from '../../../test/chains/ton.ts'
+import { transferSandbox } from '../../../test/chains/ton.ts'
 import { TonClient } from '@ton/ton'
 import { connectTon, createTonClient } from './client.ts'
 import { commentCell } from './comment.ts'
@@ -21,19 +20,7 @@ import type { TonConnectRequest } from './request.ts'
 const CHAIN = '-239'
 const TAG = 'earn:v1:stream:5b0c1f2e-3d4a-4b5c-8d6e-7f8091a2b3c4:0123456789abcdef0123456789abcdef'
 
-let chain: TonSandbox
-let sender: { wallet: TonWallet; keyPair: KeyPair }
-let treasury: TonWallet
-let jetton: Address
-
-beforeAll(async () => {
-  chain = await startTon()
-  const keyPair = keyPairFromSeed(Buffer.alloc(32, 61))
-  sender = { wallet: await chain.deployWallet('v5r1', keyPair, toNano('20')), keyPair }
-  treasury = await chain.deployWallet('v4r2', keyPairFromSeed(Buffer.alloc(32, 62)), toNano('1'))
-  jetton = await chain.deployJetton({ decimals: 6 })
-  await chain.mintJetton(jetton, sender.wallet.address, 10_000_000n)
-})
+const { chain, sender, treasury, jetton } = await transferSandbox({ seed: 61, version: 'v5r1', ton: toNano('20') })
 
 const raw = (a: Address) => a.toRawString()
 const send = async (request: TonConnectRequest) => (await chain.sendTonConnect(sender.wallet, sender.keyPair, request)).hash
