@@ -341,3 +341,53 @@ test('past a hundred treasuries and tokens, the passes take them in turn by key:
     for (const o of others) await store.setStreamState(o.id, { from: 'pending', to: 'active', at: Date.now() })
   }
 }, 120_000)
+
+test('a smaller stream past the list, or created while the look was made, is not left out as dust: its funding is found', async () => {
+  const creator = await env.creator(100_000_000n)
+  // Its own treasury and token, for a look of its own: the tUSD streams of the tests above are all funded or cleared.
+  const store = env.h.deps.store
+  const make = async (netBudget: string) => {
+    const r = await env.h.post('/v2/streams', env.tokenBody(creator, { netBudget }))
+    expect(r.status, r.text).toBe(200)
+    return { id: r.body.stream.id as string, transaction: r.body.transactions[0].transaction }
+  }
+  const big = await make('50000000')
+  const small = await make('1000')
+  const bigRow = (await store.getStream(big.id))!
+  // A thousand larger streams ending sooner: the small one is past the list.
+  const fillers = Array.from({ length: 1000 }, (_, i) => ({ ...bigRow, id: crypto.randomUUID(), endTime: bigRow.endTime - 1_000_000 + i }))
+  for (const f of fillers) await store.insertStream(f)
+  const { watcher: w } = watcherOver(env.chain.anvil.url, {})
+  try {
+    // Caught up first: a new watcher's first look reads back over the earlier tests' transfers, 100 a look.
+    while ((await w.watchNow()).read > 0);
+    const hash = await env.send(creator, small.transaction)
+    expect((await w.watchNow()).funded).toBe(1)
+    expect(await state(small.id)).toMatchObject({ state: 'active', fundingTxHash: hash })
+  } finally {
+    await w.stop()
+    for (const f of [...fillers, bigRow]) await store.setStreamState(f.id, { from: 'pending', to: 'active', at: Date.now() })
+  }
+
+  // Created (as far as the look's list knew) only after the list was read.
+  const late = await make('2000')
+  const larger = await make('40000000')
+  let reads = 0
+  const { watcher: w2 } = watcherOver(env.chain.anvil.url, {}, {
+    ...store,
+    pendingTokenStreams: async (now: number, limit: number, look?: Parameters<typeof store.pendingTokenStreams>[2]) => {
+      const all = await store.pendingTokenStreams(now, limit, look)
+      return look && reads++ % 2 === 0 ? all.filter((s) => s.id !== late.id) : all
+    },
+  })
+  try {
+    while ((await w2.watchNow()).read > 0);
+    const hash = await env.send(creator, late.transaction)
+    expect((await w2.watchNow()).funded).toBe(1)
+    expect(await state(late.id)).toMatchObject({ state: 'active', fundingTxHash: hash })
+    expect((await state(larger.id)).state).toBe('pending')
+  } finally {
+    await w2.stop()
+    await store.setStreamState(larger.id, { from: 'pending', to: 'active', at: Date.now() })
+  }
+}, 120_000)

@@ -108,7 +108,10 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
     },
     async pendingFundingLooks(now, limit, after) {
       let q = pendingTokens().select(['ecosystem', 'chainId', 'treasury', 'rewardToken']).distinct().where('endTime', '>', now)
-      if (after) q = q.where(sql<boolean>`(ecosystem, chain_id, treasury, reward_token) > (${after.ecosystem}, ${after.chainId}, ${after.treasury}, ${after.rewardToken})`)
+      // The first page too is bounded below by a key (the empty one is the least): without it PostgreSQL's planner chose a
+      // sequential scan over every stream once many pending ones had ended (an audit), where a bound reads the index.
+      const from = after ?? { ecosystem: '', chainId: '', treasury: '', rewardToken: '' }
+      q = q.where(sql<boolean>`(ecosystem, chain_id, treasury, reward_token) ${sql.raw(after ? '>' : '>=')} (${from.ecosystem}, ${from.chainId}, ${from.treasury}, ${from.rewardToken})`)
       const rows = await q.orderBy('ecosystem').orderBy('chainId').orderBy('treasury').orderBy('rewardToken').limit(limit).execute()
       return rows.map((r) => ({ ecosystem: r.ecosystem, chainId: r.chainId, treasury: r.treasury!, rewardToken: r.rewardToken! }))
     },

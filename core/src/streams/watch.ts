@@ -131,8 +131,18 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
     looks.set(key, look)
     if (looks.size > MAX_LOOKS) looks.delete(looks.keys().next().value!)
     // The least a funding of these streams moves in one transfer: what is less is no funding the look need hand over.
-    const least = streams.reduce((min, s) => (BigInt(s.totalPulled) < min ? BigInt(s.totalPulled) : min), BigInt(streams[0]!.totalPulled))
-    const found = await plugin.transactions.findFundings(client, { chainId: first.chainId, treasury: first.treasury!, token: first.rewardToken!, cursor: look.cursor, least })
+    // Known only where every pending stream of the look was read (a smaller one past the list would lose its funding).
+    const smallest = (of: readonly StreamRecord[]) => of.reduce((min, s) => (BigInt(s.totalPulled) < min ? BigInt(s.totalPulled) : min), BigInt(of[0]!.totalPulled))
+    const least = streams.length < MAX_WATCHED_STREAMS ? smallest(streams) : undefined
+    const where = { ecosystem: first.ecosystem, chainId: first.chainId, treasury: first.treasury!, rewardToken: first.rewardToken! }
+    const ask = (least?: bigint) => plugin.transactions.findFundings!(client, { chainId: first.chainId, treasury: first.treasury!, token: first.rewardToken!, cursor: look.cursor, least })
+    let found = await ask(least)
+    // A smaller stream created since the list was read: what was left out may be its funding, so the look is asked
+    // again, leaving nothing out (audits).
+    if (least !== undefined) {
+      const now = await deps.store.pendingTokenStreams(deps.clock.now(), MAX_WATCHED_STREAMS, where)
+      if (now.length >= MAX_WATCHED_STREAMS || (now.length > 0 && smallest(now) < least)) found = await ask()
+    }
     for (const txHash of new Set([...look.again.keys(), ...found.txHashes])) {
       // Stopping: what is not read now is read from the cursor by the next server's first look.
       if (stopped) return
