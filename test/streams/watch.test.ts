@@ -8,7 +8,7 @@ import { createRegistry, startStreamWatcher, type StreamWatcher } from '@earn/co
 import { evm } from '@earn/plugin-evm'
 import { encodeFunctionData, erc20Abi, type Address, type Hex } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
-import { mintToken } from '../chains/evm.ts'
+import { deploySmartWallet, mintToken, testSmartWalletAbi } from '../chains/evm.ts'
 import { cuttableProxy } from '../proxy.ts'
 import { startStreamsEnv, type StreamsEnv } from './setup.ts'
 
@@ -391,3 +391,29 @@ test('a smaller stream past the list, or created while the look was made, is not
     await store.setStreamState(larger.id, { from: 'pending', to: 'active', at: Date.now() })
   }
 }, 120_000)
+
+test("a contract wallet's funding paid in parts (a batch of transfers, each less than the whole) is found, summed as confirm sums it", async () => {
+  const owner = await env.creator()
+  const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
+  await mintToken(env.chain.anvil, env.chain.token, wallet, 10_000_000n)
+  const r = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
+  expect(r.status, r.text).toBe(200)
+  const { transaction } = r.body.transactions[0]
+  const [id, totalPulled] = [r.body.stream.id as string, BigInt(r.body.totalPulled)]
+  const { watcher: w } = watcherOver(env.chain.anvil.url, {})
+  try {
+    while ((await w.watchNow()).read > 0);
+    // The tag on the first part's call, as the wallet's batch carries it; the second part untagged.
+    const tag = (transaction.data as string).slice(2 + 8 + 128)
+    const half = totalPulled / 2n
+    const first = `${encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [env.treasury, half] })}${tag}` as Hex
+    const second = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [env.treasury, totalPulled - half] })
+    const hash = await env.chain.anvil.walletClient.writeContract({ account: owner, address: wallet, abi: testSmartWalletAbi, functionName: 'executeBatch', args: [[transaction.to, transaction.to], [first, second]], chain: null })
+    await env.chain.anvil.publicClient.waitForTransactionReceipt({ hash })
+    await mine()
+    expect((await w.watchNow()).funded).toBe(1)
+    expect(await state(id)).toMatchObject({ state: 'active', fundingTxHash: hash })
+  } finally {
+    await w.stop()
+  }
+})

@@ -36,8 +36,7 @@ export async function findFundings(client: EvmClient, p: FindFundingsParameters)
       if (answeredWithError(error) && toBlock > after + 1n) return null
       throw classifyRpcError(error) === undefined ? error : chainUnavailable(p.chainId, error)
     })
-    // Transfers of less than any funding moves are no funding's (p.least): dust does not take a funding's place.
-    if (logs !== null) return upTo(p.least === undefined ? logs : logs.filter((l) => l.args.value >= p.least!), through)
+    if (logs !== null) return upTo(p.least === undefined ? logs : atLeast(logs, p.least), through)
     through = after + (through - after) / 2n
   }
 }
@@ -61,4 +60,16 @@ function upTo(logs: readonly { removed: boolean; transactionHash: string | null;
     seen.add(log.transactionHash!)
   }
   return { txHashes, cursor: String(through) }
+}
+
+/**
+ * The logs of transactions in which one sender moved at least `least` to the treasury, summed as confirm sums them: a
+ * contract wallet may pay a funding in parts (a batch of transfers), each less than the whole (a re-audit). Dust, less
+ * than any funding moves, does not take a funding's place among the MAX_FOUND.
+ */
+function atLeast<L extends { transactionHash: string | null; args: { from: string; value: bigint } }>(logs: readonly L[], least: bigint): L[] {
+  const sums = new Map<string, bigint>()
+  for (const l of logs) sums.set(`${l.transactionHash}|${l.args.from}`, (sums.get(`${l.transactionHash}|${l.args.from}`) ?? 0n) + l.args.value)
+  const funding = new Set([...sums].filter(([, sum]) => sum >= least).map(([key]) => key.split('|')[0]))
+  return logs.filter((l) => funding.has(String(l.transactionHash)))
 }
