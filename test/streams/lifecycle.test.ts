@@ -295,9 +295,7 @@ const switchedFeeAbi = [
 
 describe('a contract wallet as the creator (a Safe, an ERC-4337 account)', () => {
   test("its owner sends the transfer through the wallet: the creator's tokens reach the treasury, and the stream confirms", async () => {
-    const owner = await env.creator()
-    const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
-    await mintToken(env.chain.anvil, env.chain.token, wallet, 10_000_000n)
+    const { owner, wallet } = await env.walletCreator(10_000_000n)
     const r = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
     expect(r.status, r.text).toBe(200)
     const transfer = r.body.transactions[0].transaction as Json
@@ -366,10 +364,8 @@ describe('a stream of the chain\'s own coin', () => {
 describe('a contract wallet creator funding through a relayer', () => {
   /** A contract wallet holding reward tokens, its owner, a relayer, and a token stream created for the wallet. */
   async function walletCreatorStream(token: Address = env.chain.token) {
-    const owner = await env.creator()
+    const { owner, wallet } = await env.walletCreator(10_000_000n, token)
     const relayer = await env.creator()
-    const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
-    await mintToken(env.chain.anvil, token, wallet, 10_000_000n)
     const stream = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet, rewardToken: token }))
     expect(stream.status, stream.text).toBe(200)
     return { owner, relayer, wallet, stream }

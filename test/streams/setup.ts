@@ -6,7 +6,7 @@ import { expect } from 'bun:test'
 import { type Clock, createOrganization, importCatalog, type Tier } from '@earn/core'
 import { erc20Abi, type Address } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { mintToken, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
+import { deploySmartWallet, mintToken, sendUnsigned, setNativeBalance } from '../chains/evm.ts'
 import { localCatalog, startLocalChain, type LocalChain } from '../actions/localChain.ts'
 import { createHarness, type Harness, type Json } from '../harness.ts'
 
@@ -16,6 +16,8 @@ export interface StreamsEnv {
   treasury: Address
   /** A wallet with gas money and `tusd` smallest units of tUSD (or of `token`). */
   creator(amount?: bigint, token?: Address): Promise<PrivateKeyAccount>
+  /** A contract wallet (TestSmartWallet) holding `amount` of tUSD (or of `token`), and its owner, who has gas money. */
+  walletCreator(amount: bigint, token?: Address): Promise<{ owner: PrivateKeyAccount; wallet: Address }>
   /** Another organization's secret key. */
   organization(tier?: Tier): Promise<string>
   /** A valid token-stream body for `creator`, overridable field by field. */
@@ -36,15 +38,22 @@ export async function startStreamsEnv(options: { clock?: Clock; confirmations?: 
   const imported = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock: h.deps.clock }, localCatalog())
   expect(imported.opportunities.map((o) => o.chainFacts)).toEqual(['read', 'read'])
   const nowS = () => Math.floor(h.deps.clock.now() / 1000)
+  const creator = async (amount = 0n, token: Address = chain.token) => {
+    const wallet = privateKeyToAccount(generatePrivateKey())
+    await setNativeBalance(chain.anvil, wallet.address, 10n ** 18n)
+    if (amount > 0n) await mintToken(chain.anvil, token, wallet.address, amount)
+    return wallet
+  }
   return {
     chain,
     h,
     treasury,
-    async creator(amount = 0n, token = chain.token) {
-      const wallet = privateKeyToAccount(generatePrivateKey())
-      await setNativeBalance(chain.anvil, wallet.address, 10n ** 18n)
-      if (amount > 0n) await mintToken(chain.anvil, token, wallet.address, amount)
-      return wallet
+    creator,
+    async walletCreator(amount, token = chain.token) {
+      const owner = await creator()
+      const wallet = await deploySmartWallet(chain.anvil, owner.address)
+      await mintToken(chain.anvil, token, wallet, amount)
+      return { owner, wallet }
     },
     async organization(tier = 'standard') {
       return (await createOrganization({ store: h.store, clock: h.deps.clock }, { name: `Other ${tier} org`, tier })).secretKey

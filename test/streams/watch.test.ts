@@ -8,7 +8,7 @@ import { createRegistry, startStreamWatcher, type StreamWatcher } from '@earn/co
 import { evm } from '@earn/plugin-evm'
 import { encodeFunctionData, erc20Abi, type Address, type Hex } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
-import { deploySmartWallet, mintToken, testSmartWalletAbi } from '../chains/evm.ts'
+import { mintToken, testSmartWalletAbi } from '../chains/evm.ts'
 import { cuttableProxy } from '../proxy.ts'
 import { startStreamsEnv, type StreamsEnv } from './setup.ts'
 
@@ -393,9 +393,7 @@ test('a smaller stream past the list, or created while the look was made, is not
 }, 120_000)
 
 test("a contract wallet's funding paid in parts (a batch of transfers, each less than the whole) is found, summed as confirm sums it", async () => {
-  const owner = await env.creator()
-  const wallet = await deploySmartWallet(env.chain.anvil, owner.address)
-  await mintToken(env.chain.anvil, env.chain.token, wallet, 10_000_000n)
+  const { owner, wallet } = await env.walletCreator(10_000_000n)
   const r = await env.h.post('/v2/streams', env.tokenBody(owner, { creatorAddress: wallet }))
   expect(r.status, r.text).toBe(200)
   const { transaction } = r.body.transactions[0]
