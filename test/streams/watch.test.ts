@@ -4,7 +4,7 @@
  * stream's) leaves it pending; a chain that does not answer is looked at again.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
-import { createRegistry, startStreamWatcher, type StreamWatcher } from '@earn/core'
+import { createRegistry, RESUME_WITHIN_MS, startStreamWatcher, type FundingLook, type StreamWatcher } from '@earn/core'
 import { evm } from '@earn/plugin-evm'
 import { encodeFunctionData, erc20Abi, type Address, type Hex } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
@@ -413,5 +413,82 @@ test("a contract wallet's funding paid in parts (a batch of transfers, each less
     expect(await state(id)).toMatchObject({ state: 'active', fundingTxHash: hash })
   } finally {
     await w.stop()
+  }
+})
+
+/** Passes until the look's kept cursor is the head (earlier tests' looks may have left it behind). */
+async function caughtUp(w: StreamWatcher, look: FundingLook) {
+  const head = String(await env.chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 }))
+  for (let i = 0; i < 500 && (await env.h.deps.store.getLookProgress(look))?.cursor !== head; i++) await w.watchNow()
+  expect((await env.h.deps.store.getLookProgress(look))?.cursor).toBe(head)
+}
+
+test('a restarted server goes on from where the last look got to: a funding mined while it was down, past its first look, is found', async () => {
+  const creator = await env.creator(100_000_000n)
+  const s = await created(creator)
+  const { treasury, rewardToken } = (await env.h.deps.store.getStream(s.id))!
+  const look = { ecosystem: 'evm', chainId: env.chain.anvil.chainId, treasury: treasury!, rewardToken: rewardToken! }
+  // Five blocks of logs a call: a first look covers the last five.
+  const before = watcherOver(env.chain.anvil.url, { EVM_LOGS_BLOCK_RANGE: '5' })
+  await caughtUp(before.watcher, look)
+  await before.watcher.stop()
+  // Down meanwhile: the funding, then twelve blocks.
+  const hash = await env.send(creator, s.transaction)
+  await mine(12)
+  const after = watcherOver(env.chain.anvil.url, { EVM_LOGS_BLOCK_RANGE: '5' })
+  try {
+    let passes = 0
+    while ((await state(s.id)).state === 'pending' && passes++ < 5) await after.watcher.watchNow()
+    expect(await state(s.id)).toMatchObject({ state: 'active', fundingTxHash: hash })
+  } finally {
+    await after.watcher.stop()
+  }
+
+  // Without what was kept (the store's row forgotten), the same start looks at the last five blocks alone.
+  const lost = await created(creator)
+  const looked = watcherOver(env.chain.anvil.url, { EVM_LOGS_BLOCK_RANGE: '5' })
+  await caughtUp(looked.watcher, look)
+  await looked.watcher.stop()
+  await env.send(creator, lost.transaction)
+  await mine(12)
+  await env.h.deps.store.deleteLookProgress(Number.MAX_SAFE_INTEGER)
+  const fresh = watcherOver(env.chain.anvil.url, { EVM_LOGS_BLOCK_RANGE: '5' })
+  try {
+    for (let i = 0; i < 5; i++) await fresh.watcher.watchNow()
+    expect((await state(lost.id)).state).toBe('pending')
+  } finally {
+    await fresh.watcher.stop()
+    await env.h.deps.store.setStreamState(lost.id, { from: 'pending', to: 'cancelled', at: Date.now() })
+  }
+})
+
+test('where a look got to more than a day ago is not gone on from: the look starts over the recent blocks', async () => {
+  const creator = await env.creator(10_000_000n)
+  const s = await created(creator)
+  const { treasury, rewardToken } = (await env.h.deps.store.getStream(s.id))!
+  const look = { ecosystem: 'evm', chainId: env.chain.anvil.chainId, treasury: treasury!, rewardToken: rewardToken! }
+  const hash = await env.send(creator, s.transaction)
+  await mine()
+  // Kept a day and a minute ago at block 1: gone on from, the look would read blocks 2 to 6, not the funding's.
+  await env.h.deps.store.putLookProgress(look, { cursor: '1', again: [], updatedAt: Date.now() - RESUME_WITHIN_MS - 60_000 })
+  const w = watcherOver(env.chain.anvil.url, { EVM_LOGS_BLOCK_RANGE: '5' })
+  try {
+    expect((await w.watcher.watchNow()).funded).toBe(1)
+    expect(await state(s.id)).toMatchObject({ state: 'active', fundingTxHash: hash })
+  } finally {
+    await w.watcher.stop()
+  }
+  // Kept a minute ago, the same cursor is gone on from: the next pass reads blocks 2 to 6.
+  const t = await created(creator)
+  await env.send(creator, t.transaction)
+  await mine()
+  await env.h.deps.store.putLookProgress(look, { cursor: '1', again: [], updatedAt: Date.now() - 60_000 })
+  const resumed = watcherOver(env.chain.anvil.url, { EVM_LOGS_BLOCK_RANGE: '5' })
+  try {
+    expect((await resumed.watcher.watchNow()).funded).toBe(0)
+    expect((await env.h.deps.store.getLookProgress(look))?.cursor).toBe('6')
+  } finally {
+    await resumed.watcher.stop()
+    await env.h.deps.store.setStreamState(t.id, { from: 'pending', to: 'cancelled', at: Date.now() })
   }
 })

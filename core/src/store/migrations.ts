@@ -334,6 +334,26 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.dropIndex('streams_pending').ifExists().execute()
     },
   },
+  {
+    version: 16,
+    name: "where the watch on stream fundings got to, kept across restarts",
+    async up(db) {
+      // In memory only, a restarted server looked back over the plugin's recent past alone: a funding made while it was
+      // down and before that window was left to the confirm endpoint.
+      await db.schema
+        .createTable('funding_looks')
+        .ifNotExists()
+        .addColumn('ecosystem', 'text', (c) => c.notNull())
+        .addColumn('chain_id', 'text', (c) => c.notNull())
+        .addColumn('treasury', 'text', (c) => c.notNull())
+        .addColumn('reward_token', 'text', (c) => c.notNull())
+        .addColumn('cursor', 'text', (c) => c.notNull())
+        .addColumn('again', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('funding_looks_pk', ['ecosystem', 'chain_id', 'treasury', 'reward_token'])
+        .execute()
+    },
+  },
 ]
 
 /**

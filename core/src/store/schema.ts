@@ -158,6 +158,20 @@ export interface StreamsTable {
   updatedAt: number
 }
 
+/**
+ * Where the watch on stream fundings got to per treasury and reward token (core/src/streams/watch.ts), so a restarted
+ * server goes on from there. `again` is JSON: the transactions it must read again, with the passes that failed them.
+ */
+export interface FundingLooksTable {
+  ecosystem: string
+  chainId: string
+  treasury: string
+  rewardToken: string
+  cursor: string
+  again: string
+  updatedAt: number
+}
+
 export interface SchemaMigrationsTable {
   version: number
   name: string
@@ -176,6 +190,7 @@ export interface Database {
   opportunityDepositTokens: OpportunityDepositTokensTable
   settings: SettingsTable
   streams: StreamsTable
+  fundingLooks: FundingLooksTable
   schemaMigrations: SchemaMigrationsTable
 }
 

@@ -95,6 +95,22 @@ export function streamStoreTests(store: () => Store) {
     expect(await store().pendingFundingLooks(now, 10, look)).toEqual([])
   })
 
+  test("streams: where the watch's look at a treasury and token got to is kept, written over, and forgotten once old", async () => {
+    const look = { ecosystem: 'evm', chainId: '1', treasury: `0x${randomUUID().replaceAll('-', '')}`, rewardToken: '0x' + 'aa'.repeat(20) }
+    const other = { ...look, rewardToken: '0x' + 'ab'.repeat(20) }
+    expect(await store().getLookProgress(look)).toBeUndefined()
+    await store().putLookProgress(look, { cursor: '17', again: [['0xaa', 3], ['0xbb', 1]], updatedAt: T0 })
+    await store().putLookProgress(other, { cursor: '', again: [], updatedAt: T0 + HOUR })
+    expect(await store().getLookProgress(look)).toEqual({ cursor: '17', again: [['0xaa', 3], ['0xbb', 1]], updatedAt: T0 })
+    await store().putLookProgress(look, { cursor: '18446744073709551615', again: [], updatedAt: T0 + 2 * HOUR })
+    expect(await store().getLookProgress(look)).toEqual({ cursor: '18446744073709551615', again: [], updatedAt: T0 + 2 * HOUR })
+    expect(await store().getLookProgress(other)).toEqual({ cursor: '', again: [], updatedAt: T0 + HOUR })
+    // Before T0 + 2h: the other look alone (other tests' rows, kept at other times, may go too).
+    expect(await store().deleteLookProgress(T0 + 2 * HOUR)).toBeGreaterThanOrEqual(1)
+    expect(await store().getLookProgress(other)).toBeUndefined()
+    expect((await store().getLookProgress(look))?.cursor).toBe('18446744073709551615')
+  })
+
   test('streams: a state change lands only from the stored state it expects, once under concurrency', async () => {
     const row = stream(await newOrg(), { state: 'active', fundingTxHash: `0x${randomUUID()}` })
     await store().insertStream(row)

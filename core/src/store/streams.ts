@@ -50,6 +50,19 @@ export interface StreamStore {
    * `limit`, in order of their keys, after `after` where given (a page through them).
    */
   pendingFundingLooks(now: number, limit: number, after?: FundingLook): Promise<FundingLook[]>
+  /** Where the watch's look at a treasury and token got to, as last kept (any process's). */
+  getLookProgress(look: FundingLook): Promise<LookProgress | undefined>
+  /** Keeps where a look got to, over what was kept. */
+  putLookProgress(look: FundingLook, progress: LookProgress): Promise<void>
+  /** Forgets the looks last kept before `before` (one row per treasury and token: a small table); how many. */
+  deleteLookProgress(before: number): Promise<number>
+}
+
+/** Where one look got to: the plugin's cursor, and the transactions to read again with the passes that failed them. */
+export interface LookProgress {
+  cursor: string
+  again: [txHash: string, attempts: number][]
+  updatedAt: number
 }
 
 /** Where a token stream's funding lands: its chain, treasury and reward token. */
@@ -83,6 +96,9 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
   // PostgreSQL's generic plans unable to use it).
   const pendingTokens = () => db.selectFrom('streams').where('state', '=', sql.lit('pending')).where('type', '=', sql.lit('token'))
 
+  const lookRow = (l: FundingLook) =>
+    db.selectFrom('fundingLooks').where('ecosystem', '=', l.ecosystem).where('chainId', '=', l.chainId).where('treasury', '=', l.treasury).where('rewardToken', '=', l.rewardToken)
+
   return {
     async insertStream(row) {
       await db.insertInto('streams').values(row).execute()
@@ -114,6 +130,22 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
       q = q.where(sql<boolean>`(ecosystem, chain_id, treasury, reward_token) ${sql.raw(after ? '>' : '>=')} (${from.ecosystem}, ${from.chainId}, ${from.treasury}, ${from.rewardToken})`)
       const rows = await q.orderBy('ecosystem').orderBy('chainId').orderBy('treasury').orderBy('rewardToken').limit(limit).execute()
       return rows.map((r) => ({ ecosystem: r.ecosystem, chainId: r.chainId, treasury: r.treasury!, rewardToken: r.rewardToken! }))
+    },
+    async getLookProgress(look) {
+      const row = await lookRow(look).select(['cursor', 'again', 'updatedAt']).executeTakeFirst()
+      return row && { cursor: row.cursor, again: parseAgain(row.again), updatedAt: row.updatedAt }
+    },
+    async putLookProgress(look, p) {
+      const values = { cursor: p.cursor, again: JSON.stringify(p.again), updatedAt: p.updatedAt }
+      await db
+        .insertInto('fundingLooks')
+        .values({ ...look, ...values })
+        .onConflict((oc) => oc.columns(['ecosystem', 'chainId', 'treasury', 'rewardToken']).doUpdateSet(values))
+        .execute()
+    },
+    async deleteLookProgress(before) {
+      const r = await db.deleteFrom('fundingLooks').where('updatedAt', '<', before).executeTakeFirst()
+      return Number(r.numDeletedRows)
     },
     async listStreams(filter) {
       // The page's ids found, ordered and counted in streams_listing; only the page's rows are read (the total in the
@@ -151,6 +183,16 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
         throw e
       }
     },
+  }
+}
+
+/** The kept list of transactions to read again; what is not such a list (written by another version) is none. */
+function parseAgain(json: string): LookProgress['again'] {
+  try {
+    const v: unknown = JSON.parse(json)
+    return Array.isArray(v) ? v.filter((e): e is [string, number] => Array.isArray(e) && typeof e[0] === 'string' && Number.isInteger(e[1])) : []
+  } catch {
+    return []
   }
 }
 

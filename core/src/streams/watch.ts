@@ -8,8 +8,10 @@
  * without `findFundings`, or a transfer it cannot find (an EVM coin transfer, which logs nothing), is confirmed by the
  * endpoint, as before.
  *
- * Where each look got to (its cursor) is kept in memory; a restarted server looks back over the plugin's recent past
- * again. The cursor always moves on; a transaction the chain did not answer for is read again over the next passes.
+ * Where each look got to (its cursor, and what it must read again) is kept in the store after every look, so a server
+ * restarted within `RESUME_WITHIN_MS` goes on from there; a look not made for longer starts from the plugin's recent
+ * past (its first look). The cursor always moves on; a transaction the chain did not answer for is read again over
+ * the next passes.
  * Reading the same transaction again costs reads, nothing else: a funded stream is no longer pending, and another's
  * tag funds nothing here. Several processes each watch (their writes race as two confirms do).
  */
@@ -60,11 +62,21 @@ const MAX_RETRIED = 64
 /** Streams named by a transaction's tags that are looked up beside the pass's list (a funding tag per stream). */
 const MAX_NAMED = 16
 
+/**
+ * How old a look's kept cursor may be and still be gone on from. Older, the look starts over from the plugin's recent
+ * past: a cursor days behind would be caught up with range by range (EVM: EVM_LOGS_BLOCK_RANGE blocks a pass, ~35
+ * passes for a day of a 0.25 s chain) before a new stream's funding, made after it was created, is found. A day covers
+ * a restart or an outage; a look left idle longer (its streams all funded) has nothing owed from before.
+ */
+export const RESUME_WITHIN_MS = 86_400_000
+
 /** Where one treasury and token's look got to, and what it read but must read again. */
 interface Look {
   cursor?: string
   /** Transaction hash to the passes that failed to read it (oldest first). */
   again: Map<string, number>
+  /** When the look was last made (0: never). */
+  at: number
 }
 
 export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamWatcher {
@@ -125,8 +137,17 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
     const first = streams[0]!
     const { plugin, client } = await deps.ecosystems.get(first.ecosystem)
     if (!plugin.transactions.findFundings) return
-    // Most recently looked at last; past MAX_LOOKS the longest unvisited is forgotten (its next look is a first look).
-    const look: Look = looks.get(key) ?? { again: new Map() }
+    const where = { ecosystem: first.ecosystem, chainId: first.chainId, treasury: first.treasury!, rewardToken: first.rewardToken! }
+    const now = deps.clock.now()
+    // Most recently looked at last; past MAX_LOOKS the longest unvisited is forgotten (its next look reads what was kept).
+    let look = looks.get(key)
+    if (!look) {
+      // Kept by this server before a restart, or by another process; a store that does not answer fails the look (the
+      // next pass tries again), rather than start it over and write that over what was kept.
+      const kept = await deps.store.getLookProgress(where)
+      look = kept ? { cursor: kept.cursor, again: new Map(kept.again), at: kept.updatedAt } : { again: new Map(), at: 0 }
+    }
+    if (look.at < now - RESUME_WITHIN_MS) look = { again: new Map(), at: 0 }
     looks.delete(key)
     looks.set(key, look)
     if (looks.size > MAX_LOOKS) looks.delete(looks.keys().next().value!)
@@ -134,7 +155,6 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
     // Known only where every pending stream of the look was read (a smaller one past the list would lose its funding).
     const smallest = (of: readonly StreamRecord[]) => of.reduce((min, s) => (BigInt(s.totalPulled) < min ? BigInt(s.totalPulled) : min), BigInt(of[0]!.totalPulled))
     const least = streams.length < MAX_WATCHED_STREAMS ? smallest(streams) : undefined
-    const where = { ecosystem: first.ecosystem, chainId: first.chainId, treasury: first.treasury!, rewardToken: first.rewardToken! }
     const ask = (least?: bigint) => plugin.transactions.findFundings!(client, { chainId: first.chainId, treasury: first.treasury!, token: first.rewardToken!, cursor: look.cursor, least })
     let found = await ask(least)
     // A smaller stream created since the list was read: what was left out may be its funding, so the look is asked
@@ -161,6 +181,13 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
       deps.logger.error({ msg: 'stream funding watch: too many transactions to read again; the oldest left to POST /v2/streams/{id}/confirm', chainId: first.chainId, txHash })
     }
     look.cursor = found.cursor
+    look.at = now
+    try {
+      await deps.store.putLookProgress(where, { cursor: look.cursor, again: [...look.again], updatedAt: now })
+    } catch (e) {
+      // This process goes on from memory; a restart before the next write looks again from what was kept.
+      deps.logger.error({ msg: 'stream funding watch: keeping where a look got to failed', chainId: first.chainId, error: firstLine(e) })
+    }
   }
 
   /** The last treasury and token the previous pass looked at: the next goes on after it, by key (none: from the first). */
@@ -177,6 +204,8 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
       // a list by position had skipped or never reached some (audits).
       page = await deps.store.pendingFundingLooks(now, MAX_LOOKS_PER_PASS, lastLook)
       lastLook = page.length === MAX_LOOKS_PER_PASS ? page.at(-1) : undefined
+      // What no look would go on from any more (a treasury and token without pending streams for a day).
+      if (lastLook === undefined) await deps.store.deleteLookProgress(now - RESUME_WITHIN_MS)
     } catch (e) {
       deps.logger.error({ msg: 'stream funding watch: reading the pending streams failed', error: firstLine(e) })
       return { ...summary, failed: 1 }
