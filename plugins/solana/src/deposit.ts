@@ -75,9 +75,11 @@ async function depositToken(
     readMintWithAccounts(ctx.rpc, { mint, owners: [ctx.owner, ctx.vault], field: 'tokenIn', abortSignal: ctx.abortSignal }),
     readLamports(ctx.rpc, ctx.owner, ctx.abortSignal),
   ])
+  // Before the shortfalls: no top-up mends an amount the fee takes whole (an audit: told the SOL to add first, a wallet
+  // adding it was refused again).
+  const fee = await assertDeliversSome(ctx, token)
   const transfer = tokenTransferToVault({ token, owner: ctx.owner, vault: ctx.vault, amount: ctx.amount, memo: ctx.memo })
   assertPaysFor({ available, moved: 0n, newAccountRent: transfer.newAccountRent })
-  const fee = await assertDeliversSome(ctx, token)
   return toStep(ctx, {
     type: 'deposit',
     ...withFee(

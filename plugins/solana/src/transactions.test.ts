@@ -241,6 +241,14 @@ describe('deposit (SPL)', () => {
       expect(e).toBeInstanceOf(InvalidArgumentError)
       expect((e as InvalidArgumentError).context).toEqual({ amount: 'taken whole by the transfer fee' })
     }
+    // Told before a shortfall of SOL (the fee, the vault account's rent) or of the token: no top-up mends it, so a wallet
+    // told to top up first would be refused again (an audit).
+    const bare = await generateKeyPairSigner()
+    for (const build of [deposit(bare, o, 1n), withdraw(bare, o, 1n)]) {
+      const e = await rejection(buildTransactions(client, build))
+      expect(e).toBeInstanceOf(InvalidArgumentError)
+      expect((e as InvalidArgumentError).context).toEqual({ amount: 'taken whole by the transfer fee' })
+    }
     const [step] = await buildTransactions(client, deposit(user, o, 100n))
     // The step says what the vault receives: a person signing "Deposit 100" is told the fee.
     expect(step!.description).toEndWith('; the token withholds a transfer fee of 0.000001, so the vault receives 0.000099')
