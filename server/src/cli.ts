@@ -17,6 +17,7 @@ import {
   InvalidArgumentError,
   issueKey,
   KEY_KINDS,
+  maskKeys,
   type KeyKind,
   nameProblem,
   NotFoundError,
@@ -439,7 +440,8 @@ if (import.meta.main) {
     }
   } catch (e) {
     exitCode = e instanceof UsageError ? 2 : 1
-    const message = errorMessage(e)
+    // A key pasted where an id or a word goes is cut to its prefix, as the API's answers do: stderr ends up in logs.
+    const message = maskKeys(errorMessage(e))
     if (json) console.error(JSON.stringify({ error: message }))
     else console.error(`error: ${message}${e instanceof UsageError ? `\n\n${USAGE}` : ''}`)
   } finally {

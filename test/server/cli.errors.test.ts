@@ -220,6 +220,25 @@ test('`bun run cli` does not echo its command line, which may carry a key, to st
   }
 })
 
+test('a key pasted where an id or a word goes is cut to its prefix in the error, as the API cuts it (stderr ends up in logs)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'earn-cli-mask-'))
+  try {
+    const key = `sk_live_${'Ft5oAkv1U5EcJcZvftF6MULQjZN9LqZVgc1zk'}`
+    for (const [args, said] of [
+      [['key', 'revoke', key], 'error: "key revoke" takes no word after it (got sk_live_…)'],
+      [['key', 'create', '--org', key, '--kind', 'secret'], 'error: organization sk_live_… not found'],
+      [['distributor', 'list', '--org', key, '--json'], '{"error":"organization sk_live_… not found"}'],
+    ] as const) {
+      const run = Bun.spawn([process.execPath, 'run', 'cli', ...args], { env: { ...process.env, DATA_DIR: dir }, stdout: 'pipe', stderr: 'pipe' })
+      const [, stderr] = await Promise.all([run.exited, new Response(run.stderr).text()])
+      expect(stderr).not.toContain(key)
+      expect(stderr.split('\n')[0]).toBe(said)
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test('a result standard output cannot take (a full disk) is exit 1, the ids it made on stderr: the keys are shown nowhere else', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'earn-cli-full-'))
   try {

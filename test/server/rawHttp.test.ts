@@ -121,7 +121,7 @@ describe('Host', () => {
   })
 })
 
-describe('bodies past 1 MiB', () => {
+describe('bodies past 64 KiB', () => {
   const post = (body: BodyInit, headers: Record<string, string> = {}) =>
     fetch(`${server.url}/v2/membership/agreement`, {
       method: 'POST',

@@ -192,6 +192,16 @@ describe('rejections answer the envelope', () => {
     expect(Object.keys(r.body.context)).toContain(field)
   })
 
+  test('a time given as an empty or overlong string is told so, not as a value of another type (it was a string)', async () => {
+    for (const [startTime, said] of [
+      ['', 'must not be empty'],
+      ['2030-01-01T00:00:00.000000000000000000000Z', 'must be at most 40 characters'],
+    ] as const) {
+      const r = await env.h.post('/v2/streams', env.pointBody({ startTime }))
+      expect([r.status, r.body.context]).toEqual([400, { startTime: said }])
+    }
+  })
+
   test('an action that is none of pause, resume or cancel is a path no route takes: 404, charged nothing', async () => {
     const created = await env.h.post('/v2/streams', env.pointBody())
     expect(created.status, created.text).toBe(200)

@@ -129,7 +129,7 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   '401': 'The API key is missing, malformed, unknown or revoked, or publishable where this operation needs a secret key',
   '404': 'Not found: an unknown id, or a wallet that is not a member where one must be',
   '409': 'Conflicts with what exists already',
-  '413': 'The body is over 1 MiB',
+  '413': 'The body is over 64 KiB',
   '429': "The key's hourly or monthly cost-unit budget is spent (`context.budget`); nothing was charged",
   '500': 'A fault of this server, not of the request: the `error` carries a request id to report; retry with backoff',
   '503':

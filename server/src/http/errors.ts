@@ -46,11 +46,15 @@ function validationContext(error: ValidationError): Record<string, string> {
 
 /**
  * A string too short or too long, said in the API's words ("Expected string length greater or equal to 1" was
- * TypeBox's for an empty `txHash=`). Lengths are JavaScript's, in UTF-16 code units, as README says.
+ * TypeBox's for an empty `txHash=`; an empty `startTime` was "should be one of: 'string', 'integer'"). Lengths are
+ * JavaScript's, in UTF-16 code units, as README says.
  */
 function lengthRule(e: ValidationError['all'][number]): string | undefined {
-  const schema = 'schema' in e ? (e.schema as { minLength?: number; maxLength?: number } | undefined) : undefined
+  type Lengths = { type?: string; minLength?: number; maxLength?: number; anyOf?: Lengths[] }
+  const given = 'schema' in e ? (e.schema as Lengths | undefined) : undefined
   const value: unknown = 'value' in e ? e.value : undefined
+  // A union's string member (a time as text or epoch seconds): TypeBox's summary named its types, one of them the string sent.
+  const schema = given?.anyOf?.find((o) => o.type === 'string') ?? given
   if (typeof value !== 'string' || !schema) return undefined
   if (schema.minLength !== undefined && value.length < schema.minLength) return value === '' ? 'must not be empty' : `must be at least ${schema.minLength} characters`
   if (schema.maxLength !== undefined && value.length > schema.maxLength) return `must be at most ${schema.maxLength} characters`
