@@ -492,3 +492,56 @@ test('where a look got to more than a day ago is not gone on from: the look star
     await env.h.deps.store.setStreamState(t.id, { from: 'pending', to: 'cancelled', at: Date.now() })
   }
 })
+
+test("a kept cursor well past the chain's last block (a local chain started over under its id) starts a first look, not a wait for good", async () => {
+  const creator = await env.creator(10_000_000n)
+  const s = await created(creator)
+  const { treasury, rewardToken } = (await env.h.deps.store.getStream(s.id))!
+  const look = { ecosystem: 'evm', chainId: env.chain.anvil.chainId, treasury: treasury!, rewardToken: rewardToken! }
+  const head = await env.chain.anvil.publicClient.getBlockNumber({ cacheTime: 0 })
+  await env.h.deps.store.putLookProgress(look, { cursor: String(head + 1000n), again: [], updatedAt: Date.now() })
+  const hash = await env.send(creator, s.transaction)
+  await mine()
+  const w = watcherOver(env.chain.anvil.url, { EVM_LOGS_BLOCK_RANGE: '5' })
+  try {
+    expect((await w.watcher.watchNow()).funded).toBe(1)
+    expect(await state(s.id)).toMatchObject({ state: 'active', fundingTxHash: hash })
+    // A few blocks past (a pool's node behind the one last asked) is waited out: the cursor stays.
+    const near = String(head + 20n)
+    await env.h.deps.store.putLookProgress(look, { cursor: near, again: [], updatedAt: Date.now() })
+    const t = await created(creator)
+    const w2 = watcherOver(env.chain.anvil.url, { EVM_LOGS_BLOCK_RANGE: '5' })
+    try {
+      await w2.watcher.watchNow()
+      expect((await env.h.deps.store.getLookProgress(look))?.cursor).toBe(near)
+    } finally {
+      await w2.watcher.stop()
+      await env.h.deps.store.setStreamState(t.id, { from: 'pending', to: 'cancelled', at: Date.now() })
+      // Not left ahead for the tests after.
+      await env.h.deps.store.deleteLookProgress(Number.MAX_SAFE_INTEGER)
+    }
+  } finally {
+    await w.watcher.stop()
+  }
+})
+
+test('forgetting old looks, failing, holds up no look (a funding is still found) and is logged as itself', async () => {
+  const creator = await env.creator(10_000_000n)
+  const s = await created(creator)
+  const hash = await env.send(creator, s.transaction)
+  await mine()
+  const store = new Proxy(env.h.deps.store, {
+    get: (target, name, receiver) => (name === 'deleteLookProgress' ? async () => Promise.reject(new Error('disk full')) : Reflect.get(target, name, receiver)),
+  })
+  const w = watcherOver(env.chain.anvil.url, {}, store)
+  try {
+    // A first look here (earlier tests' transfers ahead of it, a hundred a pass).
+    let passes = 0
+    while ((await state(s.id)).state === 'pending' && passes++ < 20) expect((await w.watcher.watchNow()).failed).toBe(0)
+    expect(await state(s.id)).toMatchObject({ state: 'active', fundingTxHash: hash })
+    // Once: an hour apart.
+    expect(w.errors).toEqual([{ msg: 'stream funding watch: forgetting old looks failed', error: 'disk full' }])
+  } finally {
+    await w.watcher.stop()
+  }
+})

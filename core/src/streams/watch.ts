@@ -70,6 +70,9 @@ const MAX_NAMED = 16
  */
 export const RESUME_WITHIN_MS = 86_400_000
 
+/** How often a process forgets the kept looks past RESUME_WITHIN_MS. */
+const CLEANUP_EVERY_MS = 3_600_000
+
 /** Where one treasury and token's look got to, and what it read but must read again. */
 interface Look {
   cursor?: string
@@ -141,13 +144,13 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
     const now = deps.clock.now()
     // Most recently looked at last; past MAX_LOOKS the longest unvisited is forgotten (its next look reads what was kept).
     let look = looks.get(key)
-    if (!look) {
-      // Kept by this server before a restart, or by another process; a store that does not answer fails the look (the
-      // next pass tries again), rather than start it over and write that over what was kept.
+    if (!look || look.at < now - RESUME_WITHIN_MS) {
+      // Kept by this server before a restart, or by another process (which may have looked since this one last did); a
+      // store that does not answer fails the look (the next pass tries again), rather than start it over and write
+      // that over what was kept.
       const kept = await deps.store.getLookProgress(where)
-      look = kept ? { cursor: kept.cursor, again: new Map(kept.again), at: kept.updatedAt } : { again: new Map(), at: 0 }
+      look = kept && kept.updatedAt >= now - RESUME_WITHIN_MS ? { cursor: kept.cursor, again: new Map(kept.again), at: kept.updatedAt } : { again: new Map(), at: 0 }
     }
-    if (look.at < now - RESUME_WITHIN_MS) look = { again: new Map(), at: 0 }
     looks.delete(key)
     looks.set(key, look)
     if (looks.size > MAX_LOOKS) looks.delete(looks.keys().next().value!)
@@ -192,6 +195,7 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
 
   /** The last treasury and token the previous pass looked at: the next goes on after it, by key (none: from the first). */
   let lastLook: FundingLook | undefined
+  let lastCleanup = 0
 
   const pass = async (): Promise<WatchSummary> => {
     const summary: WatchSummary = { funded: 0, read: 0, failed: 0 }
@@ -204,8 +208,6 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
       // a list by position had skipped or never reached some (audits).
       page = await deps.store.pendingFundingLooks(now, MAX_LOOKS_PER_PASS, lastLook)
       lastLook = page.length === MAX_LOOKS_PER_PASS ? page.at(-1) : undefined
-      // What no look would go on from any more (a treasury and token without pending streams for a day).
-      if (lastLook === undefined) await deps.store.deleteLookProgress(now - RESUME_WITHIN_MS)
     } catch (e) {
       deps.logger.error({ msg: 'stream funding watch: reading the pending streams failed', error: firstLine(e) })
       return { ...summary, failed: 1 }
@@ -227,6 +229,12 @@ export function startStreamWatcher(deps: WatchDeps, intervalMs: number): StreamW
         }
       }),
     )
+    // What no look would go on from any more (a treasury and token without pending streams for a day), an hour apart:
+    // a write every pass took SQLite's write lock, and one that failed held up no look but read as if it had (an audit).
+    if (!stopped && now - lastCleanup >= CLEANUP_EVERY_MS) {
+      lastCleanup = now
+      await deps.store.deleteLookProgress(now - RESUME_WITHIN_MS).catch((e: unknown) => deps.logger.error({ msg: 'stream funding watch: forgetting old looks failed', error: firstLine(e) }))
+    }
     return summary
   }
 

@@ -3,7 +3,8 @@
  * `Transfer` logs to the treasury, filtered by the node on the indexed recipient, in the blocks after the cursor (a
  * block number) up to the last block whose transactions `readTransfers` counts (the chain's `EVM_CONFIRMATIONS`), at
  * most `EVM_LOGS_BLOCK_RANGE` blocks a call (fewer where the node refuses that many), and at most `MAX_FOUND`
- * transactions a look. Without a cursor (a server's first look), the last such range. A coin
+ * transactions a look. Without a cursor (a first look), or with one well past the chain's last block, the last such
+ * range. A coin
  * transfer logs nothing, so none is found: a coin stream is confirmed by its endpoint.
  */
 import { NATIVE_TOKEN, type FindFundingsParameters, type FoundFundings } from '@earn/core'
@@ -19,7 +20,11 @@ export async function findFundings(client: EvmClient, p: FindFundingsParameters)
   const head = await ask(p.chainId, () => publicClient.getBlockNumber({ cacheTime: 0 }))
   const last = head - BigInt(client.confirmations(p.chainId) - 1)
   if (p.token === NATIVE_TOKEN) return { txHashes: [], cursor: String(last) }
-  const start = p.cursor === undefined ? last - client.logsBlockRange : BigInt(p.cursor)
+  // A cursor well past this chain's last block is another chain's (a local chain started over under the same id, an id
+  // pointed at another network): kept in the store, it had held the look there for good (an audit). A few blocks past
+  // is a pool's node behind the one the last look asked: that look waits.
+  const kept = p.cursor !== undefined && /^\d{1,30}$/.test(p.cursor) ? BigInt(p.cursor) : undefined
+  const start = kept === undefined || kept > last + FOREIGN_CURSOR_BLOCKS ? last - client.logsBlockRange : kept
   const after = start < -1n ? -1n : start
   if (after >= last) return { txHashes: [], cursor: String(after) }
   // A node refusing the range (too many logs: hosted RPCs cap an answer at ~10,000; too many blocks) is asked for half
@@ -40,6 +45,9 @@ export async function findFundings(client: EvmClient, p: FindFundingsParameters)
     through = after + (through - after) / 2n
   }
 }
+
+/** How far past the chain's last block a cursor may be and still be taken for this chain's (a lagging node's answer). */
+const FOREIGN_CURSOR_BLOCKS = 64n
 
 /** The most transactions one look hands the watch to read (each ~3 calls): past it, the rest are the next look's. */
 export const MAX_FOUND = 100
