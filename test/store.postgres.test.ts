@@ -250,4 +250,33 @@ if (await postgresAvailable()) {
       }
     }, 30_000)
   })
+
+  describe('store: postgres, a database that takes no writes', () => {
+    test('is said unwritable (a read-only role, as a standby is); one that takes writes passes', async () => {
+      const { schema, drop } = await freshSchema()
+      const admin = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+      const role = `earn_ro_${randomUUID().slice(0, 8)}`
+      const writer = createStore({ engine: 'postgres', url: DATABASE_URL, schema })
+      const url = new URL(DATABASE_URL)
+      url.username = role
+      const reader = createStore({ engine: 'postgres', url: url.toString(), schema })
+      try {
+        await writer.migrate(Date.now())
+        await writer.checkWritable()
+        await admin.unsafe(`create role ${role} login`)
+        await admin.unsafe(`alter role ${role} set default_transaction_read_only = on`)
+        await admin.unsafe(`grant usage on schema ${schema} to ${role}`)
+        await reader.ping()
+        const refused = await reader.checkWritable().then(() => undefined, (e: unknown) => e)
+        expect(storeUnavailable(refused)).toBe('unwritable')
+        expect((refused as Error).message).toBe('the database at DATABASE_URL takes no writes (a standby, or a read-only role)')
+      } finally {
+        await reader.close()
+        await writer.close()
+        await drop()
+        await admin.unsafe(`drop role if exists ${role}`)
+        await admin.end()
+      }
+    })
+  })
 } else describe.skip('store: postgres (PostgreSQL not reachable)', () => {})

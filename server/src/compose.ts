@@ -134,6 +134,9 @@ export async function composeDeps(config: Config): Promise<Deps> {
   const logger = createJsonLogger()
   const store = openStore(config)
   await migrateStore(store, clock)
+  // An embedded store on a read-only mount opens, reads and, with nothing to migrate, writes nothing: the start went on,
+  // ready, every write failing (an audit). A PostgreSQL standby may yet be promoted: readiness says it, not the start.
+  if (store.engine === 'sqlite') await store.checkWritable()
   // Redis's own step: its client's failures ("Invalid pathname") had been told as the store's (an audit). Without it,
   // the meter reads the store's usage: a failure there is the store's.
   const opening = openMeter(config, { store, clock, logger })

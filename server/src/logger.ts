@@ -4,7 +4,34 @@ export interface Logger {
   error(fields: Record<string, unknown>): void
 }
 
-export function createJsonLogger(write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+let outputLost = false
+
+/**
+ * Writes to standard output. A reader that went away (a closed pipe: `| head`, a log shipper restarting) loses the
+ * lines, said once on standard error, never the process: the write threw EPIPE, which ended the server mid-request (an
+ * audit).
+ */
+export function writeOutput(text: string): void {
+  try {
+    process.stdout.write(text)
+  } catch (e) {
+    outputRefused(e)
+  }
+}
+
+/** Says once, on standard error, that standard output refused a write (thrown, or reported later by the stream). */
+export function outputRefused(e: unknown): void {
+  if (outputLost) return
+  outputLost = true
+  const code = (e as { code?: unknown } | null)?.code
+  try {
+    process.stderr.write(`standard output refused a write (${typeof code === 'string' ? code : String(e)}); log lines are lost from now on\n`)
+  } catch {
+    // Neither stream takes writes: nothing to say it with.
+  }
+}
+
+export function createJsonLogger(write: (line: string) => void = writeOutput): Logger {
   const emit = (level: string, fields: Record<string, unknown>) =>
     write(JSON.stringify({ time: new Date().toISOString(), level, ...fields }) + '\n')
   return { info: (f) => emit('info', f), error: (f) => emit('error', f) }

@@ -10,7 +10,7 @@ import { loadDocsGenerator } from './http/docs.ts'
 import { IDLE_TIMEOUT_SECONDS } from './http/idle.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
 import { composeDeps, StartupStepError } from './compose.ts'
-import { loggableError } from './logger.ts'
+import { loggableError, outputRefused, writeOutput } from './logger.ts'
 
 const PLUGIN_WARM_DELAY_MS = 1000
 /** A second stop signal within this of the first is the same stop, delivered twice (see shutdown). */
@@ -70,7 +70,8 @@ async function main() {
     deps.logger.info({ msg: 'shutting down', signal })
     // Serving on, new connections too, while readiness fails, until the balancer has stopped sending (a second
     // signal meanwhile stops at once, as ever).
-    if (server && config.shutdownDelaySeconds > 0) {
+    // Not for a server stopped by its own configuration (exit code 1): never ready, nothing is sending to it.
+    if (server && config.shutdownDelaySeconds > 0 && exitCode === 0) {
       lifecycle.draining = true
       await Bun.sleep(config.shutdownDelaySeconds * 1000)
     }
@@ -78,7 +79,10 @@ async function main() {
     let late = false
     const graceEnd = performance.now() + config.shutdownGraceSeconds * 1000
     const deadline = Bun.sleep(config.shutdownGraceSeconds * 1000).then(() => (late = true))
-    const beforeDeadline = <T>(p: Promise<T>) => Promise.race([p.then(() => true), deadline.then(() => false)])
+    // A deadline already past gives what is stopping a turn of the event loop to end, so an idle stop (a grace of 0)
+    // is not said abandoned (an audit).
+    const beforeDeadline = <T>(p: Promise<T>) =>
+      Promise.race([p.then(() => true), deadline.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(() => false)])
     let drained = true
     if (server) {
       // Requests a client sent just before the signal may still sit unread in their sockets, where stop(false) would
@@ -89,6 +93,9 @@ async function main() {
       // stop(false) refuses new connections and resolves when requests in flight have finished.
       drained = await beforeDeadline(server.stop(false))
       if (!drained) await server.stop(true)
+      // The request log's line of each answered request is written after its answer (Elysia's afterResponse, on the
+      // next turn): the exit below came first, and the lines of requests answered while stopping were lost (an audit).
+      await new Promise<void>((resolve) => setImmediate(resolve))
     }
     // A catalog refresh reading a chain that hangs could hold the stop for minutes (two RPC timeouts per vault).
     // So could the watch on stream fundings, reading a chain that hangs.
@@ -104,6 +111,8 @@ async function main() {
     deps.logger.info({ msg: 'stopped', drained, ...(refreshEnded ? {} : { refresh: 'abandoned' }), ...(watchEnded ? {} : { watch: 'abandoned' }), ...(closed ? {} : { close: 'abandoned' }), ...(lost?.units ? { usage: 'lost' } : {}) })
     process.exit(lost?.units ? exitCode || 1 : exitCode)
   }
+  // A write error the stream reports later rather than throws (its reader gone) is the same lost output, not a crash.
+  process.stdout.on('error', outputRefused)
   // Before the server listens: a signal from then on stops it gracefully, never by Bun's default.
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
@@ -140,7 +149,7 @@ async function main() {
       return void shutdown('startup error', 1)
     }
     // Shown even while stopping: made, its keys are shown now or never.
-    if (demo) process.stdout.write(demoBanner(demo, baseUrl) + '\n')
+    if (demo) writeOutput(demoBanner(demo, baseUrl) + '\n')
   }
   // Entries an earlier release stored in another spelling of their chain (see core's spelling.ts), until it succeeds.
   const respell = async () => {

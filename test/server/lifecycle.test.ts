@@ -60,8 +60,8 @@ describe('server process', () => {
     expect(await second.stop()).toBe(0)
   })
 
-  test('SIGTERM lets a request in flight finish, then exits 0', async () => {
-    const server = await startServer({ DATA_DIR: dir })
+  test('SIGTERM lets a request in flight finish, logged as any other, then exits 0', async () => {
+    const server = await startServer({ DATA_DIR: dir, LOG_REQUESTS: '1' })
     // Once ready, nothing (such as plugins still loading) holds the event loop when the request arrives.
     while ((await fetch(`${server.url}/readyz`)).status !== 200) await Bun.sleep(50)
     // A body sent in two parts keeps the request in flight across the signal.
@@ -92,6 +92,8 @@ describe('server process', () => {
     expect(r.status).toBe(200)
     expect((await r.json()).message).toContain('0x000000000000000000000000000000000000dEaD')
     expect(await exited).toBe(0)
+    // Its log line is written after its answer: the exit had come first.
+    expect(server.output()).toContain(`"requestId":"${r.headers.get('x-request-id')}","method":"POST","route":"/v2/membership/agreement","status":200`)
     expect(server.output()).toContain('"msg":"stopped","drained":true')
     expect(await fetch(`${server.url}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused')
   })
@@ -170,7 +172,8 @@ describe('server process', () => {
       const check = (url: string) => fetch(`${url}/v2/membership/?address=0x000000000000000000000000000000000000dEaD`, { headers: { 'x-api-key': key } })
       for (let i = 0; i < 5; i++) expect((await check(first.url)).status).toBe(200)
       expect(await first.stop('SIGTERM')).toBe(0)
-      expect(first.output()).not.toContain('"close":"abandoned"')
+      // Nothing was under way: the refresh and the watch, stopped at once, are not said abandoned either.
+      expect(first.output()).toMatch(/"msg":"stopped","drained":true}/)
       const second = await startServer({ DATA_DIR: fresh })
       expect((await check(second.url)).headers.get('x-monthly-usage')).toBe('6')
       expect(await second.stop()).toBe(0)
@@ -240,6 +243,52 @@ describe('server process', () => {
     } finally {
       proxy.stop()
       await drop()
+    }
+  })
+
+  test('a standard output whose reader went away (a closed pipe) loses log lines, not the server', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'earn-life-pipe-'))
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../server/src/main.ts')], {
+      env: { ...process.env, DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', LOG_REQUESTS: '1' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    try {
+      const reader = proc.stdout.getReader()
+      const { value } = await reader.read()
+      const url = JSON.parse(new TextDecoder().decode(value).split('\n')[0]!).url as string
+      await reader.cancel()
+      // The plugins' load logs a line a second after listening (where the process died of EPIPE), each request one more.
+      await Bun.sleep(1500)
+      for (let i = 0; i < 3; i++) expect((await fetch(`${url}/healthz`)).status).toBe(200)
+      expect(proc.exitCode).toBeNull()
+      proc.kill('SIGTERM')
+      expect(await proc.exited).toBe(0)
+      expect(await new Response(proc.stderr).text()).toBe('standard output refused a write (EPIPE); log lines are lost from now on\n')
+    } finally {
+      proc.kill('SIGKILL')
+      rmSync(fresh, { recursive: true, force: true })
+    }
+  })
+
+  test('an embedded store on a read-only mount stops the start with one line, where it started ready and failed every write', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'earn-life-ro-'))
+    try {
+      const first = await startServer({ DATA_DIR: fresh })
+      while ((await fetch(`${first.url}/readyz`)).status !== 200) await Bun.sleep(50)
+      expect(await first.stop()).toBe(0)
+      // The directory mounted read-only in a mount namespace of the server's own (as root, file modes do not stop a write).
+      const main = join(import.meta.dir, '../../server/src/main.ts')
+      const proc = Bun.spawn(['unshare', '-m', 'sh', '-c', `mount --bind "$DATA_DIR" "$DATA_DIR" && mount -o remount,ro,bind "$DATA_DIR" && exec "${process.execPath}" "${main}"`], {
+        env: { ...process.env, DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', LOG_REQUESTS: '0' },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()])
+      expect(stdout).not.toContain('listening')
+      expect([code, stderr.trim()]).toEqual([1, `startup error: opening the embedded store in ${fresh} (DATA_DIR): the embedded store's file ${join(fresh, 'earn.sqlite')} takes no writes (EROFS)`])
+    } finally {
+      rmSync(fresh, { recursive: true, force: true })
     }
   })
 
@@ -353,10 +402,21 @@ describe('server process', () => {
   test("a chain plugin's bad variable stops the server when the plugin loads, naming the variable; a first start makes no demo then", async () => {
     const fresh = mkdtempSync(join(tmpdir(), 'earn-life-plugin-'))
     try {
-      const server = await startServer({ DATA_DIR: fresh, EVM_LOGS_BLOCK_RANGE: 'many' })
+      // A shutdown delay is for a balancer to stop sending; a server stopped by its configuration was never ready.
+      const server = await startServer({ DATA_DIR: fresh, EVM_LOGS_BLOCK_RANGE: 'many', SHUTDOWN_DELAY_SECONDS: '60' })
       const deadline = Date.now() + 15_000
       while (!server.output().includes('configuration error') && Date.now() < deadline) await Bun.sleep(50)
       expect(server.output()).toMatch(/configuration error: evm plugin: EVM_LOGS_BLOCK_RANGE must be a whole number/)
+      const alive = () => {
+        try {
+          process.kill(server.pid, 0)
+          return true
+        } catch {
+          return false
+        }
+      }
+      for (let i = 0; i < 200 && alive(); i++) await Bun.sleep(50)
+      expect(alive()).toBe(false)
       expect(await server.stop()).toBe(1)
       // Its keys were never shown, so none was made: the fixed start shows them.
       expect(server.output()).not.toContain('_live_')

@@ -2,6 +2,8 @@
  * The store: one implementation over Kysely, run on SQLite (bun:sqlite, the embedded default) or
  * PostgreSQL (postgres.js). Callers never see the engine.
  */
+import { accessSync, constants } from 'node:fs'
+import { dirname } from 'node:path'
 import { CamelCasePlugin, Kysely, sql } from 'kysely'
 import { compileInsertOnce, compileOnce } from './compiled.ts'
 import { LazyPostgresDialect, type PostgresOptions } from './postgresDialect.ts'
@@ -10,6 +12,7 @@ import { type Engine, migrate } from './migrations.ts'
 import { type OpportunityStore, opportunityQueries } from './opportunities.ts'
 import { type ActivityStore, activityQueries } from './activity.ts'
 import { type StreamStore, streamQueries } from './streams.ts'
+import { STORE_UNAVAILABLE } from './unavailable.ts'
 import type {
   ActionRecord,
   ApiKeyRecord,
@@ -45,6 +48,12 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
   readonly engine: Engine
   migrate(now: number): Promise<number[]>
   ping(): Promise<void>
+  /**
+   * Throws (as the store's `unwritable`) where the store takes no writes: an embedded store whose file or directory the
+   * process cannot write (a read-only mount), a PostgreSQL session that is read-only (a standby, a read-only role).
+   * Reading a store opened without migrations to apply writes nothing, so a start found none of this (an audit).
+   */
+  checkWritable(): Promise<void>
   close(): Promise<void>
 
   /**
@@ -155,6 +164,11 @@ export type ActedOn = Pick<ActionRecord, 'chainId' | 'vault'> & { opportunityId:
 // Any fixed number other than the migrations' lock; the same for every process of this service.
 const FIRST_ORGANIZATION_LOCK = 724_201_612
 
+/** A store failure said as `unwritable` wherever the store's states are (503s, readiness). */
+function unwritable(message: string): Error {
+  return Object.assign(new Error(message), { [STORE_UNAVAILABLE]: 'unwritable' as const })
+}
+
 function open(options: StoreOptions): { db: Kysely<Database>; engine: Engine; reader?: ReturnType<typeof openReader> } {
   if (options.engine === 'sqlite') return { ...openSqlite(options.path), engine: 'sqlite' }
   return { db: new Kysely<Database>({ dialect: new LazyPostgresDialect(options), plugins: [new CamelCasePlugin()] }), engine: 'postgres' }
@@ -179,6 +193,22 @@ export function createStore(options: StoreOptions): Store {
       // The schema's page (page 1) read, as any query reads it: a file that is no database fails here.
       if (read) read('select 1 from sqlite_master limit 1', [])
       else await sql`select 1`.execute(db)
+    },
+    async checkWritable() {
+      if (options.engine === 'sqlite') {
+        if (options.path === ':memory:') return
+        // The file, and the directory its WAL and shared-memory files are made in.
+        for (const path of [options.path, dirname(options.path)]) {
+          try {
+            accessSync(path, constants.W_OK)
+          } catch (e) {
+            throw unwritable(`the embedded store's ${path === options.path ? 'file' : 'directory'} ${path} takes no writes (${(e as NodeJS.ErrnoException).code ?? String(e)})`)
+          }
+        }
+        return
+      }
+      const row = await sql<{ readOnly: string }>`select current_setting('transaction_read_only') as read_only`.execute(db)
+      if (row.rows[0]?.readOnly === 'on') throw unwritable('the database at DATABASE_URL takes no writes (a standby, or a read-only role)')
     },
     async close() {
       reader?.close()

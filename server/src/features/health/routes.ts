@@ -28,7 +28,11 @@ const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]
  */
 const CHAIN_PROBE_SHARED_MS = 1_000
 
+/** How often readiness logs why the store failed its probe, where it fails in a state the answer names. */
+const LOG_EVERY_MS = 10_000
+
 export const healthRoutes = (deps: Deps) => {
+  let lastStoreLog = -Infinity
   const probes = new Map<string, { at: number; answer: Promise<ChainHealth[]> }>()
   const chainHealth = (id: string, plugin: { health(client: unknown): Promise<ChainHealth[]> }, client: unknown) => {
     const now = performance.now()
@@ -63,12 +67,17 @@ export const healthRoutes = (deps: Deps) => {
           // The store's state in a word, as the API's 503s say it: a driver's text names the database's host (an audit),
           // and this answer needs no key.
           probe('store', () =>
-            within(deps.store.ping()).then(
+            within(deps.store.ping().then(() => deps.store.checkWritable())).then(
               () => 'ok',
               (e: unknown) => {
                 if (e instanceof ProbeTimeout) throw e
                 const state = storeUnavailable(e)
-                if (!state) deps.logger.error({ msg: 'readiness: the store failed its probe', ...loggableError(e) })
+                // The detail in the log, a known state's too (a server out of rotation gets only probes, so nothing else
+                // says why: an audit), at most every LOG_EVERY_MS: probes come every few seconds from each balancer.
+                if (!state || performance.now() - lastStoreLog >= LOG_EVERY_MS) {
+                  lastStoreLog = performance.now()
+                  deps.logger.error({ msg: 'readiness: the store failed its probe', ...(state ? { state } : {}), ...loggableError(e) })
+                }
                 throw new Error(state ?? 'failed (the server log says why)')
               },
             ),
