@@ -434,6 +434,37 @@ describe('import and refresh', () => {
     await offline.close()
   })
 
+  test("a chain that answers none of a group's reads is asked no more: its other entries are pending for the same reason", async () => {
+    // An RPC that fails every request (a 503), counting them.
+    let asked = 0
+    const failing = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: () => {
+        asked++
+        return new Response('unavailable', { status: 503 })
+      },
+    })
+    const down = createPublicClient({ transport: http(`http://127.0.0.1:${failing.port}`, { retryCount: 0 }) })
+    const offline = await createHarness({ clock, clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: down }) } })
+    const offlineDeps = { store: offline.store, ecosystems: offline.deps.ecosystems, clock }
+    const copies = (n: number) => ({ opportunities: Array.from({ length: n }, () => entry({ id: crypto.randomUUID() })) })
+    try {
+      const eight = await importCatalog(offlineDeps, copies(8))
+      const askedForEight = asked
+      expect(askedForEight).toBeGreaterThan(0)
+      asked = 0
+      const forty = await importCatalog(offlineDeps, copies(40))
+      // The first eight read (as many requests as eight alone took), the other thirty-two not.
+      expect(asked).toBe(askedForEight)
+      expect(forty.opportunities.map((o) => o.chainFacts)).toEqual(Array(40).fill('pending'))
+      expect(new Set(forty.opportunities.map((o) => o.note))).toEqual(new Set([eight.opportunities[0]!.note]))
+    } finally {
+      await offline.close()
+      await failing.stop(true)
+    }
+  })
+
   test('an entry imported pending with decimals the chain contradicts is served with the chain\'s once refreshed', async () => {
     const down = createPublicClient({ transport: http(await closedPortUrl(), { retryCount: 0 }) })
     const offline = await createHarness({ clock, clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: down }) } })
