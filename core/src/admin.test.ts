@@ -4,7 +4,7 @@ import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createDistributor, createFirstOrganization, createOrganization, issueKey, rotateKey } from './admin.ts'
+import { createDistributor, createFirstOrganization, createOrganization, issueKey, revokeKey, rotateKey, setKeyBudgets } from './admin.ts'
 import { manualClock } from './clock.ts'
 import { InvalidArgumentError } from './errors.ts'
 import { createStore, type Store } from './store/store.ts'
@@ -114,4 +114,16 @@ test('organization and distributor names are one line of at most 200 characters'
   expect(await store.listDistributors(orgId)).toEqual([])
   // Surrounding whitespace, tabs or newlines included, is trimmed first; 200 characters (emoji count as one) is fine.
   expect((await createOrganization({ store, clock }, { name: ` ${'é'.repeat(199)}\u{1F600}\n` })).orgId).toStartWith('org_')
+})
+
+test("a revoked key's budgets cannot be set (it answers no request), as it cannot be rotated; a live key's can", async () => {
+  const store = await (await fileStore()).open()
+  const org = await createOrganization({ store, clock }, { name: 'Budgets' })
+  const live = await setKeyBudgets({ store, clock }, { key: org.publishableKey }, { hourlyBudget: 5 })
+  expect(live.hourlyBudget).toBe(5)
+  await revokeKey({ store, clock }, { key: org.publishableKey })
+  const refused = await setKeyBudgets({ store, clock }, { key: org.publishableKey }, { hourlyBudget: 7 }).catch((e: unknown) => e)
+  expect(refused).toBeInstanceOf(InvalidArgumentError)
+  expect((refused as InvalidArgumentError).message).toBe("a revoked key's budgets cannot be set: it answers no request")
+  expect((await store.listKeys(org.orgId)).find((k) => k.kind === 'publishable')?.hourlyBudget).toBe(5)
 })
