@@ -9,13 +9,17 @@ let outputLost = false
 /**
  * Writes to standard output. A reader that went away (a closed pipe: `| head`, a log shipper restarting) loses the
  * lines, said once on standard error, never the process: the write threw EPIPE, which ended the server mid-request (an
- * audit).
+ * audit). False when the text was lost.
  */
-export function writeOutput(text: string): void {
+export function writeOutput(text: string): boolean {
+  // Once refused, not tried again: a later write may fail unseen (reported by the stream, not thrown).
+  if (outputLost) return false
   try {
     process.stdout.write(text)
+    return true
   } catch (e) {
     outputRefused(e)
+    return false
   }
 }
 

@@ -149,7 +149,8 @@ async function main() {
       return void shutdown('startup error', 1)
     }
     // Shown even while stopping: made, its keys are shown now or never.
-    if (demo) writeOutput(demoBanner(demo, baseUrl) + '\n')
+    // On standard error where standard output is gone (a closed pipe): shown nowhere, the keys were lost (a re-audit).
+    if (demo && !writeOutput(demoBanner(demo, baseUrl) + '\n')) console.error(demoBanner(demo, baseUrl))
   }
   // Entries an earlier release stored in another spelling of their chain (see core's spelling.ts), until it succeeds.
   const respell = async () => {

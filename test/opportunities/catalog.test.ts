@@ -434,7 +434,7 @@ describe('import and refresh', () => {
     await offline.close()
   })
 
-  test("a chain that answers none of a group's reads is asked no more: its other entries are pending for the same reason", async () => {
+  test("a chain that answers none of a group's reads, nor one read alone then, is asked no more: its other entries are pending for the same reason", async () => {
     // An RPC that fails every request (a 503), counting them.
     let asked = 0
     const failing = Bun.serve({
@@ -450,18 +450,47 @@ describe('import and refresh', () => {
     const offlineDeps = { store: offline.store, ecosystems: offline.deps.ecosystems, clock }
     const copies = (n: number) => ({ opportunities: Array.from({ length: n }, () => entry({ id: crypto.randomUUID() })) })
     try {
-      const eight = await importCatalog(offlineDeps, copies(8))
-      const askedForEight = asked
-      expect(askedForEight).toBeGreaterThan(0)
+      const nine = await importCatalog(offlineDeps, copies(9))
+      const askedForNine = asked
+      expect(askedForNine).toBeGreaterThan(0)
       asked = 0
       const forty = await importCatalog(offlineDeps, copies(40))
-      // The first eight read (as many requests as eight alone took), the other thirty-two not.
-      expect(asked).toBe(askedForEight)
+      // The first eight read, then one alone (as many requests as nine alone took), the other thirty-one not.
+      expect(asked).toBe(askedForNine)
       expect(forty.opportunities.map((o) => o.chainFacts)).toEqual(Array(40).fill('pending'))
-      expect(new Set(forty.opportunities.map((o) => o.note))).toEqual(new Set([eight.opportunities[0]!.note]))
+      expect(new Set(forty.opportunities.map((o) => o.note))).toEqual(new Set([nine.opportunities[0]!.note]))
     } finally {
       await offline.close()
       await failing.stop(true)
+    }
+  })
+
+  test("vaults that each fail for their own reasons (a call too heavy for the node) leave the chain asked: the file's other entries are read", async () => {
+    const heavy = Array.from({ length: 8 }, (_, i) => `0x${(0xbeef00 + i).toString(16).padStart(40, '0')}`)
+    // geth's answer to a call past its execution timeout, for any request naming one of them; the rest reach anvil.
+    const node = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const text = await req.text()
+        if (heavy.some((a) => text.toLowerCase().includes(a.slice(2)))) {
+          const body = JSON.parse(text) as { id: number } | { id: number }[]
+          const refuse = (m: { id: number }) => ({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'execution aborted (timeout = 5s)' } })
+          return Response.json(Array.isArray(body) ? body.map(refuse) : refuse(body))
+        }
+        return fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text })
+      },
+    })
+    const client = createPublicClient({ transport: http(`http://127.0.0.1:${node.port}`, { retryCount: 0 }) })
+    const h = await createHarness({ clock, clients: { evm: evmClientFromPublicClients({ [chain.anvil.chainId]: client }) } })
+    try {
+      const good = [entry({ id: crypto.randomUUID() }), entry({ id: crypto.randomUUID() })]
+      const file = { opportunities: [...heavy.map((vaultAddress) => entry({ id: crypto.randomUUID(), vaultAddress })), ...good] }
+      const imported = await importCatalog({ store: h.store, ecosystems: h.deps.ecosystems, clock }, file)
+      expect(imported.opportunities.map((o) => o.chainFacts)).toEqual([...Array(8).fill('pending'), 'read', 'read'])
+    } finally {
+      await h.close()
+      await node.stop(true)
     }
   })
 

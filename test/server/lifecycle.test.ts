@@ -1,7 +1,7 @@
 /** The server process: first start on an empty embedded store, later starts, SIGTERM. */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { outputMatching, runCli, startServer, withDemoBanner } from '../process.ts'
@@ -246,7 +246,7 @@ describe('server process', () => {
     }
   })
 
-  test('a standard output whose reader went away (a closed pipe) loses log lines, not the server', async () => {
+  test("a standard output whose reader went away (a closed pipe) loses log lines, not the server; the demo's keys go to standard error", async () => {
     const fresh = mkdtempSync(join(tmpdir(), 'earn-life-pipe-'))
     const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../server/src/main.ts')], {
       env: { ...process.env, DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', LOG_REQUESTS: '1' },
@@ -264,7 +264,10 @@ describe('server process', () => {
       expect(proc.exitCode).toBeNull()
       proc.kill('SIGTERM')
       expect(await proc.exited).toBe(0)
-      expect(await new Response(proc.stderr).text()).toBe('standard output refused a write (EPIPE); log lines are lost from now on\n')
+      const stderr = await new Response(proc.stderr).text()
+      expect(stderr).toStartWith('standard output refused a write (EPIPE); log lines are lost from now on\n')
+      // The first start's demo keys, shown nowhere else, on standard error instead.
+      expect(stderr).toMatch(/secret key +sk_live_\w+/)
     } finally {
       proc.kill('SIGKILL')
       rmSync(fresh, { recursive: true, force: true })
@@ -287,6 +290,23 @@ describe('server process', () => {
       const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()])
       expect(stdout).not.toContain('listening')
       expect([code, stderr.trim()]).toEqual([1, `startup error: opening the embedded store in ${fresh} (DATA_DIR): the embedded store's file ${join(fresh, 'earn.sqlite')} takes no writes (EROFS)`])
+
+      // The file a symbolic link to a writable one elsewhere: SQLite writes there (its WAL beside it), so the start goes on.
+      const linked = mkdtempSync(join(tmpdir(), 'earn-life-ro-link-'))
+      symlinkSync(join(fresh, 'earn.sqlite'), join(linked, 'earn.sqlite'))
+      const started = Bun.spawn(['unshare', '-m', 'sh', '-c', `mount --bind "$DATA_DIR" "$DATA_DIR" && mount -o remount,ro,bind "$DATA_DIR" && exec "${process.execPath}" "${main}"`], {
+        env: { ...process.env, DATA_DIR: linked, PORT: '0', HOST: '127.0.0.1', LOG_REQUESTS: '0' },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      try {
+        const { value } = await started.stdout.getReader().read()
+        expect(new TextDecoder().decode(value)).toContain('"msg":"listening"')
+      } finally {
+        started.kill('SIGKILL')
+        await started.exited
+        rmSync(linked, { recursive: true, force: true })
+      }
     } finally {
       rmSync(fresh, { recursive: true, force: true })
     }

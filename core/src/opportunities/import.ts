@@ -72,7 +72,8 @@ type Read = Awaited<ReturnType<typeof factsFor>>
 
 /**
  * Every entry's chain facts: chain by chain at once, VAULTS_AT_ONCE entries of a chain at a time. A chain that answered
- * none of a group's reads is asked no more: its later entries are pending for the same reason. Read in file order
+ * none of a group's reads, nor then one entry's read alone, is asked no more: its later entries are pending for the
+ * same reason. Read in file order
  * across chains, a chain that did not answer held the import 2 x EVM_RPC_TIMEOUT_MS for every 8 of its entries (an
  * audit: ~43 minutes for 2,000, silent), and the other chains' entries behind them.
  */
@@ -87,11 +88,17 @@ async function readAll(deps: CatalogDeps, listings: readonly Listing[]): Promise
   await Promise.all(
     [...byChain.values()].map(async (entries) => {
       let down: Read | undefined
-      for (let at = 0; at < entries.length; at += VAULTS_AT_ONCE) {
-        const group = entries.slice(at, at + VAULTS_AT_ONCE)
+      // After a group none of whose reads answered, one entry is read alone: vaults may each fail for their own reasons
+      // (a call too heavy for the node) on a chain that answers (a re-audit had a file's other entries pending then).
+      let doubt = false
+      for (let at = 0; at < entries.length; ) {
+        const group = entries.slice(at, at + (doubt ? 1 : VAULTS_AT_ONCE))
+        at += group.length
         const got = down ? group.map(() => down!) : await Promise.all(group.map((i) => factsFor(deps, listings[i]!)))
         group.forEach((i, j) => (read[i] = got[j]!))
-        if (got.every((r) => 'pending' in r)) down = got[0]
+        const none = got.every((r) => 'pending' in r)
+        if (none && doubt) down = got[0]
+        doubt = none
       }
     }),
   )

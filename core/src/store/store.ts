@@ -2,7 +2,7 @@
  * The store: one implementation over Kysely, run on SQLite (bun:sqlite, the embedded default) or
  * PostgreSQL (postgres.js). Callers never see the engine.
  */
-import { accessSync, constants } from 'node:fs'
+import { accessSync, constants, realpathSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { CamelCasePlugin, Kysely, sql } from 'kysely'
 import { compileInsertOnce, compileOnce } from './compiled.ts'
@@ -197,12 +197,14 @@ export function createStore(options: StoreOptions): Store {
     async checkWritable() {
       if (options.engine === 'sqlite') {
         if (options.path === ':memory:') return
-        // The file, and the directory its WAL and shared-memory files are made in.
-        for (const path of [options.path, dirname(options.path)]) {
+        // The file, and the directory its WAL and shared-memory files are made in: the link's target's, where the file is
+        // a symbolic link (SQLite follows it; a re-audit had a writable store refused for its link's directory).
+        const file = realpathSync(options.path)
+        for (const path of [file, dirname(file)]) {
           try {
             accessSync(path, constants.W_OK)
           } catch (e) {
-            throw unwritable(`the embedded store's ${path === options.path ? 'file' : 'directory'} ${path} takes no writes (${(e as NodeJS.ErrnoException).code ?? String(e)})`)
+            throw unwritable(`the embedded store's ${path === file ? 'file' : 'directory'} ${path} takes no writes (${(e as NodeJS.ErrnoException).code ?? String(e)})`)
           }
         }
         return

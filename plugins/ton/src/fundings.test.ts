@@ -54,6 +54,16 @@ describe('findTonFundings on the sandbox', () => {
     expect((await find(NATIVE_TOKEN, '')).cursor).toBe(found.cursor)
   })
 
+  test("a cursor past the account's latest transaction (a network started over, the cursor kept) starts a first look, not a wait for good", async () => {
+    const tagged = await send(await built(NATIVE_TOKEN, toNano('1')))
+    const past = (await find(NATIVE_TOKEN, '90000000000000'))
+    expect(past.txHashes).toContain(tagged)
+    expect(BigInt(past.cursor)).toBeLessThan(90000000000000n)
+    // At the latest transaction itself: nothing new, and the cursor stays.
+    const latest = await caughtUp(NATIVE_TOKEN)
+    expect(await find(NATIVE_TOKEN, latest)).toEqual({ txHashes: [], cursor: latest })
+  })
+
   test("a jetton: found two hops back from the treasury's jetton wallet; a TON transfer to the treasury is not the jetton's", async () => {
     const none = await find(raw(jetton))
     const tagged = await send(await built(raw(jetton), 1_015_002n))
