@@ -17,7 +17,7 @@ const Limit = LimitQuery(MAX_ACTIVITY_LIMIT, DEFAULT_ACTIVITY_LIMIT)
 export const WalletActivityQuery = Type.Object({
   addresses: Type.String({
     minLength: 1,
-    description: `Comma-separated wallet addresses, up to ${MAX_ACTIVITY_ADDRESSES}, each in any form its ecosystem accepts (EVM case-insensitive)`,
+    description: `Comma-separated wallet addresses, up to ${MAX_ACTIVITY_ADDRESSES}, each in any form its ecosystem accepts (EVM: lowercase, uppercase, or EIP-55 mixed case with its checksum)`,
   }),
   page: Page,
   limit: Limit,

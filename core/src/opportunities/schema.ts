@@ -89,7 +89,7 @@ export const MAX_LIMIT = 500
 /** The list's query string, as received: parsing it (and naming what does not parse) is core's job. */
 export const OpportunityListQuery = Type.Object({
   chainIds: Type.Optional(Type.String({ description: 'Comma-separated chain ids, e.g. 1,8453' })),
-  depositToken: Type.Optional(Type.String({ description: 'Token address; case-insensitive on EVM' })),
+  depositToken: Type.Optional(Type.String({ description: 'Token address; on EVM lowercase, uppercase or EIP-55 mixed case (its checksum must hold)' })),
   tvlGreaterThan: QueryValue({ type: 'number' }, 'USD number; only opportunities with a larger TVL'),
   page: PageQuery,
   limit: LimitQuery(MAX_LIMIT, DEFAULT_LIMIT),

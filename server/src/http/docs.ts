@@ -105,7 +105,7 @@ const HEADERS = {
   'X-Monthly-Limit': header('Monthly cost-unit cap; sent only where a cap is set.'),
   'X-Monthly-Usage': header('Cost units consumed this month (UTC calendar month).'),
   'X-Monthly-Remaining': header('Cost units remaining this month; sent only where a cap is set.'),
-  'Retry-After': header('Seconds until the exhausted window resets.'),
+  'Retry-After': header('Seconds to wait before sending again: on a 429, until the exhausted window resets; on a 503 while the meter (Redis) cannot count, 1.'),
   'X-RateLimit-Reset': header('End of the exhausted window, in epoch seconds.'),
 }
 const METERED = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Used', 'X-Monthly-Limit', 'X-Monthly-Usage', 'X-Monthly-Remaining']
@@ -119,7 +119,9 @@ const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` })
 function describeResponseHeaders(paths: Record<string, Record<string, any>>) {
   for (const operation of Object.values(paths).flatMap((methods) => Object.values(methods)))
     for (const [status, response] of Object.entries<any>(operation.responses ?? {})) {
-      const names = ['X-Request-Id', ...(operation['x-cost-units'] === undefined ? [] : METERED), ...(status === '429' ? ['Retry-After', 'X-RateLimit-Reset'] : [])]
+      const metered = operation['x-cost-units'] !== undefined
+      // A metered operation's 503 while the meter cannot count carries Retry-After too (METER_REDIS_OUTAGE=closed).
+      const names = ['X-Request-Id', ...(metered ? METERED : []), ...(status === '429' ? ['Retry-After', 'X-RateLimit-Reset'] : []), ...(status === '503' && metered ? ['Retry-After'] : [])]
       response.headers = { ...response.headers, ...Object.fromEntries(names.map((name) => [name, headerRef(name)])) }
     }
 }
@@ -161,7 +163,7 @@ const SUCCESS_DESCRIPTIONS: Record<string, string> = {
 
 /** What `/healthz` and `/readyz` answer besides success (they are not metered). */
 const PROBE_DESCRIPTIONS: Record<string, string> = {
-  '400': 'A Host header that names no one host (refused on every path)',
+  '400': 'A Host header that names no one host (invalid, or sent twice); a probe sent without one, or with an empty one (HTTP/1.0), is answered',
   '503': 'Not ready: `checks` names what did not answer',
 }
 

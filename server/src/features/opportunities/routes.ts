@@ -14,7 +14,7 @@ export const opportunityRoutes = (deps: Deps) => {
         query: OpportunityListQuery,
         summary: 'List opportunities',
         description:
-          'Filters: chainIds (comma-separated), depositToken (address; case-insensitive on EVM), tvlGreaterThan (USD). ' +
+          'Filters: chainIds (comma-separated), depositToken (address; on EVM any one case, or EIP-55 mixed case with its checksum), tvlGreaterThan (USD). ' +
           'Largest TVL first; page from 1, limit up to 500 (default 100). A filter that does not parse is 400 naming it. ' +
           'Opportunities the operator delisted are left out.',
         tags,
