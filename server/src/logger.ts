@@ -6,13 +6,16 @@ export interface Logger {
 
 let outputLost = false
 
+/** A write error after which standard output takes nothing more: its reader is gone, or the descriptor is. */
+const GONE = new Set(['EPIPE', 'EBADF', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'])
+
 /**
  * Writes to standard output. A reader that went away (a closed pipe: `| head`, a log shipper restarting) loses the
  * lines, said once on standard error, never the process: the write threw EPIPE, which ended the server mid-request (an
- * audit). False when the text was lost.
+ * audit). Another failure loses that text alone. False when the text was lost.
  */
 export function writeOutput(text: string): boolean {
-  // Once refused, not tried again: a later write may fail unseen (reported by the stream, not thrown).
+  // Once gone, not tried again: a later write may fail unseen (reported by the stream, not thrown).
   if (outputLost) return false
   try {
     process.stdout.write(text)
@@ -23,13 +26,13 @@ export function writeOutput(text: string): boolean {
   }
 }
 
-/** Says once, on standard error, that standard output refused a write (thrown, or reported later by the stream). */
+/** Says once, on standard error, that standard output is gone (a write threw, or the stream reported it later). */
 export function outputRefused(e: unknown): void {
-  if (outputLost) return
-  outputLost = true
   const code = (e as { code?: unknown } | null)?.code
+  if (outputLost || typeof code !== 'string' || !GONE.has(code)) return
+  outputLost = true
   try {
-    process.stderr.write(`standard output refused a write (${typeof code === 'string' ? code : String(e)}); log lines are lost from now on\n`)
+    process.stderr.write(`standard output refused a write (${code}); log lines are lost from now on\n`)
   } catch {
     // Neither stream takes writes: nothing to say it with.
   }
