@@ -6,17 +6,20 @@ export interface Logger {
 
 let outputLost = false
 
+/** Whether standard output has refused a write for want of a reader (its later writes may fail unseen). */
+export const outputReaderGone = () => outputLost
+
 /** A write error after which standard output takes nothing more: its reader is gone, or the descriptor is. */
 const GONE = new Set(['EPIPE', 'EBADF', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'])
 
 /**
  * Writes to standard output. A reader that went away (a closed pipe: `| head`, a log shipper restarting) loses the
- * lines, said once on standard error, never the process: the write threw EPIPE, which ended the server mid-request (an
- * audit). Another failure loses that text alone. False when the text was lost.
+ * lines while it is away, said once on standard error, never the process: the write threw EPIPE, which ended the
+ * server mid-request (an audit). False when the text was lost.
  */
 export function writeOutput(text: string): boolean {
-  // Once gone, not tried again: a later write may fail unseen (reported by the stream, not thrown).
-  if (outputLost) return false
+  // Tried every time, gone or not: a reader may come back (a log shipper reopening the FIFO it reads), and the lines
+  // reach it again (a re-audit: a latch had silenced the server for good).
   try {
     process.stdout.write(text)
     return true
@@ -26,13 +29,13 @@ export function writeOutput(text: string): boolean {
   }
 }
 
-/** Says once, on standard error, that standard output is gone (a write threw, or the stream reported it later). */
+/** Says once, on standard error, that standard output's reader is gone (a write threw, or the stream reported it later). */
 export function outputRefused(e: unknown): void {
   const code = (e as { code?: unknown } | null)?.code
   if (outputLost || typeof code !== 'string' || !GONE.has(code)) return
   outputLost = true
   try {
-    process.stderr.write(`standard output refused a write (${code}); log lines are lost from now on\n`)
+    process.stderr.write(`standard output refused a write (${code}); log lines are lost while it has no reader\n`)
   } catch {
     // Neither stream takes writes: nothing to say it with.
   }

@@ -10,7 +10,7 @@ import { loadDocsGenerator } from './http/docs.ts'
 import { IDLE_TIMEOUT_SECONDS } from './http/idle.ts'
 import { createDemoIfEmpty, demoBanner } from './bootstrap.ts'
 import { composeDeps, StartupStepError } from './compose.ts'
-import { loggableError, outputRefused, writeOutput } from './logger.ts'
+import { loggableError, outputReaderGone, outputRefused, writeOutput } from './logger.ts'
 
 const PLUGIN_WARM_DELAY_MS = 1000
 /** A second stop signal within this of the first is the same stop, delivered twice (see shutdown). */
@@ -150,7 +150,7 @@ async function main() {
     }
     // Shown even while stopping: made, its keys are shown now or never.
     // On standard error where standard output is gone (a closed pipe): shown nowhere, the keys were lost (a re-audit).
-    if (demo && !writeOutput(demoBanner(demo, baseUrl) + '\n')) console.error(demoBanner(demo, baseUrl))
+    if (demo && (outputReaderGone() || !writeOutput(demoBanner(demo, baseUrl) + '\n'))) console.error(demoBanner(demo, baseUrl))
   }
   // Entries an earlier release stored in another spelling of their chain (see core's spelling.ts), until it succeeds.
   const respell = async () => {

@@ -265,7 +265,7 @@ describe('server process', () => {
       proc.kill('SIGTERM')
       expect(await proc.exited).toBe(0)
       const stderr = await new Response(proc.stderr).text()
-      expect(stderr).toStartWith('standard output refused a write (EPIPE); log lines are lost from now on\n')
+      expect(stderr).toStartWith('standard output refused a write (EPIPE); log lines are lost while it has no reader\n')
       // The first start's demo keys, shown nowhere else, on standard error instead.
       expect(stderr).toMatch(/secret key +sk_live_\w+/)
     } finally {
@@ -308,6 +308,46 @@ describe('server process', () => {
         rmSync(linked, { recursive: true, force: true })
       }
     } finally {
+      rmSync(fresh, { recursive: true, force: true })
+    }
+  })
+
+  test('log lines reach a reader that comes back (a log shipper reopening the FIFO it reads)', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'earn-life-fifo-'))
+    const fifo = join(fresh, 'log.fifo')
+    expect(Bun.spawnSync(['mkfifo', fifo]).exitCode).toBe(0)
+    const reader = () => Bun.spawn(['cat', fifo], { stdout: 'pipe' })
+    const first = reader()
+    const main = join(import.meta.dir, '../../server/src/main.ts')
+    const server = Bun.spawn(['sh', '-c', `exec "${process.execPath}" "${main}" > "${fifo}"`], {
+      env: { ...process.env, DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', LOG_REQUESTS: '1' },
+      stderr: 'pipe',
+    })
+    try {
+      const { value } = await first.stdout.getReader().read()
+      const url = JSON.parse(new TextDecoder().decode(value).split('\n')[0]!).url as string
+      first.kill()
+      await first.exited
+      // Written while no one reads: refused (EPIPE), the server serving on.
+      for (let i = 0; i < 3; i++) expect((await fetch(`${url}/healthz`)).status).toBe(200)
+      const second = reader()
+      // Until the reader has opened the FIFO, a write still finds none.
+      let seen = ''
+      const pump = (async () => {
+        for await (const chunk of second.stdout) seen += new TextDecoder().decode(chunk)
+      })()
+      for (let i = 0; i < 50 && !seen.includes('"route":"/healthz"'); i++) {
+        await fetch(`${url}/healthz`)
+        await Bun.sleep(100)
+      }
+      expect(seen).toContain('"route":"/healthz"')
+      server.kill('SIGTERM')
+      await server.exited
+      second.kill()
+      await pump.catch(() => {})
+    } finally {
+      server.kill('SIGKILL')
+      first.kill()
       rmSync(fresh, { recursive: true, force: true })
     }
   })
