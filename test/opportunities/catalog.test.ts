@@ -434,7 +434,7 @@ describe('import and refresh', () => {
     await offline.close()
   })
 
-  test("a chain that answers none of a group's reads, nor one read alone then, is asked no more: its other entries are pending for the same reason", async () => {
+  test("a chain that answers none of a group's reads, nor then its readiness probe, is asked no more: its other entries are pending for the same reason", async () => {
     // An RPC that fails every request (a 503), counting them.
     let asked = 0
     const failing = Bun.serve({
@@ -455,7 +455,8 @@ describe('import and refresh', () => {
       expect(askedForNine).toBeGreaterThan(0)
       asked = 0
       const forty = await importCatalog(offlineDeps, copies(40))
-      // The first eight read, then one alone (as many requests as nine alone took), the other thirty-one not.
+      // The first eight read, then the chain's readiness probe (as many requests as nine took: the ninth was not read
+      // either), the other thirty-two not.
       expect(asked).toBe(askedForNine)
       expect(forty.opportunities.map((o) => o.chainFacts)).toEqual(Array(40).fill('pending'))
       expect(new Set(forty.opportunities.map((o) => o.note))).toEqual(new Set([nine.opportunities[0]!.note]))

@@ -334,7 +334,8 @@ describe('server process', () => {
       // Until the reader has opened the FIFO, a write still finds none.
       let seen = ''
       const pump = (async () => {
-        for await (const chunk of second.stdout) seen += new TextDecoder().decode(chunk)
+        const r = second.stdout.getReader()
+        for (let chunk = await r.read(); !chunk.done; chunk = await r.read()) seen += new TextDecoder().decode(chunk.value)
       })()
       for (let i = 0; i < 50 && !seen.includes('"route":"/healthz"'); i++) {
         await fetch(`${url}/healthz`)

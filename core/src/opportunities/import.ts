@@ -72,8 +72,8 @@ type Read = Awaited<ReturnType<typeof factsFor>>
 
 /**
  * Every entry's chain facts: chain by chain at once, VAULTS_AT_ONCE entries of a chain at a time. A chain that answered
- * none of a group's reads, nor then one entry's read alone, is asked no more: its later entries are pending for the
- * same reason. Read in file order
+ * none of a group's reads, nor then its plugin's readiness probe, is asked no more: its later entries are pending for
+ * the same reason. Read in file order
  * across chains, a chain that did not answer held the import 2 x EVM_RPC_TIMEOUT_MS for every 8 of its entries (an
  * audit: ~43 minutes for 2,000, silent), and the other chains' entries behind them.
  */
@@ -88,21 +88,28 @@ async function readAll(deps: CatalogDeps, listings: readonly Listing[]): Promise
   await Promise.all(
     [...byChain.values()].map(async (entries) => {
       let down: Read | undefined
-      // After a group none of whose reads answered, one entry is read alone: vaults may each fail for their own reasons
-      // (a call too heavy for the node) on a chain that answers (a re-audit had a file's other entries pending then).
-      let doubt = false
-      for (let at = 0; at < entries.length; ) {
-        const group = entries.slice(at, at + (doubt ? 1 : VAULTS_AT_ONCE))
-        at += group.length
+      for (let at = 0; at < entries.length; at += VAULTS_AT_ONCE) {
+        const group = entries.slice(at, at + VAULTS_AT_ONCE)
         const got = down ? group.map(() => down!) : await Promise.all(group.map((i) => factsFor(deps, listings[i]!)))
         group.forEach((i, j) => (read[i] = got[j]!))
-        const none = got.every((r) => 'pending' in r)
-        if (none && doubt) down = got[0]
-        doubt = none
+        // Vaults may each fail for their own reasons (a call too heavy for the node) on a chain that answers: the chain
+        // is asked whether it answers at all (its readiness probe) before it is given up (re-audits).
+        if (!down && got.every((r) => 'pending' in r) && !(await chainAnswers(deps, listings[group[0]!]!))) down = got[0]
       }
     }),
   )
   return read
+}
+
+/** Whether the listing's chain answers its plugin's readiness probe (one chain per ecosystem where the probe names none). */
+async function chainAnswers(deps: CatalogDeps, listing: Listing): Promise<boolean> {
+  try {
+    const { plugin, client } = await deps.ecosystems.get(listing.ecosystem)
+    const chains = await plugin.health(client)
+    return (chains.find((c) => c.chain === listing.chainId) ?? (chains.length === 1 ? chains[0] : undefined))?.ok === true
+  } catch {
+    return false
+  }
 }
 
 /**
