@@ -48,9 +48,11 @@ export async function findTonFundings(client: TonChainClient, p: FindFundingsPar
   // Nothing after the cursor: unless the account's latest transaction is the cursor's or later, the cursor is another
   // chain's (a local network or sandbox started over): kept in the store, it had held the look there for good (an
   // audit). Looked at afresh then, as a first look.
+  // The node's account state names its latest transaction: one call (the index's own list would be two, with its
+  // transactions fetched from the node; a re-audit counted an idle look's calls).
   if (listed.length === 0 && afterLt !== undefined) {
-    const [latest] = await askChain(what, () => client.listTransactions(account, { since: 0, limit: 1 }))
-    if (latest === undefined || latest.lt < afterLt) return findTonFundings(client, { ...p, cursor: undefined })
+    const { last } = await askChain('the account state', () => client.provider(account).getState())
+    if (last === null || last.lt < afterLt) return findTonFundings(client, { ...p, cursor: undefined })
   }
   const followed: string[] = []
   let last = afterLt
