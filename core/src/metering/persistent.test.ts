@@ -67,15 +67,16 @@ describe('the embedded meter keeps usage across restarts', () => {
     const { store: real } = await openStore()
     const writes: KeyUsage[][] = []
     let failNext = true
-    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage'> = {
+    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'usageWritten'> = {
       loadKeyUsage: (m) => real.loadKeyUsage(m),
-      async addKeyUsage(rows) {
+      usageWritten: (w) => real.usageWritten(w),
+      async addKeyUsage(rows, write) {
         writes.push(rows.map((r) => ({ ...r })))
         if (failNext) {
           failNext = false
           throw new Error('disk full')
         }
-        await real.addKeyUsage(rows)
+        await real.addKeyUsage(rows, write)
       },
     }
     const meter = await createPersistentMemoryMeter({ store, clock, flushMs: 60_000 })
@@ -97,11 +98,12 @@ describe('the embedded meter keeps usage across restarts', () => {
     const { store: real } = await openStore()
     let refusals = 3
     const errors: unknown[] = []
-    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage'> = {
+    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'usageWritten'> = {
       loadKeyUsage: (m) => real.loadKeyUsage(m),
-      async addKeyUsage(rows) {
+      usageWritten: (w) => real.usageWritten(w),
+      async addKeyUsage(rows, write) {
         if (refusals-- > 0) throw new Error('database or disk is full')
-        await real.addKeyUsage(rows)
+        await real.addKeyUsage(rows, write)
       },
     }
     const meter = await createPersistentMemoryMeter({ store, clock, flushMs: 60_000, onError: (e) => errors.push(e) })
@@ -112,6 +114,54 @@ describe('the embedded meter keeps usage across restarts', () => {
     expect(errors).toHaveLength(3)
     expect(meter.usageNotStored()).toEqual({ keys: 0, units: 0 })
     expect(new Map((await real.loadKeyUsage('2031-08')).map((r) => [r.keyId, r.used]))).toEqual(new Map([['a', 4], ['b', 3]]))
+    await real.close()
+  })
+
+  test('a write that committed but whose answer was lost (a COMMIT answer dropped) is not sent again: counted once', async () => {
+    const clock = manualClock(Date.parse('2031-08-20T10:15:00Z'))
+    const { store: real } = await openStore()
+    let loseAnswer = true
+    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'usageWritten'> = {
+      loadKeyUsage: (m) => real.loadKeyUsage(m),
+      usageWritten: (w) => real.usageWritten(w),
+      async addKeyUsage(rows, write) {
+        await real.addKeyUsage(rows, write)
+        if (loseAnswer) {
+          loseAnswer = false
+          throw new Error('PostgreSQL gave no answer within 12000 ms')
+        }
+      },
+    }
+    const meter = await createPersistentMemoryMeter({ store, clock, flushMs: 60_000 })
+    await meter.admit({ keyId: 'a', cost: 7, budget, now: clock.now() })
+    await expect(meter.flush()).rejects.toThrow('no answer')
+    await meter.admit({ keyId: 'a', cost: 2, budget, now: clock.now() })
+    await meter.flush()
+    await meter.close()
+    expect((await real.loadKeyUsage('2031-08')).map((r) => [r.keyId, r.used, r.hourUsed])).toEqual([['a', 9, 9]])
+    await real.close()
+  })
+
+  test('a write that failed without committing is sent again whole', async () => {
+    const clock = manualClock(Date.parse('2031-08-20T10:15:00Z'))
+    const { store: real } = await openStore()
+    let fail = true
+    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'usageWritten'> = {
+      loadKeyUsage: (m) => real.loadKeyUsage(m),
+      usageWritten: (w) => real.usageWritten(w),
+      async addKeyUsage(rows, write) {
+        if (fail) {
+          fail = false
+          throw new Error('connection refused')
+        }
+        await real.addKeyUsage(rows, write)
+      },
+    }
+    const meter = await createPersistentMemoryMeter({ store, clock, flushMs: 60_000 })
+    await meter.admit({ keyId: 'a', cost: 7, budget, now: clock.now() })
+    await expect(meter.flush()).rejects.toThrow('refused')
+    await meter.close()
+    expect((await real.loadKeyUsage('2031-08')).map((r) => [r.keyId, r.used])).toEqual([['a', 7]])
     await real.close()
   })
 })

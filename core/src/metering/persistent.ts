@@ -6,12 +6,12 @@
  * counted meanwhile is held only in memory, and the stop reports what it could not write.
  */
 import type { Clock } from '../clock.ts'
-import type { Store } from '../store/store.ts'
+import type { Store, UsageWrite } from '../store/store.ts'
 import { createMemoryMeter } from './memory.ts'
 import { type Meter, windowsAt } from './meter.ts'
 
 export interface PersistentMeterOptions {
-  store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage'>
+  store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'usageWritten'>
   clock: Clock
   /** Default 5000. */
   flushMs?: number
@@ -33,10 +33,25 @@ export async function createPersistentMemoryMeter(options: PersistentMeterOption
   const memory = createMemoryMeter({ initial: await store.loadKeyUsage(windowsAt(options.clock.now()).monthId) })
 
   let writing: Promise<void> | undefined
+  // This process's writes, numbered: one that failed may still have committed (PostgreSQL's COMMIT answer lost), so
+  // before anything is sent again the store is asked whether it did (an audit: sent again, it counted twice).
+  const writer = crypto.randomUUID()
+  let seq = 0
+  let unsure: { write: UsageWrite; unsaved: ReturnType<typeof memory.unsaved> } | undefined
   const write = async () => {
+    if (unsure) {
+      if (await store.usageWritten(unsure.write)) unsure.unsaved.commit()
+      unsure = undefined
+    }
     const unsaved = memory.unsaved()
     if (unsaved.rows.length === 0) return
-    await store.addKeyUsage(unsaved.rows)
+    const attempt = { writer, seq: ++seq, at: options.clock.now() }
+    try {
+      await store.addKeyUsage(unsaved.rows, attempt)
+    } catch (e) {
+      unsure = { write: attempt, unsaved }
+      throw e
+    }
     unsaved.commit()
   }
   // One write at a time: a second caller waits for the one in progress, then writes what is left.

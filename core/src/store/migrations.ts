@@ -354,6 +354,22 @@ export const MIGRATIONS: Migration[] = [
         .execute()
     },
   },
+  {
+    version: 17,
+    name: 'usage writes recorded, so one whose answer was lost is not counted twice',
+    async up(db) {
+      // PostgreSQL may commit a write whose answer never arrives (a network drop, a failover): sent again, its usage
+      // was counted twice (an audit).
+      await db.schema
+        .createTable('usage_writes')
+        .ifNotExists()
+        .addColumn('writer', 'text', (c) => c.notNull())
+        .addColumn('seq', 'bigint', (c) => c.notNull())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('usage_writes_pk', ['writer', 'seq'])
+        .execute()
+    },
+  },
 ]
 
 /**

@@ -159,6 +159,16 @@ export interface StreamsTable {
 }
 
 /**
+ * The usage writes that committed, by writer (a meter's process) and sequence number: a write whose answer was lost
+ * (its COMMIT's) is looked up here before it is sent again, which would count it twice. A writer keeps its last row.
+ */
+export interface UsageWritesTable {
+  writer: string
+  seq: number
+  at: number
+}
+
+/**
  * Where the watch on stream fundings got to per treasury and reward token (core/src/streams/watch.ts), so a restarted
  * server goes on from there. `again` is JSON: the transactions it must read again, with the passes that failed them.
  */
@@ -191,6 +201,7 @@ export interface Database {
   settings: SettingsTable
   streams: StreamsTable
   fundingLooks: FundingLooksTable
+  usageWrites: UsageWritesTable
   schemaMigrations: SchemaMigrationsTable
 }
 

@@ -195,6 +195,21 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(loaded.every((r) => r.hourUsed === 2 && r.hour === 7)).toBe(true)
     })
 
+    test("a usage write is recorded with it, so a writer that lost its answer can ask; a writer keeps its last, a gone one's is forgotten after a day", async () => {
+      const [writer, gone] = [randomUUID(), randomUUID()]
+      const month = '2032-02'
+      const at = 1_900_000_000_000
+      await store.addKeyUsage([{ keyId: 'key_w', month, used: 1, hour: 7, hourUsed: 1 }], { writer: gone, seq: 1, at })
+      await store.addKeyUsage([{ keyId: 'key_w', month, used: 2, hour: 7, hourUsed: 2 }], { writer, seq: 1, at })
+      expect(await store.usageWritten({ writer, seq: 1, at })).toBe(true)
+      expect(await store.usageWritten({ writer, seq: 2, at })).toBe(false)
+      await store.addKeyUsage([{ keyId: 'key_w', month, used: 4, hour: 7, hourUsed: 4 }], { writer, seq: 2, at: at + 86_400_001 })
+      expect(await store.usageWritten({ writer, seq: 2, at })).toBe(true)
+      expect(await store.usageWritten({ writer, seq: 1, at })).toBe(false)
+      expect(await store.usageWritten({ writer: gone, seq: 1, at })).toBe(false)
+      expect((await store.loadKeyUsage(month)).map((r) => r.used)).toEqual([7])
+    })
+
     const opportunity = (over: Partial<OpportunityRecord> = {}): OpportunityRecord => ({
       id: randomUUID(),
       ecosystem: 'evm',
