@@ -3,7 +3,7 @@
  * other is refused, leaving one live replacement, not two. On both engines.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { createOrganization, createStore, rotateKey, systemClock, type Store } from '@earn/core'
+import { createOrganization, createStore, rotateKey, setKeyBudgets, systemClock, type Store } from '@earn/core'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -32,6 +32,36 @@ async function raceRotations(open: () => Store) {
     expect(live.map((k) => k.id)).toEqual([winner.keyId])
   }
 }
+
+/** A budget change racing a rotation: refused, or carried to the replacement; never reported done and lost. */
+async function raceBudgetAndRotation(open: () => Store) {
+  const [a, b] = [open(), open()]
+  cleanups.push(() => a.close(), () => b.close())
+  const clock = systemClock
+  await a.migrate(clock.now())
+  for (let round = 0; round < 10; round++) {
+    const org = await createOrganization({ store: a, clock }, { name: `Budget ${round}` })
+    const [budget, rotation] = await Promise.allSettled([setKeyBudgets({ store: a, clock }, { key: org.secretKey }, { hourlyBudget: 7 }), rotateKey({ store: b, clock }, { key: org.secretKey })])
+    expect(rotation.status).toBe('fulfilled')
+    const live = (await a.listKeys(org.orgId)).find((k) => k.kind === 'secret' && k.revokedAt === null)!
+    if (budget.status === 'fulfilled') expect(live.hourlyBudget).toBe(7)
+    else expect(String(budget.reason.message)).toStartWith("a revoked key's budgets cannot be set")
+  }
+}
+
+describe('a budget change and a rotation of one key at once', () => {
+  test('sqlite: two connections to one file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'earn-rotate-budget-'))
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+    await raceBudgetAndRotation(() => createStore({ engine: 'sqlite', path: join(dir, 'earn.sqlite') }))
+  })
+
+  test.if(withPostgres)('postgres: two connection pools to one schema', async () => {
+    const { schema, drop } = await freshSchema()
+    cleanups.push(drop)
+    await raceBudgetAndRotation(() => createStore({ engine: 'postgres', url: DATABASE_URL, schema }))
+  })
+})
 
 describe('two rotations of one key at once', () => {
   test('sqlite: two connections to one file', async () => {

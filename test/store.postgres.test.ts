@@ -292,7 +292,17 @@ if (await postgresAvailable()) {
         await reader.ping()
         const refused = await reader.checkWritable().then(() => undefined, (e: unknown) => e)
         expect(storeUnavailable(refused)).toBe('unwritable')
-        expect((refused as Error).message).toBe('the database at DATABASE_URL takes no writes (a standby, or a read-only role)')
+        expect((refused as Error).message).toBe('the database at DATABASE_URL takes no writes (a standby, or a session made read-only)')
+        // A role that may read the tables but not write them.
+        await admin.unsafe(`alter role ${role} reset default_transaction_read_only`)
+        await admin.unsafe(`grant select on all tables in schema ${schema} to ${role}`)
+        const selectOnly = createStore({ engine: 'postgres', url: url.toString(), schema })
+        try {
+          const denied = await selectOnly.checkWritable().then(() => undefined, (e: unknown) => e)
+          expect([storeUnavailable(denied), (denied as Error).message]).toEqual(['unwritable', "the database role of DATABASE_URL may not write the store's tables"])
+        } finally {
+          await selectOnly.close()
+        }
       } finally {
         await reader.close()
         await writer.close()

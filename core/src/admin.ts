@@ -190,7 +190,9 @@ export async function setKeyBudgets(
   budget('monthlyBudget', budgets.monthlyBudget)
   const key = await findKey(deps, ref)
   // It answers nothing again: a budget set on it would read as in force (an audit), as a rotation is refused.
-  if (key.revokedAt !== null) throw new InvalidArgumentError("a revoked key's budgets cannot be set: it answers no request", { key: key.id })
-  await deps.store.setKeyBudgets(key.id, budgets)
+  const revoked = () => new InvalidArgumentError("a revoked key's budgets cannot be set: it answers no request", { key: key.id })
+  if (key.revokedAt !== null) throw revoked()
+  // Revoked meanwhile (a rotation): nothing written.
+  if (!(await deps.store.setKeyBudgets(key.id, budgets))) throw revoked()
   return { keyId: key.id, ...budgets }
 }

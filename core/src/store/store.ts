@@ -72,8 +72,12 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
   listKeys(orgId: string): Promise<ApiKeyRecord[]>
   /** Marks a key revoked; false when it does not exist or was already revoked. */
   revokeKey(id: string, at: number): Promise<boolean>
+  /** False (nothing written) where the key is unknown or revoked. */
   setKeyBudgets(id: string, budgets: { hourlyBudget?: number | null; monthlyBudget?: number | null }): Promise<boolean>
-  /** Revokes a key and stores its replacement, in one transaction: false (nothing written) when it was revoked already. */
+  /**
+   * Revokes a key and stores its replacement, with the revoked key's budgets as they are then, in one transaction:
+   * false (nothing written) when it was revoked already.
+   */
   replaceKey(id: string, replacement: ApiKeyRecord, at: number): Promise<boolean>
 
   createDistributor(d: Distributor): Promise<void>
@@ -221,8 +225,11 @@ export function createStore(options: StoreOptions): Store {
         }
         return
       }
-      const row = await sql<{ readOnly: string }>`select current_setting('transaction_read_only') as read_only`.execute(db)
-      if (row.rows[0]?.readOnly === 'on') throw unwritable('the database at DATABASE_URL takes no writes (a standby, or a read-only role)')
+      // A session made read-only (a standby, default_transaction_read_only), or a role that may only read the tables (a
+      // re-audit: a SELECT-only role passed): every operation that takes a body writes an action, a member or a nonce.
+      const row = await sql<{ readOnly: string; canWrite: boolean }>`select current_setting('transaction_read_only') as read_only, has_table_privilege('actions', 'INSERT') and has_table_privilege('nonces', 'INSERT') as can_write`.execute(db)
+      if (row.rows[0]?.readOnly === 'on') throw unwritable('the database at DATABASE_URL takes no writes (a standby, or a session made read-only)')
+      if (row.rows[0]?.canWrite === false) throw unwritable("the database role of DATABASE_URL may not write the store's tables")
     },
     async close() {
       reader?.close()
@@ -269,7 +276,9 @@ export function createStore(options: StoreOptions): Store {
       return r.numUpdatedRows > 0n
     },
     async setKeyBudgets(id, budgets) {
-      const r = await db.updateTable('apiKeys').set(budgets).where('id', '=', id).executeTakeFirst()
+      // Not on a revoked key: a rotation revoking it meanwhile must not take the change (a re-audit: reported done, it
+      // had landed on the revoked key, the replacement without it).
+      const r = await db.updateTable('apiKeys').set(budgets).where('id', '=', id).where('revokedAt', 'is', null).executeTakeFirst()
       return r.numUpdatedRows > 0n
     },
     replaceKey(id, replacement, at) {
@@ -277,7 +286,10 @@ export function createStore(options: StoreOptions): Store {
         // The revoke is a compare-and-set: of two rotations at once, one revokes and writes its key, the other neither.
         const r = await trx.updateTable('apiKeys').set({ revokedAt: at }).where('id', '=', id).where('revokedAt', 'is', null).executeTakeFirst()
         if (r.numUpdatedRows === 0n) return false
-        await trx.insertInto('apiKeys').values(replacement).execute()
+        // The budgets as the revoke found them: a budget change that landed between the caller's read and the revoke
+        // goes with the key (a re-audit: reported done, it stayed on the revoked key).
+        const budgets = await trx.selectFrom('apiKeys').select(['hourlyBudget', 'monthlyBudget']).where('id', '=', id).executeTakeFirstOrThrow()
+        await trx.insertInto('apiKeys').values({ ...replacement, ...budgets }).execute()
         return true
       })
     },

@@ -163,7 +163,7 @@ const SUCCESS_DESCRIPTIONS: Record<string, string> = {
 
 /** What `/healthz` and `/readyz` answer besides success (they are not metered). */
 const PROBE_DESCRIPTIONS: Record<string, string> = {
-  '400': 'A Host header that names no one host (invalid, or sent twice); a probe sent without one, or with an empty one (HTTP/1.0), is answered',
+  '400': "A Host header that names no one host (invalid, or sent twice); a probe with an empty one, or HTTP/1.0's without one, is answered (an HTTP/1.1 request with no Host line at all is Bun's own empty 400)",
   '503': 'Not ready: `checks` names what did not answer',
 }
 
