@@ -2,6 +2,7 @@
  * `bun run start`: the server's composition root. With the other entry points (cli.ts, launch.ts) the only module
  * that reads the environment and opens connections; the only one that owns the process's signals.
  */
+import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { checkRewardTokens, checkTreasuries, ConfigError, parseConfig, respellStoredChains, startCatalogRefresher, startStreamWatcher } from '@earn/core'
 import { createApp } from './app.ts'
@@ -127,8 +128,8 @@ async function main() {
   try {
     app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, development: false, reusePort: false, idleTimeout: IDLE_TIMEOUT_SECONDS })
   } catch (e) {
-    // Bun says a host name that resolves to nothing as a file not found.
-    const unresolved = isIP(config.host) === 0 && (e as { code?: unknown } | null)?.code === 'ENOENT'
+    // Bun says a host name that resolves to nothing in several ways (ENOENT, EINVAL, EADDRINUSE, by resolver): asked.
+    const unresolved = isIP(config.host) === 0 && (await lookup(config.host).then(() => false, () => true))
     startupError(`listening on ${config.host}:${config.port} (HOST, PORT)`, unresolved ? new Error(`the host name ${config.host} resolves to no address here; give one of this machine's names or an IP address`) : e)
   }
   server = app.server!
