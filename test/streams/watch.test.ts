@@ -469,7 +469,9 @@ test('where a look got to more than a day ago is not gone on from: the look star
   const look = { ecosystem: 'evm', chainId: env.chain.anvil.chainId, treasury: treasury!, rewardToken: rewardToken! }
   const hash = await env.send(creator, s.transaction)
   await mine()
-  // Kept a day and a minute ago at block 1: gone on from, the look would read blocks 2 to 6, not the funding's.
+  // Kept a day and a minute ago at block 1 (only: a later row is not written over): gone on from, the look would read
+  // blocks 2 to 6, not the funding's.
+  await env.h.deps.store.deleteLookProgress(Number.MAX_SAFE_INTEGER)
   await env.h.deps.store.putLookProgress(look, { cursor: '1', again: [], updatedAt: Date.now() - RESUME_WITHIN_MS - 60_000 })
   const w = watcherOver(env.chain.anvil.url, { EVM_LOGS_BLOCK_RANGE: '5' })
   try {
@@ -482,6 +484,7 @@ test('where a look got to more than a day ago is not gone on from: the look star
   const t = await created(creator)
   await env.send(creator, t.transaction)
   await mine()
+  await env.h.deps.store.deleteLookProgress(Number.MAX_SAFE_INTEGER)
   await env.h.deps.store.putLookProgress(look, { cursor: '1', again: [], updatedAt: Date.now() - 60_000 })
   const resumed = watcherOver(env.chain.anvil.url, { EVM_LOGS_BLOCK_RANGE: '5' })
   try {

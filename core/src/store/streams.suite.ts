@@ -105,6 +105,9 @@ export function streamStoreTests(store: () => Store) {
     await store().putLookProgress(look, { cursor: '18446744073709551615', again: [], updatedAt: T0 + 2 * HOUR })
     expect(await store().getLookProgress(look)).toEqual({ cursor: '18446744073709551615', again: [], updatedAt: T0 + 2 * HOUR })
     expect(await store().getLookProgress(other)).toEqual({ cursor: '', again: [], updatedAt: T0 + HOUR })
+    // Not over a later one (a writer whose clock is behind).
+    await store().putLookProgress(look, { cursor: '5', again: [], updatedAt: T0 + HOUR })
+    expect((await store().getLookProgress(look))?.cursor).toBe('18446744073709551615')
     // Before T0 + 2h: the other look alone (other tests' rows, kept at other times, may go too).
     expect(await store().deleteLookProgress(T0 + 2 * HOUR)).toBeGreaterThanOrEqual(1)
     expect(await store().getLookProgress(other)).toBeUndefined()

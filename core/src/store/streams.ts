@@ -52,7 +52,7 @@ export interface StreamStore {
   pendingFundingLooks(now: number, limit: number, after?: FundingLook): Promise<FundingLook[]>
   /** Where the watch's look at a treasury and token got to, as last kept (any process's). */
   getLookProgress(look: FundingLook): Promise<LookProgress | undefined>
-  /** Keeps where a look got to, over what was kept. */
+  /** Keeps where a look got to, over what was kept at the same time or before (by the writer's clock). */
   putLookProgress(look: FundingLook, progress: LookProgress): Promise<void>
   /** Forgets the looks last kept before `before` (one row per treasury and token: a small table); how many. */
   deleteLookProgress(before: number): Promise<number>
@@ -140,7 +140,14 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
       await db
         .insertInto('fundingLooks')
         .values({ ...look, ...values })
-        .onConflict((oc) => oc.columns(['ecosystem', 'chainId', 'treasury', 'rewardToken']).doUpdateSet(values))
+        // Not over a later one: a process whose clock is behind must not make another's fresh progress look a day old (an
+        // audit: a restart then threw it away and started over, a funding past its first look lost).
+        .onConflict((oc) =>
+          oc
+            .columns(['ecosystem', 'chainId', 'treasury', 'rewardToken'])
+            .doUpdateSet(values)
+            .where(sql<boolean>`funding_looks.updated_at <= ${p.updatedAt}`),
+        )
         .execute()
     },
     async deleteLookProgress(before) {
