@@ -8,34 +8,42 @@ import type { ActedOn, Store } from '../store/store.ts'
 
 /**
  * Opportunities with known chain facts, of one ecosystem: the ones the API serves, and delisted ones (holders still
- * hold them). One vault is one position: where a vault is listed under several ids (delisted, then imported again
- * under a new one), the listed entry stands for it, else the first imported, so shares and flows are not counted twice.
- * `standsFor` names the one standing for the vault an action was built for (by its chain and vault, else by its
- * opportunity's id): a wallet that acted under another id acted on that vault (audits: a wallet that withdrew
- * everything before the vault was relisted under a new id, or before its id was moved to another vault, lost its row,
- * the history of the vault no longer read for it).
+ * hold them). One position is one vault's receipt token: where it is listed under several ids (delisted, then imported
+ * again under a new one), the listed entry stands for it, else the first imported, so shares and flows are not counted
+ * twice. (An ERC-4626 vault is its own receipt token; a Solana or TON vault is a wallet, which may hold several products'
+ * tokens: keyed by the vault alone, a second product at one wallet was left out of the portfolio, an audit.)
+ * `standsFor` names the one standing for the position an action was built for: its opportunity's, where that is at the
+ * vault the action was built for, else the vault's (audits: a wallet that withdrew everything before the vault was
+ * relisted under a new id, or before its id was moved to another vault, lost its row, the history of the vault no
+ * longer read for it).
  */
 export async function servedOpportunities(
   store: Store,
   ecosystem: EcosystemId,
 ): Promise<{ opportunities: LiveOpportunity[]; standsFor: (acted: ActedOn) => string }> {
   // Pages by id (allOpportunities), not in TVL order, which could skip or repeat an entry a refresh moved across their boundary.
-  const byVault = new Map<string, LiveOpportunity>()
-  const vaultOf = new Map<string, string>()
+  const byPosition = new Map<string, LiveOpportunity>()
+  const positionOf = new Map<string, string>()
+  const atVault = new Map<string, Set<string>>()
   for (const row of await store.allOpportunities()) {
     if (row.ecosystem !== ecosystem) continue
     const o = decodeOpportunity(row)
     if (!isLive(o)) continue
-    // Stored canonical (the import parses every address), so one vault has one spelling.
-    const key = tokenKey(row.chainId, row.vaultAddress)
-    vaultOf.set(row.id, key)
-    const seen = byVault.get(key)
-    if (seen === undefined || (seen.delistedAt !== null && o.delistedAt === null)) byVault.set(key, o)
+    // Stored canonical (the import parses every address), so one vault and one token have one spelling.
+    const vault = tokenKey(row.chainId, row.vaultAddress)
+    const key = `${vault}|${o.facts.receiptToken}`
+    positionOf.set(row.id, key)
+    atVault.set(vault, (atVault.get(vault) ?? new Set()).add(key))
+    const seen = byPosition.get(key)
+    if (seen === undefined || (seen.delistedAt !== null && o.delistedAt === null)) byPosition.set(key, o)
   }
-  const standing = (key: string | undefined) => (key === undefined ? undefined : byVault.get(key)?.listing.id)
-  const standsFor = ({ opportunityId, chainId, vault }: ActedOn) =>
-    standing(chainId !== null && vault !== null ? tokenKey(chainId, vault) : undefined) ?? standing(vaultOf.get(opportunityId)) ?? opportunityId
-  return { opportunities: [...byVault.values()], standsFor }
+  const standsFor = ({ opportunityId, chainId, vault }: ActedOn) => {
+    const own = positionOf.get(opportunityId)
+    const there = chainId !== null && vault !== null ? [...(atVault.get(tokenKey(chainId, vault)) ?? [])] : []
+    const key = own !== undefined && (there.length === 0 || there.includes(own)) ? own : (there[0] ?? own)
+    return (key === undefined ? undefined : byPosition.get(key)?.listing.id) ?? opportunityId
+  }
+  return { opportunities: [...byPosition.values()], standsFor }
 }
 
 export interface CatalogToken {

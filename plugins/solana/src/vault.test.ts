@@ -21,30 +21,34 @@ const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) 
 
 describe('balance.vault', () => {
   test("decimals of the base and receipt mints, and the vault's associated account balance as total assets", async () => {
-    const [baseToken, receiptToken] = [await chain.createMint({ decimals: 9 }), await chain.createMint({ decimals: 6 })]
+    const [baseToken, receiptToken] = [await chain.createMint({ decimals: 9 }), await chain.createMint({ decimals: 9 })]
     const vaultAddress = newWallet().address
-    expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, receiptDecimals: 6, totalAssets: 0n })
+    expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, receiptDecimals: 9, totalAssets: 0n })
     await chain.mintTo({ mint: baseToken, owner: vaultAddress, amount: 123_456_789n })
-    expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, receiptDecimals: 6, totalAssets: 123_456_789n })
+    expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, receiptDecimals: 9, totalAssets: 123_456_789n })
+    // Receipts are one unit per base unit (the portfolio values them so): a receipt mint of other decimals is refused.
+    const sixDecimals = await chain.createMint({ decimals: 6 })
+    const refused = await rejection(read({ vaultAddress, baseToken, receiptToken: sixDecimals }))
+    expect((refused as InvalidArgumentError).context).toEqual({ receiptToken: 'has 6 decimals, the base token 9' })
   })
 
   test("SOL sent to the vault account's address before it exists reads as no assets yet, not a node failure", async () => {
-    const [baseToken, receiptToken] = [await chain.createMint({ decimals: 9 }), await chain.createMint({ decimals: 6 })]
+    const [baseToken, receiptToken] = [await chain.createMint({ decimals: 9 }), await chain.createMint({ decimals: 9 })]
     const vaultAddress = newWallet().address
     const [ata] = await findAssociatedTokenPda({ owner: address(vaultAddress), mint: baseToken, tokenProgram: TOKEN_PROGRAM_ADDRESS })
     await chain.airdrop(ata, 1_000_000n)
-    expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, receiptDecimals: 6, totalAssets: 0n })
+    expect(await read({ vaultAddress, baseToken, receiptToken })).toEqual({ baseToken, receiptToken, decimals: 9, receiptDecimals: 9, totalAssets: 0n })
   })
 
   test('a SOL vault (base token native) counts the lamports of its deposit authority', async () => {
-    const receiptToken = await chain.createMint()
+    const receiptToken = await chain.createMint({ decimals: 9 })
     const vaultAddress = newWallet().address
     await chain.airdrop(vaultAddress, 2_500_000_000n)
     expect(await read({ vaultAddress, baseToken: 'native', receiptToken })).toEqual({
       baseToken: 'native',
       receiptToken,
       decimals: 9,
-      receiptDecimals: 6,
+      receiptDecimals: 9,
       totalAssets: 2_500_000_000n,
     })
   })
