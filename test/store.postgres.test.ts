@@ -73,6 +73,41 @@ if (await postgresAvailable()) {
     })
   })
 
+  describe('store: postgres, a usage write whose COMMIT is still under way', () => {
+    test('is waited for when asked about: written if it commits, taken (never to commit) if it rolls back', async () => {
+      const { schema, drop } = await freshSchema()
+      const store = createStore({ engine: 'postgres', url: DATABASE_URL, schema })
+      const other = postgres(DATABASE_URL, { max: 1, onnotice: () => {}, connection: { search_path: schema } })
+      try {
+        await store.migrate(Date.now())
+        for (const outcome of ['commit', 'rollback'] as const) {
+          const write = { writer: randomUUID(), seq: 1, at: Date.now() }
+          const inserted = Promise.withResolvers<void>()
+          const end = Promise.withResolvers<void>()
+          const held = other.begin(async (trx) => {
+            await trx`insert into usage_writes (writer, seq, at) values (${write.writer}, ${write.seq}, ${write.at})`
+            inserted.resolve()
+            await end.promise
+            if (outcome === 'rollback') throw new Error('rolled back')
+          }).catch(() => undefined)
+          await inserted.promise
+          let answered = false
+          const asked = store.claimUsageWrite(write).then((written) => ((answered = true), written))
+          await Bun.sleep(200)
+          // A read would have answered "not written" by now; the claim waits for the transaction.
+          expect(answered).toBe(false)
+          end.resolve()
+          await held
+          expect(await asked).toBe(outcome === 'commit')
+        }
+      } finally {
+        await store.close()
+        await other.end()
+        await drop()
+      }
+    })
+  })
+
   describe('store: postgres, a database that takes no writes', () => {
     test('a read-only transaction (a standby after a failover) is unwritable, a 503 like the other unavailable states', async () => {
       const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })

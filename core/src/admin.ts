@@ -188,6 +188,7 @@ export async function setKeyBudgets(
 ) {
   budget('hourlyBudget', budgets.hourlyBudget)
   budget('monthlyBudget', budgets.monthlyBudget)
+  if (budgets.hourlyBudget === undefined && budgets.monthlyBudget === undefined) throw new InvalidArgumentError('give an hourly budget, a monthly budget or both')
   const key = await findKey(deps, ref)
   // It answers nothing again: a budget set on it would read as in force (an audit), as a rotation is refused.
   const revoked = () => new InvalidArgumentError("a revoked key's budgets cannot be set: it answers no request", { key: key.id })

@@ -21,7 +21,7 @@ export function writeOutput(text: string): boolean {
   // Tried every time, gone or not: a reader may come back (a log shipper reopening the FIFO it reads), and the lines
   // reach it again (a re-audit: a latch had silenced the server for good).
   try {
-    process.stdout.write(text)
+    process.stdout.write(text, written)
     return true
   } catch (e) {
     outputRefused(e)
@@ -29,7 +29,13 @@ export function writeOutput(text: string): boolean {
   }
 }
 
-/** Says once, on standard error, that standard output's reader is gone (a write threw, or the stream reported it later). */
+/**
+ * A write's outcome: Bun reports a reader gone by the write's callback (the stream's 'error' event comes only the first
+ * time), and a write that lands says it is back, so each outage is told (a re-audit).
+ */
+const written = (e?: Error | null) => (e ? outputRefused(e) : void (outputLost = false))
+
+/** Says once an outage, on standard error, that standard output's reader is gone (a write threw, or the stream reported it later). */
 export function outputRefused(e: unknown): void {
   const code = (e as { code?: unknown } | null)?.code
   if (outputLost || typeof code !== 'string' || !GONE.has(code)) return

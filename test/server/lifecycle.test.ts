@@ -342,10 +342,18 @@ describe('server process', () => {
         await Bun.sleep(100)
       }
       expect(seen).toContain('"route":"/healthz"')
-      server.kill('SIGTERM')
-      await server.exited
+      // Gone again: told again.
       second.kill()
       await pump.catch(() => {})
+      for (let i = 0; i < 5; i++) expect((await fetch(`${url}/healthz`)).status).toBe(200)
+      await Bun.sleep(200)
+      const third = reader()
+      for (let i = 0; i < 3; i++) await fetch(`${url}/healthz`)
+      server.kill('SIGTERM')
+      await server.exited
+      third.kill()
+      const notes = (await new Response(server.stderr).text()).split('\n').filter((l) => l.startsWith('standard output refused a write (EPIPE)'))
+      expect(notes).toHaveLength(2)
     } finally {
       server.kill('SIGKILL')
       first.kill()

@@ -67,9 +67,9 @@ describe('the embedded meter keeps usage across restarts', () => {
     const { store: real } = await openStore()
     const writes: KeyUsage[][] = []
     let failNext = true
-    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'usageWritten'> = {
+    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'claimUsageWrite'> = {
       loadKeyUsage: (m) => real.loadKeyUsage(m),
-      usageWritten: (w) => real.usageWritten(w),
+      claimUsageWrite: (w) => real.claimUsageWrite(w),
       async addKeyUsage(rows, write) {
         writes.push(rows.map((r) => ({ ...r })))
         if (failNext) {
@@ -98,9 +98,9 @@ describe('the embedded meter keeps usage across restarts', () => {
     const { store: real } = await openStore()
     let refusals = 3
     const errors: unknown[] = []
-    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'usageWritten'> = {
+    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'claimUsageWrite'> = {
       loadKeyUsage: (m) => real.loadKeyUsage(m),
-      usageWritten: (w) => real.usageWritten(w),
+      claimUsageWrite: (w) => real.claimUsageWrite(w),
       async addKeyUsage(rows, write) {
         if (refusals-- > 0) throw new Error('database or disk is full')
         await real.addKeyUsage(rows, write)
@@ -121,9 +121,9 @@ describe('the embedded meter keeps usage across restarts', () => {
     const clock = manualClock(Date.parse('2031-08-20T10:15:00Z'))
     const { store: real } = await openStore()
     let loseAnswer = true
-    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'usageWritten'> = {
+    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'claimUsageWrite'> = {
       loadKeyUsage: (m) => real.loadKeyUsage(m),
-      usageWritten: (w) => real.usageWritten(w),
+      claimUsageWrite: (w) => real.claimUsageWrite(w),
       async addKeyUsage(rows, write) {
         await real.addKeyUsage(rows, write)
         if (loseAnswer) {
@@ -146,9 +146,9 @@ describe('the embedded meter keeps usage across restarts', () => {
     const clock = manualClock(Date.parse('2031-08-20T10:15:00Z'))
     const { store: real } = await openStore()
     let fail = true
-    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'usageWritten'> = {
+    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'claimUsageWrite'> = {
       loadKeyUsage: (m) => real.loadKeyUsage(m),
-      usageWritten: (w) => real.usageWritten(w),
+      claimUsageWrite: (w) => real.claimUsageWrite(w),
       async addKeyUsage(rows, write) {
         if (fail) {
           fail = false

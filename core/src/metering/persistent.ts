@@ -11,7 +11,7 @@ import { createMemoryMeter } from './memory.ts'
 import { type Meter, windowsAt } from './meter.ts'
 
 export interface PersistentMeterOptions {
-  store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'usageWritten'>
+  store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'claimUsageWrite'>
   clock: Clock
   /** Default 5000. */
   flushMs?: number
@@ -40,7 +40,7 @@ export async function createPersistentMemoryMeter(options: PersistentMeterOption
   let unsure: { write: UsageWrite; unsaved: ReturnType<typeof memory.unsaved> } | undefined
   const write = async () => {
     if (unsure) {
-      if (await store.usageWritten(unsure.write)) unsure.unsaved.commit()
+      if (await store.claimUsageWrite(unsure.write)) unsure.unsaved.commit()
       unsure = undefined
     }
     const unsaved = memory.unsaved()

@@ -198,18 +198,21 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(loaded.every((r) => r.hourUsed === 2 && r.hour === 7)).toBe(true)
     })
 
-    test("a usage write is recorded with it, so a writer that lost its answer can ask; a writer keeps its last, a gone one's is forgotten after a day", async () => {
+    test("a usage write is recorded with it, so a writer that lost its answer can ask; one that never committed never will; a gone writer's is forgotten after 30 days", async () => {
       const [writer, gone] = [randomUUID(), randomUUID()]
       const month = '2032-02'
       const at = 1_900_000_000_000
-      await store.addKeyUsage([{ keyId: 'key_w', month, used: 1, hour: 7, hourUsed: 1 }], { writer: gone, seq: 1, at })
-      await store.addKeyUsage([{ keyId: 'key_w', month, used: 2, hour: 7, hourUsed: 2 }], { writer, seq: 1, at })
-      expect(await store.usageWritten({ writer, seq: 1, at })).toBe(true)
-      expect(await store.usageWritten({ writer, seq: 2, at })).toBe(false)
-      await store.addKeyUsage([{ keyId: 'key_w', month, used: 4, hour: 7, hourUsed: 4 }], { writer, seq: 2, at: at + 86_400_001 })
-      expect(await store.usageWritten({ writer, seq: 2, at })).toBe(true)
-      expect(await store.usageWritten({ writer, seq: 1, at })).toBe(false)
-      expect(await store.usageWritten({ writer: gone, seq: 1, at })).toBe(false)
+      const row = (used: number) => [{ keyId: 'key_w', month, used, hour: 7, hourUsed: used }]
+      await store.addKeyUsage(row(1), { writer: gone, seq: 1, at })
+      await store.addKeyUsage(row(2), { writer, seq: 1, at })
+      expect(await store.claimUsageWrite({ writer, seq: 1, at })).toBe(true)
+      // Not written: claimed, so the write cannot commit later.
+      expect(await store.claimUsageWrite({ writer, seq: 2, at })).toBe(false)
+      await expect(store.addKeyUsage(row(100), { writer, seq: 2, at })).rejects.toThrow()
+      await store.addKeyUsage(row(4), { writer, seq: 3, at: at + 31 * 86_400_000 })
+      expect(await store.claimUsageWrite({ writer, seq: 3, at })).toBe(true)
+      // The writer's older numbers, and the gone writer's (30 days older), forgotten.
+      expect(await store.claimUsageWrite({ writer: gone, seq: 1, at })).toBe(false)
       expect((await store.loadKeyUsage(month)).map((r) => r.used)).toEqual([7])
     })
 

@@ -132,8 +132,11 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
    * keeps the totals right when several processes write to one database.
    */
   addKeyUsage(rows: readonly KeyUsage[], write?: UsageWrite): Promise<void>
-  /** Whether the write of that writer and number committed (kept for the writer's last write, and a day). */
-  usageWritten(write: UsageWrite): Promise<boolean>
+  /**
+   * Whether the write of that writer and number committed; if it had not, it never will: its number is taken here,
+   * waiting for a transaction still holding it to end (a COMMIT under way when its answer was given up on).
+   */
+  claimUsageWrite(write: UsageWrite): Promise<boolean>
 }
 
 /** Names one usage write, recorded with it (see `UsageWritesTable`). */
@@ -143,8 +146,12 @@ export interface UsageWrite {
   at: number
 }
 
-/** How long a writer's last recorded usage write is kept once it writes no more (its process gone). */
-const USAGE_WRITES_KEPT_MS = 86_400_000
+/**
+ * How long a writer's last recorded usage write is kept once it writes no more (its process gone), by another writer's
+ * clock: long past any outage after which a process that lost a write's answer asks about it (a re-audit: at a day,
+ * another writer had forgotten one, and it was sent again).
+ */
+const USAGE_WRITES_KEPT_MS = 30 * 86_400_000
 
 // Rows per INSERT: five parameters each stays far below SQLite's and PostgreSQL's limits.
 const USAGE_BATCH = 1000
@@ -412,8 +419,11 @@ export function createStore(options: StoreOptions): Store {
     ...streamQueries(db),
 
     loadKeyUsage: (month) => db.selectFrom('keyUsage').selectAll().where('month', '=', month).execute(),
-    async usageWritten(write) {
-      return (await db.selectFrom('usageWrites').select('seq').where('writer', '=', write.writer).where('seq', '=', write.seq).executeTakeFirst()) !== undefined
+    async claimUsageWrite(write) {
+      // An insert, not a read: a read does not see a write whose COMMIT is still under way, which committed after it (a
+      // re-audit: counted twice); the insert waits for it, and takes the number where it never came.
+      const claimed = await db.insertInto('usageWrites').values(write).onConflict((oc) => oc.columns(['writer', 'seq']).doNothing()).returning('seq').execute()
+      return claimed.length === 0
     },
     async addKeyUsage(unordered, write) {
       // In one order, by key and month: two processes' writes locking the same rows in other orders deadlocked on
