@@ -107,6 +107,20 @@ describe('GET /v2/wallets/activity', () => {
     expect(byFriendly.body.activities.map((a: { id: string }) => a.id)).toEqual([actions[6]!.id])
   })
 
+  test("a standard-base64 TON address's '+', sent unencoded (a query string reads it as a space), is read back", async () => {
+    let raw: string
+    let standard: string
+    do {
+      raw = `0:${randomUUID().replaceAll('-', '')}${randomUUID().replaceAll('-', '')}`
+      standard = TonAddress.parseRaw(raw).toString({ urlSafe: false, bounceable: true })
+    } while (!standard.includes('+'))
+    const row = action({ wallet: raw, ecosystem: 'ton', chainId: '-239', token: 'native', createdAt: T0 + 7000 })
+    await h.store.insertActions([row])
+    const r = await activity(`addresses=${standard}`)
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.activities.map((a: { id: string }) => a.id)).toEqual([row.id])
+  })
+
   test("another organization sees none of this organization's activity", async () => {
     const other = await createOrganization({ store: h.store, clock: h.deps.clock }, { name: 'Other org' })
     const r = await activity(`addresses=${walletA},${walletB}`, other.publishableKey)

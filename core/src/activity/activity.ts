@@ -25,7 +25,9 @@ async function pluginsById(ecosystems: EcosystemRegistry): Promise<PluginsById> 
 
 /** Canonical addresses per ecosystem; each input is read by the first loaded ecosystem that accepts its form. */
 async function walletsOf(ecosystems: EcosystemRegistry, raw: string): Promise<Map<string, string[]>> {
-  const inputs = raw.split(',').map((s) => s.trim())
+  // A query string reads `+` as a space, and no address form holds one: a TON address in standard base64 sent
+  // unencoded is read back (an audit).
+  const inputs = raw.split(',').map((s) => s.trim().replaceAll(' ', '+'))
   if (inputs.length > MAX_ACTIVITY_ADDRESSES) throw new TooManyAddressesError(inputs.length, MAX_ACTIVITY_ADDRESSES)
   const loaded = await ecosystems.all()
   const wallets = new Map<string, Set<string>>()
