@@ -272,6 +272,12 @@ export interface Ecosystem<Id extends EcosystemId = EcosystemId, Client = unknow
    */
   nativeCoin: NativeCoin
   /**
+   * Its vaults issue one receipt unit per base unit and keep no share price (`balance.assets` answers the shares), so
+   * core refuses an entry whose receipt token's decimals are not the base token's (a receipt of 9 over a base of 6 read
+   * 1,000 times over). Absent: the vault prices its shares (ERC-4626 `convertToAssets`).
+   */
+  receiptsOneToOne?: true
+  /**
    * Whether a chain id (as written in the catalog and the verify endpoint) belongs to this ecosystem. No two
    * ecosystems may own one id: core sends an id to the first loaded plugin that owns it (registry.ts `chainOf`).
    */

@@ -4,7 +4,7 @@
  * product's position, its tokens and its earnings row were left out of the portfolio).
  */
 import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
-import { importCatalog } from '@earn/core'
+import { importCatalog, refreshCatalog } from '@earn/core'
 import { solana } from '@earn/plugin-solana'
 import { generateKeyPairSigner } from '@solana/kit'
 import { toNano } from '@ton/core'
@@ -83,4 +83,28 @@ test('a receipt token of other decimals than the base token is refused at import
   const [jBase, jReceipt] = [await tchain.deployJetton({ decimals: 6 }), await tchain.deployJetton({ decimals: 9 })]
   const tonEntry = { ...TON, id: crypto.randomUUID(), name: 'Nine', baseToken: { symbol: 'J', address: jBase.toString(), decimals: 6 }, receiptToken: { symbol: 'v9', address: jReceipt.toString() }, depositTokens: [{ address: jBase.toString(), symbol: 'J', decimals: 6 }] }
   await expect(importCatalog(deps, { opportunities: [tonEntry] })).rejects.toMatchObject({ problems: [expect.stringContaining('receiptToken: receiptToken has 9 decimals and the base token 6')] })
+  // A jetton whose metadata states no decimals takes the file's: checked as well, receipt or base (a re-audit).
+  const [stated, unstated] = [await tchain.deployJetton({ decimals: 6 }), await tchain.deployJetton({})]
+  const fileReceipt = { ...tonEntry, id: crypto.randomUUID(), baseToken: { symbol: 'J', address: stated.toString(), decimals: 6 }, receiptToken: { symbol: 'v9', address: unstated.toString(), decimals: 9 }, depositTokens: [{ address: stated.toString(), symbol: 'J', decimals: 6 }] }
+  const [unstatedBase, nine] = [await tchain.deployJetton({}), await tchain.deployJetton({ decimals: 9 })]
+  const fileBase = { ...tonEntry, id: crypto.randomUUID(), baseToken: { symbol: 'K', address: unstatedBase.toString(), decimals: 6 }, receiptToken: { symbol: 'v9', address: nine.toString() }, depositTokens: [{ address: unstatedBase.toString(), symbol: 'K', decimals: 6 }] }
+  for (const entry of [fileReceipt, fileBase])
+    await expect(importCatalog(deps, { opportunities: [entry] })).rejects.toMatchObject({ problems: [expect.stringContaining('receiptToken: receiptToken has 9 decimals and the base token 6')] })
+})
+
+test('an entry stored before that check (an earlier release) is taken off the API by the next refresh, not served valued wrong', async () => {
+  const [base, six, nine] = [await schain.createMint({ decimals: 6 }), await schain.createMint({ decimals: 6 }), await schain.createMint({ decimals: 9 })]
+  const entry = { ...SOL, id: crypto.randomUUID(), name: 'Earlier', vaultAddress: (await generateKeyPairSigner()).address, baseToken: { symbol: 'C', address: base, decimals: 6 }, receiptToken: { symbol: 'vC', address: six }, depositTokens: [{ address: base, symbol: 'C', decimals: 6 }] }
+  await importCatalog(deps, { opportunities: [entry] })
+  // As an earlier release stored it: under the 9-decimal receipt mint.
+  const row = (await h.store.getOpportunity(entry.id))!
+  const listing = { ...JSON.parse(row.listing), receiptToken: { symbol: 'vC', address: nine } }
+  const facts = { ...JSON.parse(row.chainFacts!), receiptToken: nine, receiptDecimals: 9 }
+  await h.store.upsertOpportunity({ ...row, listing: JSON.stringify(listing), chainFacts: JSON.stringify(facts) }, [base])
+  expect((await h.get(`/v2/opportunities/${entry.id}`)).status).toBe(200)
+  const logged: Record<string, unknown>[] = []
+  await refreshCatalog({ ...deps, logger: { info() {}, error: (f) => logged.push(f) } })
+  expect(logged).toContainEqual(expect.objectContaining({ msg: 'catalog entry whose receipts cannot be valued; taken off the API', opportunityId: entry.id }))
+  expect((await h.get(`/v2/opportunities/${entry.id}`)).status).toBe(404)
+  expect((await h.store.getOpportunity(entry.id))?.chainFacts).toBeNull()
 })

@@ -3,6 +3,7 @@
  * from it. The catalog file supplies the price; the chain supplies the amounts.
  */
 import { NATIVE_TOKEN, parseToken } from '../ecosystem.ts'
+import { InvalidArgumentError } from '../errors.ts'
 import type { LoadedEcosystem } from '../registry.ts'
 import type { ChainFacts, Listing } from './schema.ts'
 
@@ -29,7 +30,7 @@ export async function readChainFacts(
     ...(listing.baseToken.address === undefined ? {} : { baseToken: listing.baseToken.address }),
     ...(listing.receiptToken.address === undefined ? {} : { receiptToken: listing.receiptToken.address }),
   })
-  return {
+  const facts: ChainFacts = {
     // Canonical forms, whatever form the plugin answered in, so comparisons with parsed input hold.
     baseToken: parseToken(ecosystem.plugin, state.baseToken),
     receiptToken: parseToken(ecosystem.plugin, state.receiptToken),
@@ -38,6 +39,26 @@ export async function readChainFacts(
     ...(state.receiptDecimals === undefined ? {} : { receiptDecimals: state.receiptDecimals }),
     totalAssets: state.totalAssets.toString(),
     ...(state.tokenDecimals === undefined ? {} : { tokenDecimals: state.tokenDecimals }),
+  }
+  // Settled here, the file's decimals counted where the chain states none (an audit's TON jetton without them).
+  if (ecosystem.plugin.receiptsOneToOne && receiptDecimals(listing, facts) !== facts.decimals) throw new ReceiptsNotOneToOneError(receiptDecimals(listing, facts), facts.decimals)
+  return facts
+}
+
+/** The receipt token's decimals: the chain's word where it gave one; else the file's; else the asset's (a share without a decimals offset). */
+export const receiptDecimals = (listing: Pick<Listing, 'receiptToken'>, facts: ChainFacts): number => facts.receiptDecimals ?? listing.receiptToken.decimals ?? facts.decimals
+
+/**
+ * A vault of an ecosystem whose receipts are one unit per base unit (`receiptsOneToOne`: Solana, TON) with a receipt
+ * token of other decimals than its base token's, as read or as the file gives them: its holdings would be valued
+ * 10^difference times off (an audit: one 9-decimal receipt read as 1,000 of a 6-decimal base token). Refused at import;
+ * a refresh takes such an entry off the API.
+ */
+export class ReceiptsNotOneToOneError extends InvalidArgumentError {
+  constructor(receipt: number, base: number) {
+    super(`receiptToken has ${receipt} decimals and the base token ${base}: this ecosystem's vaults issue one receipt unit per base unit, so both must have the same decimals`, {
+      receiptToken: `has ${receipt} decimals, the base token ${base}`,
+    })
   }
 }
 

@@ -35,15 +35,3 @@ export class CatalogError extends InvalidArgumentError {
   }
 }
 
-/**
- * For vaults whose receipts are issued one for one base unit (Solana's and TON's, which name no share price on chain):
- * a receipt token of other decimals would be valued 10^difference times off (an audit: one 9-decimal receipt read as
- * 1,000 of a 6-decimal base token). Refused naming `receiptToken`, at import (a refresh keeps the last facts).
- */
-export function assertReceiptsOneToOne(decimals: number, receiptDecimals: number | undefined): void {
-  if (receiptDecimals !== undefined && receiptDecimals !== decimals)
-    throw new InvalidArgumentError(
-      `receiptToken has ${receiptDecimals} decimals and the base token ${decimals}: this ecosystem's vaults issue one receipt unit per base unit, so both must have the same decimals`,
-      { receiptToken: `has ${receiptDecimals} decimals, the base token ${decimals}` },
-    )
-}

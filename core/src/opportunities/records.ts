@@ -30,8 +30,7 @@ export function decodeOpportunity(row: OpportunityRecord): CatalogOpportunity {
   }
 }
 
-/** The receipt token's decimals: the chain's word where it gave one; else the file's; else the asset's (a share without a decimals offset). */
-export const receiptDecimals = (listing: Listing, facts: ChainFacts): number => facts.receiptDecimals ?? listing.receiptToken.decimals ?? facts.decimals
+export { receiptDecimals } from './chain.ts'
 
 /**
  * A deposit token's decimals: the chain's where it read them (the vault's asset, or the token's own `decimals()`),

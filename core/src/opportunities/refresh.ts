@@ -11,7 +11,7 @@ import { ConfigError } from '../config.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import type { OpportunityRecord as Row } from '../store/schema.ts'
 import type { Store } from '../store/store.ts'
-import { disagreements, inGroups, readChainFacts } from './chain.ts'
+import { disagreements, inGroups, readChainFacts, ReceiptsNotOneToOneError } from './chain.ts'
 import { untakenOffers } from './offers.ts'
 import { receiptHolders, receiptOf } from './receipts.ts'
 import { decodeOpportunity, tvlOf } from './records.ts'
@@ -116,6 +116,12 @@ async function refreshChain(deps: RefreshDeps, rows: readonly Row[], signal?: Ab
       if (e instanceof ConfigError) throw e
       summary.failed++
       const error = firstLine(e)
+      if (e instanceof ReceiptsNotOneToOneError) {
+        // Not served, its last facts neither (stored by a release before the check): its holdings would be valued wrong.
+        deps.logger.error({ msg: 'catalog entry whose receipts cannot be valued; taken off the API', opportunityId: listing.id, chainId: listing.chainId, error })
+        await deps.store.withdrawOpportunityFacts(listing.id, row.listing, `${error}; import the entry again, corrected`, deps.clock.now()).catch(() => {})
+        return
+      }
       deps.logger.error({ msg: 'catalog refresh failed; keeping the last values', opportunityId: listing.id, chainId: listing.chainId, error })
       await deps.store.setOpportunityRefreshError(listing.id, row.listing, error, deps.clock.now()).catch(() => {})
     }

@@ -23,6 +23,7 @@ export type { SolanaClient } from './client.ts'
 export const solana = defineEcosystem({
   id: 'solana',
   nativeCoin: { symbol: 'SOL', decimals: 9 },
+  receiptsOneToOne: true,
   ownsChain: ownsSolanaChain,
   chainIdForms: 'mainnet, devnet, testnet, localnet, or solana: and the genesis hash (CAIP-2)',
   canonicalChainId: canonicalSolanaChain,

@@ -3,7 +3,7 @@
  * and name neither token on chain, so the catalog names them; the chain gives the base token's
  * decimals and what the vault's deposit authority holds of it.
  */
-import { assertReceiptsOneToOne, InvalidArgumentError, UnfitRecipientError, type VaultParameters, type VaultState } from '@earn/core'
+import { InvalidArgumentError, UnfitRecipientError, type VaultParameters, type VaultState } from '@earn/core'
 import { address } from '@solana/kit'
 import { parseAddress } from './address.ts'
 import { SOL_DECIMALS } from './amount.ts'
@@ -28,7 +28,6 @@ export async function readVault(client: SolanaClient, p: VaultParameters): Promi
   const baseMint = baseToken === 'native' ? undefined : address(parseAddress(baseToken, 'baseToken'))
   const rpc = await clusterRpc(client, p.chainId, 'Solana vaults')
   const abortSignal = deadline()
-  let facts
   try {
     // The receipt mint is read too: its decimals, and proof that it is one (a catalog typo should fail at
     // import, not at the first withdrawal).
@@ -49,10 +48,8 @@ export async function readVault(client: SolanaClient, p: VaultParameters): Promi
     ])
     if (unfit.reason) throw new UnfitRecipientError(unfit.reason, 'deposits sent there could never be moved again', 'vaultAddress')
     // Only the associated account counts: it is where deposits land (deposit.ts).
-    facts = { baseToken, receiptToken: receiptMint, decimals: base.decimals, receiptDecimals: receipt.decimals, totalAssets: base.totalAssets }
+    return { baseToken, receiptToken: receiptMint, decimals: base.decimals, receiptDecimals: receipt.decimals, totalAssets: base.totalAssets }
   } catch (e) {
     throw rpcFailure(e)
   }
-  assertReceiptsOneToOne(facts.decimals, facts.receiptDecimals)
-  return facts
 }

@@ -22,6 +22,7 @@ import { parseTxHash } from './lookup.ts'
 export const ton = defineEcosystem({
   id: 'ton',
   nativeCoin: { symbol: 'TON', decimals: 9 },
+  receiptsOneToOne: true,
   // TON's global ids: -239 mainnet, -3 testnet. Tests run the sandbox as -239: its client stands in
   // for mainnet's API, as an anvil client does for an EVM chain id (see README).
   ownsChain: (chainId: string) => chainId === '-239' || chainId === '-3',

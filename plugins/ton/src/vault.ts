@@ -3,7 +3,7 @@
  * wallet an operator runs) and issues a receipt jetton; nothing on chain links it to its tokens, so
  * the catalog names them and this reads what the chain holds for them.
  */
-import { assertReceiptsOneToOne, InvalidArgumentError, UnfitRecipientError, type VaultParameters, type VaultState } from '@earn/core'
+import { InvalidArgumentError, UnfitRecipientError, type VaultParameters, type VaultState } from '@earn/core'
 import { toTonAddress } from './address.ts'
 import type { TonChainClient } from './client.ts'
 import { DEFAULT_JETTON_DECIMALS, jettonDecimals, notJetton, ownJettonWallet } from './jettonMaster.ts'
@@ -39,11 +39,7 @@ export async function readTonVault(client: TonChainClient, p: VaultParameters): 
   const receipt = jettonDecimals(client, toTonAddress(receiptToken), notJetton('receiptToken', p.receiptToken!)).then((d) =>
     d === null ? {} : { receiptDecimals: d },
   )
-  if (baseToken === 'native') {
-    const known = await receipt
-    assertReceiptsOneToOne(TON_DECIMALS, known.receiptDecimals)
-    return { baseToken, receiptToken, decimals: TON_DECIMALS, ...known, totalAssets: fitness.balance }
-  }
+  if (baseToken === 'native') return { baseToken, receiptToken, decimals: TON_DECIMALS, ...(await receipt), totalAssets: fitness.balance }
   const master = toTonAddress(baseToken)
   const fail = notJetton('baseToken', p.baseToken!)
   const [decimals, totalAssets, receiptDecimals] = await Promise.all([
@@ -51,8 +47,6 @@ export async function readTonVault(client: TonChainClient, p: VaultParameters): 
     ownJettonWallet(client, master, vault, fail).then((wallet) => wallet.balance),
     receipt,
   ])
-  // Where the base jetton states no decimals, the file's are taken (core), unchecked against the receipt's here.
-  if (decimals !== null) assertReceiptsOneToOne(decimals, receiptDecimals.receiptDecimals)
   return decimals === null
     ? { baseToken, receiptToken, decimals: DEFAULT_JETTON_DECIMALS, decimalsAssumed: true, ...receiptDecimals, totalAssets }
     : { baseToken, receiptToken, decimals, ...receiptDecimals, totalAssets }
