@@ -164,4 +164,37 @@ describe('the embedded meter keeps usage across restarts', () => {
     expect((await real.loadKeyUsage('2031-08')).map((r) => [r.keyId, r.used])).toEqual([['a', 7]])
     await real.close()
   })
+
+  test("a check whose own answer was lost, asked again, does not take its claim for the write: the usage is sent again, counted once", async () => {
+    const clock = manualClock(Date.parse('2031-08-20T10:15:00Z'))
+    const { store: real } = await openStore()
+    let [failWrite, loseClaim] = [true, true]
+    const store: Pick<Store, 'loadKeyUsage' | 'addKeyUsage' | 'claimUsageWrite'> = {
+      loadKeyUsage: (m) => real.loadKeyUsage(m),
+      async claimUsageWrite(w) {
+        const written = await real.claimUsageWrite(w)
+        if (loseClaim) {
+          loseClaim = false
+          throw new Error('connection lost')
+        }
+        return written
+      },
+      async addKeyUsage(rows, write) {
+        if (failWrite) {
+          failWrite = false
+          throw new Error('connection refused')
+        }
+        await real.addKeyUsage(rows, write)
+      },
+    }
+    const meter = await createPersistentMemoryMeter({ store, clock, flushMs: 60_000 })
+    await meter.admit({ keyId: 'a', cost: 7, budget, now: clock.now() })
+    await expect(meter.flush()).rejects.toThrow('refused')
+    await meter.admit({ keyId: 'a', cost: 2, budget, now: clock.now() })
+    await expect(meter.flush()).rejects.toThrow('lost')
+    await meter.flush()
+    await meter.close()
+    expect((await real.loadKeyUsage('2031-08')).map((r) => [r.keyId, r.used])).toEqual([['a', 9]])
+    await real.close()
+  })
 })

@@ -370,6 +370,15 @@ export const MIGRATIONS: Migration[] = [
         .execute()
     },
   },
+  {
+    version: 18,
+    name: "a usage write's number told apart as written or claimed",
+    async up(db) {
+      // A claim whose own answer was lost, met again by the next check, had read as the write committed (a re-audit:
+      // usage lost).
+      await db.schema.alterTable('usage_writes').addColumn('claimed', 'integer', (c) => c.notNull().defaultTo(0)).execute()
+    },
+  },
 ]
 
 /**

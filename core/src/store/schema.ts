@@ -166,6 +166,8 @@ export interface UsageWritesTable {
   writer: string
   seq: number
   at: number
+  /** 1: the number was claimed by its writer's check, not written (migration 18). */
+  claimed: number
 }
 
 /**

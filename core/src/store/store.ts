@@ -422,8 +422,11 @@ export function createStore(options: StoreOptions): Store {
     async claimUsageWrite(write) {
       // An insert, not a read: a read does not see a write whose COMMIT is still under way, which committed after it (a
       // re-audit: counted twice); the insert waits for it, and takes the number where it never came.
-      const claimed = await db.insertInto('usageWrites').values(write).onConflict((oc) => oc.columns(['writer', 'seq']).doNothing()).returning('seq').execute()
-      return claimed.length === 0
+      const taken = await db.insertInto('usageWrites').values({ ...write, claimed: 1 }).onConflict((oc) => oc.columns(['writer', 'seq']).doNothing()).returning('seq').execute()
+      if (taken.length) return false
+      // There already: the write's row, or this check's own from an earlier try whose answer was lost (a re-audit).
+      const row = await db.selectFrom('usageWrites').select('claimed').where('writer', '=', write.writer).where('seq', '=', write.seq).executeTakeFirst()
+      return row !== undefined && row.claimed === 0
     },
     async addKeyUsage(unordered, write) {
       // In one order, by key and month: two processes' writes locking the same rows in other orders deadlocked on
@@ -433,7 +436,7 @@ export function createStore(options: StoreOptions): Store {
       // would be counted twice; the write is recorded in it, so a caller that lost its answer can ask.
       await db.transaction().execute(async (trx) => {
         if (write) {
-          await trx.insertInto('usageWrites').values(write).execute()
+          await trx.insertInto('usageWrites').values({ ...write, claimed: 0 }).execute()
           await trx.deleteFrom('usageWrites').where('writer', '=', write.writer).where('seq', '<', write.seq).execute()
           await trx.deleteFrom('usageWrites').where('at', '<', write.at - USAGE_WRITES_KEPT_MS).execute()
         }
