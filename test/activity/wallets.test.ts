@@ -119,6 +119,20 @@ describe('GET /v2/wallets/activity', () => {
     const r = await activity(`addresses=${standard}`)
     expect(r.status, r.text).toBe(200)
     expect(r.body.activities.map((a: { id: string }) => a.id)).toEqual([row.id])
+    // Its last character a '+' (a re-audit: taken for white space and trimmed), first in a list and alone.
+    let last: string
+    let lastStandard: string
+    do {
+      last = `0:${randomUUID().replaceAll('-', '')}${randomUUID().replaceAll('-', '')}`
+      lastStandard = TonAddress.parseRaw(last).toString({ urlSafe: false, bounceable: true })
+    } while (!lastStandard.endsWith('+'))
+    const lastRow = action({ wallet: last, ecosystem: 'ton', chainId: '-239', token: 'native', createdAt: T0 + 8000 })
+    await h.store.insertActions([lastRow])
+    for (const query of [`addresses=${lastStandard}`, `addresses=${lastStandard},${walletB}`]) {
+      const found = await activity(query)
+      expect(found.status, found.text).toBe(200)
+      expect(found.body.activities.map((a: { id: string }) => a.id)).toContain(lastRow.id)
+    }
   })
 
   test("another organization sees none of this organization's activity", async () => {

@@ -31,12 +31,31 @@ async function walletsOf(ecosystems: EcosystemRegistry, raw: string): Promise<Ma
   if (inputs.length > MAX_ACTIVITY_ADDRESSES) throw new TooManyAddressesError(inputs.length, MAX_ACTIVITY_ADDRESSES)
   const loaded = await ecosystems.all()
   const wallets = new Map<string, Set<string>>()
+  const sent = raw.split(',')
   inputs.forEach((input, i) => {
-    const { ecosystem, address } = resolveWallet(loaded, input, `addresses[${i}]`)
+    const { ecosystem, address } = resolveSent(loaded, input, sent[i]!, `addresses[${i}]`)
     const set = wallets.get(ecosystem.plugin.id) ?? new Set()
     wallets.set(ecosystem.plugin.id, set.add(address))
   })
   return new Map([...wallets].map(([id, set]) => [id, [...set]]))
+}
+
+/**
+ * The address as trimmed, else (where that is refused) with its trailing space read back as `+` too: a TON address's
+ * last character may be one, which the trim took for white space (a re-audit); the first refusal is the one told.
+ */
+function resolveSent(loaded: Parameters<typeof resolveWallet>[0], trimmed: string, sent: string, field: string): ReturnType<typeof resolveWallet> {
+  try {
+    return resolveWallet(loaded, trimmed, field)
+  } catch (e) {
+    const plus = sent.trimStart().replace(/ $/, '+').trim().replaceAll(' ', '+')
+    if (plus === trimmed) throw e
+    try {
+      return resolveWallet(loaded, plus, field)
+    } catch {
+      throw e
+    }
+  }
 }
 
 export async function walletActivity(deps: ActivityDeps, p: { orgId: string; query: WalletActivityQuery }): Promise<ActivityList> {

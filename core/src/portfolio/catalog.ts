@@ -22,7 +22,7 @@ export async function servedOpportunities(
   ecosystem: EcosystemId,
 ): Promise<{ opportunities: LiveOpportunity[]; standsFor: (acted: ActedOn) => string }> {
   // Pages by id (allOpportunities), not in TVL order, which could skip or repeat an entry a refresh moved across their boundary.
-  const byPosition = new Map<string, LiveOpportunity>()
+  const byPosition = new Map<string, LiveOpportunity & { createdAt: number }>()
   const positionOf = new Map<string, string>()
   const atVault = new Map<string, Set<string>>()
   for (const row of await store.allOpportunities()) {
@@ -35,7 +35,9 @@ export async function servedOpportunities(
     positionOf.set(row.id, key)
     atVault.set(vault, (atVault.get(vault) ?? new Set()).add(key))
     const seen = byPosition.get(key)
-    if (seen === undefined || (seen.delistedAt !== null && o.delistedAt === null)) byPosition.set(key, o)
+    // The listed entry, else the first imported (rows come in id order: a re-audit found the lowest id standing).
+    const listedFirst = seen !== undefined && (seen.delistedAt === null) !== (o.delistedAt === null)
+    if (seen === undefined || (listedFirst ? o.delistedAt === null : row.createdAt < seen.createdAt)) byPosition.set(key, { ...o, createdAt: row.createdAt })
   }
   const standsFor = ({ opportunityId, chainId, vault }: ActedOn) => {
     const own = positionOf.get(opportunityId)
