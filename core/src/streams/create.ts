@@ -218,7 +218,7 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
     if (creator === treasury) throw new InvalidStreamFieldError('creatorAddress', "is this chain's stream treasury; a stream is funded from another wallet")
     const totalPulled = fields.netBudget + fee
     if (totalPulled > UINT256_MAX)
-      throw new InvalidStreamFieldError('netBudget', `plus its fee (${fee}) does not fit in 256 bits; at most ${largestBudget()} at the standard fee`)
+      throw new InvalidStreamFieldError('netBudget', `plus its fee (${fee}) does not fit in 256 bits; at most ${largestBudget()} at the standard fee (a chain may carry less: a Solana transfer 2^64-1, a TON one 2^120-1)`)
     const tag = streamTag(await deps.attributionSecret(), { streamId: id, wallet: creator, chainId: body.chainId })
     try {
       // A bound on the amount (TON's least transfer) outranks a short balance: no top-up mends it.
