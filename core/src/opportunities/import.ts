@@ -73,9 +73,9 @@ type Read = Awaited<ReturnType<typeof factsFor>>
 /**
  * Every entry's chain facts: chain by chain at once, VAULTS_AT_ONCE entries of a chain at a time. A chain that answered
  * none of a group's reads, nor then its plugin's readiness probe, is asked no more: its later entries are pending for
- * the same reason. Read in file order
- * across chains, a chain that did not answer held the import 2 x EVM_RPC_TIMEOUT_MS for every 8 of its entries (an
- * audit: ~43 minutes for 2,000, silent), and the other chains' entries behind them.
+ * the same reason. Read in file order across chains, a chain that did not answer held the import 2 x
+ * EVM_RPC_TIMEOUT_MS for every 8 of its entries (an audit: ~43 minutes for 2,000, silent), and the other chains'
+ * entries behind them.
  */
 async function readAll(deps: CatalogDeps, listings: readonly Listing[]): Promise<Read[]> {
   const read: Read[] = new Array(listings.length)

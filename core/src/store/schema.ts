@@ -159,8 +159,9 @@ export interface StreamsTable {
 }
 
 /**
- * The usage writes that committed, by writer (a meter's process) and sequence number: a write whose answer was lost
- * (its COMMIT's) is looked up here before it is sent again, which would count it twice. A writer keeps its last row.
+ * The usage writes that committed, by writer (a meter's process) and sequence number, and the numbers of failed writes
+ * their writer claimed: a write whose answer was lost (its COMMIT's) is claimed here before anything is sent again,
+ * which would count it twice if it had committed. A writer keeps its last row.
  */
 export interface UsageWritesTable {
   writer: string
