@@ -35,7 +35,7 @@ export function writeOutput(text: string): boolean {
  */
 const written = (e?: Error | null) => (e ? outputRefused(e) : void (outputLost = false))
 
-/** Says once an outage, on standard error, that standard output's reader is gone (a write threw, or the stream reported it later). */
+/** Says on standard error, once per outage, that standard output's reader is gone (a write threw, or the stream reported it later). */
 export function outputRefused(e: unknown): void {
   const code = (e as { code?: unknown } | null)?.code
   if (outputLost || typeof code !== 'string' || !GONE.has(code)) return

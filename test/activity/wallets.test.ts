@@ -50,6 +50,15 @@ beforeAll(async () => {
 })
 afterAll(() => h.close())
 
+/** A random TON wallet whose standard-base64 form (with '+' and '/') meets `wanted`, and its raw form. */
+function tonAddressWhose(wanted: (standard: string) => boolean): { raw: string; standard: string } {
+  for (;;) {
+    const raw = `0:${randomUUID().replaceAll('-', '')}${randomUUID().replaceAll('-', '')}`
+    const standard = TonAddress.parseRaw(raw).toString({ urlSafe: false, bounceable: true })
+    if (wanted(standard)) return { raw, standard }
+  }
+}
+
 const activity = (query: string, key?: string | null) => h.get(`/v2/wallets/activity?${query}`, key === undefined ? {} : { key })
 
 describe('GET /v2/wallets/activity', () => {
@@ -108,24 +117,14 @@ describe('GET /v2/wallets/activity', () => {
   })
 
   test("a standard-base64 TON address's '+', sent unencoded (a query string reads it as a space), is read back", async () => {
-    let raw: string
-    let standard: string
-    do {
-      raw = `0:${randomUUID().replaceAll('-', '')}${randomUUID().replaceAll('-', '')}`
-      standard = TonAddress.parseRaw(raw).toString({ urlSafe: false, bounceable: true })
-    } while (!standard.includes('+'))
+    const { raw, standard } = tonAddressWhose((a) => a.includes('+'))
     const row = action({ wallet: raw, ecosystem: 'ton', chainId: '-239', token: 'native', createdAt: T0 + 7000 })
     await h.store.insertActions([row])
     const r = await activity(`addresses=${standard}`)
     expect(r.status, r.text).toBe(200)
     expect(r.body.activities.map((a: { id: string }) => a.id)).toEqual([row.id])
     // Its last character a '+' (a re-audit: taken for white space and trimmed), first in a list and alone.
-    let last: string
-    let lastStandard: string
-    do {
-      last = `0:${randomUUID().replaceAll('-', '')}${randomUUID().replaceAll('-', '')}`
-      lastStandard = TonAddress.parseRaw(last).toString({ urlSafe: false, bounceable: true })
-    } while (!lastStandard.endsWith('+'))
+    const { raw: last, standard: lastStandard } = tonAddressWhose((a) => a.endsWith('+'))
     const lastRow = action({ wallet: last, ecosystem: 'ton', chainId: '-239', token: 'native', createdAt: T0 + 8000 })
     await h.store.insertActions([lastRow])
     for (const query of [`addresses=${lastStandard}`, `addresses=${lastStandard},${walletB}`]) {
