@@ -18,13 +18,13 @@ describe('any origin (the default)', () => {
   })
   afterAll(() => h.close())
 
-  test('a preflight, with no key, is 204 allowing GET and POST with x-api-key and content-type, and is not metered', async () => {
+  test('a preflight, with no key, is 204 allowing GET and POST with x-api-key, content-type and idempotency-key, and is not metered', async () => {
     for (const path of ['/v2/membership/agreement', '/v2/opportunities/', '/v2/actions/deposit/00000000-0000-4000-8000-000000000000']) {
       const r = await preflight(h, path)
       expect(r.status).toBe(204)
       expect(r.headers.get('access-control-allow-origin')).toBe('*')
       expect(r.headers.get('access-control-allow-methods')).toBe('GET, POST')
-      expect(r.headers.get('access-control-allow-headers')).toBe('content-type, x-api-key, x-request-id')
+      expect(r.headers.get('access-control-allow-headers')).toBe('content-type, x-api-key, x-request-id, idempotency-key')
       expect(r.headers.get('x-ratelimit-used')).toBeNull()
     }
   })
@@ -34,8 +34,9 @@ describe('any origin (the default)', () => {
     expect(ok.status).toBe(200)
     expect(ok.headers.get('access-control-allow-origin')).toBe('*')
     const exposed = ok.headers.get('access-control-expose-headers')!.split(', ')
-    // SPEC's six metering headers, and the 429's reset time and Retry-After (DECISIONS), whether sent here or not.
-    for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-used', 'x-monthly-limit', 'x-monthly-usage', 'x-monthly-remaining', 'x-ratelimit-reset', 'retry-after', 'x-request-id'])
+    // SPEC's six metering headers, and the 429's reset time and Retry-After (DECISIONS), whether sent here or not; the
+    // mark of an answer given again for an Idempotency-Key.
+    for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-used', 'x-monthly-limit', 'x-monthly-usage', 'x-monthly-remaining', 'x-ratelimit-reset', 'retry-after', 'x-request-id', 'idempotent-replayed'])
       expect(exposed).toContain(name)
     const refused = await h.get('/v2/opportunities/', { key: null, headers: { origin: PAGE } })
     expectEnvelope(refused.body, 401, 'UNAUTHORIZED')

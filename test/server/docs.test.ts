@@ -100,8 +100,11 @@ describe('public endpoints', () => {
         const names = Object.keys(response.headers ?? {})
         expect(names).toContain('X-Request-Id')
         if (op.operationId in OPERATIONS) expect(names).toContain('X-RateLimit-Remaining')
-        // A 429's, and a metered operation's 503 (the meter unable to count, METER_REDIS_OUTAGE=closed).
-        expect(names.includes('Retry-After')).toBe(status === '429' || (status === '503' && op.operationId in OPERATIONS))
+        // A 429's, a metered operation's 503 (the meter unable to count, METER_REDIS_OUTAGE=closed), and an idempotent
+        // operation's 409 (its key in use by a request under way).
+        const idempotent = op['x-idempotent'] === true
+        expect(names.includes('Retry-After')).toBe(status === '429' || (status === '503' && op.operationId in OPERATIONS) || (status === '409' && idempotent))
+        expect(names.includes('Idempotent-Replayed')).toBe(status === '200' && idempotent)
         for (const ref of Object.values<any>(response.headers)) expect(doc.components.headers[ref.$ref.split('/').pop()]).toBeDefined()
       }
     const listed = Object.keys(doc.paths['/v2/opportunities/'].get.responses['200'].headers)
@@ -110,6 +113,19 @@ describe('public endpoints', () => {
     // The monthly limit and remaining are sent only where a cap is set, as their descriptions say.
     const capped = r.headers.get('x-monthly-limit') !== null
     for (const name of listed.filter((n) => capped || !/^X-Monthly-(Limit|Remaining)$/.test(n))) expect(r.headers.get(name)).not.toBeNull()
+  })
+
+  test('the operations that create a row, and only they, take an Idempotency-Key and list its 409', async () => {
+    const doc = (await h.get('/openapi.json', { key: null })).body
+    const ops = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((m) => Object.values(m))
+    const taking = ops.filter((op) => (op.parameters ?? []).some((p: any) => p.name === 'Idempotency-Key' && p.in === 'header'))
+    expect(taking.map((op) => op.operationId).sort()).toEqual(['actions.deposit', 'actions.withdraw', 'streams.create'])
+    for (const op of taking) {
+      expect(op['x-idempotent']).toBe(true)
+      expect(op.responses['409'].description).toContain('Idempotency-Key')
+      expect(op.parameters.find((p: any) => p.name === 'Idempotency-Key')).toMatchObject({ required: false, schema: { type: 'string', minLength: 1, maxLength: 255 } })
+    }
+    expect(ops.filter((op) => op['x-idempotent'] !== undefined)).toHaveLength(3)
   })
 
   test('the document is the same whichever operations were called before it was made: no object is closed', async () => {

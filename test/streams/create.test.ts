@@ -142,6 +142,40 @@ describe('token streams', () => {
   })
 })
 
+describe('Idempotency-Key', () => {
+  test('a creation sent again with its key gets the first answer and no second stream; another body under the key is 400', async () => {
+    const { h } = env
+    const creator = await env.creator(4_000_000n)
+    const body = env.tokenBody(creator)
+    const key = `stream-${crypto.randomUUID()}`
+    const first = await h.post('/v2/streams', body, { headers: { 'idempotency-key': key } })
+    expect(first.status, first.text).toBe(200)
+    const again = await h.post('/v2/streams', body, { headers: { 'idempotency-key': key } })
+    expect(again.status, again.text).toBe(200)
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(again.body).toEqual(first.body)
+    const mine = (await h.get('/v2/streams?state=pending&limit=100')).body.streams.filter((s: Json) => s.creatorAddress === creator.address)
+    expect(mine.map((s: Json) => s.id)).toEqual([first.body.stream.id])
+
+    const other = await h.post('/v2/streams', { ...body, netBudget: '1000002' }, { headers: { 'idempotency-key': key } })
+    expect(other.status, other.text).toBe(400)
+    expectEnvelope(other.body, 400, 'INVALID_ARGUMENT')
+    expect(other.body.context).toEqual({ 'Idempotency-Key': 'used for another request' })
+    // The funding the replay gave is the stream's own: it mines.
+    await env.send(creator, again.body.transactions[0].transaction)
+  })
+
+  test('a point stream too; without a key each creation is a stream of its own', async () => {
+    const { h } = env
+    const body = env.pointBody({ pointName: `Idempotent ${crypto.randomUUID()}` })
+    const key = crypto.randomUUID()
+    const [a, b] = [await h.post('/v2/streams', body, { headers: { 'idempotency-key': key } }), await h.post('/v2/streams', body, { headers: { 'idempotency-key': key } })]
+    expect(b.body.stream.id).toBe(a.body.stream.id)
+    const [c, d] = [await h.post('/v2/streams', body), await h.post('/v2/streams', body)]
+    expect(new Set([a.body.stream.id, c.body.stream.id, d.body.stream.id]).size).toBe(3)
+  })
+})
+
 describe('point streams', () => {
   test('no fee, nothing pulled, no transactions, active at once, even for the largest budget', async () => {
     const r = await env.h.post('/v2/streams', env.pointBody({ netBudget: UINT256_MAX.toString() }))

@@ -12,6 +12,7 @@ import { parseAmount } from './amount.ts'
 import { type CheckDeps, type Checked, checkCommon, parseField, preflight, preflightThenBuild } from './checks.ts'
 import { ModeNotEnabledError, TokenNotAllowedError } from './errors.ts'
 import type { ActionRecorder } from './recorder.ts'
+import type { Answering } from '../idempotency.ts'
 import { type ActionResult, DEFAULT_MAX_PRICE_IMPACT_BPS, DEFAULT_SLIPPAGE_BPS, type DepositBody, type WithdrawBody } from './schema.ts'
 
 /**
@@ -32,6 +33,8 @@ export interface ActionParameters<Body> {
   orgId: string
   opportunityId: string
   body: Body
+  /** An idempotent build's: its answer is stored with its action (see idempotency.ts). */
+  answering?: Answering
 }
 
 function target(c: Checked): OpportunityTarget {
@@ -114,10 +117,12 @@ export async function buildDeposit(deps: ActionDeps, p: ActionParameters<Deposit
     () => plugin.transactions.build(client, build),
     ['tokenIn'],
   )
+  const result = { actionId, transactions }
   await deps.recorder.record(
     actionRow(deps, c, p.orgId, { id: actionId, kind: 'deposit', token: tokenIn, amount: amount.toString(), referralCode: body.referralCode ?? null }),
+    p.answering?.(result),
   )
-  return { actionId, transactions }
+  return result
 }
 
 export async function buildWithdraw(deps: ActionDeps, p: ActionParameters<WithdrawBody>): Promise<ActionResult> {
@@ -157,8 +162,10 @@ export async function buildWithdraw(deps: ActionDeps, p: ActionParameters<Withdr
     ['tokenOut'],
   )
   // The amount is in shares, so the token recorded is the share (receipt) token.
+  const result = { actionId, transactions }
   await deps.recorder.record(
     actionRow(deps, c, p.orgId, { id: actionId, kind: 'withdraw', token: facts.receiptToken, amount: shares.toString(), referralCode: null }),
+    p.answering?.(result),
   )
-  return { actionId, transactions }
+  return result
 }

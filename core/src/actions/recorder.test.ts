@@ -87,3 +87,28 @@ test('a row its batch cannot store fails only its own caller: the others are sto
   for (const r of [rows[0]!, rows[2]!]) expect((await store.getAction(r.id))?.id).toBe(r.id)
   await store.close()
 })
+
+test("an idempotent build whose key was taken over fails alone: its batch's other rows, and their answers, are stored", async () => {
+  const store = createStore({ engine: 'sqlite', path: ':memory:' })
+  await store.migrate(0)
+  const claim = async (id: string, token: string, now: number) => {
+    const outcome = await store.claimIdempotencyKey({ id, fingerprint: 'f', token, now, leaseMs: 10, keptMs: 1000 })
+    if (outcome.kind !== 'claimed') throw new Error(outcome.kind)
+    return outcome.claim
+  }
+  const lost = await claim('k1', 'slow', 0)
+  await claim('k1', 'retry', 11)
+  const held = await claim('k2', 'only', 11)
+  const recorder = createActionRecorder(store)
+  const rows = [row(), row(), row()]
+  const results = await Promise.allSettled([
+    recorder.record(rows[0]!, { claim: lost, answer: '"lost"' }),
+    recorder.record(rows[1]!, { claim: held, answer: '"held"' }),
+    recorder.record(rows[2]!),
+  ])
+  expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'fulfilled'])
+  expect(await store.getAction(rows[0]!.id)).toBeUndefined()
+  for (const r of [rows[1]!, rows[2]!]) expect((await store.getAction(r.id))?.id).toBe(r.id)
+  expect(await store.claimIdempotencyKey({ id: 'k2', fingerprint: 'f', token: 'later', now: 12, leaseMs: 10, keptMs: 1000 })).toEqual({ kind: 'answered', answer: '"held"' })
+  await store.close()
+})

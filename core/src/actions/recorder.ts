@@ -8,14 +8,16 @@
 import { ACTION_BATCH, type Store } from '../store/store.ts'
 import { storeUnavailable } from '../store/unavailable.ts'
 import type { NewAction } from '../store/schema.ts'
+import type { IdempotentAnswer } from '../store/idempotency.ts'
 
 export interface ActionRecorder {
-  /** Resolves once the row is committed; rejects if its batch failed. */
-  record(row: NewAction): Promise<void>
+  /** Resolves once the row is committed (with `answer`, an idempotent build's, in its transaction); rejects if its batch failed. */
+  record(row: NewAction, answer?: IdempotentAnswer): Promise<void>
 }
 
 interface Waiting {
   row: NewAction
+  answer: IdempotentAnswer | undefined
   resolve(): void
   reject(error: unknown): void
 }
@@ -29,7 +31,10 @@ export function createActionRecorder(store: Pick<Store, 'insertActions'>): Actio
     // More than one statement holds: the rest goes in the next turn.
     if (queue.length) schedule()
     try {
-      await store.insertActions(batch.map((w) => w.row))
+      await store.insertActions(
+        batch.map((w) => w.row),
+        batch.flatMap((w) => (w.answer ? [w.answer] : [])),
+      )
       for (const w of batch) w.resolve()
     } catch (e) {
       // A store that cannot take writes now (busy past its timeout, unreachable) would refuse each row again, one
@@ -41,7 +46,7 @@ export function createActionRecorder(store: Pick<Store, 'insertActions'>): Actio
       // One bad row must not fail the builds it happened to share a commit with: each row again on its own.
       await Promise.all(
         batch.map((w) =>
-          store.insertActions([w.row]).then(
+          store.insertActions([w.row], w.answer ? [w.answer] : []).then(
             () => w.resolve(),
             (error: unknown) => w.reject(error),
           ),
@@ -56,9 +61,9 @@ export function createActionRecorder(store: Pick<Store, 'insertActions'>): Actio
     setImmediate(flush)
   }
   return {
-    record: (row) =>
+    record: (row, answer) =>
       new Promise<void>((resolve, reject) => {
-        queue.push({ row, resolve, reject })
+        queue.push({ row, answer, resolve, reject })
         schedule()
       }),
   }

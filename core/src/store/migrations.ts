@@ -379,6 +379,25 @@ export const MIGRATIONS: Migration[] = [
       await db.schema.alterTable('usage_writes').addColumn('claimed', 'integer', (c) => c.notNull().defaultTo(0)).execute()
     },
   },
+  {
+    version: 19,
+    name: 'idempotency keys: a creation sent again is answered as the first time',
+    async up(db) {
+      // A client that lost the answer to a build or a stream creation and sent it again got a second row (an action or
+      // a stream it never saw); with the same Idempotency-Key it now gets the first answer (core/src/idempotency.ts).
+      await db.schema
+        .createTable('idempotency_keys')
+        .ifNotExists()
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('fingerprint', 'text', (c) => c.notNull())
+        .addColumn('token', 'text')
+        .addColumn('lease_until', 'bigint', (c) => c.notNull())
+        .addColumn('answer', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema.createIndex('idempotency_keys_created').ifNotExists().on('idempotency_keys').column('created_at').execute()
+    },
+  },
 ]
 
 /**

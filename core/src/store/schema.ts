@@ -185,6 +185,21 @@ export interface FundingLooksTable {
   updatedAt: number
 }
 
+/**
+ * An organization's Idempotency-Key and what its request was answered (core/src/idempotency.ts). `id` is a hash of the
+ * organization and the key, so the client's key is not kept; `fingerprint` a hash of the operation and its input.
+ * While its request runs, `token` names that attempt, held until `leaseUntil`; `answer` is the JSON body of its success,
+ * written in the same transaction as the row it created.
+ */
+export interface IdempotencyKeysTable {
+  id: string
+  fingerprint: string
+  token: string | null
+  leaseUntil: number
+  answer: string | null
+  createdAt: number
+}
+
 export interface SchemaMigrationsTable {
   version: number
   name: string
@@ -205,6 +220,7 @@ export interface Database {
   streams: StreamsTable
   fundingLooks: FundingLooksTable
   usageWrites: UsageWritesTable
+  idempotencyKeys: IdempotencyKeysTable
   schemaMigrations: SchemaMigrationsTable
 }
 

@@ -5,6 +5,7 @@ import { hashKey } from '../keys.ts'
 import type { Member, NonceRecord, OpportunityRecord } from './schema.ts'
 import type { Store } from './store.ts'
 import { streamStoreTests } from './streams.suite.ts'
+import { idempotencyStoreTests } from './idempotency.suite.ts'
 
 const T0 = 1_760_000_000_000
 
@@ -545,5 +546,6 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
     })
 
     streamStoreTests(() => store)
+    idempotencyStoreTests(() => store)
   })
 }

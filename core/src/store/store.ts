@@ -12,6 +12,7 @@ import { type Engine, migrate } from './migrations.ts'
 import { type OpportunityStore, opportunityQueries } from './opportunities.ts'
 import { type ActivityStore, activityQueries } from './activity.ts'
 import { type StreamStore, streamQueries } from './streams.ts'
+import { type IdempotencyStore, type IdempotentAnswer, idempotencyQueries, writeAnswer } from './idempotency.ts'
 import { STORE_UNAVAILABLE } from './unavailable.ts'
 import type {
   ActionRecord,
@@ -44,7 +45,7 @@ export interface KeyWithOrganization {
   organization: Organization
 }
 
-export interface Store extends OpportunityStore, StreamStore, ActivityStore {
+export interface Store extends OpportunityStore, StreamStore, ActivityStore, IdempotencyStore {
   readonly engine: Engine
   migrate(now: number): Promise<number[]>
   ping(): Promise<void>
@@ -98,7 +99,7 @@ export interface Store extends OpportunityStore, StreamStore, ActivityStore {
 
   insertAction(a: NewAction): Promise<void>
   /** Several actions in one statement: all or none (the action recorder's group commit). */
-  insertActions(rows: readonly NewAction[]): Promise<void>
+  insertActions(rows: readonly NewAction[], answers?: readonly IdempotentAnswer[]): Promise<void>
   /** One action, for tests and tools: a verify reads its tags' actions together (`getActions`). */
   getAction(id: string): Promise<ActionRecord | undefined>
   /** The actions of these ids that exist, in no set order: a verify's tags are read together, not one round trip each. */
@@ -353,10 +354,15 @@ export function createStore(options: StoreOptions): Store {
     async insertAction(a) {
       await db.insertInto('actions').values(a).execute()
     },
-    async insertActions(rows) {
+    async insertActions(rows, answers = []) {
       // One statement is one transaction on both engines; rows per statement stay far below their parameter limits.
       if (rows.length > ACTION_BATCH) throw new Error(`at most ${ACTION_BATCH} actions per call`)
-      await insertActionRows(rows)
+      if (!answers.length) return insertActionRows(rows)
+      // With the answers of idempotent builds, in one transaction: an answer is kept exactly when its row is.
+      await db.transaction().execute(async (trx) => {
+        for (const answer of answers) await writeAnswer(trx, answer)
+        await trx.insertInto('actions').values([...rows]).execute()
+      })
     },
     getAction: (id) => db.selectFrom('actions').selectAll().where('id', '=', id).executeTakeFirst(),
     async getActions(ids) {
@@ -417,6 +423,7 @@ export function createStore(options: StoreOptions): Store {
     ...opportunityQueries(db),
     ...activityQueries(db, engine),
     ...streamQueries(db),
+    ...idempotencyQueries(db, engine),
 
     loadKeyUsage: (month) => db.selectFrom('keyUsage').selectAll().where('month', '=', month).execute(),
     async claimUsageWrite(write) {

@@ -6,6 +6,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { Database, StreamRecord, StreamsTable } from './schema.ts'
 import { type Page, pageOfIds } from './page.ts'
+import { type IdempotentAnswer, writeAnswer } from './idempotency.ts'
 
 type State = StreamsTable['state']
 
@@ -21,7 +22,8 @@ export interface StreamFilter {
 export type FundStreamResult = 'funded' | 'not_pending' | 'tx_used'
 
 export interface StreamStore {
-  insertStream(row: StreamRecord): Promise<void>
+  /** With `answer`, an idempotent creation's, written in the same transaction (see idempotency.ts). */
+  insertStream(row: StreamRecord, answer?: IdempotentAnswer): Promise<void>
   getStream(id: string): Promise<StreamRecord | undefined>
   /** One organization's streams, newest first, with the count of all that match. */
   listStreams(filter: StreamFilter): Promise<Page<StreamRecord>>
@@ -100,8 +102,12 @@ export function streamQueries(db: Kysely<Database>): StreamStore {
     db.selectFrom('fundingLooks').where('ecosystem', '=', l.ecosystem).where('chainId', '=', l.chainId).where('treasury', '=', l.treasury).where('rewardToken', '=', l.rewardToken)
 
   return {
-    async insertStream(row) {
-      await db.insertInto('streams').values(row).execute()
+    async insertStream(row, answer) {
+      if (!answer) return void (await db.insertInto('streams').values(row).execute())
+      await db.transaction().execute(async (trx) => {
+        await writeAnswer(trx, answer)
+        await trx.insertInto('streams').values(row).execute()
+      })
     },
     getStream: (id) => db.selectFrom('streams').selectAll().where('id', '=', id).executeTakeFirst(),
     async liveStreamsTargeting(opportunityId, now, limit) {

@@ -25,6 +25,7 @@ import { parseBudget, parseInstant } from './fields.ts'
 import { displayForms, type StreamDeps } from './lookup.ts'
 import type { CreateStreamBody, CreateStreamResult } from './schema.ts'
 import { streamTag } from './tag.ts'
+import type { Answering } from '../idempotency.ts'
 import { toStream } from './view.ts'
 
 export interface CreateStreamParameters {
@@ -32,6 +33,8 @@ export interface CreateStreamParameters {
   /** The organization's tier: premium pays no fee. */
   tier: Tier
   body: CreateStreamBody
+  /** An idempotent creation's: its answer is stored with its stream (see idempotency.ts). */
+  answering?: Answering
 }
 
 interface Checked {
@@ -242,7 +245,8 @@ export async function createStream(deps: StreamDeps, p: CreateStreamParameters):
     row.state = 'pending'
   }
 
-  await deps.store.insertStream(row)
   const forms = (await displayForms(deps))(row.ecosystem)
-  return { stream: toStream(row, forms, now), FeeAmount: row.feeAmount, totalPulled: row.totalPulled, transactions }
+  const result = { stream: toStream(row, forms, now), FeeAmount: row.feeAmount, totalPulled: row.totalPulled, transactions }
+  await deps.store.insertStream(row, p.answering?.(result))
+  return result
 }

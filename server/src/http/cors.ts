@@ -7,7 +7,8 @@
  */
 import { Elysia } from 'elysia'
 
-// Every metering header (SPEC's six, and the 429's reset time and Retry-After), and the request id.
+// Every metering header (SPEC's six, and the 429's reset time and Retry-After), the request id, and the mark of an
+// answer given again for an Idempotency-Key.
 const EXPOSED_HEADERS = [
   'x-request-id',
   'x-ratelimit-limit',
@@ -18,11 +19,12 @@ const EXPOSED_HEADERS = [
   'x-monthly-usage',
   'x-monthly-remaining',
   'retry-after',
+  'idempotent-replayed',
 ]
 const EXPOSED = EXPOSED_HEADERS.join(', ')
 const PREFLIGHT = {
   'access-control-allow-methods': 'GET, POST',
-  'access-control-allow-headers': 'content-type, x-api-key, x-request-id',
+  'access-control-allow-headers': 'content-type, x-api-key, x-request-id, idempotency-key',
   // Browsers cap it lower (Chrome 2 h); ten minutes bounds how long a narrowed CORS_ORIGINS takes to be seen.
   'access-control-max-age': '600',
 }

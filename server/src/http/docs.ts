@@ -105,8 +105,11 @@ const HEADERS = {
   'X-Monthly-Limit': header('Monthly cost-unit cap; sent only where a cap is set.'),
   'X-Monthly-Usage': header('Cost units consumed this month (UTC calendar month).'),
   'X-Monthly-Remaining': header('Cost units remaining this month; sent only where a cap is set.'),
-  'Retry-After': header('Seconds to wait before sending again: on a 429, until the exhausted window resets; on a 503 while the meter (Redis) cannot count, 1.'),
+  'Retry-After': header(
+    'Seconds to wait before sending again: on a 429, until the exhausted window resets; on a 503 while the meter (Redis) cannot count, 1; on a 409 for an Idempotency-Key in use, until its request under way must have answered.',
+  ),
   'X-RateLimit-Reset': header('End of the exhausted window, in epoch seconds.'),
+  'Idempotent-Replayed': header('`true` where this is the answer kept for the Idempotency-Key sent, given again: the request was not run a second time.', 'string'),
 }
 const METERED = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Used', 'X-Monthly-Limit', 'X-Monthly-Usage', 'X-Monthly-Remaining']
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` })
@@ -121,7 +124,14 @@ function describeResponseHeaders(paths: Record<string, Record<string, any>>) {
     for (const [status, response] of Object.entries<any>(operation.responses ?? {})) {
       const metered = operation['x-cost-units'] !== undefined
       // A metered operation's 503 while the meter cannot count carries Retry-After too (METER_REDIS_OUTAGE=closed).
-      const names = ['X-Request-Id', ...(metered ? METERED : []), ...(status === '429' ? ['Retry-After', 'X-RateLimit-Reset'] : []), ...(status === '503' && metered ? ['Retry-After'] : [])]
+      const idempotent = operation['x-idempotent'] === true
+      const names = [
+        'X-Request-Id',
+        ...(metered ? METERED : []),
+        ...(status === '429' ? ['Retry-After', 'X-RateLimit-Reset'] : []),
+        ...((status === '503' && metered) || (status === '409' && idempotent) ? ['Retry-After'] : []),
+        ...(status === '200' && idempotent ? ['Idempotent-Replayed'] : []),
+      ]
       response.headers = { ...response.headers, ...Object.fromEntries(names.map((name) => [name, headerRef(name)])) }
     }
 }
@@ -161,6 +171,19 @@ const SUCCESS_DESCRIPTIONS: Record<string, string> = {
   'streams.transition': 'The stream in its new state',
 }
 
+const IDEMPOTENCY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+  description:
+    "A key of yours (1 to 255 visible ASCII characters, a UUID say) making this request safe to send again: within 24 hours, the same key from any of the organization's API keys, " +
+    'with the same path and body, gets the first success given again (header Idempotent-Replayed: true) rather than a second row; with another path or body, 400. ' +
+    'Only a success is kept: after a refusal the key may be sent again. While the first request is under way (up to 60 s), 409 with Retry-After. Each request is metered.',
+}
+const IDEMPOTENCY_CONFLICT =
+  'The Idempotency-Key sent belongs to a request still under way (Retry-After says when to send it again), or this request ran past 60 s and a retry with its key took over (nothing was recorded for this one)'
+
 /** What `/healthz` and `/readyz` answer besides success (they are not metered). */
 const PROBE_DESCRIPTIONS: Record<string, string> = {
   '400': "A Host header that names no one host (invalid, or sent twice); a probe with an empty one, or HTTP/1.0's without one, is answered (an HTTP/1.1 request with no Host line at all is Bun's own empty 400)",
@@ -185,6 +208,11 @@ function describeRequests(paths: Record<string, Record<string, any>>) {
       const invalid = operation.responses?.['400']
       if (invalid && operation['x-cost-units'] !== undefined)
         invalid.description = 'A parameter or body field that does not parse, or a query parameter this operation does not take or that is given twice'
+      if (operation['x-idempotent'] === true) {
+        const conflict = operation.responses?.['409']
+        if (conflict?.description?.startsWith('Response for status') || conflict?.description === ERROR_DESCRIPTIONS['409']) conflict.description = IDEMPOTENCY_CONFLICT
+        operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_PARAMETER]
+      }
       operation.parameters = [
         ...(operation.parameters ?? []),
         { name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string' }, description: 'An id of your own for this request: echoed in the X-Request-Id response header and logged (its first 64 characters, keeping letters, digits, _ . and -)' },

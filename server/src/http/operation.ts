@@ -28,7 +28,17 @@ const errorResponses = {
 export function operation<const Responses extends Record<number, unknown>, const Query extends TObject | undefined = undefined>(
   deps: Deps,
   id: OperationId,
-  doc: { summary: string; tags: string[]; description?: string; responses: Responses; query?: Query; anyQuery?: true; routes?: Record<string, readonly string[]> },
+  doc: {
+    summary: string
+    tags: string[]
+    description?: string
+    responses: Responses
+    query?: Query
+    anyQuery?: true
+    routes?: Record<string, readonly string[]>
+    /** It creates a row and takes an Idempotency-Key (http/idempotency.ts); its responses list the 409. */
+    idempotent?: true
+  },
 ) {
   const policy = OPERATIONS[id]
   // `anyQuery`: a removed endpoint answers "removed" whatever its caller sends.
@@ -45,6 +55,7 @@ export function operation<const Responses extends Record<number, unknown>, const
       security: [{ apiKey: [] }],
       'x-cost-units': policy.cost,
       'x-key-kind': policy.key,
+      ...(doc.idempotent ? { 'x-idempotent': true } : {}),
     },
     response: { ...errorResponses, ...doc.responses },
     // Destructured, not passed whole: Elysia reads a hook's parameters to decide what to prepare for

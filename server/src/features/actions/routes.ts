@@ -1,8 +1,10 @@
 import { type ActionDeps, buildDeposit, buildWithdraw, createActionRecorder, createLookups, verifyAttribution } from '@earn/core'
 import { Elysia } from 'elysia'
 import type { Deps } from '../../deps.ts'
+import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
 import { operation } from '../../http/operation.ts'
 import { callerOrganization } from '../../http/request.ts'
+import { idempotent } from '../../http/idempotency.ts'
 import { ActionParams, ActionResult, DepositBody, VerifyQuery, VerifyResult, WithdrawBody } from './model.ts'
 
 const tags = ['Actions']
@@ -25,11 +27,15 @@ export const actionRoutes = (deps: Deps) => {
   return new Elysia({ prefix: '/v2/actions' })
     .post(
       '/deposit/:opportunityId',
-      ({ body, params, request }) => buildDeposit(actions, { orgId: orgOf(request), opportunityId: params.opportunityId, body }),
+      ({ body, params, request, set }) =>
+        idempotent(deps, 'actions.deposit', { request, set, params, body }, (answering) =>
+          buildDeposit(actions, { orgId: orgOf(request), opportunityId: params.opportunityId, body, answering }),
+        ),
       {
         params: ActionParams,
         body: DepositBody,
         ...operation(deps, 'actions.deposit', {
+          idempotent: true,
           summary: 'Build a deposit',
           description:
             ORDER +
@@ -37,24 +43,28 @@ export const actionRoutes = (deps: Deps) => {
             "takes only the vault's asset); in swap mode, a tokenIn the router can price (asked of the chain, 400 naming tokenIn whatever the balance); " +
             'then the on-chain balance of tokenIn (400 `insufficient token balance` with context.required and context.available). The deposit step carries the attribution tag.',
           tags,
-          responses: { 200: ActionResult },
+          responses: { 200: ActionResult, 409: ErrorEnvelopeSchema },
         }),
       },
     )
     .post(
       '/withdraw/:opportunityId',
-      ({ body, params, request }) => buildWithdraw(actions, { orgId: orgOf(request), opportunityId: params.opportunityId, body }),
+      ({ body, params, request, set }) =>
+        idempotent(deps, 'actions.withdraw', { request, set, params, body }, (answering) =>
+          buildWithdraw(actions, { orgId: orgOf(request), opportunityId: params.opportunityId, body, answering }),
+        ),
       {
         params: ActionParams,
         body: WithdrawBody,
         ...operation(deps, 'actions.withdraw', {
+          idempotent: true,
           summary: 'Build a withdrawal',
           description:
             ORDER +
             'a delisted opportunity still takes withdrawals; tokenOut allowed, amount parses, the chain can build it (400); then the on-chain balance of vault shares (400 `insufficient token balance`). ' +
             'A tokenOut other than the base token (where swaps are enabled, EVM) adds an approve of the router when short and a swap after the redeem.',
           tags,
-          responses: { 200: ActionResult },
+          responses: { 200: ActionResult, 409: ErrorEnvelopeSchema },
         }),
       },
     )

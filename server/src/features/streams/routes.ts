@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.ts'
 import { ErrorEnvelopeSchema } from '../../http/envelope.ts'
 import { operation } from '../../http/operation.ts'
 import { callerOrganization } from '../../http/request.ts'
+import { idempotent } from '../../http/idempotency.ts'
 import { ConfirmStreamBody, CreateStreamBody, CreateStreamResult, StreamList, StreamListQuery, StreamParams, StreamResult, TransitionParams } from './model.ts'
 
 const tags = ['Streams']
@@ -27,13 +28,16 @@ export const streamRoutes = (deps: Deps) => {
     .post(
       // No trailing slash: DECISIONS names it `/v2/streams` (a trailing slash is served too).
       '',
-      ({ body, request }) => {
+      ({ body, request, set }) => {
         const organization = callerOrganization(request)
-        return createStream(streams, { orgId: organization.id, tier: organization.tier, body })
+        return idempotent(deps, 'streams.create', { request, set, body }, (answering) =>
+          createStream(streams, { orgId: organization.id, tier: organization.tier, body, answering }),
+        )
       },
       {
         body: CreateStreamBody,
         ...operation(deps, 'streams.create', {
+          idempotent: true,
           summary: 'Create a token or point stream',
           description:
             'Token streams need rewardToken and creatorAddress; their fee is FeeAmount = ceil(netBudget x 1.5 %) in the reward token ' +
@@ -44,7 +48,7 @@ export const streamRoutes = (deps: Deps) => {
             'token and creator addresses, budget plus fee within uint256 (400), ' +
             "the creator's balance (400 `insufficient token balance`).",
           tags,
-          responses: { 200: CreateStreamResult },
+          responses: { 200: CreateStreamResult, 409: ErrorEnvelopeSchema },
         }),
       },
     )
