@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { createStore, storeUnavailable } from '@earn/core'
+import { ApiError, createStore, idempotently, manualClock, storeUnavailable } from '@earn/core'
+import { actionRow } from '@earn/core/store/idempotency.suite'
 import { LazyPostgresDialect } from '@earn/core/store/postgresDialect'
 import { runStoreSuite } from '@earn/core/store/store.suite'
 import { randomUUID } from 'node:crypto'
@@ -344,6 +345,43 @@ if (await postgresAvailable()) {
         await drop()
         await admin.unsafe(`drop role if exists ${role}`)
         await admin.end()
+      }
+    })
+  })
+
+  describe('store: postgres, an idempotent creation whose connections PostgreSQL drops', () => {
+    test('the write fails (503) and the key is given up once the pool has reconnected: the retry builds, no 409 for a minute', async () => {
+      const { schema, drop } = await freshSchema()
+      const applicationName = `earn_idem_${randomUUID().slice(0, 8)}`
+      const store = createStore({ engine: 'postgres', url: DATABASE_URL, schema, applicationName })
+      const admin = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+      try {
+        await store.migrate(Date.now())
+        const clock = manualClock(Date.now())
+        const request = { orgId: 'o', key: randomUUID(), operation: 'streams.create', input: { n: 1 } }
+        // Several pooled connections, all of which the drop ends.
+        await Promise.all(Array.from({ length: 4 }, () => store.getAction(randomUUID())))
+        const row = actionRow()
+        const failed = await idempotently({ store, clock }, request, async (answering) => {
+          await admin.unsafe('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [applicationName])
+          await store.insertActions([row], [answering!({ actionId: row.id })])
+          return row.id
+        }).catch((e: unknown) => e)
+        expect(storeUnavailable(failed)).toBe('unreachable')
+        // Within the background tries (the first at 250 ms), well inside the 60 s lease; a retry may also meet another
+        // connection the drop ended (a 503 of its own, as a client would see it).
+        let retry: unknown
+        for (let i = 0; i < 40; i++) {
+          retry = await idempotently({ store, clock }, request, async () => 'built').catch((e: unknown) => e)
+          if (!(retry instanceof ApiError && retry.status === 409) && !storeUnavailable(retry)) break
+          await Bun.sleep(100)
+        }
+        expect(retry).toEqual({ replayed: false, result: 'built' })
+        expect(await store.getAction(row.id)).toBeUndefined()
+      } finally {
+        await store.close()
+        await admin.end()
+        await drop()
       }
     })
   })

@@ -80,3 +80,18 @@ test('the same input with its fields in another order is the same request; anoth
     context: { 'Idempotency-Key': 'used for another request' },
   })
 })
+
+test('a failed creation whose give-up fails too (the connection dropped) gives the key up on a later try, not a minute later', async () => {
+  // The store is real; only its first give-up is made to fail, as one sent on a dropped PostgreSQL connection does
+  // (test/store.postgres.test.ts drops the connections for real).
+  let failing = 1
+  const flaky: typeof store = Object.create(store)
+  flaky.releaseIdempotencyKey = (claim) => (failing-- > 0 ? Promise.reject(Object.assign(new Error('gone'), { code: 'CONNECTION_CLOSED' })) : store.releaseIdempotencyKey(claim))
+  const deps = { store: flaky, clock: manualClock(T0) }
+  const request = { orgId: 'o', key: 'k-dropped', operation: 'actions.deposit', input: {} }
+  await expect(idempotently(deps, request, () => Promise.reject(new Error('write failed')))).rejects.toThrow('write failed')
+  // Held still: the first give-up failed.
+  await expect(idempotently(deps, request, async () => 'early')).rejects.toMatchObject({ status: 409, retryAfterSeconds: 1 })
+  await Bun.sleep(400)
+  expect(await idempotently(deps, request, async () => 'ran')).toEqual({ replayed: false, result: 'ran' })
+})

@@ -25,6 +25,17 @@ export const IDEMPOTENCY_LEASE_MS = 60_000
 const MAX_KEY_LENGTH = 255
 // Visible ASCII, spaces inside allowed: a key is copied between systems and logs as text.
 const KEY = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/
+/**
+ * What a 409 tells the client to wait: a request under way answers within a second or two as a rule, and the whole
+ * lease left (up to a minute) kept a client that honours Retry-After waiting long after the answer was there (an audit).
+ */
+const BUSY_RETRY_AFTER_SECONDS = 1
+/**
+ * When a failed attempt's key is given up again after the give-up itself failed: the write that failed and the
+ * give-up go out on the same broken connections when PostgreSQL drops them (a failover, a restart), and the key then
+ * stayed held the whole lease, every retry a 409 with nothing under way (an audit). The pool reconnects by the next try.
+ */
+const RELEASE_RETRIES_MS = [250, 1000, 4000, 15_000]
 
 export interface IdempotencyDeps {
   store: Pick<Store, 'claimIdempotencyKey' | 'releaseIdempotencyKey'>
@@ -48,10 +59,12 @@ export type Idempotent<T> = { replayed: false; result: T } | { replayed: true; r
 
 /** The key still held by an attempt under way: a 409 with when to ask again. */
 export class IdempotencyKeyBusyError extends ConflictError {
-  constructor(readonly retryAfterSeconds: number) {
-    super(`a request with this ${IDEMPOTENCY_HEADER} is still being answered; send it again in ${retryAfterSeconds} s for its answer`, {
-      [IDEMPOTENCY_HEADER]: 'in use by a request under way',
-    })
+  readonly retryAfterSeconds = BUSY_RETRY_AFTER_SECONDS
+  constructor(heldForSeconds: number) {
+    super(
+      `a request with this ${IDEMPOTENCY_HEADER} is still being answered; send it again in ${BUSY_RETRY_AFTER_SECONDS} s for its answer (the key is held at most ${heldForSeconds} s more)`,
+      { [IDEMPOTENCY_HEADER]: 'in use by a request under way' },
+    )
   }
 }
 
@@ -71,11 +84,31 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 function checkKey(key: string): void {
   const problem =
-    key === '' ? 'is empty' : key.length > MAX_KEY_LENGTH ? `is ${key.length} characters` : !KEY.test(key) ? 'has a character other than visible ASCII' : undefined
+    key === ''
+      ? 'is empty'
+      : key.length > MAX_KEY_LENGTH
+        ? `is ${key.length} characters`
+        : !KEY.test(key)
+          ? 'has a character other than visible ASCII'
+          : // A header sent twice reaches the server as its values joined by ", ": taken as one key, a retry whose proxy
+            // repeated the header created a second row (an audit).
+            key.includes(',')
+            ? 'has a comma (or the header was sent twice)'
+            : undefined
   if (problem)
-    throw new InvalidArgumentError(`${IDEMPOTENCY_HEADER} must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters (a UUID, say); it ${problem}`, {
+    throw new InvalidArgumentError(`${IDEMPOTENCY_HEADER} must be one value of 1 to ${MAX_KEY_LENGTH} visible ASCII characters but a comma (a UUID, say); it ${problem}`, {
       [IDEMPOTENCY_HEADER]: problem,
     })
+}
+
+/** Gives the key of a failed attempt up; where that fails too, tried again a few times in the background. */
+async function release(store: IdempotencyDeps['store'], claim: IdempotencyClaim): Promise<void> {
+  const attempt = (tries: number): Promise<void> =>
+    store.releaseIdempotencyKey(claim).catch(() => {
+      const wait = RELEASE_RETRIES_MS[tries]
+      if (wait !== undefined) setTimeout(() => void attempt(tries + 1), wait).unref()
+    })
+  await attempt(0)
 }
 
 /**
@@ -115,7 +148,7 @@ export async function idempotently<T>(
     return { replayed: false, result: await create((result) => ({ claim, answer: JSON.stringify(result) })) }
   } catch (e) {
     // Nothing was created (or, had the row's commit landed unseen, its answer was too, and the release leaves it).
-    await deps.store.releaseIdempotencyKey(claim).catch(() => {})
+    await release(deps.store, claim)
     if (e instanceof IdempotencyClaimLost)
       throw new ConflictError(`this request took longer than ${IDEMPOTENCY_LEASE_MS / 1000} s and a retry with its ${IDEMPOTENCY_HEADER} took over; that retry's answer stands`, {
         [IDEMPOTENCY_HEADER]: 'taken over by a retry',

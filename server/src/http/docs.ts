@@ -106,7 +106,7 @@ const HEADERS = {
   'X-Monthly-Usage': header('Cost units consumed this month (UTC calendar month).'),
   'X-Monthly-Remaining': header('Cost units remaining this month; sent only where a cap is set.'),
   'Retry-After': header(
-    'Seconds to wait before sending again: on a 429, until the exhausted window resets; on a 503 while the meter (Redis) cannot count, 1; on a 409 for an Idempotency-Key in use, until its request under way must have answered.',
+    'Seconds to wait before sending again: on a 429, until the exhausted window resets; on a 503 while the meter (Redis) cannot count, 1; on a 409 for an Idempotency-Key in use, 1 (its request under way answers within about a second as a rule).',
   ),
   'X-RateLimit-Reset': header('End of the exhausted window, in epoch seconds.'),
   'Idempotent-Replayed': header('`true` where this is the answer kept for the Idempotency-Key sent, given again: the request was not run a second time.', 'string'),
@@ -177,9 +177,9 @@ const IDEMPOTENCY_PARAMETER = {
   required: false,
   schema: { type: 'string', minLength: 1, maxLength: 255 },
   description:
-    "A key of yours (1 to 255 visible ASCII characters, a UUID say) making this request safe to send again: within 24 hours, the same key from any of the organization's API keys, " +
-    'with the same path and body, gets the first success given again (header Idempotent-Replayed: true) rather than a second row; with another path or body, 400. ' +
-    'Only a success is kept: after a refusal the key may be sent again. While the first request is under way (up to 60 s), 409 with Retry-After. Each request is metered.',
+    "A key of yours (1 to 255 visible ASCII characters, no comma; a UUID say; the header once) making this request safe to send again: within 24 hours, the same key from any of the organization's API keys, " +
+    'with the same path and body (the same values written the same way; fields in any order), gets the first success given again (header Idempotent-Replayed: true) rather than a second row; with another path or body, 400. ' +
+    "Only a success is kept: after a refusal or a 503 the key may be sent again. While the first request is under way, 409 with Retry-After (the key is held at most 60 s). A replay's transactions are the first answer's: not to be sent twice. Each request is metered.",
 }
 const IDEMPOTENCY_CONFLICT =
   'The Idempotency-Key sent belongs to a request still under way (Retry-After says when to send it again), or this request ran past 60 s and a retry with its key took over (nothing was recorded for this one)'
