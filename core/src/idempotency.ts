@@ -55,7 +55,11 @@ export interface IdempotentRequest {
 /** What a creation does with its claim: writes `answer(result)` with its row (see store/idempotency.ts). */
 export type Answering = <T>(result: T) => IdempotentAnswer
 
-export type Idempotent<T> = { replayed: false; result: T } | { replayed: true; result: T }
+/** The creation's result, or (`replayed`) the answer kept for its key. */
+export interface Idempotent<T> {
+  replayed: boolean
+  result: T
+}
 
 /** The key still held by an attempt under way: a 409 with when to ask again. */
 export class IdempotencyKeyBusyError extends ConflictError {

@@ -172,7 +172,7 @@ describe('CORS on a listening server (Bun routes by method before the app sees a
       expect([r.status, r.headers.get('access-control-allow-origin'), r.headers.get('access-control-allow-headers')]).toEqual([
         204,
         '*',
-        'content-type, x-api-key, x-request-id',
+        'content-type, x-api-key, x-request-id, idempotency-key',
       ])
     }
   })
