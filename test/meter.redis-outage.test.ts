@@ -158,9 +158,32 @@ if (binary) {
         redis.kill('SIGCONT')
       }
       await until(() => a.state === 'primary', 10_000)
-      // The same Redis, woken, kept its count and then ran the script that had timed out, so the
-      // request answered in-process is counted there too (the policy errs towards counting twice).
-      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('3')
+      // The same Redis, woken, ran the script that had timed out; its charge was taken back when its answer came, as
+      // the request had been metered in-process (it had counted twice: 3).
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('2')
+      await Promise.all([a.close(), h.close()])
+    }, 60_000)
+
+    test('closed, hung (SIGSTOP): the 503s it caused are not charged once Redis wakes and runs their scripts', async () => {
+      const port = await freePort()
+      const redis = await startRedis(port)
+      running.push(redis)
+      const a = createResilientMeter({ primary: createRedisMeter({ url: `redis://127.0.0.1:${port}` }), fallback: createMemoryMeter(), outage: 'closed', probeMs: 200 })
+      // Closed, a ping fails until the client has connected.
+      await until(() => a.ping().then((s) => s.state === 'ok', () => false), 5000)
+      const h = await createHarness({ meter: a, org: { hourlyBudget: 1000 } })
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('1')
+      redis.kill('SIGSTOP')
+      try {
+        // Five at once: each script is sent, none answered in time.
+        const refused = await Promise.all(Array.from({ length: 5 }, () => h.get(check)))
+        expect(refused.map((r) => [r.status, r.headers.get('retry-after')])).toEqual(Array(5).fill([503, '1']))
+      } finally {
+        redis.kill('SIGCONT')
+      }
+      await until(() => a.state === 'primary', 10_000)
+      // Nothing was served, so nothing counts: 1 before, and this one (it had been 7, and each retry of a 503 charged).
+      expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('2')
       await Promise.all([a.close(), h.close()])
     }, 60_000)
 

@@ -58,6 +58,28 @@ if (await redisAvailable()) {
       await raw.close()
     })
 
+    test('a refund takes a charge back from both counters, never below zero, and makes no counter that is absent', async () => {
+      const raw = createClient({ url: REDIS_URL })
+      await raw.connect()
+      const prefix = `t${randomUUID().slice(0, 8)}`
+      const meter = createRedisMeter({ client: raw, prefix })
+      const now = Date.parse('2031-01-31T23:30:00Z')
+      const budget = { hourly: 10, monthly: 50 }
+      await meter.admit({ keyId: 'key_A', cost: 4, budget, now })
+      await meter.admit({ keyId: 'key_A', cost: 3, budget, now })
+      await meter.refund!({ keyId: 'key_A', cost: 3, budget, now })
+      const [hour, month] = [`{${prefix}:key_A}:h:${Math.floor(now / 3_600_000)}`, `{${prefix}:key_A}:m:2031-01`]
+      expect([await raw.get(hour), await raw.get(month)]).toEqual(['4', '4'])
+      // The expiry stays.
+      expect(await raw.pTTL(hour)).toBeGreaterThan(0)
+      await meter.refund!({ keyId: 'key_A', cost: 9, budget, now })
+      expect([await raw.get(hour), await raw.get(month)]).toEqual(['0', '0'])
+      await meter.refund!({ keyId: 'key_B', cost: 2, budget, now })
+      expect(await raw.keys(`{${prefix}:key_B}*`)).toEqual([])
+      await raw.del([hour, month])
+      await raw.close()
+    })
+
     test("a key's admits made in one turn share one script run; a later turn's go in runs of their own", async () => {
       const raw = createClient({ url: REDIS_URL })
       await raw.connect()

@@ -7,6 +7,7 @@ import {
   attributionSecretSource,
   type Clock,
   type Config,
+  type KeyUsage,
   createKeyVerifier,
   createMemberCache,
   createStore,
@@ -15,7 +16,7 @@ import {
   withinRunningTime,
 } from '@earn/core'
 import { createMemoryMeter } from '@earn/core/metering/memory'
-import type { Meter } from '@earn/core/metering/meter'
+import { type Meter, windowsAt } from '@earn/core/metering/meter'
 import { createPersistentMemoryMeter } from '@earn/core/metering/persistent'
 import { createResilientMeter } from '@earn/core/metering/resilient'
 import type { Deps } from './deps.ts'
@@ -95,7 +96,23 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
   // Not up yet: switch to the outage's answers now (and start probing) rather than on the first request. (Closed, the
   // ping says it cannot meter: the start goes on, not ready, until Redis answers.)
   if (!up) await meter.ping().catch(() => undefined)
+  else await seedFromStore(redis, deps)
   return meter
+}
+
+/**
+ * This month's usage the embedded meter kept in the store, carried into a Redis that has no count for it: a deployment
+ * that set REDIS_URL mid-month (going from one process to several) had given every key its monthly cap and its hour
+ * afresh (an audit). Each start does it; Redis's counts stand where it has them. A failure only loses the carry.
+ */
+async function seedFromStore(redis: { seed(rows: readonly KeyUsage[], now: number): Promise<number> }, deps: { store: Store; clock: Clock; logger: Logger }) {
+  const now = deps.clock.now()
+  try {
+    const written = await redis.seed(await deps.store.loadKeyUsage(windowsAt(now).monthId), now)
+    if (written) deps.logger.info({ msg: "meter: this month's usage kept in the store carried into redis", counters: written })
+  } catch (e) {
+    deps.logger.error({ msg: "meter: carrying this month's usage from the store into redis failed; redis counts from what it has", error: errorText(e) })
+  }
 }
 
 /**

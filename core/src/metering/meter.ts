@@ -48,6 +48,12 @@ export interface Meter {
   close(): Promise<void>
   /** Usage counted but not yet stored (a meter that keeps its counts in the store): what a stop now would lose. */
   usageNotStored?(): { keys: number; units: number }
+  /**
+   * Takes back what an admit of `p` charged, where its answer came too late to be used (resilient.ts): the request
+   * was answered without it (refused, or metered by the fallback), so the charge would count a request twice or one
+   * never served. Never below zero.
+   */
+  refund?(p: AdmitParameters): Promise<void>
 }
 
 /** The windows one instant falls in. Ids name them in storage: `h:<hourId>`, `m:<monthId>`. */

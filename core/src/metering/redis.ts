@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto'
 import { createClient, ErrorReply } from 'redis'
 import { type AdmitParameters, type Budget, decide, type Meter, type MeterDecision, type Windows, windowCache } from './meter.ts'
 import { withinRunningTime } from '../runningTimeout.ts'
+import type { KeyUsage } from '../store/schema.ts'
 
 /**
  * KEYS: hour counter, month counter. ARGV: hourly budget, monthly cap (-1: none), hour TTL, month TTL
@@ -50,6 +51,16 @@ return reply
 `
 const SHA1 = createHash('sha1').update(SCRIPT).digest('hex')
 
+/** KEYS: hour counter, month counter. ARGV: the cost to take back from each, down to zero at most; an absent counter stays absent. */
+const REFUND_SCRIPT = `
+local cost = tonumber(ARGV[1])
+for i = 1, 2 do
+  local held = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if held > 0 then redis.call('DECRBY', KEYS[i], math.min(held, cost)) end
+end
+return 1
+`
+
 /** What the meter needs of a node-redis client (a caller may pass its own, and keeps owning it). */
 export interface RedisCommands {
   sendCommand(args: string[]): Promise<unknown>
@@ -73,6 +84,11 @@ export type RedisMeterOptions = (
 export interface RedisMeter extends Meter {
   /** Resolves once the first connection is up (at once for a caller's client). */
   readonly connected: Promise<void>
+  /**
+   * Writes the usage the embedded meter kept in the store (`key_usage`) for the month and hour of `now` where Redis
+   * holds no count yet; Redis's own counts stand. Resolves with how many counters it wrote.
+   */
+  seed(rows: readonly KeyUsage[], now: number): Promise<number>
 }
 
 /** Reconnect quickly, then every second at most: how soon shared metering resumes after an outage. */
@@ -231,6 +247,30 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
       const { promise, resolve, reject } = Promise.withResolvers<MeterDecision>()
       batch.waiting.push({ p, resolve, reject })
       return promise
+    },
+    async seed(rows, now) {
+      const w = windows(now)
+      const sets: string[][] = []
+      for (const row of rows) {
+        if (row.month !== w.monthId) continue
+        const tag = `{${prefix}:${row.keyId}}`
+        // NX: a count Redis has is the shared one, newer than what a process wrote before Redis was used.
+        if (row.used > 0) sets.push(['SET', `${tag}:m:${w.monthId}`, String(row.used), 'NX', 'PX', String(w.monthEnd - now + margin)])
+        if (row.hour === w.hourId && row.hourUsed > 0) sets.push(['SET', `${tag}:h:${w.hourId}`, String(row.hourUsed), 'NX', 'PX', String(w.hourEnd - now + margin)])
+      }
+      let written = 0
+      for (let i = 0; i < sets.length; i += 100) {
+        const answers = await Promise.all(sets.slice(i, i + 100).map((args) => client.sendCommand(args)))
+        written += answers.filter((a) => a === 'OK').length
+      }
+      return written
+    },
+    async refund(p) {
+      if (p.cost <= 0) return
+      const w = windows(p.now)
+      const tag = `{${prefix}:${p.keyId}}`
+      // Rare (a late answer), so sent whole rather than cached by its hash.
+      await client.sendCommand(['EVAL', REFUND_SCRIPT, '2', `${tag}:h:${w.hourId}`, `${tag}:m:${w.monthId}`, String(p.cost)])
     },
     async ping() {
       const pinged = client

@@ -13,8 +13,10 @@
  *   a read-only replica after a failover, out of memory) is probed half as often each time, down to once
  *   every `MAX_PROBE_MS`, so it does not switch (and log) twice a second for as long as that lasts. A lost
  *   connection is not a refusal: a network that flaps is probed every `probeMs` each time.
- * - Usage counted in-process during an outage is not merged back into Redis. A request whose
- *   Redis call timed out may have been counted there too: an outage errs towards counting twice.
+ * - Usage counted in-process during an outage is not merged back into Redis. A request whose Redis call timed out
+ *   is answered without it (refused, or metered by the fallback); should the call's charge still land, it is taken
+ *   back once its answer comes (`refund`): a slow Redis had charged every 503 it caused, and each retry of it (an
+ *   audit). Only an answer that never comes (the connection lost after the charge) leaves a request counted twice.
  */
 import type { AdmitParameters, Meter, MeterDecision, MeterStatus } from './meter.ts'
 import { runningTimeout } from '../runningTimeout.ts'
@@ -105,6 +107,12 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
     return { admitted: false, unavailable: `${primary.kind} unreachable`, hourly, monthly }
   }
 
+  /** A charge whose answer came too late to be used, taken back when it comes. */
+  const refundWhenAnswered = (call: Promise<MeterDecision>, p: AdmitParameters) => {
+    if (!primary.refund || p.cost <= 0) return
+    call.then((d) => (d.admitted ? primary.refund!(p) : undefined)).catch(() => {})
+  }
+
   const recover = () => {
     clearInterval(probe)
     probe = undefined
@@ -142,11 +150,13 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
     },
     async admit(p) {
       if (!down) {
+        const call = primary.admit(p)
         try {
-          const decision = await guarded(primary.admit(p))
+          const decision = await guarded(call)
           if (options.outage === 'closed') remember(p.keyId, decision)
           return decision
         } catch (e) {
+          if (e instanceof MeterTimeoutError) refundWhenAnswered(call, p)
           fail(e)
         }
       }
