@@ -23,8 +23,12 @@ export const IDEMPOTENCY_KEPT_MS = 24 * 3_600_000
  */
 export const IDEMPOTENCY_LEASE_MS = 60_000
 const MAX_KEY_LENGTH = 255
-// Visible ASCII, spaces inside allowed: a key is copied between systems and logs as text.
-const KEY = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/
+/**
+ * Visible ASCII but the comma, spaces inside allowed: a key is copied between systems and logs as text. As a JSON
+ * Schema pattern too (the API document's).
+ */
+export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x2b\\x2d-\\x7e](?:[\\x20-\\x2b\\x2d-\\x7e]*[\\x21-\\x2b\\x2d-\\x7e])?$'
+const KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN)
 /**
  * What a 409 tells the client to wait: a request under way answers within a second or two as a rule, and the whole
  * lease left (up to a minute) kept a client that honours Retry-After waiting long after the answer was there (an audit).
@@ -92,15 +96,15 @@ function checkKey(key: string): void {
       ? 'is empty'
       : key.length > MAX_KEY_LENGTH
         ? `is ${key.length} characters`
-        : !KEY.test(key)
-          ? 'has a character other than visible ASCII'
-          : // A header sent twice reaches the server as its values joined by ", ": taken as one key, a retry whose proxy
-            // repeated the header created a second row (an audit).
-            key.includes(',')
-            ? 'has a comma (or the header was sent twice)'
+        : // A header sent twice reaches the server as its values joined by ", ": taken as one key, a retry whose proxy
+          // repeated the header created a second row (an audit).
+          key.includes(',')
+          ? 'has a comma (or the header was sent twice)'
+          : !KEY.test(key)
+            ? 'has a character other than visible ASCII'
             : undefined
   if (problem)
-    throw new InvalidArgumentError(`${IDEMPOTENCY_HEADER} must be one value of 1 to ${MAX_KEY_LENGTH} visible ASCII characters but a comma (a UUID, say); it ${problem}`, {
+    throw new InvalidArgumentError(`${IDEMPOTENCY_HEADER} must be one value of 1 to ${MAX_KEY_LENGTH} visible ASCII characters but the comma, spaces inside allowed (a UUID, say); it ${problem}`, {
       [IDEMPOTENCY_HEADER]: problem,
     })
 }
@@ -145,7 +149,8 @@ export async function idempotently<T>(
         { [IDEMPOTENCY_HEADER]: 'used for another request' },
       )
     case 'running':
-      throw new IdempotencyKeyBusyError(Math.max(1, Math.ceil((outcome.leaseUntil - now) / 1000)))
+      // Never more than a lease: the holder's server may keep time ahead of this one's (keep them on NTP).
+      throw new IdempotencyKeyBusyError(Math.min(IDEMPOTENCY_LEASE_MS / 1000, Math.max(1, Math.ceil((outcome.leaseUntil - now) / 1000))))
   }
   const claim: IdempotencyClaim = outcome.claim
   try {
@@ -154,7 +159,7 @@ export async function idempotently<T>(
     // Nothing was created (or, had the row's commit landed unseen, its answer was too, and the release leaves it).
     await release(deps.store, claim)
     if (e instanceof IdempotencyClaimLost)
-      throw new ConflictError(`this request took longer than ${IDEMPOTENCY_LEASE_MS / 1000} s and a retry with its ${IDEMPOTENCY_HEADER} took over; that retry's answer stands`, {
+      throw new ConflictError(`a retry with this request's ${IDEMPOTENCY_HEADER} took it over once its ${IDEMPOTENCY_LEASE_MS / 1000} s lease had run out (by the retry's server clock); that retry's answer stands, nothing was recorded for this one`, {
         [IDEMPOTENCY_HEADER]: 'taken over by a retry',
       })
     throw e

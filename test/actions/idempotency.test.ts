@@ -147,7 +147,7 @@ describe('a build sent again with its Idempotency-Key', () => {
       expect(r.status, `${JSON.stringify(key.slice(0, 8))}: ${r.text}`).toBe(400)
       expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
       expect(r.body.context).toEqual({ 'Idempotency-Key': problem })
-      expect(r.body.error).toContain('Idempotency-Key must be one value of 1 to 255 visible ASCII characters but a comma')
+      expect(r.body.error).toContain('Idempotency-Key must be one value of 1 to 255 visible ASCII characters but the comma, spaces inside allowed')
     }
     // The longest, with spaces inside, is a key.
     expect((await deposit(`a ${'k'.repeat(251)} z`, body(10n ** 6n))).status).toBe(200)

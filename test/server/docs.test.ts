@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { IDEMPOTENCY_KEY_PATTERN } from '@earn/core'
 import { OPERATIONS } from '@earn/core/metering/costs'
 import { createHarness, type Harness } from '../harness.ts'
 
@@ -123,7 +124,7 @@ describe('public endpoints', () => {
     for (const op of taking) {
       expect(op['x-idempotent']).toBe(true)
       expect(op.responses['409'].description).toContain('Idempotency-Key')
-      expect(op.parameters.find((p: any) => p.name === 'Idempotency-Key')).toMatchObject({ required: false, schema: { type: 'string', minLength: 1, maxLength: 255 } })
+      expect(op.parameters.find((p: any) => p.name === 'Idempotency-Key')).toMatchObject({ required: false, schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN } })
     }
     expect(ops.filter((op) => op['x-idempotent'] !== undefined)).toHaveLength(3)
   })

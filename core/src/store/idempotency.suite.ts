@@ -81,6 +81,17 @@ export function idempotencyStoreTests(store: () => Store) {
     expect(await store().claimIdempotencyKey({ ...first, token: randomUUID(), now: T0 + LEASE + 2 })).toEqual({ kind: 'answered', answer: '{"actionId":"retry"}' })
   })
 
+  test('idempotency: an attempt that died unreleased holds its key only to its lease; then any request takes it over, another body too', async () => {
+    const first = request()
+    const dead = await claimed(first)
+    expect(await store().claimIdempotencyKey({ ...first, fingerprint: 'corrected', token: randomUUID(), now: T0 + LEASE - 1 })).toEqual({ kind: 'mismatch' })
+    const corrected = await claimed({ ...first, fingerprint: 'corrected', token: randomUUID(), now: T0 + LEASE + 1 })
+    await store().insertActions([actionRow()], [{ claim: corrected, answer: '"corrected"' }])
+    await expect(store().insertActions([actionRow()], [{ claim: dead, answer: '"dead"' }])).rejects.toBeInstanceOf(IdempotencyClaimLost)
+    expect(await store().claimIdempotencyKey({ ...first, fingerprint: 'corrected', token: randomUUID(), now: T0 + LEASE + 2 })).toEqual({ kind: 'answered', answer: '"corrected"' })
+    expect(await store().claimIdempotencyKey({ ...first, token: randomUUID(), now: T0 + LEASE + 2 })).toEqual({ kind: 'mismatch' })
+  })
+
   test('idempotency: a released key is claimed afresh, by any request; an answered key is not released', async () => {
     const first = request()
     await store().releaseIdempotencyKey(await claimed(first))

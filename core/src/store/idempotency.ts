@@ -104,11 +104,13 @@ export function idempotencyQueries(db: Kysely<Database>, engine: Engine): Idempo
           if (renewed.numUpdatedRows > 0n) return { kind: 'claimed', claim }
           continue
         }
-        if (row.fingerprint !== r.fingerprint) return { kind: 'mismatch' }
-        if (row.answer !== null) return { kind: 'answered', answer: row.answer }
-        if (row.leaseUntil > r.now) return { kind: 'running', leaseUntil: row.leaseUntil }
-        // The holder's lease ran out (its process stopped, or it is slow past the lease): taken over. Should the holder
-        // still finish, its answer and its row are refused together (writeAnswer), so only one attempt's row is kept.
+        const same = row.fingerprint === r.fingerprint
+        if (row.answer !== null) return same ? { kind: 'answered', answer: row.answer } : { kind: 'mismatch' }
+        if (row.leaseUntil > r.now) return same ? { kind: 'running', leaseUntil: row.leaseUntil } : { kind: 'mismatch' }
+        // The holder's lease ran out (its process stopped, or it is slow past the lease): taken over, by this request
+        // whatever its body, as nothing was created under the key (a re-audit: a process killed mid-request had left the
+        // key refusing a corrected body for the day). Should the holder still finish, its answer and its row are refused
+        // together (writeAnswer), so only one attempt's row is kept.
         const taken = await db
           .updateTable('idempotencyKeys')
           .set(take(r))

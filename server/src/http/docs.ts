@@ -3,6 +3,7 @@
  * document so it works offline (no script from a CDN). Neither needs a key.
  */
 import { type AnyElysia, Elysia } from 'elysia'
+import { IDEMPOTENCY_KEY_PATTERN } from '@earn/core'
 import { ERROR_ENVELOPE } from './envelope.ts'
 
 const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!)
@@ -175,11 +176,11 @@ const IDEMPOTENCY_PARAMETER = {
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN },
   description:
-    "A key of yours (1 to 255 visible ASCII characters, no comma; a UUID say; the header once) making this request safe to send again: within 24 hours, the same key from any of the organization's API keys, " +
+    "A key of yours (1 to 255 visible ASCII characters but the comma, spaces inside allowed; a UUID say; the header once) making this request safe to send again: within 24 hours, the same key from any of the organization's API keys, " +
     'with the same path and body (the same values written the same way; fields in any order), gets the first success given again (header Idempotent-Replayed: true) rather than a second row; with another path or body, 400. ' +
-    "Only a success is kept: after a refusal or a 503 the key may be sent again. While the first request is under way, 409 with Retry-After (the key is held at most 60 s). A replay's transactions are the first answer's: not to be sent twice. Each request is metered.",
+    "Only a success is kept: after a refusal or a 503 the key may be sent again. While the first request is under way, 409 with Retry-After (the key is held at most 60 s; after that, a request with any body takes it over). A replay's transactions are the first answer's: not to be sent twice. Each request is metered.",
 }
 const IDEMPOTENCY_CONFLICT =
   'The Idempotency-Key sent belongs to a request still under way (Retry-After says when to send it again), or this request ran past 60 s and a retry with its key took over (nothing was recorded for this one)'
