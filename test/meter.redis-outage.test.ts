@@ -9,6 +9,9 @@ import type { Subprocess } from 'bun'
 import { createMemoryMeter } from '@earn/core/metering/memory'
 import { createRedisMeter } from '@earn/core/metering/redis'
 import { createResilientMeter, type ResilientMeter } from '@earn/core/metering/resilient'
+import { createStore, parseConfig, systemClock } from '@earn/core'
+import { windowsAt } from '@earn/core/metering/meter'
+import { openMeter } from '../server/src/compose.ts'
 import { createHarness } from './harness.ts'
 import { cuttableProxy } from './proxy.ts'
 
@@ -164,7 +167,11 @@ if (binary) {
       await Promise.all([a.close(), h.close()])
     }, 60_000)
 
-    test('closed, hung (SIGSTOP): the 503s it caused are not charged once Redis wakes and runs their scripts', async () => {
+    test.each([
+      ['a moment', 0],
+      // Past STALL_MS: the connection is replaced meanwhile, and the old one must still take the scripts' answers.
+      ['4 s', 4000],
+    ])('closed, hung (SIGSTOP) for %s: the 503s it caused are not charged once Redis wakes and runs their scripts', async (_, pausedMs) => {
       const port = await freePort()
       const redis = await startRedis(port)
       running.push(redis)
@@ -178,14 +185,65 @@ if (binary) {
         // Five at once: each script is sent, none answered in time.
         const refused = await Promise.all(Array.from({ length: 5 }, () => h.get(check)))
         expect(refused.map((r) => [r.status, r.headers.get('retry-after')])).toEqual(Array(5).fill([503, '1']))
+        await Bun.sleep(pausedMs)
       } finally {
         redis.kill('SIGCONT')
       }
       await until(() => a.state === 'primary', 10_000)
+      // The refunds go once the late answers come, again where the new connection is still being made: the hour's
+      // count, read in Redis, comes back to the 1 served.
+      const hourCount = () => Bun.spawnSync(['redis-cli', '-p', String(port), 'get', `{earn:${h.org.secretKeyId}}:h:${Math.floor(Date.now() / 3_600_000)}`]).stdout.toString().trim()
+      await until(() => hourCount() === '1', 20_000).catch(() => undefined)
       // Nothing was served, so nothing counts: 1 before, and this one (it had been 7, and each retry of a 503 charged).
       expect((await h.get(check)).headers.get('x-ratelimit-used')).toBe('2')
       await Promise.all([a.close(), h.close()])
     }, 60_000)
+
+    describe("this month's usage kept in the store, carried into Redis (openMeter)", () => {
+      const logger = { info() {}, error() {} } as unknown as Parameters<typeof openMeter>[1]['logger']
+      const config = (port: number, prefix: string) => parseConfig({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_KEY_PREFIX: prefix })
+      const storeWithUsage = async (keyId: string, now: number) => {
+        const store = createStore({ engine: 'sqlite', path: ':memory:' })
+        await store.migrate(now)
+        await store.addKeyUsage([{ keyId, month: windowsAt(now).monthId, used: 40, hour: windowsAt(now).hourId, hourUsed: 4 }])
+        return store
+      }
+      const budget = { hourly: 1000, monthly: 100_000 }
+
+      test('a Redis that answers only seconds after the start gets it once it does', async () => {
+        const port = await freePort()
+        const now = Date.now()
+        const store = await storeWithUsage('key_late', now)
+        const opening = openMeter(config(port, 'late'), { store, clock: systemClock, logger })
+        await Bun.sleep(3500)
+        running.push(await startRedis(port))
+        const meter = await opening
+        // Refused (503s, nothing charged) until the meter's probe finds Redis; the first admitted goes on from the store's.
+        let decision: Awaited<ReturnType<typeof meter.admit>> | undefined
+        await until(async () => !(decision = await meter.admit({ keyId: 'key_late', cost: 1, budget, now: Date.now() })).unavailable, 10_000)
+        expect([decision!.monthly.used, decision!.hourly.used]).toEqual([41, 5])
+        await Promise.all([meter.close(), store.close()])
+      }, 30_000)
+
+      test('a Redis that goes silent as it is carried into does not hold the start', async () => {
+        const port = await freePort()
+        const redis = await startRedis(port)
+        running.push(redis)
+        const real = await storeWithUsage('key_silent', Date.now())
+        const store: typeof real = Object.create(real)
+        // The real store's rows, read once Redis has been stopped (SIGSTOP: connected, silent).
+        store.loadKeyUsage = (month) => (redis.kill('SIGSTOP'), real.loadKeyUsage(month))
+        try {
+          const started = performance.now()
+          const meter = await openMeter(config(port, 'silent'), { store, clock: systemClock, logger })
+          expect(performance.now() - started).toBeLessThan(8000)
+          await meter.close()
+        } finally {
+          redis.kill('SIGCONT')
+          await real.close()
+        }
+      }, 30_000)
+    })
 
     test('a route that dies silently: answered meanwhile, and a new connection is made once it is back', async () => {
       const port = await freePort()

@@ -39,7 +39,7 @@ if (await postgresAvailable()) {
         await other`select pg_advisory_lock(724201611)`
         const released = Bun.sleep(1_500).then(() => other`select pg_advisory_unlock(724201611)`)
         const started = performance.now()
-        await migrateStore(store, systemClock, 500)
+        await migrateStore(store, systemClock, { waitMs: 500 })
         expect(performance.now() - started).toBeGreaterThan(1_000)
         await released
         expect((await store.migrate(Date.now())).length).toBe(0)

@@ -34,7 +34,7 @@ import {
 } from '@earn/core'
 import { createReadStream, statSync, writeSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { migrateStore, openStore } from './compose.ts'
+import { migrateStore, openStore, StoreNeedsMigrationError } from './compose.ts'
 import { loadEcosystems } from './ecosystems.ts'
 import { firstDuplicateKey } from './duplicateKeys.ts'
 
@@ -56,6 +56,8 @@ const USAGE = `usage: bun run cli <command> [options] [--json]
   opportunity list
   opportunity delist ID        off the list and closed to deposits (running servers' builds within 2 s); holders still withdraw, past actions verify
   opportunity relist ID        list it again (an import never changes either)
+  store migrate                upgrade the store's schema to this release's: one-way (an older release refuses the
+                               store after it), so back it up first; other commands refuse a store of an older schema
 
 Environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded SQLite, default ./.data), as for bun run start;
 opportunity import also reads the chains (EVM_RPC_URLS, ...) to fill in what they know.`
@@ -105,6 +107,7 @@ const COMMANDS: Record<string, { options: string[]; required?: string[]; keyRef?
   'opportunity list': { options: [] },
   'opportunity delist': { options: [], operands: { name: 'ID', what: 'the opportunity id' } },
   'opportunity relist': { options: [], operands: { name: 'ID', what: 'the opportunity id' } },
+  'store migrate': { options: [] },
 }
 
 /** Budget options' words besides a number: "no cap" on an organization, "the organization's" on a key. */
@@ -190,7 +193,11 @@ function keyRef(flags: Flags) {
 }
 
 /** The opportunity commands also need the chains; the others only the store. */
-export type CliDeps = AdminDeps & { ecosystems?: EcosystemRegistry }
+export type CliDeps = AdminDeps & {
+  ecosystems?: EcosystemRegistry
+  /** What opening the store migrated (`store migrate` says it). */
+  migration?: { from: number | null; applied: number[] }
+}
 
 /** A catalog file past this is refused before it is read (50,000 entries take ~25 MB). */
 const MAX_CATALOG_BYTES = 256 * 1024 * 1024
@@ -339,6 +346,14 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
     case 'opportunity relist': {
       return setOpportunityDelisted(deps, operand!, command === 'opportunity delist')
     }
+    case 'store migrate': {
+      const { from, applied } = deps.migration ?? { from: null, applied: [] }
+      return {
+        schema: (await deps.store.schemaState()).version,
+        from: from ?? 'a new store',
+        applied: applied.length ? applied.join(', ') : 'nothing: the store was up to date',
+      }
+    }
     default:
       throw new UsageError(`unknown command "${command}"`)
   }
@@ -358,7 +373,8 @@ export class StoreOpenError extends Error {
 }
 
 export function errorMessage(e: unknown): string {
-  if (e instanceof ApiError || e instanceof UsageError || e instanceof ConfigError || e instanceof StoreOpenError || e instanceof OutputLostError) return e.message
+  if (e instanceof ApiError || e instanceof UsageError || e instanceof ConfigError || e instanceof StoreOpenError || e instanceof OutputLostError || e instanceof StoreNeedsMigrationError)
+    return e.message
   const code = (e as { code?: unknown } | null)?.code
   if (!(e instanceof Error) || typeof code !== 'string' || (e.name !== 'SQLiteError' && e.name !== 'PostgresError')) return String(e)
   if (code.startsWith('SQLITE_BUSY')) return `the store is busy: another process held its write lock past the 5 s busy timeout; run the command again (${code})`
@@ -427,16 +443,20 @@ if (import.meta.main) {
       console.log(USAGE)
     } else {
       // A usage error is told before the store is opened or migrated.
-      parseCommand(argv)
+      const { command } = parseCommand(argv)
       const config = parseConfig(process.env)
+      let migration: CliDeps['migration']
       try {
         store = openStore(config)
-        await migrateStore(store, systemClock)
+        // A new store is made by any command; an older one is upgraded only when asked (an audit: `org list` of a new
+        // release had upgraded a store for good, silently).
+        migration = await migrateStore(store, systemClock, command === 'store migrate' ? {} : { upgrade: 'refuse' })
       } catch (e) {
+        if (e instanceof StoreNeedsMigrationError) throw e
         throw new StoreOpenError(config, e)
       }
       const ecosystems = loadEcosystems(config)
-      print(await runCommand({ store, clock: systemClock, ecosystems }, argv.filter((a) => a !== '--json')), json)
+      print(await runCommand({ store, clock: systemClock, ecosystems, migration }, argv.filter((a) => a !== '--json')), json)
     }
   } catch (e) {
     exitCode = e instanceof UsageError ? 2 : 1

@@ -68,21 +68,35 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
     },
   })
   const closed = config.meterRedisOutage === 'closed'
+  // The store's usage is carried into Redis once: at start, or when Redis first answers after a start without it (a
+  // re-audit: Redis started with the servers, a few seconds behind them, had had none carried).
+  let carried: Promise<boolean> | undefined
+  const carryOnce = () => {
+    carried ??= seedFromStore(redis, deps).then((done) => {
+      if (!done) carried = undefined
+      return done
+    })
+    return carried
+  }
   const meter = createResilientMeter({
     primary: redis,
     fallback: createMemoryMeter(),
     outage: config.meterRedisOutage,
     refused: isRedisRefusal,
-    onChange: (state, cause) =>
-      state === 'fallback'
-        ? logger.error({
-            msg: closed
-              ? 'meter: redis at REDIS_URL unreachable or refusing; metered requests refused (503) until it answers (METER_REDIS_OUTAGE=closed)'
-              : 'meter: redis at REDIS_URL unreachable or refusing; metering per process until it answers',
-            error: errorText(cause),
-            ...(connectionError ? { connection: errorText(connectionError) } : {}),
-          })
-        : logger.info({ msg: 'meter: redis reachable again; shared metering resumed' }),
+    onChange: (state, cause) => {
+      if (state === 'primary') {
+        logger.info({ msg: 'meter: redis reachable again; shared metering resumed' })
+        void carryOnce()
+        return
+      }
+      logger.error({
+        msg: closed
+          ? 'meter: redis at REDIS_URL unreachable or refusing; metered requests refused (503) until it answers (METER_REDIS_OUTAGE=closed)'
+          : 'meter: redis at REDIS_URL unreachable or refusing; metering per process until it answers',
+        error: errorText(cause),
+        ...(connectionError ? { connection: errorText(connectionError) } : {}),
+      })
+    },
   })
   let up: boolean
   try {
@@ -96,7 +110,7 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
   // Not up yet: switch to the outage's answers now (and start probing) rather than on the first request. (Closed, the
   // ping says it cannot meter: the start goes on, not ready, until Redis answers.)
   if (!up) await meter.ping().catch(() => undefined)
-  else await seedFromStore(redis, deps)
+  else await carryOnce()
   return meter
 }
 
@@ -105,13 +119,21 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
  * that set REDIS_URL mid-month (going from one process to several) had given every key its monthly cap and its hour
  * afresh (an audit). Each start does it; Redis's counts stand where it has them. A failure only loses the carry.
  */
-async function seedFromStore(redis: { seed(rows: readonly KeyUsage[], now: number): Promise<number> }, deps: { store: Store; clock: Clock; logger: Logger }) {
+async function seedFromStore(redis: { seed(rows: readonly KeyUsage[], now: number): Promise<number> }, deps: { store: Store; clock: Clock; logger: Logger }): Promise<boolean> {
   const now = deps.clock.now()
   try {
-    const written = await redis.seed(await deps.store.loadKeyUsage(windowsAt(now).monthId), now)
+    // Bounded as the start's wait for Redis: a Redis that connected and then went silent had held the start for good (a
+    // re-audit), where the outage policy is what answers for it.
+    const written = await withinRunningTime(
+      deps.store.loadKeyUsage(windowsAt(now).monthId).then((rows) => redis.seed(rows, now)),
+      REDIS_START_WAIT_MS,
+      () => new Error(`redis did not answer within ${REDIS_START_WAIT_MS / 1000} s`),
+    )
     if (written) deps.logger.info({ msg: "meter: this month's usage kept in the store carried into redis", counters: written })
+    return true
   } catch (e) {
-    deps.logger.error({ msg: "meter: carrying this month's usage from the store into redis failed; redis counts from what it has", error: errorText(e) })
+    deps.logger.error({ msg: "meter: carrying this month's usage from the store into redis failed; tried again when redis next comes back", error: errorText(e) })
+    return false
   }
 }
 
@@ -126,14 +148,38 @@ function refusesSettings(error: Error): boolean {
 /** How long a start or a CLI command waits for the store's first answer (a PostgreSQL host that drops packets never refuses). */
 export const STORE_START_WAIT_MS = 30_000
 
+/** A store of an older schema, which a command other than `store migrate` does not upgrade (cli.ts). */
+export class StoreNeedsMigrationError extends Error {
+  constructor(readonly version: number, readonly pending: number[]) {
+    super(
+      `the store's schema is at version ${version} and this release needs ${pending.at(-1)} (migrations ${pending.join(', ')}); an upgrade is one-way ` +
+        '(an older release refuses the store after it): back the store up, then run `bun run cli store migrate`, or start this release\'s server, which migrates it',
+    )
+  }
+}
+
 /**
  * Migrates the store once it answers, or fails within `STORE_START_WAIT_MS` saying it did not. Only the first answer
- * is bounded: a migration may build an index over a large table or wait for another process migrating.
+ * is bounded: a migration may build an index over a large table or wait for another process migrating. `upgrade`
+ * `refuse`: a new store is made, but one of an older schema is left as it is (StoreNeedsMigrationError). An upgrade is
+ * logged, before (nothing listens while it runs: minutes on a large store) and after, with what it applied.
  */
-export async function migrateStore(store: Store, clock: Clock, waitMs = STORE_START_WAIT_MS): Promise<void> {
+export async function migrateStore(
+  store: Store,
+  clock: Clock,
+  options: { waitMs?: number; logger?: Pick<Logger, 'info'>; upgrade?: 'refuse' } = {},
+): Promise<{ from: number | null; applied: number[] }> {
+  const waitMs = options.waitMs ?? STORE_START_WAIT_MS
   // In the process's running time: a start slowed by its own work (loading modules on a starved CPU) is not the store's silence.
   await withinRunningTime(store.ping(), waitMs, () => new Error(`the ${store.engine === 'postgres' ? 'database at DATABASE_URL' : 'embedded store'} did not answer within ${waitMs / 1000} s`))
-  await store.migrate(clock.now())
+  const { version, pending } = await store.schemaState()
+  // An operator's command to look (an audit: `org list` of a new release) had upgraded a store for good, silently.
+  if (version !== null && pending.length && options.upgrade === 'refuse') throw new StoreNeedsMigrationError(version, pending)
+  const started = performance.now()
+  if (version !== null && pending.length) options.logger?.info({ msg: 'store: migrating; the server listens once it is done', from: version, pending })
+  const applied = await store.migrate(clock.now())
+  if (version !== null && applied.length) options.logger?.info({ msg: 'store: migrated', from: version, applied, ms: Math.round(performance.now() - started) })
+  return { from: version, applied }
 }
 
 /** A start that failed in a step of its own past opening the store (Redis's): its variable is the one to look at. */
@@ -150,7 +196,7 @@ export async function composeDeps(config: Config): Promise<Deps> {
   const clock = systemClock
   const logger = createJsonLogger()
   const store = openStore(config)
-  await migrateStore(store, clock)
+  await migrateStore(store, clock, { logger })
   // An embedded store on a read-only mount opens, reads and, with nothing to migrate, writes nothing: the start went on,
   // ready, every write failing (an audit). A PostgreSQL standby may yet be promoted: readiness says it, not the start.
   if (store.engine === 'sqlite') await store.checkWritable()

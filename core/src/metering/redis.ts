@@ -102,6 +102,8 @@ const reconnectDelay = (retries: number) => Math.min(50 * 2 ** retries, 1000)
  */
 const STALL_MS = 2000
 const CLOSE_WAIT_MS = 1000
+/** How long a replaced client may still take the answers to what it sent. */
+const RETIRED_GRACE_MS = 60_000
 
 export class MeterScriptMismatchError extends Error {
   constructor() {
@@ -160,9 +162,20 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
 
   const { url } = options
   let lastAnswer = performance.now()
+  // Replaced clients, closed a grace later: a Redis that only paused (a fork, a VM frozen) still runs the commands they
+  // sent, and their answers are what lets a timed-out admit's charge be taken back (resilient.ts); destroyed at once,
+  // every admit of a pause past a few seconds stayed charged (a re-audit).
+  const retired = new Set<ReturnType<typeof createClient>>()
+  const retire = (old: ReturnType<typeof createClient>) => {
+    retired.add(old)
+    setTimeout(() => {
+      retired.delete(old)
+      if (old.isOpen) old.destroy()
+    }, RETIRED_GRACE_MS).unref()
+  }
   const replace = (stalled: RedisCommands) => {
     if (!own || url === undefined || stalled !== own) return // a caller's client, or already replaced
-    own.destroy()
+    retire(own)
     own = open(url, options.onError).client
     client = own
     lastAnswer = performance.now() // the new client gets its own STALL_MS to connect
@@ -286,6 +299,8 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
       }
     },
     async close() {
+      for (const old of retired) if (old.isOpen) old.destroy()
+      retired.clear()
       const c = own
       if (!c?.isOpen) return
       // Connected: let commands in flight finish, for a moment; a dead connection would never let them.

@@ -15,8 +15,9 @@
  *   connection is not a refusal: a network that flaps is probed every `probeMs` each time.
  * - Usage counted in-process during an outage is not merged back into Redis. A request whose Redis call timed out
  *   is answered without it (refused, or metered by the fallback); should the call's charge still land, it is taken
- *   back once its answer comes (`refund`): a slow Redis had charged every 503 it caused, and each retry of it (an
- *   audit). Only an answer that never comes (the connection lost after the charge) leaves a request counted twice.
+ *   back once its answer comes (`refund`, sent again for a while where it fails): a slow Redis had charged every 503
+ *   it caused, and each retry of it (an audit). Only an answer that never comes (the connection lost after the charge)
+ *   leaves a request counted in Redis as well.
  */
 import type { AdmitParameters, Meter, MeterDecision, MeterStatus } from './meter.ts'
 import { runningTimeout } from '../runningTimeout.ts'
@@ -73,6 +74,8 @@ function deadlines(ms: number): () => Promise<never> {
 const firstLine = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0]! : String(e)).slice(0, 160)
 
 const FLAP_MS = 10_000
+/** When a refund that failed is sent again (the last about half a minute on). */
+const REFUND_RETRIES_MS = [250, 1000, 2000, 4000, 8000, 15_000]
 const MAX_PROBE_MS = 30_000
 /** Keys whose last shared decision a closed outage answers with. */
 const MAX_KNOWN_KEYS = 10_000
@@ -107,10 +110,19 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
     return { admitted: false, unavailable: `${primary.kind} unreachable`, hourly, monthly }
   }
 
-  /** A charge whose answer came too late to be used, taken back when it comes. */
+  /**
+   * A charge whose answer came too late to be used, taken back when it comes; tried again for a while where the refund
+   * fails: the answer may come on a replaced connection the moment Redis wakes, while the new one is still connecting.
+   */
   const refundWhenAnswered = (call: Promise<MeterDecision>, p: AdmitParameters) => {
-    if (!primary.refund || p.cost <= 0) return
-    call.then((d) => (d.admitted ? primary.refund!(p) : undefined)).catch(() => {})
+    const refund = primary.refund?.bind(primary)
+    if (!refund || p.cost <= 0) return
+    const attempt = (tries: number): Promise<void> =>
+      refund(p).catch(() => {
+        const wait = REFUND_RETRIES_MS[tries]
+        if (wait !== undefined && !closed) setTimeout(() => void attempt(tries + 1), wait).unref()
+      })
+    call.then((d) => (d.admitted ? attempt(0) : undefined)).catch(() => {})
   }
 
   const recover = () => {

@@ -452,6 +452,23 @@ export async function migrate(db: Kysely<Database>, engine: Engine, now: number)
   })
 }
 
+/** Where a store's schema is: its newest recorded version (null: a new store, nothing recorded) and the migrations it lacks. */
+export interface SchemaState {
+  version: number | null
+  pending: number[]
+}
+
+export async function schemaState(db: Kysely<Database>): Promise<SchemaState> {
+  const done = await db
+    .selectFrom('schemaMigrations')
+    .select(['version', 'name'])
+    .execute()
+    .catch(() => []) // no table yet: a new store
+  if (!done.length) return { version: null, pending: MIGRATIONS.map((m) => m.version) }
+  const names = new Map(done.map((r) => [r.version, r.name]))
+  return { version: Math.max(...done.map((r) => r.version)), pending: MIGRATIONS.filter((m) => names.get(m.version) !== m.name).map((m) => m.version) }
+}
+
 async function allApplied(db: Kysely<Database>): Promise<boolean> {
   const done = await db
     .selectFrom('schemaMigrations')

@@ -8,7 +8,7 @@ import { CamelCasePlugin, Kysely, sql } from 'kysely'
 import { compileInsertOnce, compileOnce } from './compiled.ts'
 import { LazyPostgresDialect, type PostgresOptions } from './postgresDialect.ts'
 import { openReader, openSqlite } from './sqlite.ts'
-import { type Engine, migrate } from './migrations.ts'
+import { type Engine, migrate, type SchemaState, schemaState } from './migrations.ts'
 import { type OpportunityStore, opportunityQueries } from './opportunities.ts'
 import { type ActivityStore, activityQueries } from './activity.ts'
 import { type StreamStore, streamQueries } from './streams.ts'
@@ -48,6 +48,8 @@ export interface KeyWithOrganization {
 export interface Store extends OpportunityStore, StreamStore, ActivityStore, IdempotencyStore {
   readonly engine: Engine
   migrate(now: number): Promise<number[]>
+  /** Where the schema is, read without a lock (see migrations.ts). */
+  schemaState(): Promise<SchemaState>
   ping(): Promise<void>
   /**
    * Throws (as the store's `unwritable`) where the store takes no writes: an embedded store whose file or directory the
@@ -211,6 +213,7 @@ export function createStore(options: StoreOptions): Store {
   return {
     engine,
     migrate: (now) => migrate(db, engine, now),
+    schemaState: () => schemaState(db),
     async ping() {
       // SQLite: on the reading connection, which no write waits ahead of; behind another process's write lock the
       // writer's queue had held a readiness probe past its limit while reads were served (an audit).
