@@ -117,7 +117,7 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
 /**
  * This month's usage the embedded meter kept in the store, carried into a Redis that has no count for it: a deployment
  * that set REDIS_URL mid-month (going from one process to several) had given every key its monthly cap and its hour
- * afresh (an audit). Each start does it; Redis's counts stand where it has them. A failure only loses the carry.
+ * afresh (an audit). Once a process (`carryOnce`); Redis's counts stand where it has them. False where it failed.
  */
 async function seedFromStore(redis: { seed(rows: readonly KeyUsage[], now: number): Promise<number> }, deps: { store: Store; clock: Clock; logger: Logger }): Promise<boolean> {
   const now = deps.clock.now()
