@@ -199,6 +199,29 @@ if (binary) {
       await Promise.all([a.close(), h.close()])
     }, 60_000)
 
+    test('a long outage leaves one connection once Redis is back: clients replaced meanwhile are not kept reconnecting', async () => {
+      const port = await freePort()
+      let redis = await startRedis(port)
+      running.push(redis)
+      const connections = () =>
+        Bun.spawnSync(['redis-cli', '-p', String(port), 'client', 'list']).stdout.toString().split('\n').filter((l) => l.includes('name=earn-meter')).length
+      const a = meterOver(`redis://127.0.0.1:${port}`)
+      await until(async () => (await a.ping()).state === 'ok', 5000)
+      expect(connections()).toBe(1)
+      redis.kill('SIGKILL')
+      await redis.exited
+      await a.ping()
+      // Past several STALL_MS: a client is replaced every couple of seconds while Redis is gone.
+      await Bun.sleep(9000)
+      redis = await startRedis(port)
+      running.push(redis)
+      await until(() => a.state === 'primary', 10_000)
+      await Bun.sleep(2500)
+      // It had been one per replacement (each kept a minute, reconnecting every second).
+      expect(connections()).toBe(1)
+      await a.close()
+    }, 60_000)
+
     describe("this month's usage kept in the store, carried into Redis (openMeter)", () => {
       const logger = { info() {}, error() {} } as unknown as Parameters<typeof openMeter>[1]['logger']
       const config = (port: number, prefix: string) => parseConfig({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_KEY_PREFIX: prefix })

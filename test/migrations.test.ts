@@ -4,6 +4,7 @@ import postgres from 'postgres'
 import { createStore, systemClock } from '@earn/core'
 import { migrateStore } from '@earn/server/compose'
 import { MIGRATIONS } from '@earn/core/store/migrations'
+import { runCli } from './process.ts'
 import { DATABASE_URL, freshSchema, postgresAvailable } from './services.ts'
 
 if (await postgresAvailable()) {
@@ -79,5 +80,34 @@ if (await postgresAvailable()) {
         await drop()
       }
     })
+
+    test("a CLI command whose read of the schema fails (a lock past its timeout) fails: it neither takes the store for a new one nor upgrades it", async () => {
+      const { schema, drop } = await freshSchema()
+      const store = createStore({ engine: 'postgres', url: DATABASE_URL, schema, maxConnections: 1 })
+      const locker = postgres(DATABASE_URL, { max: 1, onnotice: () => {}, connection: { search_path: schema } })
+      try {
+        await store.migrate(Date.now())
+        const latest = MIGRATIONS.at(-1)!.version
+        await locker`delete from schema_migrations where version = ${latest}`
+        const held = Promise.withResolvers<void>()
+        const locked = Promise.withResolvers<void>()
+        const holding = locker.begin(async (trx) => {
+          await trx.unsafe('lock table schema_migrations in access exclusive mode')
+          locked.resolve()
+          await held.promise
+        })
+        await locked.promise
+        const r = await runCli(['org', 'list'], { DATABASE_URL: `${DATABASE_URL}?search_path=${schema}`, DATABASE_STATEMENT_TIMEOUT_MS: '1000' })
+        held.resolve()
+        await holding
+        expect(r.code, r.stdout).toBe(1)
+        expect(r.stdout).toBe('')
+        expect((await locker`select max(version) as v from schema_migrations`)[0]!.v).toBe(latest - 1)
+      } finally {
+        await store.close()
+        await locker.end()
+        await drop()
+      }
+    }, 30_000)
   })
 } else describe.skip('migrations on one PostgreSQL (not reachable)', () => {})

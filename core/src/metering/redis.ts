@@ -102,8 +102,9 @@ const reconnectDelay = (retries: number) => Math.min(50 * 2 ** retries, 1000)
  */
 const STALL_MS = 2000
 const CLOSE_WAIT_MS = 1000
-/** How long a replaced client may still take the answers to what it sent. */
+/** How long a replaced client may still take the answers to what it sent, and how many are kept so. */
 const RETIRED_GRACE_MS = 60_000
+const MAX_RETIRED = 4
 
 export class MeterScriptMismatchError extends Error {
   constructor() {
@@ -166,12 +167,20 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
   // sent, and their answers are what lets a timed-out admit's charge be taken back (resilient.ts); destroyed at once,
   // every admit of a pause past a few seconds stayed charged (a re-audit).
   const retired = new Set<ReturnType<typeof createClient>>()
+  const destroy = (old: ReturnType<typeof createClient>) => {
+    retired.delete(old)
+    if (old.isOpen) old.destroy()
+  }
   const retire = (old: ReturnType<typeof createClient>) => {
+    // Only a connection that is up can still answer; one still connecting, or whose connection breaks after it is
+    // retired, is destroyed at once: kept, each reconnected every second (a re-audit: nine connections after a 20 s
+    // outage, all reconnecting to the Redis that came back).
+    if (!old.isReady) return destroy(old)
     retired.add(old)
-    setTimeout(() => {
-      retired.delete(old)
-      if (old.isOpen) old.destroy()
-    }, RETIRED_GRACE_MS).unref()
+    old.on('error', () => destroy(old))
+    old.on('reconnecting', () => destroy(old))
+    setTimeout(() => destroy(old), RETIRED_GRACE_MS).unref()
+    for (const extra of [...retired].slice(0, -MAX_RETIRED)) destroy(extra)
   }
   const replace = (stalled: RedisCommands) => {
     if (!own || url === undefined || stalled !== own) return // a caller's client, or already replaced
@@ -299,8 +308,7 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
       }
     },
     async close() {
-      for (const old of retired) if (old.isOpen) old.destroy()
-      retired.clear()
+      for (const old of [...retired]) destroy(old)
       const c = own
       if (!c?.isOpen) return
       // Connected: let commands in flight finish, for a moment; a dead connection would never let them.

@@ -458,12 +458,20 @@ export interface SchemaState {
   pending: number[]
 }
 
+/** The store's own answer that it has no such table (PostgreSQL 42P01, SQLite's message): a new store. */
+const noSuchTable = (e: unknown) => (e as { code?: unknown }).code === '42P01' || /no such table/i.test(String((e as Error | undefined)?.message))
+
 export async function schemaState(db: Kysely<Database>): Promise<SchemaState> {
   const done = await db
     .selectFrom('schemaMigrations')
     .select(['version', 'name'])
     .execute()
-    .catch(() => []) // no table yet: a new store
+    // No table yet: a new store. Any other failure (a lock past the timeout, a connection lost) is not one: taken for
+    // one, a command only to look had upgraded an older store (a re-audit).
+    .catch((e: unknown) => {
+      if (noSuchTable(e)) return []
+      throw e
+    })
   if (!done.length) return { version: null, pending: MIGRATIONS.map((m) => m.version) }
   const names = new Map(done.map((r) => [r.version, r.name]))
   return { version: Math.max(...done.map((r) => r.version)), pending: MIGRATIONS.filter((m) => names.get(m.version) !== m.name).map((m) => m.version) }
