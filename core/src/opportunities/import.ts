@@ -195,6 +195,9 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
   // Stored entries in an earlier spelling of their chain first (spelling.ts): every check below, and the upsert,
   // compare a stored entry's chain with the listing's as text.
   await respellStoredChains(deps)
+  // The facts' time is when their reading began, not when they are written: a newer refresh's stored meanwhile must not
+  // look older than them (a re-audit: an import's minutes-old read stamped at its commit).
+  const readAt = deps.clock.now()
   const read = await readAll(deps, listings)
   // Pending entries checked against no stored facts: facts a refresh stores meanwhile were checked against the
   // listing before this one, so they are not kept (the entry's next first read checks this one).
@@ -227,7 +230,7 @@ export async function importCatalog(deps: CatalogDeps, file: unknown): Promise<{
   // One transaction: a store failure part way leaves the catalog as it was, not half imported.
   const results = await deps.store.upsertOpportunities(
     listings.map((listing, i) => ({
-      row: encodeOpportunity(listing, factsOf(i), now),
+      row: encodeOpportunity(listing, factsOf(i), now, readAt),
       depositTokens: listing.depositTokens.map((t) => t.address),
       tvlWith: (kept: string) => tvlOf(listing, JSON.parse(kept) as ChainFacts),
       ...(factsUnseen.has(i) ? { factsSeen: false } : {}),

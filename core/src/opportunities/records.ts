@@ -44,7 +44,8 @@ export function depositTokenDecimals(facts: ChainFacts, token: Listing['depositT
 
 export const tvlOf = (listing: Listing, facts: ChainFacts) => tvlUsd(BigInt(facts.totalAssets), facts.decimals, listing.baseTokenPriceUsd)
 
-export function encodeOpportunity(listing: Listing, facts: ChainFacts | null, now: number): OpportunityRecord {
+/** `readAt`: when the chain's reading of `facts` began (their `refreshedAt`); `now` by default. */
+export function encodeOpportunity(listing: Listing, facts: ChainFacts | null, now: number, readAt = now): OpportunityRecord {
   return {
     id: listing.id,
     ecosystem: listing.ecosystem,
@@ -53,7 +54,7 @@ export function encodeOpportunity(listing: Listing, facts: ChainFacts | null, no
     listing: JSON.stringify(listing),
     chainFacts: facts && JSON.stringify(facts),
     tvl: facts ? tvlOf(listing, facts) : 0,
-    refreshedAt: facts ? now : null,
+    refreshedAt: facts ? readAt : null,
     refreshError: null,
     delistedAt: null,
     createdAt: now,

@@ -73,6 +73,8 @@ async function refreshChain(deps: RefreshDeps, rows: readonly Row[], signal?: Ab
   const one = async (row: Row) => {
     const { listing } = decodeOpportunity(row)
     try {
+      // Stored as the facts' time: of two reads (two processes, or an import's), the one begun later stands (store).
+      const readAt = deps.clock.now()
       const facts = await readChainFacts(await deps.ecosystems.get(listing.ecosystem), listing)
       const moved = assetMoved(listing, row.chainFacts, facts)
       if (moved) throw new Error(moved)
@@ -105,11 +107,11 @@ async function refreshChain(deps: RefreshDeps, rows: readonly Row[], signal?: Ab
       // The chain is the authority (the API shows its decimals: records.ts depositTokenDecimals); a file that
       // disagrees is logged for the operator to fix.
       if (disagree.length) deps.logger.error({ msg: 'catalog entry disagrees with the chain', opportunityId: listing.id, disagree })
-      const update = { listing: row.listing, chainFacts: JSON.stringify(facts), tvl: tvlOf(listing, facts), refreshedAt: deps.clock.now() }
+      const update = { listing: row.listing, chainFacts: JSON.stringify(facts), tvl: tvlOf(listing, facts), refreshedAt: readAt }
       if (await deps.store.setOpportunityChainFacts(listing.id, update)) summary.refreshed++
-      // Re-imported (or removed) while its chain was read: these facts may be another vault's, so they are
-      // dropped; the import wrote what it knew, and the next pass reads the new listing.
-      else deps.logger.info({ msg: 'catalog entry changed during the refresh; read again on the next pass', opportunityId: listing.id })
+      // Re-imported (or removed) while its chain was read: these facts may be another vault's, so they are dropped; the
+      // import wrote what it knew, and the next pass reads the new listing. Or facts read later were stored meanwhile.
+      else deps.logger.info({ msg: 'catalog entry re-imported, or read later by another process, during the refresh; read again on the next pass', opportunityId: listing.id })
     } catch (e) {
       // A plugin that refuses its variables is the deployment's fault, not the vault's: it fails the chain's read (and
       // stops the server, whose start checks the plugins), and no entry carries it as its refresh error.

@@ -122,8 +122,8 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
       .execute()
     const created = new Set(inserted.map((r) => r.id))
     const others = ids.filter((id) => !created.has(id))
-    // What the update keeps or compares: not the listing, the largest column, which the file's replaces.
-    const kept = ['id', 'ecosystem', 'chainId', 'vaultAddress', 'chainFacts', 'tvl', 'refreshedAt', 'refreshError', 'delistedAt', 'createdAt'] as const
+    // What the update keeps or compares.
+    const kept = ['id', 'ecosystem', 'chainId', 'vaultAddress', 'listing', 'chainFacts', 'tvl', 'refreshedAt', 'refreshError', 'delistedAt', 'createdAt'] as const
     const existing = new Map(others.length ? (await trx.selectFrom('opportunities').select(kept).where('id', 'in', others).execute()).map((r) => [r.id, r]) : [])
     const outcomes: UpsertOutcome[] = []
     const updates: OpportunityRecord[] = []
@@ -134,12 +134,16 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
         continue
       }
       const sameVault = old.chainId === row.chainId && old.vaultAddress === row.vaultAddress && old.ecosystem === row.ecosystem
-      const keep = row.chainFacts === null && sameVault && (factsSeen !== false || old.chainFacts === null)
+      // Facts of the same listing read after this import's read began (a refresh meanwhile) are newer than the import's:
+      // kept (a re-audit: a slow import had put an older TVL back under a newer time).
+      const newerStored =
+        sameVault && old.listing === row.listing && row.chainFacts !== null && old.chainFacts !== null && (old.refreshedAt ?? -Infinity) > (row.refreshedAt ?? Infinity)
+      const keep = newerStored || (row.chainFacts === null && sameVault && (factsSeen !== false || old.chainFacts === null))
       const keptFacts = keep && old.chainFacts !== null
       updates.push({
         ...row,
         chainFacts: keep ? old.chainFacts : row.chainFacts,
-        tvl: keptFacts && tvlWith ? tvlWith(old.chainFacts!) : keep ? old.tvl : row.tvl,
+        tvl: keptFacts && tvlWith && !newerStored ? tvlWith(old.chainFacts!) : keep ? old.tvl : row.tvl,
         refreshedAt: keep ? old.refreshedAt : row.refreshedAt,
         refreshError: keep ? old.refreshError : row.refreshError,
         delistedAt: old.delistedAt,
@@ -224,12 +228,15 @@ export function opportunityQueries(db: Kysely<Database>): OpportunityStore {
       return rows.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     },
     async setOpportunityChainFacts(id, { listing, ...facts }) {
-      // Conditional on the listing, in the one statement: a re-import committed while the chain was read wins.
+      // Conditional on the listing, in the one statement: a re-import committed while the chain was read wins. And on
+      // the stored facts' time: of two processes' reads, the later begun stands (a re-audit: a slow RPC's older read,
+      // written last, had put an older TVL back under a newer time).
       const r = await db
         .updateTable('opportunities')
         .set({ ...facts, refreshError: null, updatedAt: facts.refreshedAt })
         .where('id', '=', id)
         .where('listing', '=', listing)
+        .where((eb) => eb.or([eb('refreshedAt', 'is', null), eb('refreshedAt', '<=', facts.refreshedAt)]))
         .executeTakeFirst()
       return r.numUpdatedRows > 0n
     },

@@ -303,6 +303,23 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(await store.getOpportunity(row.id)).toMatchObject({ listing: '{"price":4}', chainFacts: null, tvl: 0, refreshedAt: null })
     })
 
+    test("opportunities: an import's facts read before a refresh's stored ones leave those, for the same listing; another listing takes its own", async () => {
+      const row = opportunity({ listing: '{"name":"same"}', chainFacts: '{"totalAssets":"6"}', tvl: 6, refreshedAt: T0 + 10 })
+      await store.upsertOpportunity(row, [])
+      // The import's read began at T0 + 5, before the refresh's (T0 + 10) that stored 6.
+      const older = { ...row, chainFacts: '{"totalAssets":"5"}', tvl: 5, refreshedAt: T0 + 5, updatedAt: T0 + 20 }
+      expect(await store.upsertOpportunities([{ row: older, depositTokens: [] }])).toEqual([{ result: 'updated', keptFacts: true, delisted: false }])
+      expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: '{"totalAssets":"6"}', tvl: 6, refreshedAt: T0 + 10, updatedAt: T0 + 20 })
+      // A newer read, or another listing, is the import's.
+      const newer = { ...older, refreshedAt: T0 + 11 }
+      expect(await store.upsertOpportunities([{ row: newer, depositTokens: [] }])).toEqual([{ result: 'updated', keptFacts: false, delisted: false }])
+      expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: '{"totalAssets":"5"}', refreshedAt: T0 + 11 })
+      await store.setOpportunityChainFacts(row.id, { listing: row.listing, chainFacts: '{"totalAssets":"7"}', tvl: 7, refreshedAt: T0 + 30 })
+      const renamed = { ...older, listing: '{"name":"renamed"}' }
+      expect(await store.upsertOpportunities([{ row: renamed, depositTokens: [] }])).toEqual([{ result: 'updated', keptFacts: false, delisted: false }])
+      expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: '{"totalAssets":"5"}', refreshedAt: T0 + 5 })
+    })
+
     test('opportunities: chain facts are written only while the entry holds the listing they were read for', async () => {
       const row = opportunity({ listing: '{"vault":"a"}', chainFacts: null, refreshedAt: null })
       await store.upsertOpportunity(row, [])
@@ -313,6 +330,11 @@ export function runStoreSuite(name: string, make: () => Promise<{ store: Store; 
       expect(await store.setOpportunityChainFacts(row.id, { listing: '{"vault":"d"}', chainFacts: '{"totalAssets":"4"}', tvl: 4, refreshedAt: T0 + 3 })).toBe(true)
       expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: '{"totalAssets":"4"}', tvl: 4, refreshedAt: T0 + 3 })
       expect(await store.setOpportunityChainFacts(randomUUID(), { listing: '{"vault":"d"}', chainFacts: '{}', tvl: 0, refreshedAt: T0 })).toBe(false)
+      // Of two reads of the same listing (two processes), the one begun later stands, whichever is written last.
+      expect(await store.setOpportunityChainFacts(row.id, { listing: '{"vault":"d"}', chainFacts: '{"totalAssets":"6"}', tvl: 6, refreshedAt: T0 + 5 })).toBe(true)
+      expect(await store.setOpportunityChainFacts(row.id, { listing: '{"vault":"d"}', chainFacts: '{"totalAssets":"5"}', tvl: 5, refreshedAt: T0 + 4 })).toBe(false)
+      expect(await store.getOpportunity(row.id)).toMatchObject({ chainFacts: '{"totalAssets":"6"}', tvl: 6, refreshedAt: T0 + 5 })
+      expect(await store.setOpportunityChainFacts(row.id, { listing: '{"vault":"d"}', chainFacts: '{"totalAssets":"6"}', tvl: 6, refreshedAt: T0 + 5 })).toBe(true)
     })
 
     test('opportunities: several in one transaction, all written or none', async () => {
