@@ -196,4 +196,48 @@ describe('resilient meter', () => {
       await meter.close()
     }
   })
+
+  test('a late-answered charge whose refund keeps failing is told to onRefundLost (the key stays counted); one that lands is not', async () => {
+    // A test double (the real Redis cases are test/meter.redis-outage.test.ts): a charge that answers 80 ms late, and a
+    // refund that fails `failures` times first. Six failures run ~30 s of retries; closing the meter ends them.
+    const lateWithRefund = (failures: number) => {
+      const inner = createMemoryMeter()
+      let refunds = 0
+      const meter: Meter = {
+        kind: 'redis',
+        admit: async (q) => {
+          await Bun.sleep(80)
+          return inner.admit(q)
+        },
+        refund: async () => {
+          refunds++
+          if (refunds <= failures) throw new Error('connection lost')
+        },
+        ping: () => inner.ping(),
+        close: async () => {},
+      }
+      return { meter, refunds: () => refunds }
+    }
+    const lost: { keyId: string; cause: string }[] = []
+    const onRefundLost = (q: { keyId: string }, cause: unknown) => lost.push({ keyId: q.keyId, cause: String(cause) })
+
+    const landing = lateWithRefund(1)
+    const a = createResilientMeter({ primary: landing.meter, fallback: createMemoryMeter(), outage: 'open', timeoutMs: 20, probeMs: 10_000, onRefundLost })
+    await a.admit(p('k1'))
+    const deadline = Date.now() + 3000
+    while (landing.refunds() < 2 && Date.now() < deadline) await Bun.sleep(10)
+    expect(landing.refunds()).toBe(2)
+    await a.close()
+    expect(lost).toEqual([])
+
+    const failing = lateWithRefund(Infinity)
+    const b = createResilientMeter({ primary: failing.meter, fallback: createMemoryMeter(), outage: 'open', timeoutMs: 20, probeMs: 10_000, onRefundLost })
+    await b.admit(p('k2'))
+    while (failing.refunds() < 1 && Date.now() < deadline) await Bun.sleep(10)
+    await b.close()
+    // The retry after the close is the last.
+    while (!lost.length && Date.now() < deadline + 1000) await Bun.sleep(10)
+    expect(lost).toEqual([{ keyId: 'k2', cause: 'Error: connection lost' }])
+    expect(failing.refunds()).toBe(2)
+  })
 })

@@ -38,6 +38,11 @@ export interface ResilientMeterOptions {
   onChange?(state: 'primary' | 'fallback', cause?: unknown): void
   /** Whether a failure is the primary's own refusal (an error it answered), not a connection lost. Default: never. */
   refused?(cause: unknown): boolean
+  /**
+   * Told when a late-answered charge could not be taken back (every retry failed, or the meter closed first): the
+   * key stays counted for it in the primary, which an operator reconciling a customer's usage needs to know.
+   */
+  onRefundLost?(p: AdmitParameters, cause: unknown): void
 }
 
 export interface ResilientMeter extends Meter {
@@ -118,9 +123,10 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
     const refund = primary.refund?.bind(primary)
     if (!refund || p.cost <= 0) return
     const attempt = (tries: number): Promise<void> =>
-      refund(p).catch(() => {
+      refund(p).catch((e: unknown) => {
         const wait = REFUND_RETRIES_MS[tries]
         if (wait !== undefined && !closed) setTimeout(() => void attempt(tries + 1), wait).unref()
+        else options.onRefundLost?.(p, e)
       })
     call.then((d) => (d.admitted ? attempt(0) : undefined)).catch(() => {})
   }
