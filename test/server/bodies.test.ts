@@ -170,6 +170,22 @@ describe('query parameters the operation does not take', () => {
       expect((await h.get(path)).status).toBe(200)
   })
 
+  test('an empty value is a 400 naming it, where a filter had been dropped (`state=` listed every stream) and a paging value defaulted', async () => {
+    const wallet = '0x0000000000000000000000000000000000000001'
+    for (const [path, name] of [
+      ['/v2/streams?state=', 'state'],
+      [`/v2/wallet/${wallet}/portfolio?includeProtocolTokens=`, 'includeProtocolTokens'],
+      ['/v2/opportunities/?page=&limit=5', 'page'],
+      ['/v2/opportunities/?limit', 'limit'],
+      ['/v2/opportunities/?chainIds=', 'chainIds'],
+    ] as const) {
+      const r = await h.get(path)
+      expectEnvelope(r.body, 400, 'INVALID_ARGUMENT')
+      expect([path, r.body.context, r.body.error]).toEqual([path, { [name]: 'must not be empty' }, `query parameter ${name} is empty; give it a value, or leave it out where it is optional`])
+    }
+    expect((await h.get('/v2/streams?state=paused')).status).toBe(200)
+  })
+
   test("a long name is shown cut, as a client's ids are (it came back twice, whole)", async () => {
     const name = 'x'.repeat(10_000)
     const cut = `${'x'.repeat(80)}… (10000 characters)`

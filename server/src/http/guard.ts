@@ -142,17 +142,19 @@ function decodes(segment: string): boolean {
 }
 
 /**
- * Every query parameter is one the operation takes, given once (lists are comma-separated): validation would drop an
- * unknown one and keep one value of a repeated one, answering a question the client did not ask.
+ * Every query parameter is one the operation takes, given once (lists are comma-separated) and with a value:
+ * validation would drop an unknown one and keep one value of a repeated one, and an empty one read as absent
+ * (`state=` from a client whose variable was unset listed every stream), answering a question the client did not ask.
  */
 function checkQuery(search: string, parameters: readonly string[] | null) {
   const seen = new Set<string>()
   // URLSearchParams drops a leading `?`: given the `?` the query began with, a second one stays in the name, as the
   // router reads it.
-  for (const key of new URLSearchParams(`?${search}`).keys()) {
+  for (const [key, value] of new URLSearchParams(`?${search}`)) {
     if (parameters && !parameters.includes(key)) throw unknownParameter(key, parameters)
     if (seen.has(key)) throw new InvalidArgumentError(`query parameter ${quoted(key)} is given more than once; give it once (lists are comma-separated)`, { [quoted(key)]: 'repeated' })
     seen.add(key)
+    if (value === '') throw new InvalidArgumentError(`query parameter ${quoted(key)} is empty; give it a value, or leave it out where it is optional`, { [quoted(key)]: 'must not be empty' })
   }
 }
 
