@@ -9,11 +9,19 @@ import type { ChainFacts, Listing } from './schema.ts'
 
 /** Vaults read at once (import, refresh): enough to overlap RPC latency without a burst against one node. */
 export const VAULTS_AT_ONCE = 8
+/**
+ * Vaults read at once where the plugin folds concurrent reads into one call (no `readsAtOnce`: EVM's Multicall3):
+ * a group's reads cost the round trips of one vault's, so a pass over 500 vaults is ~8 groups in turn, not ~63.
+ */
+export const FOLDED_VAULTS_AT_ONCE = 64
 
-/** `read` over `items`, VAULTS_AT_ONCE at a time, answers in order; stops starting groups once `signal` aborts. */
-export async function inGroups<T, R>(items: readonly T[], read: (item: T) => Promise<R>, signal?: AbortSignal): Promise<R[]> {
+/** How many of a chain's vaults are read at once: each read a request of its own (Solana, TON) or folded (EVM). */
+export const vaultsAtOnce = (ecosystem: LoadedEcosystem): number => (ecosystem.plugin.balance.readsAtOnce === undefined ? FOLDED_VAULTS_AT_ONCE : VAULTS_AT_ONCE)
+
+/** `read` over `items`, `size` (VAULTS_AT_ONCE) at a time, answers in order; stops starting groups once `signal` aborts. */
+export async function inGroups<T, R>(items: readonly T[], read: (item: T) => Promise<R>, signal?: AbortSignal, size = VAULTS_AT_ONCE): Promise<R[]> {
   const out: R[] = []
-  for (let i = 0; i < items.length && !signal?.aborted; i += VAULTS_AT_ONCE) out.push(...(await Promise.all(items.slice(i, i + VAULTS_AT_ONCE).map(read))))
+  for (let i = 0; i < items.length && !signal?.aborted; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(read))))
   return out
 }
 

@@ -11,7 +11,7 @@ import { findApiError, isChainNotServed } from '../errors.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import type { Store } from '../store/store.ts'
 import { MAX_PROBLEMS, parseCatalog } from './catalog.ts'
-import { disagreements, inGroups, readChainFacts, VAULTS_AT_ONCE } from './chain.ts'
+import { disagreements, inGroups, readChainFacts, VAULTS_AT_ONCE, vaultsAtOnce } from './chain.ts'
 import { CatalogError } from './errors.ts'
 import { respellStoredChains } from './spelling.ts'
 import { receiptHolders, receiptOf } from './receipts.ts'
@@ -71,7 +71,7 @@ async function factsFor(
 type Read = Awaited<ReturnType<typeof factsFor>>
 
 /**
- * Every entry's chain facts: chain by chain at once, VAULTS_AT_ONCE entries of a chain at a time. A chain that answered
+ * Every entry's chain facts: chain by chain at once, a group of a chain's entries at a time (chain.ts `vaultsAtOnce`). A chain that answered
  * none of a group's reads, nor then its plugin's readiness probe, is asked no more: its later entries are pending for
  * the same reason. Read in file order across chains, a chain that did not answer held the import 2 x
  * EVM_RPC_TIMEOUT_MS for every 8 of its entries (an audit: ~43 minutes for 2,000, silent), and the other chains'
@@ -88,8 +88,9 @@ async function readAll(deps: CatalogDeps, listings: readonly Listing[]): Promise
   await Promise.all(
     [...byChain.values()].map(async (entries) => {
       let down: Read | undefined
-      for (let at = 0; at < entries.length; at += VAULTS_AT_ONCE) {
-        const group = entries.slice(at, at + VAULTS_AT_ONCE)
+      const size = await deps.ecosystems.get(listings[entries[0]!]!.ecosystem).then(vaultsAtOnce, () => VAULTS_AT_ONCE)
+      for (let at = 0; at < entries.length; at += size) {
+        const group = entries.slice(at, at + size)
         const got = down ? group.map(() => down!) : await Promise.all(group.map((i) => factsFor(deps, listings[i]!)))
         group.forEach((i, j) => (read[i] = got[j]!))
         // Vaults may each fail for their own reasons (a call too heavy for the node) on a chain that answers: the chain

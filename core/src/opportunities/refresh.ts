@@ -11,7 +11,7 @@ import { ConfigError } from '../config.ts'
 import type { EcosystemRegistry } from '../registry.ts'
 import type { OpportunityRecord as Row } from '../store/schema.ts'
 import type { Store } from '../store/store.ts'
-import { disagreements, inGroups, readChainFacts, ReceiptsNotOneToOneError } from './chain.ts'
+import { disagreements, inGroups, readChainFacts, ReceiptsNotOneToOneError, VAULTS_AT_ONCE, vaultsAtOnce } from './chain.ts'
 import { untakenOffers } from './offers.ts'
 import { receiptHolders, receiptOf } from './receipts.ts'
 import { decodeOpportunity, tvlOf } from './records.ts'
@@ -128,7 +128,9 @@ async function refreshChain(deps: RefreshDeps, rows: readonly Row[], signal?: Ab
       await deps.store.setOpportunityRefreshError(listing.id, row.listing, error, deps.clock.now()).catch(() => {})
     }
   }
-  await inGroups(rows, one, signal)
+  // A plugin that fails to load fails each vault's read below, as it did before groups were sized by it.
+  const size = await deps.ecosystems.get(rows[0]!.ecosystem).then(vaultsAtOnce, () => VAULTS_AT_ONCE)
+  await inGroups(rows, one, signal, size)
   return summary
 }
 
