@@ -222,12 +222,18 @@ describe('request log', () => {
     await logged.get(`/v2/${logged.org.secretKey}/${'a'.repeat(5_000)}`)
     // A key with its underscore percent-encoded, and one sent as the request id (logged and sent back): masked, replaced.
     await logged.get(`/${logged.org.secretKey.replace('_', '%5F')}`)
+    // Any other character percent-encoded, in the prefix or the key's body (an audit: each ended the match, and the
+    // rest of the key went out whole, in the log and in the 404's answer).
+    const body = logged.org.secretKey.slice('sk_live_'.length)
+    const escaped = (c: string) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`
+    const encoded = [`/s${escaped('k')}_live_${body}`, `/sk_live_${escaped(body[0]!)}${body.slice(1)}`, `/sk_live_${body.slice(0, 5)}${escaped(body[5]!).toLowerCase()}${body.slice(6)}`]
+    for (const path of encoded) expect((await logged.get(path)).text).not.toContain(body.slice(6))
     const asId = await logged.get('/v2/nothing', { headers: { 'x-request-id': logged.org.secretKey } })
     expect(asId.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
     // An ordinary id is kept.
     expect((await logged.get('/v2/nothing', { headers: { 'x-request-id': 'trace-42' } })).headers.get('x-request-id')).toBe('trace-42')
     await Bun.sleep(20)
-    expect(lines).toHaveLength(7)
+    expect(lines).toHaveLength(10)
     const first = JSON.parse(lines[0]!)
     expect(first).toMatchObject({ method: 'POST', route: '/v2/membership/agreement', status: 200, org: logged.org.orgId })
     expect(typeof first.durationMs).toBe('number')
@@ -239,8 +245,9 @@ describe('request log', () => {
     expect(long.path.length).toBeLessThan(120)
     const all = lines.join('\n')
     // The key's body, after its prefix, in no line: an unmasked %5F path would hold it without the literal key.
-    for (const secret of [logged.org.secretKey.slice('sk_live_'.length), 'secret-body', 'deadbeefsignature']) expect(all).not.toContain(secret)
+    for (const secret of [body.slice(6), 'secret-body', 'deadbeefsignature']) expect(all).not.toContain(secret)
     expect(JSON.parse(lines[4]!).path).toBe('/sk%5Flive_…')
+    expect(lines.slice(5, 8).map((l) => JSON.parse(l).path)).toEqual(['/s%6B_live_…', '/sk_live_…', '/sk_live_…'])
     await logged.close()
   })
 })
