@@ -15,6 +15,7 @@ import { streamRoutes } from './features/streams/routes.ts'
 import { apiDocs } from './http/docs.ts'
 import { errorHandling } from './http/errors.ts'
 import { cors } from './http/cors.ts'
+import { privateAnswers } from './http/privateAnswers.ts'
 import { hostRequired } from './http/host.ts'
 import { idleWhileAnswering } from './http/idle.ts'
 import { bodyParsing } from './http/parse.ts'
@@ -47,6 +48,7 @@ export function createApp(deps: Deps) {
     .use(errorHandling(deps))
     .use(hostRequired((probe) => handle(probe)))
     .use(cors(deps.config.corsOrigins))
+    .use(privateAnswers)
     .use(bodyParsing(deps, (method, route) => (costs ??= routeCosts(routes())).get(`${method} ${route}`)))
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))

@@ -43,6 +43,29 @@ describe('any origin (the default)', () => {
     expect(refused.headers.get('access-control-allow-origin')).toBe('*')
   })
 
+  test('every answer but the API document is no-store and varies by X-API-Key: a shared cache keys a custom header on the URL alone', async () => {
+    const answers = [
+      await h.get('/v2/opportunities/', { key: h.org.publishableKey }),
+      await h.get('/v2/streams', { key: h.org.secretKey }),
+      await h.get('/v2/opportunities/', { key: null }),
+      await h.get('/v2/nothing-here', { key: h.org.publishableKey }),
+      await h.post('/v2/membership/agreement', {}),
+      await h.get('/healthz', { key: null }),
+    ]
+    expect(answers.map((r) => [r.status, r.headers.get('cache-control'), r.headers.get('vary')])).toEqual([
+      [200, 'no-store', 'X-API-Key'],
+      [200, 'no-store', 'X-API-Key'],
+      [401, 'no-store', 'X-API-Key'],
+      [404, 'no-store', 'X-API-Key'],
+      [400, 'no-store', 'X-API-Key'],
+      [200, 'no-store', 'X-API-Key'],
+    ])
+    for (const path of ['/openapi.json', '/docs', '/openapi.json?v=2']) {
+      const doc = await h.get(path, { key: null })
+      expect([path, doc.headers.get('cache-control'), doc.headers.get('vary')]).toEqual([path, null, null])
+    }
+  })
+
   test('a request without Origin gets no CORS headers, and OPTIONS without a preflight is still 404', async () => {
     const r = await h.get('/v2/opportunities/', { key: h.org.publishableKey })
     expect(r.headers.get('access-control-allow-origin')).toBeNull()
@@ -62,7 +85,7 @@ describe('CORS_ORIGINS', () => {
     const allowed = await preflight(h, '/v2/opportunities/', 'http://localhost:5173', 'GET')
     expect([allowed.status, allowed.headers.get('access-control-allow-origin'), allowed.headers.get('vary')]).toEqual([204, 'http://localhost:5173', 'Origin'])
     const call = await h.get('/v2/opportunities/', { key: h.org.publishableKey, headers: { origin: PAGE } })
-    expect([call.headers.get('access-control-allow-origin'), call.headers.get('vary')]).toEqual([PAGE, 'Origin'])
+    expect([call.headers.get('access-control-allow-origin'), call.headers.get('vary')]).toEqual([PAGE, 'Origin, X-API-Key'])
     const other = await preflight(h, '/v2/opportunities/', 'https://evil.example', 'GET')
     expect(other.status).toBe(404)
     expect(other.headers.get('access-control-allow-origin')).toBeNull()
@@ -72,7 +95,7 @@ describe('CORS_ORIGINS', () => {
     // Every answer varies by origin, also one to another origin or to none, and a key-free one: a cache keying only on
     // the URL would serve a copy without the CORS headers to a listed page.
     const none = await h.get('/openapi.json', { key: null })
-    expect([otherCall.headers.get('vary'), none.headers.get('vary')]).toEqual(['Origin', 'Origin'])
+    expect([otherCall.headers.get('vary'), none.headers.get('vary')]).toEqual(['Origin, X-API-Key', 'Origin'])
   })
 
   test('none turns it off; a value that is no origin stops the start naming the variable', async () => {
