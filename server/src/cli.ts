@@ -64,6 +64,11 @@ opportunity import also reads the chains (EVM_RPC_URLS, ...) to fill in what the
 
 export class UsageError extends Error {}
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Whether the command only reads: one that writes may have been carried out when the store's answer was lost. */
+export const onlyReads = (command: string): boolean => COMMANDS[command]?.reads === true
+
 type Flags = Record<string, string | true>
 
 export function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
@@ -92,21 +97,21 @@ export function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
  * Each command's options (those it cannot run without among them), whether it names a key, and the word that follows
  * it: anything else is a usage error, never silently dropped, and told before the store is opened.
  */
-const COMMANDS: Record<string, { options: string[]; required?: string[]; keyRef?: true; budget?: true; operands?: { name: string; what: string } }> = {
+const COMMANDS: Record<string, { options: string[]; required?: string[]; keyRef?: true; budget?: true; operands?: { name: string; what: string; uuid?: true }; reads?: true }> = {
   'org create': { options: ['name', 'tier', 'hourly-budget', 'monthly-budget'], required: ['name'] },
-  'org list': { options: [] },
+  'org list': { options: [], reads: true },
   'org budget': { options: ['org', 'hourly-budget', 'monthly-budget'], required: ['org'], budget: true },
   'distributor create': { options: ['org', 'name'], required: ['org'] },
-  'distributor list': { options: ['org'], required: ['org'] },
+  'distributor list': { options: ['org'], required: ['org'], reads: true },
   'key create': { options: ['org', 'kind', 'hourly-budget', 'monthly-budget'], required: ['org', 'kind'] },
-  'key list': { options: ['org'], required: ['org'] },
+  'key list': { options: ['org'], required: ['org'], reads: true },
   'key rotate': { options: ['id', 'key'], keyRef: true },
   'key revoke': { options: ['id', 'key'], keyRef: true },
   'key budget': { options: ['id', 'key', 'hourly-budget', 'monthly-budget'], keyRef: true, budget: true },
   'opportunity import': { options: [], operands: { name: 'FILE', what: 'the catalog file' } },
-  'opportunity list': { options: [] },
-  'opportunity delist': { options: [], operands: { name: 'ID', what: 'the opportunity id' } },
-  'opportunity relist': { options: [], operands: { name: 'ID', what: 'the opportunity id' } },
+  'opportunity list': { options: [], reads: true },
+  'opportunity delist': { options: [], operands: { name: 'ID', what: 'the opportunity id', uuid: true } },
+  'opportunity relist': { options: [], operands: { name: 'ID', what: 'the opportunity id', uuid: true } },
   'store migrate': { options: [] },
 }
 
@@ -145,6 +150,9 @@ export function parseCommand(argv: string[]): ParsedCommand {
     throw new UsageError(spec.operands ? `"${command}" takes one ${spec.operands.name}, not ${operands.length}: run it once for each` : `"${command}" takes no ${operands.length > 1 ? 'words' : 'word'} after it (got ${operands.join(' ')})`)
   if (spec.operands && (operands.length === 0 || operands[0]!.trim() === ''))
     throw new UsageError(`${command} needs ${spec.operands.what}: ${command} ${spec.operands.name}`)
+  // Told before the store is opened (or made): the id of an entry that cannot exist is the command line's fault.
+  if (spec.operands?.uuid && !UUID.test(operands[0]!))
+    throw new UsageError(`${spec.operands.name} must be ${spec.operands.what}, a UUID as \`opportunity list\` shows it (got ${JSON.stringify(operands[0]!.slice(0, 80))})`)
   for (const name of spec.required ?? []) text(flags, name, true)
   if (spec.keyRef) keyRef(flags)
   const name = text(flags, 'name')
@@ -367,7 +375,14 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<unknown
 export class StoreOpenError extends Error {
   constructor(config: Pick<Config, 'databaseUrl' | 'dataDir'>, cause: unknown) {
     const where = config.databaseUrl ? 'the database (DATABASE_URL)' : `the embedded store in ${config.dataDir} (DATA_DIR)`
-    const why = cause instanceof Error && errorMessage(cause) === String(cause) ? cause.message.split('\n', 1)[0]! : errorMessage(cause)
+    const code = (cause as NodeJS.ErrnoException | null)?.code
+    const why =
+      // mkdir's own words for a DATA_DIR that is a file ("EEXIST: file already exists") read as if the directory's being there were the fault.
+      !config.databaseUrl && (code === 'EEXIST' || code === 'ENOTDIR')
+        ? `it, or a directory on its path, is a file, not a directory (${code})`
+        : cause instanceof Error && errorMessage(cause) === String(cause)
+          ? cause.message.split('\n', 1)[0]!
+          : errorMessage(cause)
     super(`cannot open ${where}: ${why}`, { cause })
   }
 }
@@ -375,6 +390,8 @@ export class StoreOpenError extends Error {
 export function errorMessage(e: unknown): string {
   if (e instanceof ApiError || e instanceof UsageError || e instanceof ConfigError || e instanceof StoreOpenError || e instanceof OutputLostError || e instanceof StoreNeedsMigrationError)
     return e.message
+  // The store's own timer, or a connection lost: named as the store's, not printed as "Error: …".
+  if (storeUnavailable(e) === 'unreachable' && e instanceof Error) return `the store did not answer: ${e.message.split('\n')[0]}`
   const code = (e as { code?: unknown } | null)?.code
   if (!(e instanceof Error) || typeof code !== 'string' || (e.name !== 'SQLiteError' && e.name !== 'PostgresError')) return String(e)
   if (code.startsWith('SQLITE_BUSY')) return `the store is busy: another process held its write lock past the 5 s busy timeout; run the command again (${code})`
@@ -438,12 +455,13 @@ if (import.meta.main) {
   const json = argv.includes('--json')
   let exitCode = 0
   let store: ReturnType<typeof openStore> | undefined
+  let command: string | undefined
   try {
     if (asksForHelp(argv)) {
       console.log(USAGE)
     } else {
       // A usage error is told before the store is opened or migrated.
-      const { command } = parseCommand(argv)
+      ;({ command } = parseCommand(argv))
       const config = parseConfig(process.env)
       let migration: CliDeps['migration']
       try {
@@ -461,7 +479,11 @@ if (import.meta.main) {
   } catch (e) {
     exitCode = e instanceof UsageError ? 2 : 1
     // A key pasted where an id or a word goes is cut to its prefix, as the API's answers do: stderr ends up in logs.
-    const message = maskKeys(errorMessage(e))
+    let message = maskKeys(errorMessage(e))
+    // Its statement may have committed before the answer was lost (an audit: a revoke reported failed had revoked the
+    // key; a create would leave an organization or a key never shown).
+    if (command !== undefined && !onlyReads(command) && !(e instanceof StoreOpenError) && storeUnavailable(e) === 'unreachable')
+      message += '; what the command changes may have been carried out all the same: look (org list, key list, opportunity list) before running it again'
     if (json) console.error(JSON.stringify({ error: message }))
     else console.error(`error: ${message}${e instanceof UsageError ? `\n\n${USAGE}` : ''}`)
   } finally {

@@ -10,7 +10,8 @@ import { join } from 'node:path'
 import { asksForHelp, errorMessage, parseCommand, UsageError } from '@earn/server/cli'
 import postgres from 'postgres'
 import { runCli } from '../process.ts'
-import { DATABASE_URL } from '../services.ts'
+import { cuttableProxy } from '../proxy.ts'
+import { DATABASE_URL, freshSchema, postgresAvailable } from '../services.ts'
 import { thrown } from '../thrown.ts'
 
 test('a store busy past its timeout reads as such; other store errors keep their code', () => {
@@ -69,13 +70,15 @@ test('a store that cannot be opened is named by the variable that says where it 
   expect(JSON.parse(unreachable.stderr).error).toMatch(/^cannot open the database \(DATABASE_URL\): .*ECONNREFUSED/)
   const dir = mkdtempSync(join(tmpdir(), 'earn-cli-open-'))
   try {
-    // A file where the data directory should be.
+    // A file where the data directory should be, or on its path (mkdir's "EEXIST: file already exists" had read as if
+    // the directory's being there were the fault).
     const notADir = join(dir, 'file')
     await Bun.write(notADir, 'x')
-    const r = await runCli(['org', 'list'], { DATA_DIR: join(notADir, 'data') })
-    expect(r.code).toBe(1)
-    expect(r.stderr).toStartWith(`error: cannot open the embedded store in ${join(notADir, 'data')} (DATA_DIR): `)
-    expect(r.stderr).not.toContain('    at ')
+    for (const [dataDir, code] of [[join(notADir, 'data'), 'ENOTDIR'], [notADir, 'EEXIST']] as const) {
+      const r = await runCli(['org', 'list'], { DATA_DIR: dataDir })
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim()).toBe(`error: cannot open the embedded store in ${dataDir} (DATA_DIR): it, or a directory on its path, is a file, not a directory (${code})`)
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -113,7 +116,8 @@ test('a misspelt option or an extra word is a usage error, not a command that do
     expect(error).toBeInstanceOf(UsageError)
     expect((error as Error).message).toContain(message)
   }
-  expect(parseCommand(['opportunity', 'delist', 'ID1', '--json'])).toEqual({ command: 'opportunity delist', operand: 'ID1', flags: { json: true }, budgets: {} })
+  const id = '36c2d744-8ad8-4079-93d2-13c31baa189f'
+  expect(parseCommand(['opportunity', 'delist', id, '--json'])).toEqual({ command: 'opportunity delist', operand: id, flags: { json: true }, budgets: {} })
   // --json is a switch: the word after it is the command's.
   expect(parseCommand(['opportunity', 'import', '--json', 'catalog.json'])).toEqual({ command: 'opportunity import', operand: 'catalog.json', flags: { json: true }, budgets: {} })
   expect((thrown(() => parseCommand(['org', 'list', '--json=yes'])) as Error).message).toBe('--json takes no value: give it alone')
@@ -146,6 +150,8 @@ test('a misspelt option or an extra word is a usage error, not a command that do
       [['key', 'list', '--org', ' '], '--org needs a value'],
       [['key', 'create', '--org=', '--kind', 'secret'], '--org needs a value'],
       [['opportunity', 'delist', ''], 'opportunity delist needs the opportunity id: opportunity delist ID'],
+      // An id no entry can have (it had opened, or made, the store to say it is not in the catalog).
+      [['opportunity', 'relist', 'not-a-uuid'], 'ID must be the opportunity id, a UUID as `opportunity list` shows it (got "not-a-uuid")'],
     ]
     for (const [args, message] of missing) {
       const r = await runCli([...args, '--json'], { DATA_DIR: dataDir })
@@ -256,3 +262,50 @@ test('a result standard output cannot take (a full disk) is exit 1, the ids it m
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test.if(await postgresAvailable())("a write whose answer PostgreSQL never sent says it may have been carried out: a revoke reported failed had revoked the key", async () => {
+  const { schema, drop } = await freshSchema()
+  const direct = { DATABASE_URL: `${DATABASE_URL}?search_path=${schema}` }
+  const proxy = cuttableProxy(5432)
+  const holder = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+  const watcher = postgres(DATABASE_URL, { max: 1, onnotice: () => {} })
+  try {
+    const created = await runCli(['org', 'create', '--name', 'Held', '--json'], direct)
+    const org = created.json()
+    const keyId: string = org.secretKeyId
+    // The key's row locked, so the revoke's UPDATE waits on PostgreSQL; the route is cut while it waits, then the lock
+    // is let go: the UPDATE commits, and its answer never comes back.
+    const locked = Promise.withResolvers<void>()
+    const release = Promise.withResolvers<void>()
+    const held = holder.begin(async (sql) => {
+      await sql.unsafe(`select 1 from ${schema}.api_keys where id = $1 for update`, [keyId])
+      locked.resolve()
+      await release.promise
+    })
+    await locked.promise
+    const revoke = runCli(['key', 'revoke', '--id', keyId, '--json'], {
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/test?search_path=${schema}`,
+      DATABASE_STATEMENT_TIMEOUT_MS: '3000',
+    })
+    const deadline = Date.now() + 15_000
+    while (Date.now() < deadline) {
+      const [waiting] = await watcher.unsafe(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%update%api_keys%'`)
+      if (waiting!.n > 0) break
+      await Bun.sleep(20)
+    }
+    proxy.cut()
+    release.resolve()
+    await held
+    const r = await revoke
+    expect(r.code).toBe(1)
+    expect(JSON.parse(r.stderr).error).toBe(
+      'the store did not answer: PostgreSQL gave no answer within 5000 ms; what the command changes may have been carried out all the same: look (org list, key list, opportunity list) before running it again',
+    )
+    const [row] = await holder.unsafe(`select revoked_at from ${schema}.api_keys where id = $1`, [keyId])
+    expect(row!.revoked_at).not.toBeNull()
+  } finally {
+    proxy.stop()
+    await Promise.all([holder.end(), watcher.end()])
+    await drop()
+  }
+}, 60_000)
