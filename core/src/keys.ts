@@ -41,15 +41,17 @@ export function keyKind(key: string): KeyKind | undefined {
   return undefined
 }
 
+/** A percent sign as sent, once or more encoded again (`%25`, `%2525`: a path a proxy or SDK encoded twice). */
+const PERCENT = '%(?:25)*'
 /** `c` as sent in a path: itself, or percent-encoded (either case of the letter, as KEY_LIKE matches both). */
-const sent = (c: string) => `(?:${c}|%${c.toLowerCase().charCodeAt(0).toString(16)}|%${c.toUpperCase().charCodeAt(0).toString(16)})`
+const sent = (c: string) => `(?:${c}|${PERCENT}${c.toLowerCase().charCodeAt(0).toString(16)}|${PERCENT}${c.toUpperCase().charCodeAt(0).toString(16)})`
 
 /**
- * Anything shaped like an API key, any of its characters percent-encoded too (a path as sent: an audit's `s%6B_live_…`
- * went out whole), cut to its prefix: a client may paste a key into a path, a query or a body, and neither a log line
- * nor an error answer repeats it (SDKs and gateways log error bodies).
+ * Anything shaped like an API key, any of its characters percent-encoded too, once or more (a path as sent: audits'
+ * `s%6B_live_…` and `sk%255Flive_…` went out whole), cut to its prefix: a client may paste a key into a path, a query
+ * or a body, and neither a log line nor an error answer repeats it (SDKs and gateways log error bodies).
  */
-const KEY_LIKE = new RegExp(`((?:${sent('p')}|${sent('s')})${[...'k_live_'].map(sent).join('')})(?:[1-9A-HJ-NP-Za-km-z]|%[0-9a-f]{2})+`, 'gi')
+const KEY_LIKE = new RegExp(`((?:${sent('p')}|${sent('s')})${[...'k_live_'].map(sent).join('')})(?:[1-9A-HJ-NP-Za-km-z]|${PERCENT}[0-9a-f]{2})+`, 'gi')
 export const maskKeys = (text: string): string => text.replace(KEY_LIKE, '$1…')
 
 /** A short, non-secret prefix kept for display ("which key is this?"). */

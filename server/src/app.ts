@@ -46,9 +46,9 @@ export function createApp(deps: Deps) {
     // Before the error handling, whose onError answers and so ends the chain: the idle limit is set again first.
     .use(idleWhileAnswering)
     .use(errorHandling(deps))
+    .use(privateAnswers)
     .use(hostRequired((probe) => handle(probe)))
     .use(cors(deps.config.corsOrigins))
-    .use(privateAnswers)
     .use(bodyParsing(deps, (method, route) => (costs ??= routeCosts(routes())).get(`${method} ${route}`)))
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))

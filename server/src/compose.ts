@@ -84,7 +84,7 @@ export async function openMeter(config: Config, deps: { store: Store; clock: Clo
     outage: config.meterRedisOutage,
     refused: isRedisRefusal,
     onRefundLost: (p, cause) =>
-      logger.error({ msg: 'meter: a timed-out charge that redis applied late could not be taken back; the key stays counted for it', keyId: p.keyId, cost: p.cost, error: errorText(cause) }),
+      logger.error({ msg: 'meter: a timed-out charge that redis applied late was not confirmed taken back; the key may stay counted for it', keyId: p.keyId, cost: p.cost, error: errorText(cause) }),
     onChange: (state, cause) => {
       if (state === 'primary') {
         logger.info({ msg: 'meter: redis reachable again; shared metering resumed' })

@@ -64,6 +64,9 @@ describe('any origin (the default)', () => {
       const doc = await h.get(path, { key: null })
       expect([path, doc.headers.get('cache-control'), doc.headers.get('vary')]).toEqual([path, null, null])
     }
+    // Only the documents themselves: another method on their paths is an answer like any other (a 404 with a key's usage).
+    const posted = await h.post('/openapi.json', {})
+    expect([posted.status, posted.headers.get('cache-control'), posted.headers.get('vary')]).toEqual([404, 'no-store', 'X-API-Key'])
   })
 
   test('a request without Origin gets no CORS headers, and OPTIONS without a preflight is still 404', async () => {
@@ -85,7 +88,7 @@ describe('CORS_ORIGINS', () => {
     const allowed = await preflight(h, '/v2/opportunities/', 'http://localhost:5173', 'GET')
     expect([allowed.status, allowed.headers.get('access-control-allow-origin'), allowed.headers.get('vary')]).toEqual([204, 'http://localhost:5173', 'Origin'])
     const call = await h.get('/v2/opportunities/', { key: h.org.publishableKey, headers: { origin: PAGE } })
-    expect([call.headers.get('access-control-allow-origin'), call.headers.get('vary')]).toEqual([PAGE, 'Origin, X-API-Key'])
+    expect([call.headers.get('access-control-allow-origin'), call.headers.get('vary')]).toEqual([PAGE, 'X-API-Key, Origin'])
     const other = await preflight(h, '/v2/opportunities/', 'https://evil.example', 'GET')
     expect(other.status).toBe(404)
     expect(other.headers.get('access-control-allow-origin')).toBeNull()
@@ -95,7 +98,7 @@ describe('CORS_ORIGINS', () => {
     // Every answer varies by origin, also one to another origin or to none, and a key-free one: a cache keying only on
     // the URL would serve a copy without the CORS headers to a listed page.
     const none = await h.get('/openapi.json', { key: null })
-    expect([otherCall.headers.get('vary'), none.headers.get('vary')]).toEqual(['Origin, X-API-Key', 'Origin'])
+    expect([otherCall.headers.get('vary'), none.headers.get('vary')]).toEqual(['X-API-Key, Origin', 'Origin'])
   })
 
   test('none turns it off; a value that is no origin stops the start naming the variable', async () => {

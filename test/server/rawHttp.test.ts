@@ -100,6 +100,8 @@ describe('Host', () => {
     expect(twice.headers['x-ratelimit-remaining']).toMatch(/^\d+$/)
     const missing = await raw(`GET /v2/opportunities/ HTTP/1.1\nHost:\nX-API-Key: ${key}\nConnection: close\n`)
     expect([missing.status, missing.headers['x-ratelimit-remaining']]).toEqual([400, expect.stringMatching(/^\d+$/)])
+    // Each carries the key's usage, so none is for a shared cache (they had gone out before that header was set).
+    for (const r of [twice, missing]) expect([r.headers['cache-control'], r.headers.vary]).toEqual(['no-store', 'X-API-Key'])
     // Nothing charged by any of them.
     const before = Number((await raw(`GET /nope HTTP/1.1\nHost: a b\nX-API-Key: ${key}\nConnection: close\n`)).headers['x-ratelimit-remaining'])
     const after = Number((await raw(`GET /nope HTTP/1.1\nHost: a b\nX-API-Key: ${key}\nConnection: close\n`)).headers['x-ratelimit-remaining'])

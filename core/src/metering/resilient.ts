@@ -39,8 +39,9 @@ export interface ResilientMeterOptions {
   /** Whether a failure is the primary's own refusal (an error it answered), not a connection lost. Default: never. */
   refused?(cause: unknown): boolean
   /**
-   * Told when a late-answered charge could not be taken back (every retry failed, or the meter closed first): the
-   * key stays counted for it in the primary, which an operator reconciling a customer's usage needs to know.
+   * Told when a late-answered charge was not confirmed taken back (every retry failed, or the meter closed first): the
+   * key may stay counted for it in the primary, which an operator reconciling a customer's usage needs to know. (A
+   * refund that ran but whose answer was lost is sent again: the retries are not idempotent.)
    */
   onRefundLost?(p: AdmitParameters, cause: unknown): void
 }

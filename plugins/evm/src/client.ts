@@ -69,6 +69,8 @@ export interface EvmClientState {
   readonly settledFlows: Map<string, SettledFlows>
   /** `chainId|address` of the contracts the catalog names, read as its vaults and tokens (see `vouch`). */
   readonly vouched: Set<string>
+  /** `chainId|address` of catalog vaults (and their assets) the chain refused: read apart until one reads right. */
+  readonly refused: Set<string>
   /** When each chain's RPC was last found to serve that chain (`performance.now()`; see `servedChain.ts`). */
   readonly servedChecked: Map<string, number>
 }
@@ -206,7 +208,7 @@ function baseClient(
     flowsScanMs,
     budgetMs,
     confirmations: (chainId) => (Object.hasOwn(confirmations, chainId) ? confirmations[chainId]! : 1),
-    state: { inFlight: new Map(), gasMeasured: new Map(), measuring: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map(), vouched: new Set(), servedChecked: new Map() },
+    state: { inFlight: new Map(), gasMeasured: new Map(), measuring: new Map(), cannotSimulate: new Set(), batchers: new Map(), settledFlows: new Map(), vouched: new Set(), refused: new Set(), servedChecked: new Map() },
   }
 }
 
@@ -357,6 +359,21 @@ function createRpcClient(chainId: number, url: string, timeoutMs: number, onRequ
 export function vouch(client: EvmClient, chainId: string, addresses: readonly string[]): void {
   for (const a of addresses) client.state.vouched.add(`${chainId}|${a.toLowerCase()}`)
 }
+
+/**
+ * A catalog vault (or its asset) the chain refused: no vault there, or one whose reads fail as a whole (a gas burner,
+ * a return bomb). Vouched for, its reads shared every build's batch (an audit: a pass over 100 vaults with two hostile
+ * ones made 44 requests where 8 did), so it is read apart, as a contract a caller names is, until it reads right.
+ */
+export function refuse(client: EvmClient, chainId: string, addresses: readonly string[]): void {
+  for (const a of addresses) {
+    client.state.vouched.delete(`${chainId}|${a.toLowerCase()}`)
+    client.state.refused.add(`${chainId}|${a.toLowerCase()}`)
+  }
+}
+
+/** Whether the chain refused this catalog contract's last read (see `refuse`). */
+export const refused = (client: EvmClient, chainId: string, address: string): boolean => client.state.refused.has(`${chainId}|${address.toLowerCase()}`)
 
 /** Where Multicall3 is deployed on nearly every EVM chain (the same address everywhere, by a keyless deployment). */
 export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'

@@ -76,6 +76,15 @@ describe('balance.vault (anvil)', () => {
       expect(good?.status === 'fulfilled' && good.value.baseToken).toBe(chain.asset.toLowerCase())
       expect(hostile.length).toBe(2)
       for (const h of hostile) expect(h.status === 'rejected' && h.reason).toBeInstanceOf(InvalidArgumentError)
+      // Refused, they are read apart from then on (vouched for, they shared every build's batch and failed it whole,
+      // each pass), and not vouched for again when read again; the honest vault stays vouched for.
+      const key = (a: string) => `${chain.anvil.chainId}|${a.toLowerCase()}`
+      const state = () => [chain.vault, bomb, burner].map((a) => [client.state.vouched.has(key(a)), client.state.refused.has(key(a))])
+      expect(state()).toEqual([[true, false], [false, true], [false, true]])
+      const again = vault(client, { chainId: chain.anvil.chainId, vaultAddress: burner })
+      expect(client.state.vouched.has(key(burner))).toBe(false)
+      await expect(again).rejects.toBeInstanceOf(InvalidArgumentError)
+      expect(state()).toEqual([[true, false], [false, true], [false, true]])
     }
   })
 

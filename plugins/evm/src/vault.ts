@@ -8,7 +8,7 @@ import { InvalidArgumentError, NATIVE_TOKEN, type VaultParameters, type VaultSta
 import { type Address, decodeFunctionResult, encodeFunctionData, erc4626Abi, type Hex, type PublicClient, RawContractError } from 'viem'
 import { format, parse } from './address.ts'
 import { decodeUint256, readCall, readUint256, SELECTORS } from './calldata.ts'
-import { requirePublicClient, vouch, type EvmClient } from './client.ts'
+import { refuse, refused, requirePublicClient, vouch, type EvmClient } from './client.ts'
 import { ask, assertServesChain } from './rpc.ts'
 
 const ASSET_DATA = encodeFunctionData({ abi: erc4626Abi, functionName: 'asset' })
@@ -27,17 +27,34 @@ export async function vault(client: EvmClient, p: VaultParameters): Promise<Vaul
     await served
     throw error
   })
+  state.then(
+    (facts) => (client.state.refused.delete(`${p.chainId}|${address.toLowerCase()}`), client.state.refused.delete(`${p.chainId}|${facts.baseToken}`)),
+    (error: unknown) => {
+      if (error instanceof InvalidArgumentError) refuse(client, p.chainId, [address, ...(error instanceof RefusedAssetError ? [error.asset] : [])])
+    },
+  )
   state.catch(() => {})
   await served
   return state
+}
+
+/** The vault's asset answers no decimals() a uint8 holds. */
+class RefusedAssetError extends InvalidArgumentError {
+  constructor(
+    vault: Address,
+    readonly asset: Address,
+    chainId: string,
+  ) {
+    super(`the asset of vault ${format(vault)} on chain ${chainId} is not an ERC-20 token`, { vaultAddress: `its asset ${format(asset)} has no decimals() a uint8 holds` })
+  }
 }
 
 async function readVault(client: EvmClient, p: VaultParameters, address: Address, publicClient: PublicClient, served: Promise<void>): Promise<VaultState> {
   const read: Read = (to, data) => readCall(client, p.chainId, publicClient, to, data)
   // The contracts the catalog names are vouched for as they are read, so their reads share batches from the first
   // pass on (unvouched, each contract's went in a call of its own: an import of 40 vaults made ~50 eth_calls); the
-  // asset, which the chain names, once the RPC is known to serve that chain.
-  vouch(client, p.chainId, [address, ...(p.tokens ?? []).filter((t) => t !== NATIVE_TOKEN)])
+  // asset, which the chain names, once the RPC is known to serve that chain; neither where the chain refused it last.
+  vouch(client, p.chainId, [address, ...(p.tokens ?? []).filter((t) => t !== NATIVE_TOKEN)].filter((a) => !refused(client, p.chainId, a)))
   const notAVault = () => {
     throw new InvalidArgumentError(`${format(address)} is not an ERC-4626 vault on chain ${p.chainId}`, {
       vaultAddress: `no ERC-4626 asset() and totalAssets() at this address on chain ${p.chainId}`,
@@ -59,14 +76,12 @@ async function readVault(client: EvmClient, p: VaultParameters, address: Address
     ask<number | undefined>(p.chainId, () => readDecimals(read, address), () => undefined),
   ])
   await served
-  vouch(client, p.chainId, [asset])
+  if (!refused(client, p.chainId, asset)) vouch(client, p.chainId, [asset])
   const decimals = await ask(
     p.chainId,
     () => readDecimals(read, asset),
     () => {
-      throw new InvalidArgumentError(`the asset of vault ${format(address)} on chain ${p.chainId} is not an ERC-20 token`, {
-        vaultAddress: `its asset ${format(asset)} has no decimals() a uint8 holds`,
-      })
+      throw new RefusedAssetError(address, asset, p.chainId)
     },
   )
   const tokenDecimals = await tokensDecimals(p.chainId, read, p.tokens ?? [])

@@ -6,6 +6,7 @@
  * nothing for it.
  */
 import { Elysia } from 'elysia'
+import { addVary } from './privateAnswers.ts'
 
 // Every metering header (SPEC's six, and the 429's reset time and Retry-After), the request id, and the mark of an
 // answer given again for an Idempotency-Key.
@@ -38,7 +39,7 @@ export function cors(origins: '*' | readonly string[] | null) {
     // no origin or a refused one (a cache keeping such a copy would serve it, without the CORS headers, to a page of
     // an allowed origin: an audit).
     const vary: Record<string, string> = origins === '*' ? {} : { vary: 'Origin' }
-    Object.assign(set.headers, vary)
+    if (origins !== '*') addVary(set.headers, 'Origin')
     const origin = request.headers.get('origin')
     if (origin === null) return
     const allow = allowOf(origin)
