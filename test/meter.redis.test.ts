@@ -58,7 +58,7 @@ if (await redisAvailable()) {
       await raw.close()
     })
 
-    test('a refund takes a charge back from both counters, never below zero, and makes no counter that is absent', async () => {
+    test('a refund takes a charge back from both counters once, never below zero, and makes no counter that is absent', async () => {
       const raw = createClient({ url: REDIS_URL })
       await raw.connect()
       const prefix = `t${randomUUID().slice(0, 8)}`
@@ -67,16 +67,21 @@ if (await redisAvailable()) {
       const budget = { hourly: 10, monthly: 50 }
       await meter.admit({ keyId: 'key_A', cost: 4, budget, now })
       await meter.admit({ keyId: 'key_A', cost: 3, budget, now })
-      await meter.refund!({ keyId: 'key_A', cost: 3, budget, now })
+      await meter.refund!({ keyId: 'key_A', cost: 3, budget, now }, 'r1')
       const [hour, month] = [`{${prefix}:key_A}:h:${Math.floor(now / 3_600_000)}`, `{${prefix}:key_A}:m:2031-01`]
+      expect([await raw.get(hour), await raw.get(month)]).toEqual(['4', '4'])
+      // The same charge's refund sent again (its answer lost) takes nothing more.
+      await meter.refund!({ keyId: 'key_A', cost: 3, budget, now }, 'r1')
       expect([await raw.get(hour), await raw.get(month)]).toEqual(['4', '4'])
       // The expiry stays.
       expect(await raw.pTTL(hour)).toBeGreaterThan(0)
-      await meter.refund!({ keyId: 'key_A', cost: 9, budget, now })
+      await meter.refund!({ keyId: 'key_A', cost: 9, budget, now }, 'r2')
       expect([await raw.get(hour), await raw.get(month)]).toEqual(['0', '0'])
-      await meter.refund!({ keyId: 'key_B', cost: 2, budget, now })
-      expect(await raw.keys(`{${prefix}:key_B}*`)).toEqual([])
-      await raw.del([hour, month])
+      await meter.refund!({ keyId: 'key_B', cost: 2, budget, now }, 'r3')
+      // Only the refund's own mark, which expires.
+      expect(await raw.keys(`{${prefix}:key_B}*`)).toEqual([`{${prefix}:key_B}:r:r3`])
+      expect(await raw.pTTL(`{${prefix}:key_B}:r:r3`)).toBeGreaterThan(0)
+      await raw.del([hour, month, `{${prefix}:key_A}:r:r1`, `{${prefix}:key_A}:r:r2`, `{${prefix}:key_B}:r:r3`])
       await raw.close()
     })
 

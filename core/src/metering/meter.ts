@@ -51,9 +51,10 @@ export interface Meter {
   /**
    * Takes back what an admit of `p` charged, where its answer came too late to be used (resilient.ts): the request
    * was answered without it (refused, or metered by the fallback), so the charge would count a request twice or one
-   * never served. Never below zero.
+   * never served. Never below zero. `id` names the charge: attempts under one id take it back once, however many ran
+   * (one whose answer was lost is sent again).
    */
-  refund?(p: AdmitParameters): Promise<void>
+  refund?(p: AdmitParameters, id: string): Promise<void>
 }
 
 /** The windows one instant falls in. Ids name them in storage: `h:<hourId>`, `m:<monthId>`. */

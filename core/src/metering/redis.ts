@@ -52,7 +52,11 @@ return reply
 const SHA1 = createHash('sha1').update(SCRIPT).digest('hex')
 
 /** KEYS: hour counter, month counter. ARGV: the cost to take back from each, down to zero at most; an absent counter stays absent. */
+/** How long a refund's mark is kept: past the last retry of the same charge's refund (resilient.ts). */
+const REFUND_MARK_MS = 10 * 60_000
+// KEYS[3] marks the charge taken back (ARGV[2] ms): a refund whose answer was lost, sent again, takes nothing more.
 const REFUND_SCRIPT = `
+if not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[2]) then return 0 end
 local cost = tonumber(ARGV[1])
 for i = 1, 2 do
   local held = tonumber(redis.call('GET', KEYS[i]) or '0')
@@ -287,12 +291,12 @@ export function createRedisMeter(options: RedisMeterOptions): RedisMeter {
       }
       return written
     },
-    async refund(p) {
+    async refund(p, id) {
       if (p.cost <= 0) return
       const w = windows(p.now)
       const tag = `{${prefix}:${p.keyId}}`
-      // Rare (a late answer), so sent whole rather than cached by its hash.
-      await client.sendCommand(['EVAL', REFUND_SCRIPT, '2', `${tag}:h:${w.hourId}`, `${tag}:m:${w.monthId}`, String(p.cost)])
+      // Rare (a late answer), so sent whole rather than cached by its hash. The mark outlives the retries (~30 s).
+      await client.sendCommand(['EVAL', REFUND_SCRIPT, '3', `${tag}:h:${w.hourId}`, `${tag}:m:${w.monthId}`, `${tag}:r:${id}`, String(p.cost), String(REFUND_MARK_MS)])
     },
     async ping() {
       const pinged = client

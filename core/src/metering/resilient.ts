@@ -40,8 +40,7 @@ export interface ResilientMeterOptions {
   refused?(cause: unknown): boolean
   /**
    * Told when a late-answered charge was not confirmed taken back (every retry failed, or the meter closed first): the
-   * key may stay counted for it in the primary, which an operator reconciling a customer's usage needs to know. (A
-   * refund that ran but whose answer was lost is sent again: the retries are not idempotent.)
+   * key may stay counted for it in the primary, which an operator reconciling a customer's usage needs to know.
    */
   onRefundLost?(p: AdmitParameters, cause: unknown): void
 }
@@ -123,8 +122,10 @@ export function createResilientMeter(options: ResilientMeterOptions): ResilientM
   const refundWhenAnswered = (call: Promise<MeterDecision>, p: AdmitParameters) => {
     const refund = primary.refund?.bind(primary)
     if (!refund || p.cost <= 0) return
+    // One id for every attempt: one that ran but whose answer was lost is not taken back twice.
+    const id = crypto.randomUUID()
     const attempt = (tries: number): Promise<void> =>
-      refund(p).catch((e: unknown) => {
+      refund(p, id).catch((e: unknown) => {
         const wait = REFUND_RETRIES_MS[tries]
         if (wait !== undefined && !closed) setTimeout(() => void attempt(tries + 1), wait).unref()
         else options.onRefundLost?.(p, e)
