@@ -176,6 +176,8 @@ describe('transfers that do not fund the stream are refused and leave it pending
     const r = await confirm(stream.id, hash)
     expectRefused(r, /moves \d+ of the \d+ smallest units/)
     expect(r.body.context).toMatchObject({ required: stream.totalPulled.toString(), transferred: (stream.totalPulled - 1n).toString() })
+    // Not "send the rest": a further transaction cannot make up for this one (an audit's funding in two halves).
+    expect(r.body.error).toEndWith('transfers in several transactions are not added up: ask the operator to return what was sent, and create a new stream to fund in one')
   })
 
   test('a reverted transfer carrying the right tag', async () => {

@@ -110,8 +110,14 @@ async function checkFunding(secret: string, plugin: Ecosystem<EcosystemId, unkno
     )
   const sender = from === creator ? '' : `it was sent by ${show(from)}, not by the stream's creator ${show(creator)}, and `
   const kept = funded < logged ? ` (its logs say ${logged}, but the treasury received ${funded}: the token keeps part of what it moves)` : ''
+  // Funded in parts (an audit: two transfers of half each, both refused as "it moves half", read as "send more"):
+  // a stream is funded by one transaction, and a further one cannot make up for this one.
+  const inParts =
+    sender === '' && funded > 0n
+      ? '; a stream is funded by one transaction moving the whole amount, and transfers in several transactions are not added up: ask the operator to return what was sent, and create a new stream to fund in one'
+      : ''
   throw new FundingRejectedError(
-    `${sender}it moves ${funded} of the ${required} smallest units of the reward token that must go from the creator to the treasury ${show(stream.treasury!)}${kept}`,
+    `${sender}it moves ${funded} of the ${required} smallest units of the reward token that must go from the creator to the treasury ${show(stream.treasury!)}${kept}${inParts}`,
     { required: required.toString(), transferred: funded.toString() },
   )
 }
