@@ -52,6 +52,15 @@ describe('membership flow', () => {
     expect(created.body).toEqual({ isMember: true, error: '' })
   })
 
+  test('the same signed body sent several times at once: one 200, the others 409 (a member), not "sign a new agreement"', async () => {
+    const wallet = newWallet()
+    const { nonce, message } = await agreement(wallet.address)
+    const body = { address: wallet.address, walletEcosystem: 'evm', signature: await wallet.signMessage({ message }), nonce }
+    const answers = await Promise.all(Array.from({ length: 6 }, () => h.post('/v2/membership/', body)))
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409])
+    for (const r of answers.filter((a) => a.status === 409)) expect(r.body.context).toEqual({ address: expect.any(String) })
+  })
+
   test('the nonce is a UUID in either case: one sent back in capitals is the same nonce', async () => {
     const wallet = newWallet()
     const { nonce, message } = await agreement(wallet.address)

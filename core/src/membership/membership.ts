@@ -147,7 +147,14 @@ export async function createMembership(deps: MembershipDeps, p: CreateMembership
   // Another organization's nonce is as good as none: a signature and nonce that leaked must not let it take the signup.
   if (!nonce || nonce.orgId !== p.orgId) throw new InvalidNonceError('unknown')
   if (nonce.ecosystem !== id || nonce.address !== address) throw new InvalidNonceError('other_wallet')
-  if (nonce.consumedAt !== null) throw new InvalidNonceError('consumed')
+  // A nonce is consumed with its wallet's membership, in one transaction: a request that finds it consumed lost a race
+  // to a create of the same wallet (a double click, a retry after a lost answer), and is told the wallet is a member
+  // (409, as DECISIONS orders it before the nonce), not to sign a new agreement (an audit: two processes, one body).
+  const consumed = async (): Promise<never> => {
+    if (await deps.members.isMember(id, address, { fresh: true })) throw new MembershipExistsError(ecosystem.plugin.address.format(address))
+    throw new InvalidNonceError('consumed')
+  }
+  if (nonce.consumedAt !== null) await consumed()
   if (nonce.expiresAt <= now) throw new InvalidNonceError('expired')
 
   const verdict = await ecosystem.plugin.signIn.verify(ecosystem.client, {
@@ -176,7 +183,9 @@ export async function createMembership(deps: MembershipDeps, p: CreateMembership
       throw new MembershipExistsError(ecosystem.plugin.address.format(address))
     }
     const again = await deps.store.getNonce(nonce.nonce)
-    throw new InvalidNonceError(again?.consumedAt !== null ? 'consumed' : 'expired')
+    // Gone: expired, and swept since.
+    if (again !== undefined && again.consumedAt !== null) await consumed()
+    throw new InvalidNonceError('expired')
   }
   deps.members.registered(id, address)
   return { isMember: true, error: '' }
