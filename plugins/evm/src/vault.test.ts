@@ -49,9 +49,12 @@ describe('balance.vault (anvil)', () => {
     const facts = await vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: wide, tokens: [wide, chain.asset] })
     expect(facts).toEqual({ baseToken: chain.asset.toLowerCase(), receiptToken: wide.toLowerCase(), decimals: 6, totalAssets: 0n, tokenDecimals: { [wide]: null, [chain.asset]: 6 } })
     const overWide = await deployWideDecimals(chain.anvil, wide)
-    const e = await vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: overWide }).catch((x: unknown) => x)
-    expect(e).toBeInstanceOf(InvalidArgumentError)
-    expect((e as InvalidArgumentError).context).toEqual({ vaultAddress: `its asset ${getAddress(wide)} has no decimals() a uint8 holds` })
+    // Read alone, or among the file's tokens (whose answer then stands for the asset's).
+    for (const tokens of [undefined, [wide]]) {
+      const e = await vault(chain.client(), { chainId: chain.anvil.chainId, vaultAddress: overWide, ...(tokens ? { tokens } : {}) }).catch((x: unknown) => x)
+      expect(e).toBeInstanceOf(InvalidArgumentError)
+      expect((e as InvalidArgumentError).context).toEqual({ vaultAddress: `its asset ${getAddress(wide)} has no decimals() a uint8 holds` })
+    }
   })
 
   test('a token, a contract of another kind or an empty address is a 400 naming vaultAddress', async () => {

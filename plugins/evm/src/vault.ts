@@ -60,6 +60,10 @@ async function readVault(client: EvmClient, p: VaultParameters, address: Address
       vaultAddress: `no ERC-4626 asset() and totalAssets() at this address on chain ${p.chainId}`,
     })
   }
+  // The file's tokens are asked beside the vault (they need nothing it answers): a pass is two round trips in turn, not
+  // three, and one where the vault's asset is among them (as deposit tokens usually are) needs no second for its decimals.
+  const tokens = tokensDecimals(p.chainId, read, p.tokens ?? [])
+  tokens.catch(() => {})
   const [[asset, totalAssets], receiptDecimals] = await Promise.all([
     ask(
       p.chainId,
@@ -77,14 +81,12 @@ async function readVault(client: EvmClient, p: VaultParameters, address: Address
   ])
   await served
   if (!refused(client, p.chainId, asset)) vouch(client, p.chainId, [asset])
-  const decimals = await ask(
-    p.chainId,
-    () => readDecimals(read, asset),
-    () => {
-      throw new RefusedAssetError(address, asset, p.chainId)
-    },
-  )
-  const tokenDecimals = await tokensDecimals(p.chainId, read, p.tokens ?? [])
+  const tokenDecimals = await tokens
+  const asToken = Object.entries(tokenDecimals ?? {}).find(([token]) => token.toLowerCase() === asset.toLowerCase())?.[1]
+  const refusedAsset = () => {
+    throw new RefusedAssetError(address, asset, p.chainId)
+  }
+  const decimals = asToken !== undefined ? (asToken ?? refusedAsset()) : await ask(p.chainId, () => readDecimals(read, asset), refusedAsset)
   return {
     baseToken: asset.toLowerCase(),
     receiptToken: address,
