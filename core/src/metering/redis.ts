@@ -51,10 +51,12 @@ return reply
 `
 const SHA1 = createHash('sha1').update(SCRIPT).digest('hex')
 
-/** KEYS: hour counter, month counter. ARGV: the cost to take back from each, down to zero at most; an absent counter stays absent. */
 /** How long a refund's mark is kept: past the last retry of the same charge's refund (resilient.ts). */
 const REFUND_MARK_MS = 10 * 60_000
-// KEYS[3] marks the charge taken back (ARGV[2] ms): a refund whose answer was lost, sent again, takes nothing more.
+/**
+ * KEYS: hour counter, month counter, the charge's mark. ARGV: the cost to take back from each, down to zero at most (an
+ * absent counter stays absent), and the mark's lifetime: a refund whose answer was lost, sent again, takes nothing more.
+ */
 const REFUND_SCRIPT = `
 if not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[2]) then return 0 end
 local cost = tonumber(ARGV[1])

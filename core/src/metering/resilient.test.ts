@@ -197,7 +197,7 @@ describe('resilient meter', () => {
     }
   })
 
-  test('a late-answered charge whose refund keeps failing is told to onRefundLost (the key stays counted); one that lands is not', async () => {
+  test('a late-answered charge whose refund keeps failing is told to onRefundLost (the key may stay counted); one that lands is not', async () => {
     // A test double (the real Redis cases are test/meter.redis-outage.test.ts): a charge that answers 80 ms late, and a
     // refund that fails `failures` times first. Six failures run ~30 s of retries; closing the meter ends them.
     const lateWithRefund = (failures: number) => {
