@@ -99,7 +99,7 @@ describe('public endpoints', () => {
     for (const { op } of ops)
       for (const [status, response] of Object.entries<any>(op.responses)) {
         const names = Object.keys(response.headers ?? {})
-        expect(names).toContain('X-Request-Id')
+        for (const name of ['X-Request-Id', 'Cache-Control', 'Vary']) expect(names).toContain(name)
         if (op.operationId in OPERATIONS) expect(names).toContain('X-RateLimit-Remaining')
         // A 429's, a metered operation's 503 (the meter unable to count, METER_REDIS_OUTAGE=closed), and an idempotent
         // operation's 409 (its key in use by a request under way).

@@ -111,12 +111,14 @@ const HEADERS = {
   ),
   'X-RateLimit-Reset': header('End of the exhausted window, in epoch seconds.'),
   'Idempotent-Replayed': header('`true` where this is the answer kept for the Idempotency-Key sent, given again: the request was not run a second time.', 'string'),
+  'Cache-Control': header("`no-store`: the answer is the caller's (its key's organization and usage), for no cache to keep.", 'string'),
+  'Vary': header('`X-API-Key` (and `Origin` where the deployment lists the origins CORS allows): answers differ by the key sent.', 'string'),
 }
 const METERED = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Used', 'X-Monthly-Limit', 'X-Monthly-Usage', 'X-Monthly-Remaining']
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` })
 
 /**
- * Every response names its headers: the request id always, the metering headers on a metered operation's answers
+ * Every response names its headers: the request id and the cache headers (privateAnswers.ts) always, the metering headers on a metered operation's answers
  * (a 401 carries them when the key is valid but not the kind the route takes; a missing or unknown key has no usage
  * to report, so they stay optional), and a 429's reset time.
  */
@@ -128,6 +130,8 @@ function describeResponseHeaders(paths: Record<string, Record<string, any>>) {
       const idempotent = operation['x-idempotent'] === true
       const names = [
         'X-Request-Id',
+        'Cache-Control',
+        'Vary',
         ...(metered ? METERED : []),
         ...(status === '429' ? ['Retry-After', 'X-RateLimit-Reset'] : []),
         ...((status === '503' && metered) || (status === '409' && idempotent) ? ['Retry-After'] : []),
