@@ -47,8 +47,9 @@ export function createApp(deps: Deps) {
     .use(idleWhileAnswering)
     .use(errorHandling(deps))
     .use(privateAnswers)
-    .use(hostRequired((probe) => handle(probe)))
+    // Before the Host check, whose 400 then varies by Origin as every answer does where CORS_ORIGINS lists origins.
     .use(cors(deps.config.corsOrigins))
+    .use(hostRequired((probe) => handle(probe)))
     .use(bodyParsing(deps, (method, route) => (costs ??= routeCosts(routes())).get(`${method} ${route}`)))
     .use(healthRoutes(deps))
     .use(membershipRoutes(deps))

@@ -110,6 +110,21 @@ describe('Host', () => {
     expect((await raw(`GET /v2/opportunities/ HTTP/1.1\nHost: a b\nX-API-Key: pk_live_nope\nConnection: close\n`)).headers['x-ratelimit-remaining']).toBeUndefined()
   })
 
+  test('with CORS_ORIGINS a list, the Host check\'s 400 varies by Origin too, as every answer then does', async () => {
+    const listedDir = mkdtempSync(join(tmpdir(), 'earn-raw-cors-'))
+    const listed = await startServer({ DATA_DIR: listedDir, CORS_ORIGINS: 'https://a.example' })
+    const own = port
+    port = Number(new URL(listed.url).port)
+    try {
+      const r = await raw(`GET /v2/opportunities/ HTTP/1.1\nHost: a b\nOrigin: https://a.example\nConnection: close\n`)
+      expect([r.status, r.headers['cache-control'], r.headers.vary]).toEqual([400, 'no-store', 'X-API-Key, Origin'])
+    } finally {
+      port = own
+      await listed.stop()
+      rmSync(listedDir, { recursive: true, force: true })
+    }
+  })
+
   test('a short Host (a proxy upstream named `api`, or one with the default port) reaches the trailing-slash routes', async () => {
     for (const host of ['api', 'a', 'api:80']) {
       const r = await raw(`GET /v2/opportunities/ HTTP/1.1\nHost: ${host}\nX-API-Key: ${key}\nConnection: close\n`)

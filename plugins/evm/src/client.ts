@@ -361,8 +361,8 @@ export function vouch(client: EvmClient, chainId: string, addresses: readonly st
 }
 
 /**
- * A catalog vault (or its asset) the chain refused: no vault there, or one whose reads fail as a whole (a gas burner,
- * a return bomb). Vouched for, its reads shared every build's batch (an audit: a pass over 100 vaults with two hostile
+ * A catalog vault, its asset or a token of its entry the chain refused: no vault or token there, or one whose reads
+ * fail as a whole (a gas burner, a return bomb). Vouched for, its reads shared every build's batch (an audit: a pass over 100 vaults with two hostile
  * ones made 44 requests where 8 did), so it is read apart, as a contract a caller names is, until it reads right.
  */
 export function refuse(client: EvmClient, chainId: string, addresses: readonly string[]): void {
@@ -370,6 +370,11 @@ export function refuse(client: EvmClient, chainId: string, addresses: readonly s
     client.state.vouched.delete(`${chainId}|${a.toLowerCase()}`)
     client.state.refused.add(`${chainId}|${a.toLowerCase()}`)
   }
+}
+
+/** Catalog contracts that read right: vouched for again from their next read (see `refuse`). */
+export function readRight(client: EvmClient, chainId: string, addresses: readonly string[]): void {
+  for (const a of addresses) client.state.refused.delete(`${chainId}|${a.toLowerCase()}`)
 }
 
 /** Whether the chain refused this catalog contract's last read (see `refuse`). */

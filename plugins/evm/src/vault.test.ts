@@ -91,6 +91,21 @@ describe('balance.vault (anvil)', () => {
     }
   })
 
+  test("a token of the entry that answers no decimals (a gas burner listed as a deposit token) is read apart, not vouched for, until it reads right", async () => {
+    const burner = await deployHostile(chain.anvil, 'TestGasBurner')
+    const client = connect({ EVM_RPC_URLS: `${chain.anvil.chainId}=${chain.anvil.url}` })
+    const key = (a: string) => `${chain.anvil.chainId}|${a.toLowerCase()}`
+    const facts = await vault(client, { chainId: chain.anvil.chainId, vaultAddress: chain.vault, tokens: [chain.asset, burner] })
+    expect(facts.tokenDecimals).toEqual({ [chain.asset]: 6, [burner]: null })
+    await Bun.sleep(0)
+    expect([client.state.vouched.has(key(burner)), client.state.refused.has(key(burner))]).toEqual([false, true])
+    expect([client.state.vouched.has(key(chain.asset)), client.state.refused.has(key(chain.asset))]).toEqual([true, false])
+    // Read again, it is not vouched for before its read.
+    const again = vault(client, { chainId: chain.anvil.chainId, vaultAddress: chain.vault, tokens: [chain.asset, burner] })
+    expect(client.state.vouched.has(key(burner))).toBe(false)
+    await again
+  })
+
   test('an RPC that serves another chain is a 503 naming both chains, whatever the address holds there; nothing it read is vouched for', async () => {
     const elsewhere = connect({ EVM_RPC_URLS: `8453=${chain.anvil.url}` })
     // The vault is one on the chain the RPC serves; the asset is no vault anywhere.
